@@ -1,0 +1,114 @@
+package bosh
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/cloudfoundry-community/gogobosh"
+)
+
+// Deployment is one entry of GET /deployments.
+type Deployment struct {
+	// Name is the deployment's name.
+	Name string `json:"name"`
+	// Releases are the releases the deployment uses.
+	Releases []gogobosh.Resource `json:"releases"`
+	// Stemcells are empty in the cheap listing that Deployments asks for.
+	Stemcells []gogobosh.Resource `json:"stemcells"`
+	// Locked says a task holds the deployment's lock.
+	Locked bool `json:"locked"`
+	// Teams are the teams that may read the deployment.
+	Teams []string `json:"teams"`
+	// CloudConfig is "none", "latest" or "outdated"; empty in the cheap listing.
+	CloudConfig string `json:"cloud_config"`
+}
+
+// Deployments lists the deployments in the cheap form: configs and stemcells
+// excluded, releases and locks kept.
+func (c *Client) Deployments(ctx context.Context) ([]Deployment, error) {
+	q := url.Values{"exclude_configs": {"true"}, "exclude_releases": {"false"}, "exclude_stemcells": {"true"}}
+	var out []Deployment
+	if err := c.getJSON(ctx, request{path: "/deployments", query: q, endpoint: epDeployments}, &out); err != nil {
+		return nil, fmt.Errorf("listing deployments: %w", err)
+	}
+	return out, nil
+}
+
+// Manifest returns a deployment's manifest; ErrDeploymentNotFound when it does not exist.
+func (c *Client) Manifest(ctx context.Context, name string) (string, error) {
+	var m gogobosh.Manifest
+	if err := c.getJSON(ctx, request{path: deploymentPath(name), endpoint: epDeployment}, &m); err != nil {
+		return "", fmt.Errorf("getting manifest of deployment %s: %w", name, err)
+	}
+	return m.Manifest, nil
+}
+
+// VMs lists a deployment's VMs from plain /vms, which answers without a task
+// (never ?format=full, which starts a task that contacts every agent).
+func (c *Client) VMs(ctx context.Context, name string) ([]VM, error) {
+	var out []VM
+	if err := c.getJSON(ctx, request{path: deploymentPath(name) + "/vms", endpoint: epVMs}, &out); err != nil {
+		return nil, fmt.Errorf("listing VMs of deployment %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// Instances lists a deployment's instances, those without a VM included.
+func (c *Client) Instances(ctx context.Context, name string) ([]Instance, error) {
+	var out []Instance
+	if err := c.getJSON(ctx, request{path: deploymentPath(name) + "/instances", endpoint: epInstances}, &out); err != nil {
+		return nil, fmt.Errorf("listing instances of deployment %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// Deploy creates or updates the deployment that manifest names, and returns
+// the Director's task. When the task was created but could not be read, the
+// returned Task carries its ID beside the error.
+func (c *Client) Deploy(ctx context.Context, manifest []byte) (Task, error) {
+	t, err := c.createTask(ctx, request{
+		method: http.MethodPost, path: "/deployments", endpoint: epDeployments,
+		body: manifest, contentType: "text/yaml",
+	})
+	if err != nil {
+		return t, fmt.Errorf("deploying: %w", err)
+	}
+	return t, nil
+}
+
+// DeleteDeployment deletes a deployment (force: ignoring errors of its VMs)
+// and returns the Director's task. Deleting a deployment that does not exist
+// gives a task that ends done.
+func (c *Client) DeleteDeployment(ctx context.Context, name string, force bool) (Task, error) {
+	r := request{method: http.MethodDelete, path: deploymentPath(name), endpoint: epDeployment}
+	if force {
+		r.query = url.Values{"force": {"true"}}
+	}
+	t, err := c.createTask(ctx, r)
+	if err != nil {
+		return t, fmt.Errorf("deleting deployment %s: %w", name, err)
+	}
+	return t, nil
+}
+
+// deploymentPath is the escaped path of a deployment.
+func deploymentPath(name string) string { return "/deployments/" + url.PathEscape(name) }
+
+// getJSON sends a GET (r.method is ignored) and decodes its JSON answer into out.
+func (c *Client) getJSON(ctx context.Context, r request, out any) error {
+	r.method = http.MethodGet
+	res, err := c.do(ctx, r)
+	if err != nil {
+		return err
+	}
+	if res.status != http.StatusOK {
+		return parseAPIError(c.name, r.method, r.path, res.status, res.body)
+	}
+	if err := json.Unmarshal(res.body, out); err != nil {
+		return fmt.Errorf("bosh director %q: decoding %s %s: %w", c.name, r.method, r.path, err)
+	}
+	return nil
+}

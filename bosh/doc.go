@@ -1,0 +1,20 @@
+// Package bosh is blacksmith's client for the BOSH Director REST API.
+//
+// It reuses gogobosh's types where they fit but does its own HTTP, so that
+// the daemon does not inherit gogobosh's faults: TLS is verified against a
+// configurable CA, basic and UAA client-credential authentication are
+// detected lazily from GET /info (a Director that is down at start-up is an
+// error the caller retries, not a crash), UAA tokens are refreshed before
+// they expire and once on a 401 from many goroutines at a time, a retried
+// request resends its body, every call honours its context, and the
+// Director's {code, description} error is surfaced as an *APIError that
+// matches the sentinel errors with errors.Is.
+//
+// Calls toward one Director are bounded by a client-side rate limit and a
+// limit on concurrent requests, and are counted in Prometheus metrics
+// labelled with the client's name, so that several Directors can be used
+// side by side.
+//
+// The client never asks for ?format=full VM listings: each of those is a
+// Director task that contacts every agent.
+package bosh

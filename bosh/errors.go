@@ -1,0 +1,88 @@
+package bosh
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Director error codes that the client maps to sentinel errors.
+const (
+	// CodeDeploymentNotFound is the Director's code for an unknown deployment.
+	CodeDeploymentNotFound = 70000
+	// CodeTaskNotFound is the Director's code for an unknown task.
+	CodeTaskNotFound = 10000
+)
+
+var (
+	// ErrDeploymentNotFound is matched by an *APIError with code 70000.
+	ErrDeploymentNotFound = errors.New("deployment not found")
+	// ErrTaskNotFound is matched by an *APIError with code 10000.
+	ErrTaskNotFound = errors.New("task not found")
+	// ErrUnauthorized is matched by a 401 from the Director and by credentials
+	// that UAA refuses: a wrong password or client secret, or a missing scope.
+	ErrUnauthorized = errors.New("unauthorized")
+)
+
+// maxErrorText bounds the part of a non-JSON error body kept in an APIError.
+const maxErrorText = 512
+
+// APIError is an error answer from the Director (or from its UAA).
+type APIError struct {
+	// Director is the name of the client that got the answer.
+	Director string
+	// Method and Path are the request that failed.
+	Method, Path string
+	// StatusCode is the HTTP status of the answer.
+	StatusCode int
+	// Code is the Director's error code, 0 when the body was not a Director error.
+	Code int
+	// Description is the Director's description, or the start of a plain-text body.
+	Description string
+}
+
+// Error says which Director answered what to which request.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bosh director %q: %s %s: status %d", e.Director, e.Method, e.Path, e.StatusCode)
+	if e.Code != 0 {
+		fmt.Fprintf(&b, ", code %d", e.Code)
+	}
+	if e.Description != "" {
+		b.WriteString(": " + e.Description)
+	}
+	return b.String()
+}
+
+// Is lets errors.Is match the sentinel errors of this package.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrDeploymentNotFound:
+		return e.Code == CodeDeploymentNotFound
+	case ErrTaskNotFound:
+		return e.Code == CodeTaskNotFound
+	case ErrUnauthorized:
+		return e.StatusCode == 401
+	}
+	return false
+}
+
+// parseAPIError builds an APIError from an error answer, JSON or not.
+func parseAPIError(director, method, path string, status int, body []byte) *APIError {
+	e := &APIError{Director: director, Method: method, Path: path, StatusCode: status}
+	var d struct {
+		Code        int    `json:"code"`
+		Description string `json:"description"`
+	}
+	if json.Unmarshal(body, &d) == nil && (d.Code != 0 || d.Description != "") {
+		e.Code, e.Description = d.Code, d.Description
+		return e
+	}
+	text := strings.TrimSpace(string(body))
+	if len(text) > maxErrorText {
+		text = text[:maxErrorText] + "..."
+	}
+	e.Description = text
+	return e
+}

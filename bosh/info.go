@@ -1,0 +1,31 @@
+package bosh
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/cloudfoundry-community/gogobosh"
+)
+
+// Info returns the Director's GET /info, which needs no credentials.
+func (c *Client) Info(ctx context.Context) (gogobosh.Info, error) {
+	r := request{method: http.MethodGet, path: "/info", endpoint: epInfo}
+	req, err := c.newRequest(ctx, r)
+	if err != nil {
+		return gogobosh.Info{}, err
+	}
+	res, err := c.send(ctx, req, r.endpoint)
+	if err != nil {
+		return gogobosh.Info{}, fmt.Errorf("getting info: %w", err)
+	}
+	if res.status != http.StatusOK {
+		return gogobosh.Info{}, fmt.Errorf("getting info: %w", parseAPIError(c.name, r.method, r.path, res.status, res.body))
+	}
+	var info gogobosh.Info
+	if err := json.Unmarshal(res.body, &info); err != nil {
+		return gogobosh.Info{}, fmt.Errorf("getting info: bosh director %q: decoding /info: %w", c.name, err)
+	}
+	return info, nil
+}

@@ -1,0 +1,154 @@
+package bosh
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Token lifetimes: a token is renewed when a fifth of its lifetime (at most
+// maxRefreshMargin) is left; a token without expires_in is taken to live
+// defaultTokenLifetime.
+const (
+	maxRefreshMargin     = 30 * time.Second
+	defaultTokenLifetime = 60 * time.Second
+)
+
+// uaaAuth sends UAA client-credential tokens. One goroutine at a time
+// fetches a token; the others wait for it (or for their context).
+type uaaAuth struct {
+	c        *Client
+	tokenURL string
+	lock     chan struct{} // held while a token is fetched
+
+	mu  sync.Mutex
+	tok uaaToken
+}
+
+// uaaToken is a token and the time to renew it.
+type uaaToken struct {
+	value, kind string
+	renewAt     time.Time
+}
+
+func newUAAAuth(c *Client, tokenURL string) *uaaAuth {
+	return &uaaAuth{c: c, tokenURL: tokenURL, lock: make(chan struct{}, 1)}
+}
+
+func (u *uaaAuth) authorize(ctx context.Context, req *http.Request) (string, error) {
+	t, err := u.token(ctx)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", t.kind+" "+t.value)
+	return t.value, nil
+}
+
+// expire forgets value unless another request has replaced it already.
+func (u *uaaAuth) expire(value string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.tok.value == value {
+		u.tok = uaaToken{}
+	}
+	return true
+}
+
+// current returns the token held, if it need not be renewed yet.
+func (u *uaaAuth) current() (uaaToken, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tok, u.tok.value != "" && time.Now().Before(u.tok.renewAt)
+}
+
+// token returns a valid token, fetching one when none is held or the held
+// one is due for renewal.
+func (u *uaaAuth) token(ctx context.Context) (uaaToken, error) {
+	if t, ok := u.current(); ok {
+		return t, nil
+	}
+	select {
+	case u.lock <- struct{}{}:
+	case <-ctx.Done():
+		return uaaToken{}, fmt.Errorf("bosh director %q: waiting for a UAA token: %w", u.c.name, ctx.Err())
+	}
+	defer func() { <-u.lock }()
+	if t, ok := u.current(); ok {
+		return t, nil // fetched while this call waited
+	}
+	t, err := u.fetch(ctx)
+	if err != nil {
+		return uaaToken{}, err
+	}
+	u.mu.Lock()
+	u.tok = t
+	u.mu.Unlock()
+	return t, nil
+}
+
+// fetch asks UAA for a client-credentials token.
+func (u *uaaAuth) fetch(ctx context.Context) (uaaToken, error) {
+	start := time.Now()
+	form := url.Values{"grant_type": {"client_credentials"}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.tokenURL, strings.NewReader(form))
+	if err != nil {
+		return uaaToken{}, fmt.Errorf("bosh director %q: UAA token request: %w", u.c.name, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(u.c.opts.ClientID, u.c.opts.ClientSecret)
+	res, err := u.c.roundTrip(req, epToken)
+	if err != nil {
+		return uaaToken{}, fmt.Errorf("bosh director %q: getting a UAA token from %s: %w", u.c.name, u.tokenURL, err)
+	}
+	if res.status != http.StatusOK {
+		return uaaToken{}, u.refused(res)
+	}
+	var body struct {
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type"`
+		ExpiresIn   int    `json:"expires_in"`
+	}
+	if err := json.Unmarshal(res.body, &body); err != nil || body.AccessToken == "" {
+		return uaaToken{}, fmt.Errorf("bosh director %q: UAA %s answered no access token", u.c.name, u.tokenURL)
+	}
+	u.c.log.Debug("bosh uaa token fetched", "expires_in", body.ExpiresIn)
+	return uaaToken{value: body.AccessToken, kind: tokenKind(body.TokenType), renewAt: renewAt(start, body.ExpiresIn)}, nil
+}
+
+// refused turns UAA's refusal into an error; bad client credentials match ErrUnauthorized.
+func (u *uaaAuth) refused(res response) error {
+	var e struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	_ = json.Unmarshal(res.body, &e)
+	if res.status == http.StatusUnauthorized || (res.status == http.StatusBadRequest && e.Error == "invalid_client") {
+		return fmt.Errorf("bosh director %q: UAA %s refused client %q (%s %s): %w",
+			u.c.name, u.tokenURL, u.c.opts.ClientID, e.Error, e.Description, ErrUnauthorized)
+	}
+	return fmt.Errorf("bosh director %q: UAA %s answered status %d: %s %s",
+		u.c.name, u.tokenURL, res.status, e.Error, e.Description)
+}
+
+// tokenKind is the Authorization scheme for a token_type; UAA says "bearer".
+func tokenKind(tokenType string) string {
+	if tokenType == "" {
+		return "bearer"
+	}
+	return tokenType
+}
+
+// renewAt is when a token fetched at start, living expiresIn seconds, is renewed.
+func renewAt(start time.Time, expiresIn int) time.Time {
+	life := time.Duration(expiresIn) * time.Second
+	if life <= 0 {
+		life = defaultTokenLifetime
+	}
+	return start.Add(life - min(life/5, maxRefreshMargin))
+}
