@@ -1,0 +1,184 @@
+package config
+
+import "time"
+
+// Config is blacksmith's whole configuration. Load fills it from defaults,
+// the file and the environment; the zero value is not meaningful (see Default).
+type Config struct {
+	// Debug turns on debug logging. Default false; env BLACKSMITH_DEBUG (or DEBUG).
+	Debug bool `yaml:"debug"`
+	// Broker is the Open Service Broker API listener.
+	Broker BrokerConfig `yaml:"broker"`
+	// Vault is where the broker keeps its records.
+	Vault VaultConfig `yaml:"vault"`
+	// BOSH is the BOSH Director the service deployments live on.
+	BOSH BOSHConfig `yaml:"bosh"`
+	// Catalog says where the service and plan directories are.
+	Catalog CatalogConfig `yaml:"catalog"`
+	// Metrics is the Prometheus /metrics endpoint.
+	Metrics MetricsConfig `yaml:"metrics"`
+	// Reconciler tunes the loop that keeps Vault in step with the Director.
+	Reconciler ReconcilerConfig `yaml:"reconciler"`
+}
+
+// BrokerConfig is the Open Service Broker API listener.
+type BrokerConfig struct {
+	// Listen is the host:port to listen on. Default "127.0.0.1:3000"; env BLACKSMITH_BROKER_LISTEN.
+	Listen string `yaml:"listen"`
+	// Username is the basic-auth user the platform uses. Required; env BLACKSMITH_BROKER_USERNAME.
+	Username string `yaml:"username"`
+	// Password is the basic-auth password. Required, secret; env BLACKSMITH_BROKER_PASSWORD.
+	Password string `yaml:"password"`
+	// TLS optionally serves HTTPS instead of HTTP.
+	TLS TLSConfig `yaml:"tls"`
+}
+
+// TLSConfig is an optional TLS server certificate.
+type TLSConfig struct {
+	// Enabled serves HTTPS. Default false; env BLACKSMITH_BROKER_TLS_ENABLED.
+	Enabled bool `yaml:"enabled"`
+	// Cert is the path of the PEM certificate (chain). Required when enabled; env BLACKSMITH_BROKER_TLS_CERT.
+	Cert string `yaml:"cert"`
+	// Key is the path of the PEM private key. Required when enabled; env BLACKSMITH_BROKER_TLS_KEY.
+	Key string `yaml:"key"`
+}
+
+// VaultConfig is the Vault server holding the broker's records.
+type VaultConfig struct {
+	// Address is Vault's URL, e.g. https://vault.example.com:8200. Required; env VAULT_ADDR.
+	Address string `yaml:"address"`
+	// Token authenticates to Vault. Default empty, secret; env VAULT_TOKEN.
+	Token string `yaml:"token"`
+	// Mount is the KV secrets engine's mount path, slashes trimmed. Default "secret"; env BLACKSMITH_VAULT_MOUNT.
+	Mount string `yaml:"mount"`
+	// CACert is the path of a PEM CA bundle to trust. Default empty (system roots); env VAULT_CACERT.
+	CACert string `yaml:"ca_cert"`
+	// SkipSSLValidation disables TLS verification. Default false; env VAULT_SKIP_VERIFY.
+	SkipSSLValidation bool `yaml:"skip_ssl_validation"`
+	// KVVersion is 1 or 2, or 0 to detect it from sys/mounts. Default 0; env BLACKSMITH_VAULT_KV_VERSION.
+	KVVersion int `yaml:"kv_version"`
+}
+
+// BOSHConfig is the BOSH Director. Authenticate with Username/Password on a
+// Director that uses basic auth, or with ClientID/ClientSecret against its UAA.
+type BOSHConfig struct {
+	// Address is the Director's URL. A bare host or host:port is taken as the bosh CLI
+	// takes it: https://host:25555. Required; env BOSH_ENVIRONMENT (an address, not an alias).
+	Address string `yaml:"address"`
+	// Username is the basic-auth user. Default empty; env BLACKSMITH_BOSH_USERNAME.
+	Username string `yaml:"username"`
+	// Password is the basic-auth password. Default empty, secret; env BLACKSMITH_BOSH_PASSWORD.
+	Password string `yaml:"password"`
+	// ClientID is the UAA client. Default empty; env BOSH_CLIENT.
+	ClientID string `yaml:"client_id"`
+	// ClientSecret is the UAA client's secret. Default empty, secret; env BOSH_CLIENT_SECRET.
+	ClientSecret string `yaml:"client_secret"`
+	// CACert is the path of a PEM CA bundle, or the PEM text itself as BOSH_CA_CERT
+	// allows (see CACertPEM). Default empty (system roots); env BOSH_CA_CERT.
+	CACert string `yaml:"ca_cert"`
+	// SkipSSLValidation disables TLS verification. Default false; env BLACKSMITH_BOSH_SKIP_SSL_VALIDATION.
+	SkipSSLValidation bool `yaml:"skip_ssl_validation"`
+	// Timeout bounds one request to the Director. Default 30s; env BLACKSMITH_BOSH_TIMEOUT.
+	Timeout time.Duration `yaml:"timeout"`
+	// RateLimit caps requests per second to the Director; 0 turns the limit off.
+	// Default 0; env BLACKSMITH_BOSH_RATE_LIMIT.
+	RateLimit float64 `yaml:"rate_limit"`
+	// RateBurst is how many requests may exceed RateLimit at once. Default 10; env BLACKSMITH_BOSH_RATE_BURST.
+	RateBurst int `yaml:"rate_burst"`
+	// MaxInFlight caps concurrent requests to the Director. Default 10; env BLACKSMITH_BOSH_MAX_IN_FLIGHT.
+	MaxInFlight int `yaml:"max_in_flight"`
+}
+
+// CatalogConfig says where the forge-style service directories are.
+type CatalogConfig struct {
+	// Dirs are directories of <service>/service.yml and <service>/<plan>/plan.yml.
+	// Default none; env BLACKSMITH_CATALOG_DIRS (colon-separated).
+	Dirs []string `yaml:"dirs"`
+}
+
+// MetricsConfig is the Prometheus /metrics endpoint.
+type MetricsConfig struct {
+	// Enabled serves /metrics. Default true; env BLACKSMITH_METRICS_ENABLED.
+	Enabled bool `yaml:"enabled"`
+	// Username guards /metrics with basic auth; empty leaves it open. Default empty; env BLACKSMITH_METRICS_USERNAME.
+	Username string `yaml:"username"`
+	// Password goes with Username. Default empty, secret; env BLACKSMITH_METRICS_PASSWORD.
+	Password string `yaml:"password"`
+}
+
+// ReconcilerConfig tunes the loop that keeps Vault in step with the Director.
+type ReconcilerConfig struct {
+	// Enabled runs the reconciler. Default true; env BLACKSMITH_RECONCILER_ENABLED.
+	Enabled bool `yaml:"enabled"`
+	// Interval is the time between two runs. Default 1h; env BLACKSMITH_RECONCILER_INTERVAL.
+	Interval time.Duration `yaml:"interval"`
+	// MaxConcurrency caps deployments worked on at once. Default 5; env BLACKSMITH_RECONCILER_MAX_CONCURRENCY.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// BatchSize is how many records are written to Vault together. Default 10; env BLACKSMITH_RECONCILER_BATCH_SIZE.
+	BatchSize int `yaml:"batch_size"`
+	// RetryAttempts is how often a failed step is retried; 0 = never. Default 3; env BLACKSMITH_RECONCILER_RETRY_ATTEMPTS.
+	RetryAttempts int `yaml:"retry_attempts"`
+	// RetryDelay is the first wait before a retry. Default 10s; env BLACKSMITH_RECONCILER_RETRY_DELAY.
+	RetryDelay time.Duration `yaml:"retry_delay"`
+	// CacheTTL is how long Director answers are cached. Default 5m; env BLACKSMITH_RECONCILER_CACHE_TTL.
+	CacheTTL time.Duration `yaml:"cache_ttl"`
+	// Backup says whether and how records are backed up before they change.
+	Backup BackupConfig `yaml:"backup"`
+	// OrphanGracePeriod is how long a record without a deployment is kept before it is
+	// reported orphaned. Default 10m; env BLACKSMITH_RECONCILER_ORPHAN_GRACE_PERIOD.
+	OrphanGracePeriod time.Duration `yaml:"orphan_grace_period"`
+	// StopTimeout bounds shutdown of a running pass. Default 30s; env BLACKSMITH_RECONCILER_STOP_TIMEOUT.
+	StopTimeout time.Duration `yaml:"stop_timeout"`
+	// Releases maps a BOSH release name to a service id (matcher strategy 3). Default none; file only.
+	Releases map[string]string `yaml:"releases"`
+	// Rules match deployment names to plans and instances (matcher strategy 4). Default none; file only.
+	Rules []Rule `yaml:"rules"`
+}
+
+// BackupConfig says whether and how records are backed up before they change.
+type BackupConfig struct {
+	// Enabled backs a record up before changing or removing it. Default true; env BLACKSMITH_RECONCILER_BACKUP_ENABLED.
+	Enabled bool `yaml:"enabled"`
+	// Retention is how many backups to keep per record; 0 keeps all. Default 10; env BLACKSMITH_RECONCILER_BACKUP_RETENTION.
+	Retention int `yaml:"retention"`
+	// Cleanup removes backups beyond Retention; false keeps all. Default true; env BLACKSMITH_RECONCILER_BACKUP_CLEANUP.
+	Cleanup bool `yaml:"cleanup"`
+	// Path is where backups go, under the Vault mount, slashes trimmed. Default "backups"; env BLACKSMITH_RECONCILER_BACKUP_PATH.
+	Path string `yaml:"path"`
+}
+
+// Rule matches a deployment name to a plan and a service instance.
+type Rule struct {
+	// Name identifies the rule in logs. Optional.
+	Name string `yaml:"name"`
+	// Pattern is a Go regexp matched against deployment names, with the named groups
+	// (?P<instance>...) and (?P<plan>...); the plan group may be left out when PlanID is set.
+	Pattern string `yaml:"pattern"`
+	// ServiceID is the service the matched deployments belong to. Optional.
+	ServiceID string `yaml:"service_id"`
+	// PlanID is the plan of the matched deployments, used when Pattern has no plan group.
+	PlanID string `yaml:"plan_id"`
+}
+
+// Default returns the configuration used for everything neither the file nor
+// the environment sets. Required fields are left empty.
+func Default() *Config {
+	return &Config{
+		Broker:  BrokerConfig{Listen: "127.0.0.1:3000"},
+		Vault:   VaultConfig{Mount: "secret"},
+		BOSH:    BOSHConfig{Timeout: 30 * time.Second, RateBurst: 10, MaxInFlight: 10},
+		Metrics: MetricsConfig{Enabled: true},
+		Reconciler: ReconcilerConfig{
+			Enabled:           true,
+			Interval:          time.Hour,
+			MaxConcurrency:    5,
+			BatchSize:         10,
+			RetryAttempts:     3,
+			RetryDelay:        10 * time.Second,
+			CacheTTL:          5 * time.Minute,
+			Backup:            BackupConfig{Enabled: true, Retention: 10, Cleanup: true, Path: "backups"},
+			OrphanGracePeriod: 10 * time.Minute,
+			StopTimeout:       30 * time.Second,
+		},
+	}
+}

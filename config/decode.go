@@ -1,0 +1,150 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+
+	"gopkg.in/yaml.v3"
+)
+
+// decoder walks a yaml.Node tree onto a struct, guided by the struct's yaml
+// tags, and records every problem instead of stopping at the first.
+// A null value (a key with nothing after it) leaves the default in place.
+type decoder struct {
+	problems *Problems
+	// lines records the line of every dotted key the file set.
+	lines map[string]int
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+func describe(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case isNull(n):
+		return "null"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
+	n = resolve(n)
+	if isNull(n) {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		d.mapping(n, v, path)
+		return
+	case reflect.Slice:
+		d.sequence(n, v, path)
+		return
+	case reflect.Map:
+		d.stringMap(n, v, path)
+		return
+	}
+	d.scalar(n, v, path)
+}
+
+func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode {
+		d.problems.add(path, n.Line, "expected a single value, got %s", describe(n))
+		return
+	}
+	if msg := setScalar(v, n.Value, yamlBools); msg != "" {
+		d.problems.add(path, n.Line, "%s", msg)
+		return
+	}
+	d.lines[path] = n.Line
+}
+
+// pairs calls fn for every key of a mapping node, reporting non-scalar and
+// repeated keys. It reports a node that is not a mapping and returns.
+func (d *decoder) pairs(n *yaml.Node, path string, fn func(key string, k, val *yaml.Node)) {
+	if n.Kind != yaml.MappingNode {
+		d.problems.add(path, n.Line, "expected a mapping, got %s", describe(n))
+		return
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := resolve(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.problems.add(join(path, "?"), k.Line, "keys must be plain strings, got %s", describe(k))
+			continue
+		}
+		if k.Tag == "!!merge" {
+			d.problems.add(join(path, k.Value), k.Line, "merge keys are not supported")
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			d.problems.add(join(path, k.Value), k.Line, "given more than once (first on line %d)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		fn(k.Value, k, val)
+	}
+}
+
+func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
+	d.pairs(n, path, func(key string, k, val *yaml.Node) {
+		field, ok := fieldByKey(v, key)
+		if !ok {
+			d.problems.add(join(path, key), k.Line, "unknown key")
+			return
+		}
+		d.value(val, field, join(path, key))
+	})
+}
+
+func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.problems.add(path, n.Line, "expected a list, got %s", describe(n))
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		itemPath := fmt.Sprintf("%s[%d]", path, i)
+		if item = resolve(item); isNull(item) {
+			d.problems.add(itemPath, item.Line, "expected a value, got null")
+			continue
+		}
+		d.value(item, out.Index(i), itemPath)
+	}
+	v.Set(out)
+	d.lines[path] = n.Line
+}
+
+func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
+	out := reflect.MakeMap(v.Type())
+	d.pairs(n, path, func(key string, _, val *yaml.Node) {
+		val = resolve(val)
+		if val.Kind != yaml.ScalarNode || isNull(val) {
+			d.problems.add(join(path, key), val.Line, "expected a single value, got %s", describe(val))
+			return
+		}
+		out.SetMapIndex(reflect.ValueOf(key), reflect.ValueOf(val.Value))
+	})
+	if n.Kind == yaml.MappingNode {
+		v.Set(out)
+		d.lines[path] = n.Line
+	}
+}

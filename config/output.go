@@ -1,0 +1,135 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// RedactedValue replaces every non-empty secret in Redacted's copy.
+const RedactedValue = "<redacted>"
+
+// Redacted returns a deep copy of c with every secret that is set replaced by
+// RedactedValue: broker.password, vault.token, bosh.password,
+// bosh.client_secret and metrics.password. Unset secrets stay empty.
+func (c *Config) Redacted() *Config {
+	out := *c
+	out.Catalog.Dirs = slices.Clone(c.Catalog.Dirs)
+	out.Reconciler.Releases = maps.Clone(c.Reconciler.Releases)
+	out.Reconciler.Rules = slices.Clone(c.Reconciler.Rules)
+	for _, s := range []*string{
+		&out.Broker.Password, &out.Vault.Token, &out.BOSH.Password,
+		&out.BOSH.ClientSecret, &out.Metrics.Password,
+	} {
+		if *s != "" {
+			*s = RedactedValue
+		}
+	}
+	return &out
+}
+
+// YAML renders c as a blacksmith.conf that Load reads back to the same
+// configuration: every key, in the order of the structs, durations as Go
+// durations. Call it on Redacted() for anything a person will see.
+func (c *Config) YAML() ([]byte, error) {
+	root, err := encode(reflect.ValueOf(*c))
+	if err != nil {
+		return nil, fmt.Errorf("encoding configuration: %w", err)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return nil, fmt.Errorf("encoding configuration: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encoding configuration: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func encode(v reflect.Value) (*yaml.Node, error) {
+	switch {
+	case v.Type() == durationType:
+		return scalarNode(formatDuration(time.Duration(v.Int())))
+	case v.Kind() == reflect.Struct:
+		return encodeStruct(v)
+	case v.Kind() == reflect.Slice:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for i := range v.Len() {
+			item, err := encode(v.Index(i))
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, item)
+		}
+		return n, nil
+	case v.Kind() == reflect.Map:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, k := range slices.Sorted(maps.Keys(v.Interface().(map[string]string))) {
+			key, _ := scalarNode(k)
+			val, _ := scalarNode(v.MapIndex(reflect.ValueOf(k)).String())
+			n.Content = append(n.Content, key, val)
+		}
+		return n, nil
+	}
+	return scalarNode(v.Interface())
+}
+
+func encodeStruct(v reflect.Value) (*yaml.Node, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for i := range v.NumField() {
+		key, _ := scalarNode(yamlKey(v.Type().Field(i)))
+		val, err := encode(v.Field(i))
+		if err != nil {
+			return nil, err
+		}
+		n.Content = append(n.Content, key, val)
+	}
+	return n, nil
+}
+
+func scalarNode(v any) (*yaml.Node, error) {
+	n := &yaml.Node{}
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// formatDuration writes d as time.Duration.String does, without zero
+// trailing units: 1h rather than 1h0m0s.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// CACertPEM returns the PEM text bosh.ca_cert stands for: the value itself
+// when it holds PEM (as BOSH_CA_CERT may), else the file it names. It returns
+// nil when no CA certificate is configured.
+func (b BOSHConfig) CACertPEM() ([]byte, error) {
+	if b.CACert == "" {
+		return nil, nil
+	}
+	if isInlinePEM(b.CACert) {
+		return []byte(b.CACert), nil
+	}
+	data, err := os.ReadFile(b.CACert)
+	if err != nil {
+		return nil, fmt.Errorf("reading bosh CA certificate: %w", err)
+	}
+	return data, nil
+}

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Problem is one thing wrong with the configuration.
+type Problem struct {
+	// Key names where the problem is: a dotted file key (reconciler.interval),
+	// an environment variable (BLACKSMITH_RECONCILER_INTERVAL) or the file's path.
+	Key string
+	// Message says what is wrong, e.g. `invalid duration "abc"`.
+	Message string
+	// Line is the line in the file, or 0 when the problem is not tied to one.
+	Line int
+	// Err is the underlying error, if any (for errors.Is, e.g. fs.ErrNotExist).
+	Err error
+}
+
+// String renders the problem as "key: message".
+func (p Problem) String() string { return p.Key + ": " + p.Message }
+
+// Problems is the error Load returns: every problem found, in the order found.
+type Problems struct {
+	// List holds the problems; never empty in an error returned by Load.
+	List []Problem
+}
+
+// Error lists every problem, one per line.
+func (p *Problems) Error() string {
+	lines := make([]string, len(p.List))
+	for i, pr := range p.List {
+		lines[i] = pr.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the underlying errors, so errors.Is(err, fs.ErrNotExist) works.
+func (p *Problems) Unwrap() []error {
+	var errs []error
+	for _, pr := range p.List {
+		if pr.Err != nil {
+			errs = append(errs, pr.Err)
+		}
+	}
+	return errs
+}
+
+func (p *Problems) add(key string, line int, format string, args ...any) {
+	p.List = append(p.List, Problem{Key: key, Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *Problems) addErr(key string, err error) {
+	p.List = append(p.List, Problem{Key: key, Message: err.Error(), Err: err})
+}
+
+// err returns p as an error, or nil when there is no problem.
+func (p *Problems) err() error {
+	if len(p.List) == 0 {
+		return nil
+	}
+	return p
+}

@@ -1,0 +1,104 @@
+package config
+
+import (
+	"crypto/tls"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// normalize tidies values that have several spellings for one meaning.
+func normalize(c *Config) {
+	c.Vault.Mount = strings.Trim(c.Vault.Mount, "/")
+	c.Reconciler.Backup.Path = strings.Trim(c.Reconciler.Backup.Path, "/")
+	c.BOSH.Address = boshAddress(c.BOSH.Address)
+}
+
+// boshAddress turns a bare host or host:port into a URL as the bosh CLI does:
+// https, port 25555 unless given. A value with a scheme is kept as is.
+func boshAddress(a string) string {
+	if a == "" || strings.Contains(a, "://") {
+		return a
+	}
+	if _, _, err := net.SplitHostPort(a); err != nil {
+		a = net.JoinHostPort(strings.Trim(a, "[]"), "25555")
+	}
+	return "https://" + a
+}
+
+func validate(c *Config, ck checker) {
+	validateBroker(c.Broker, ck)
+	validateVault(c.Vault, ck)
+	validateBOSH(c.BOSH, ck)
+	for i, dir := range c.Catalog.Dirs {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			ck.fail(fmt.Sprintf("catalog.dirs[%d]", i), "not a directory: %q", dir)
+		}
+	}
+	ck.pair("metrics.username", c.Metrics.Username, "metrics.password", c.Metrics.Password)
+	validateReconciler(c.Reconciler, ck)
+}
+
+func validateBroker(b BrokerConfig, ck checker) {
+	if !isHostPort(b.Listen) {
+		ck.fail("broker.listen", "not a host:port: %q", b.Listen)
+	}
+	ck.required("broker.username", b.Username)
+	ck.required("broker.password", b.Password)
+	if !b.TLS.Enabled {
+		return
+	}
+	ck.required("broker.tls.cert", b.TLS.Cert)
+	ck.required("broker.tls.key", b.TLS.Key)
+	if b.TLS.Cert != "" && b.TLS.Key != "" {
+		if _, err := tls.LoadX509KeyPair(b.TLS.Cert, b.TLS.Key); err != nil {
+			ck.fail("broker.tls.cert", "loading certificate and key: %v", err)
+		}
+	}
+}
+
+func validateVault(v VaultConfig, ck checker) {
+	ck.required("vault.address", v.Address)
+	if v.Address != "" && !isHTTPURL(v.Address) {
+		ck.fail("vault.address", "not an http(s) URL: %q", v.Address)
+	}
+	ck.required("vault.mount", v.Mount)
+	if v.KVVersion < 0 || v.KVVersion > 2 {
+		ck.fail("vault.kv_version", "must be 1, 2 or 0 (detect), got %d", v.KVVersion)
+	}
+	ck.caCert("vault.ca_cert", v.CACert, false)
+}
+
+func validateBOSH(b BOSHConfig, ck checker) {
+	ck.required("bosh.address", b.Address)
+	if b.Address != "" && !isHTTPURL(b.Address) {
+		ck.fail("bosh.address", "not an http(s) URL or host[:port]: %q", b.Address)
+	}
+	ck.pair("bosh.username", b.Username, "bosh.password", b.Password)
+	ck.pair("bosh.client_id", b.ClientID, "bosh.client_secret", b.ClientSecret)
+	ck.caCert("bosh.ca_cert", b.CACert, true)
+	ck.positive("bosh.timeout", b.Timeout)
+	if b.RateLimit < 0 || math.IsNaN(b.RateLimit) {
+		ck.fail("bosh.rate_limit", "must not be negative, got %g", b.RateLimit)
+	}
+	ck.atLeast("bosh.rate_burst", b.RateBurst, 1)
+	ck.atLeast("bosh.max_in_flight", b.MaxInFlight, 1)
+}
+
+func isHostPort(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	_, err = strconv.ParseUint(port, 10, 16)
+	return err == nil
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
