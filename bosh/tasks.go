@@ -113,27 +113,29 @@ func (c *Client) Tasks(ctx context.Context, q TaskQuery) ([]Task, error) {
 
 // WaitTask polls a task every poll (DefaultPoll when 0) until it reaches any
 // terminal state, and returns it; whether it succeeded is the caller's to
-// check with Succeeded. It returns early with the error when a poll fails or
-// ctx ends (the error then wraps ctx.Err()), and starts no goroutine.
+// check with Succeeded. It returns early, with the task as last seen, when a
+// poll fails or ctx ends (the error then wraps ctx.Err()); it starts no goroutine.
 func (c *Client) WaitTask(ctx context.Context, id int, poll time.Duration) (Task, error) {
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
+	last := Task{ID: id}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return Task{ID: id}, fmt.Errorf("waiting for task %d: %w", id, ctx.Err())
+			return last, fmt.Errorf("waiting for task %d: %w", id, ctx.Err())
 		case <-timer.C:
 		}
 		t, err := c.Task(ctx, id)
 		if err != nil {
-			return Task{ID: id}, fmt.Errorf("waiting for task %d: %w", id, err)
+			return last, fmt.Errorf("waiting for task %d: %w", id, err)
 		}
 		if t.Terminal() {
 			return t, nil
 		}
+		last = t
 		timer.Reset(poll)
 	}
 }
