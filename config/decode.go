@@ -120,14 +120,16 @@ func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
 		d.problems.add(path, n.Line, "expected a list, got %s", describe(n))
 		return
 	}
-	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
 	for i, item := range n.Content {
 		itemPath := fmt.Sprintf("%s[%d]", path, i)
 		if item = resolve(item); isNull(item) {
 			d.problems.add(itemPath, item.Line, "expected a value, got null")
 			continue
 		}
-		d.value(item, out.Index(i), itemPath)
+		elem := reflect.New(v.Type().Elem()).Elem()
+		d.value(item, elem, itemPath)
+		out = reflect.Append(out, elem)
 	}
 	v.Set(out)
 	d.lines[path] = n.Line

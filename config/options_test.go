@@ -1,0 +1,181 @@
+package config_test
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+)
+
+// option describes one setting: its default, a value written in the file and
+// a different one from the environment. $-placeholders name suite fixtures.
+type option struct {
+	key, env string
+	get      func(*config.Config) any
+	def      any
+	file     string // YAML value written in the file
+	fromFile any
+	envVal   string
+	fromEnv  any
+	extra    map[string]string // environment a set value needs (its partner)
+}
+
+func expand(s string) string {
+	return strings.NewReplacer(
+		"$CERT", fixtures.cert, "$KEY", fixtures.key, "$CA2", fixtures.otherCert,
+		"$CAPEM", fixtures.caPEM, "$CATA", fixtures.catalogA, "$CATB", fixtures.catalogB,
+	).Replace(s)
+}
+
+func expandAny(v any) any {
+	switch v := v.(type) {
+	case string:
+		return expand(v)
+	case []string:
+		out := make([]string, len(v))
+		for i, s := range v {
+			out[i] = expand(s)
+		}
+		return out
+	}
+	return v
+}
+
+func expandMap(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = expand(v)
+	}
+	return out
+}
+
+var options = []option{
+	{"debug", "BLACKSMITH_DEBUG", func(c *config.Config) any { return c.Debug }, false, "true", true, "false", false, nil},
+	{"broker.listen", "BLACKSMITH_BROKER_LISTEN", func(c *config.Config) any { return c.Broker.Listen }, "127.0.0.1:3000", "127.0.0.1:4000", "127.0.0.1:4000", "[::1]:5000", "[::1]:5000", nil},
+	{"broker.tls.enabled", "BLACKSMITH_BROKER_TLS_ENABLED", func(c *config.Config) any { return c.Broker.TLS.Enabled }, false, "true", true, "0", false,
+		map[string]string{"BLACKSMITH_BROKER_TLS_CERT": "$CERT", "BLACKSMITH_BROKER_TLS_KEY": "$KEY"}},
+	{"broker.tls.cert", "BLACKSMITH_BROKER_TLS_CERT", func(c *config.Config) any { return c.Broker.TLS.Cert }, "", "$CERT", "$CERT", "$CA2", "$CA2", nil},
+	{"broker.tls.key", "BLACKSMITH_BROKER_TLS_KEY", func(c *config.Config) any { return c.Broker.TLS.Key }, "", "$KEY", "$KEY", "/nowhere.invalid/key.pem", "/nowhere.invalid/key.pem", nil},
+	{"vault.token", "VAULT_TOKEN", func(c *config.Config) any { return c.Vault.Token }, "", "file-token", "file-token", "env-token", "env-token", nil},
+	{"vault.mount", "BLACKSMITH_VAULT_MOUNT", func(c *config.Config) any { return c.Vault.Mount }, "secret", "kv", "kv", "/kv2/", "kv2", nil},
+	{"vault.ca_cert", "VAULT_CACERT", func(c *config.Config) any { return c.Vault.CACert }, "", "$CERT", "$CERT", "$CA2", "$CA2", nil},
+	{"vault.skip_ssl_validation", "VAULT_SKIP_VERIFY", func(c *config.Config) any { return c.Vault.SkipSSLValidation }, false, "true", true, "false", false, nil},
+	{"vault.kv_version", "BLACKSMITH_VAULT_KV_VERSION", func(c *config.Config) any { return c.Vault.KVVersion }, 0, "1", 1, "2", 2, nil},
+	{"bosh.username", "BLACKSMITH_BOSH_USERNAME", func(c *config.Config) any { return c.BOSH.Username }, "", "file-user", "file-user", "env-user", "env-user",
+		map[string]string{"BLACKSMITH_BOSH_PASSWORD": "pw"}},
+	{"bosh.password", "BLACKSMITH_BOSH_PASSWORD", func(c *config.Config) any { return c.BOSH.Password }, "", "file-pw", "file-pw", "env-pw", "env-pw",
+		map[string]string{"BLACKSMITH_BOSH_USERNAME": "admin"}},
+	{"bosh.client_id", "BOSH_CLIENT", func(c *config.Config) any { return c.BOSH.ClientID }, "", "file-client", "file-client", "env-client", "env-client",
+		map[string]string{"BOSH_CLIENT_SECRET": "s"}},
+	{"bosh.client_secret", "BOSH_CLIENT_SECRET", func(c *config.Config) any { return c.BOSH.ClientSecret }, "", "file-secret", "file-secret", "env-secret", "env-secret",
+		map[string]string{"BOSH_CLIENT": "blacksmith"}},
+	{"bosh.ca_cert", "BOSH_CA_CERT", func(c *config.Config) any { return c.BOSH.CACert }, "", "$CERT", "$CERT", "$CAPEM", "$CAPEM", nil},
+	{"bosh.skip_ssl_validation", "BLACKSMITH_BOSH_SKIP_SSL_VALIDATION", func(c *config.Config) any { return c.BOSH.SkipSSLValidation }, false, "true", true, "false", false, nil},
+	{"bosh.timeout", "BLACKSMITH_BOSH_TIMEOUT", func(c *config.Config) any { return c.BOSH.Timeout }, 30 * time.Second, "45s", 45 * time.Second, "2m", 2 * time.Minute, nil},
+	{"bosh.rate_limit", "BLACKSMITH_BOSH_RATE_LIMIT", func(c *config.Config) any { return c.BOSH.RateLimit }, 0.0, "2.5", 2.5, "7", 7.0, nil},
+	{"bosh.rate_burst", "BLACKSMITH_BOSH_RATE_BURST", func(c *config.Config) any { return c.BOSH.RateBurst }, 10, "20", 20, "30", 30, nil},
+	{"bosh.max_in_flight", "BLACKSMITH_BOSH_MAX_IN_FLIGHT", func(c *config.Config) any { return c.BOSH.MaxInFlight }, 10, "3", 3, "4", 4, nil},
+	{"catalog.dirs", "BLACKSMITH_CATALOG_DIRS", func(c *config.Config) any { return c.Catalog.Dirs }, []string(nil), "[$CATA]", []string{"$CATA"}, "$CATA:$CATB", []string{"$CATA", "$CATB"}, nil},
+	{"metrics.enabled", "BLACKSMITH_METRICS_ENABLED", func(c *config.Config) any { return c.Metrics.Enabled }, true, "false", false, "true", true, nil},
+	{"metrics.username", "BLACKSMITH_METRICS_USERNAME", func(c *config.Config) any { return c.Metrics.Username }, "", "file-m", "file-m", "env-m", "env-m",
+		map[string]string{"BLACKSMITH_METRICS_PASSWORD": "pw"}},
+	{"metrics.password", "BLACKSMITH_METRICS_PASSWORD", func(c *config.Config) any { return c.Metrics.Password }, "", "file-mpw", "file-mpw", "env-mpw", "env-mpw",
+		map[string]string{"BLACKSMITH_METRICS_USERNAME": "prometheus"}},
+	{"reconciler.enabled", "BLACKSMITH_RECONCILER_ENABLED", func(c *config.Config) any { return c.Reconciler.Enabled }, true, "false", false, "true", true, nil},
+	{"reconciler.interval", "BLACKSMITH_RECONCILER_INTERVAL", func(c *config.Config) any { return c.Reconciler.Interval }, time.Hour, "30m", 30 * time.Minute, "15s", 15 * time.Second, nil},
+	{"reconciler.max_concurrency", "BLACKSMITH_RECONCILER_MAX_CONCURRENCY", func(c *config.Config) any { return c.Reconciler.MaxConcurrency }, 5, "8", 8, "2", 2, nil},
+	{"reconciler.batch_size", "BLACKSMITH_RECONCILER_BATCH_SIZE", func(c *config.Config) any { return c.Reconciler.BatchSize }, 10, "50", 50, "25", 25, nil},
+	{"reconciler.retry_attempts", "BLACKSMITH_RECONCILER_RETRY_ATTEMPTS", func(c *config.Config) any { return c.Reconciler.RetryAttempts }, 3, "0", 0, "7", 7, nil},
+	{"reconciler.retry_delay", "BLACKSMITH_RECONCILER_RETRY_DELAY", func(c *config.Config) any { return c.Reconciler.RetryDelay }, 10 * time.Second, "1m", time.Minute, "500ms", 500 * time.Millisecond, nil},
+	{"reconciler.cache_ttl", "BLACKSMITH_RECONCILER_CACHE_TTL", func(c *config.Config) any { return c.Reconciler.CacheTTL }, 5 * time.Minute, "10m", 10 * time.Minute, "90s", 90 * time.Second, nil},
+	{"reconciler.backup.enabled", "BLACKSMITH_RECONCILER_BACKUP_ENABLED", func(c *config.Config) any { return c.Reconciler.Backup.Enabled }, true, "false", false, "true", true, nil},
+	{"reconciler.backup.retention", "BLACKSMITH_RECONCILER_BACKUP_RETENTION", func(c *config.Config) any { return c.Reconciler.Backup.Retention }, 10, "0", 0, "4", 4, nil},
+	{"reconciler.backup.cleanup", "BLACKSMITH_RECONCILER_BACKUP_CLEANUP", func(c *config.Config) any { return c.Reconciler.Backup.Cleanup }, true, "false", false, "true", true, nil},
+	{"reconciler.backup.path", "BLACKSMITH_RECONCILER_BACKUP_PATH", func(c *config.Config) any { return c.Reconciler.Backup.Path }, "backups", "bk/blacksmith", "bk/blacksmith", "/env-backups/", "env-backups", nil},
+	{"reconciler.orphan_grace_period", "BLACKSMITH_RECONCILER_ORPHAN_GRACE_PERIOD", func(c *config.Config) any { return c.Reconciler.OrphanGracePeriod }, 10 * time.Minute, "1h", time.Hour, "0s", time.Duration(0), nil},
+	{"reconciler.stop_timeout", "BLACKSMITH_RECONCILER_STOP_TIMEOUT", func(c *config.Config) any { return c.Reconciler.StopTimeout }, 30 * time.Second, "1m", time.Minute, "5s", 5 * time.Second, nil},
+}
+
+// requiredOptions are set in every other spec; they have their own specs.
+var requiredOptions = []option{
+	{"broker.username", "BLACKSMITH_BROKER_USERNAME", func(c *config.Config) any { return c.Broker.Username }, "", "file-admin", "file-admin", "env-admin", "env-admin", nil},
+	{"broker.password", "BLACKSMITH_BROKER_PASSWORD", func(c *config.Config) any { return c.Broker.Password }, "", "file-secret", "file-secret", "env-secret", "env-secret", nil},
+	{"vault.address", "VAULT_ADDR", func(c *config.Config) any { return c.Vault.Address }, "", "https://vault.invalid:8200", "https://vault.invalid:8200", "http://127.0.0.1:8201", "http://127.0.0.1:8201", nil},
+	{"bosh.address", "BOSH_ENVIRONMENT", func(c *config.Config) any { return c.BOSH.Address }, "", "https://director.invalid:25555", "https://director.invalid:25555", "http://127.0.0.1:25556", "http://127.0.0.1:25556", nil},
+}
+
+var _ = Describe("every option", func() {
+	It("is covered here, one variable per file key, as Environment lists them", func() {
+		want := map[string]string{}
+		for _, o := range append(append([]option{}, options...), requiredOptions...) {
+			want[o.env] = o.key
+		}
+		got := map[string]string{}
+		for _, ev := range config.Environment() {
+			got[ev.Name] = ev.Key
+		}
+		Expect(got).To(Equal(want))
+	})
+
+	for _, o := range options {
+		Describe(o.key, func() {
+			It(fmt.Sprintf("defaults to %v", o.def), func() {
+				c, err := config.Load("", envOf(requiredEnv()))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(o.get(c)).To(Equal(o.def))
+			})
+			It("is read from the file", func() {
+				path := confFile(nested(o.key, expand(o.file)))
+				c, err := config.Load(path, envOf(with(requiredEnv(), expandMap(o.extra))))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(o.get(c)).To(Equal(expandAny(o.fromFile)))
+			})
+			It("is read from "+o.env, func() {
+				env := with(requiredEnv(), expandMap(o.extra))
+				env[o.env] = expand(o.envVal)
+				c, err := config.Load("", envOf(env))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(o.get(c)).To(Equal(expandAny(o.fromEnv)))
+			})
+			It("takes "+o.env+" over the file", func() {
+				path := confFile(nested(o.key, expand(o.file)))
+				env := with(requiredEnv(), expandMap(o.extra))
+				env[o.env] = expand(o.envVal)
+				c, err := config.Load(path, envOf(env))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(o.get(c)).To(Equal(expandAny(o.fromEnv)))
+				Expect(o.fromEnv).NotTo(Equal(o.fromFile), "the spec must be able to tell them apart")
+			})
+		})
+	}
+
+	for _, o := range requiredOptions {
+		Describe(o.key+" (required)", func() {
+			It("is read from the file", func() {
+				env := requiredEnv()
+				delete(env, o.env)
+				c, err := config.Load(confFile(nested(o.key, o.file)), envOf(env))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(o.get(c)).To(Equal(o.fromFile))
+			})
+			It("takes "+o.env+" over the file", func() {
+				env := requiredEnv()
+				env[o.env] = o.envVal
+				c, err := config.Load(confFile(nested(o.key, o.file)), envOf(env))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(o.get(c)).To(Equal(o.fromEnv))
+			})
+			It("is a problem naming the key and the variable when missing", func() {
+				env := requiredEnv()
+				delete(env, o.env)
+				_, err := config.Load("", envOf(env))
+				Expect(problems(err)).To(ConsistOf(
+					fmt.Sprintf("%s: required (set it in the file or with %s)", o.key, o.env)))
+			})
+		})
+	}
+})

@@ -1,0 +1,108 @@
+package config_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+)
+
+var _ = Describe("validation", func() {
+	DescribeTable("names the key of a value out of range",
+		func(text string, want ...any) {
+			_, err := config.Load(confFile(expand(text)), envOf(requiredEnv()))
+			Expect(problems(err)).To(ConsistOf(want))
+		},
+		Entry("interval zero", "reconciler:\n  interval: 0s\n", "reconciler.interval: must be a positive duration, got 0s"),
+		Entry("interval negative", "reconciler:\n  interval: -1m\n", "reconciler.interval: must be a positive duration, got -1m0s"),
+		Entry("max_concurrency zero", "reconciler:\n  max_concurrency: 0\n", "reconciler.max_concurrency: must be at least 1, got 0"),
+		Entry("batch_size negative", "reconciler:\n  batch_size: -5\n", "reconciler.batch_size: must be at least 1, got -5"),
+		Entry("retry_attempts negative", "reconciler:\n  retry_attempts: -1\n", "reconciler.retry_attempts: must be at least 0, got -1"),
+		Entry("retry_delay negative", "reconciler:\n  retry_delay: -1s\n", "reconciler.retry_delay: must not be negative, got -1s"),
+		Entry("cache_ttl zero", "reconciler:\n  cache_ttl: 0s\n", "reconciler.cache_ttl: must be a positive duration, got 0s"),
+		Entry("retention negative", "reconciler:\n  backup:\n    retention: -1\n", "reconciler.backup.retention: must be at least 0, got -1"),
+		Entry("backup path empty", "reconciler:\n  backup:\n    path: /\n", "reconciler.backup.path: required (set it in the file or with BLACKSMITH_RECONCILER_BACKUP_PATH)"),
+		Entry("orphan grace negative", "reconciler:\n  orphan_grace_period: -1s\n", "reconciler.orphan_grace_period: must not be negative, got -1s"),
+		Entry("stop_timeout zero", "reconciler:\n  stop_timeout: 0s\n", "reconciler.stop_timeout: must be a positive duration, got 0s"),
+		Entry("release without service", "reconciler:\n  releases:\n    redis: \"\"\n", "reconciler.releases.redis: service id required"),
+		Entry("rule without pattern", "reconciler:\n  rules:\n    - name: r\n", "reconciler.rules[0].pattern: required"),
+		Entry("rule that does not compile", "reconciler:\n  rules:\n    - pattern: \"(\"\n",
+			"reconciler.rules[0].pattern: invalid regexp: error parsing regexp: missing closing ): `(`"),
+		Entry("rule without instance group", "reconciler:\n  rules:\n    - pattern: \"^(?P<plan>.+)$\"\n",
+			"reconciler.rules[0].pattern: needs a named group (?P<instance>...)"),
+		Entry("rule without plan group or plan_id", "reconciler:\n  rules:\n    - pattern: \"^x-(?P<instance>.+)$\"\n",
+			"reconciler.rules[0].pattern: needs a named group (?P<plan>...) unless plan_id is set"),
+		Entry("listen without port", "broker:\n  listen: 127.0.0.1\n", `broker.listen: not a host:port: "127.0.0.1"`),
+		Entry("listen with a bad port", "broker:\n  listen: \"127.0.0.1:http\"\n", `broker.listen: not a host:port: "127.0.0.1:http"`),
+		Entry("tls without cert and key", "broker:\n  tls:\n    enabled: true\n",
+			"broker.tls.cert: required (set it in the file or with BLACKSMITH_BROKER_TLS_CERT)",
+			"broker.tls.key: required (set it in the file or with BLACKSMITH_BROKER_TLS_KEY)"),
+		Entry("tls key that is not a key", "broker:\n  tls:\n    enabled: true\n    cert: $CERT\n    key: $CERT\n",
+			HavePrefix("broker.tls.cert: loading certificate and key: ")),
+		Entry("vault mount empty", "vault:\n  mount: /\n", "vault.mount: required (set it in the file or with BLACKSMITH_VAULT_MOUNT)"),
+		Entry("kv version 3", "vault:\n  kv_version: 3\n", "vault.kv_version: must be 1, 2 or 0 (detect), got 3"),
+		Entry("vault CA missing", "vault:\n  ca_cert: /nowhere.invalid/ca.pem\n",
+			"vault.ca_cert: cannot read: open /nowhere.invalid/ca.pem: no such file or directory"),
+		Entry("vault CA not PEM", "vault:\n  ca_cert: $KEY\n", "vault.ca_cert: no PEM certificate found"),
+		Entry("bosh CA inline but broken", "bosh:\n  ca_cert: |\n    -----BEGIN CERTIFICATE-----\n    bm90IGEgY2VydA==\n    -----END CERTIFICATE-----\n",
+			"bosh.ca_cert: no PEM certificate found"),
+		Entry("bosh user without password", "bosh:\n  username: admin\n", "bosh.password: required when bosh.username is set"),
+		Entry("bosh secret without client", "bosh:\n  client_secret: s\n", "bosh.client_id: required when bosh.client_secret is set"),
+		Entry("bosh timeout zero", "bosh:\n  timeout: 0s\n", "bosh.timeout: must be a positive duration, got 0s"),
+		Entry("bosh rate negative", "bosh:\n  rate_limit: -1\n", "bosh.rate_limit: must not be negative, got -1"),
+		Entry("bosh burst zero", "bosh:\n  rate_burst: 0\n", "bosh.rate_burst: must be at least 1, got 0"),
+		Entry("bosh in flight zero", "bosh:\n  max_in_flight: 0\n", "bosh.max_in_flight: must be at least 1, got 0"),
+		Entry("catalog dir missing", "catalog:\n  dirs: [$CATA, /nowhere.invalid]\n", `catalog.dirs[1]: not a directory: "/nowhere.invalid"`),
+		Entry("catalog dir a file", "catalog:\n  dirs: [$CERT]\n", MatchRegexp(`^catalog.dirs\[0\]: not a directory: ".*cert.pem"$`)),
+		Entry("metrics user without password", "metrics:\n  username: prometheus\n", "metrics.password: required when metrics.username is set"),
+	)
+
+	DescribeTable("accepts",
+		func(text string, check func(*config.Config)) {
+			c, err := config.Load(confFile(expand(text)), envOf(requiredEnv()))
+			Expect(err).NotTo(HaveOccurred())
+			check(c)
+		},
+		Entry("a rule with plan_id instead of a plan group", "reconciler:\n  rules:\n    - name: legacy\n      pattern: \"^redis-(?P<instance>.+)$\"\n      plan_id: redis-small\n      service_id: redis\n",
+			func(c *config.Config) {
+				Expect(c.Reconciler.Rules).To(Equal([]config.Rule{{Name: "legacy", Pattern: "^redis-(?P<instance>.+)$", PlanID: "redis-small", ServiceID: "redis"}}))
+			}),
+		Entry("releases", "reconciler:\n  releases:\n    redis: redis\n    postgres: postgresql\n",
+			func(c *config.Config) {
+				Expect(c.Reconciler.Releases).To(Equal(map[string]string{"redis": "redis", "postgres": "postgresql"}))
+			}),
+		Entry("backups off with no path", "reconciler:\n  backup:\n    enabled: false\n    path: \"\"\n",
+			func(c *config.Config) { Expect(c.Reconciler.Backup.Enabled).To(BeFalse()) }),
+		Entry("tls with a matching certificate and key", "broker:\n  tls:\n    enabled: true\n    cert: $CERT\n    key: $KEY\n",
+			func(c *config.Config) { Expect(c.Broker.TLS.Enabled).To(BeTrue()) }),
+		Entry("a listen address on every interface", "broker:\n  listen: \":8080\"\n",
+			func(c *config.Config) { Expect(c.Broker.Listen).To(Equal(":8080")) }),
+	)
+
+	DescribeTable("takes a BOSH address as the bosh CLI does",
+		func(given, want string) {
+			c, err := config.Load("", envOf(with(requiredEnv(), map[string]string{"BOSH_ENVIRONMENT": given})))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(c.BOSH.Address).To(Equal(want))
+		},
+		Entry("bare IP", "127.0.0.2", "https://127.0.0.2:25555"),
+		Entry("host and port", "director.invalid:25556", "https://director.invalid:25556"),
+		Entry("bare IPv6", "::1", "https://[::1]:25555"),
+		Entry("bracketed IPv6", "[::1]", "https://[::1]:25555"),
+		Entry("URL kept as given", "http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+	)
+
+	It("names the key of an address that is not a URL", func() {
+		path := confFile("vault:\n  address: 127.0.0.1:8200\nbosh:\n  address: ftp://director.invalid\n")
+		_, err := config.Load(path, envOf(map[string]string{"BLACKSMITH_BROKER_USERNAME": "u", "BLACKSMITH_BROKER_PASSWORD": "p"}))
+		Expect(problems(err)).To(ConsistOf(
+			`vault.address: not an http(s) URL: "127.0.0.1:8200"`,
+			`bosh.address: not an http(s) URL or host[:port]: "ftp://director.invalid"`))
+	})
+
+	It("names the variable behind a value that fails validation", func() {
+		_, err := config.Load("", envOf(with(requiredEnv(), map[string]string{"BLACKSMITH_RECONCILER_MAX_CONCURRENCY": "-2"})))
+		Expect(problems(err)).To(ConsistOf(
+			"reconciler.max_concurrency: must be at least 1, got -2 (set by BLACKSMITH_RECONCILER_MAX_CONCURRENCY)"))
+	})
+})
