@@ -1,0 +1,184 @@
+package vault
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// backupName is a parsed backup id: "{unix}" or, for the n-th further backup
+// taken in the same second, "{unix}-{n}".
+type backupName struct {
+	unix int64
+	n    int
+}
+
+func (b backupName) String() string {
+	if b.n == 0 {
+		return strconv.FormatInt(b.unix, 10)
+	}
+	return fmt.Sprintf("%d-%d", b.unix, b.n)
+}
+
+func parseBackupName(s string) (backupName, bool) {
+	ts, n, found := strings.Cut(s, "-")
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || unix < 0 {
+		return backupName{}, false
+	}
+	b := backupName{unix: unix}
+	if found {
+		if b.n, err = strconv.Atoi(n); err != nil || b.n < 1 {
+			return backupName{}, false
+		}
+	}
+	return b, b.String() == s
+}
+
+func newerFirst(a, b backupName) int {
+	if c := cmp.Compare(b.unix, a.unix); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.n, a.n)
+}
+
+func (s *Store) backupPath(id, name string) string {
+	return id + "/" + s.opts.Backup.Path + "/" + name
+}
+
+// Backup snapshots the index record, metadata (history included) and
+// manifest of id at {mount}/{id}/{backup path}/{unix}, or {unix}-{n} for the
+// n-th further backup in the same second, then deletes the oldest backups
+// beyond the retention (when cleanup is on). It returns the backup id, ""
+// when backups are off, and ErrNotFound when the instance has none of the
+// three. On KV v2 a backup never overwrites another (check-and-set); on KV v1
+// only backups taken by the same Store are guaranteed distinct.
+func (s *Store) Backup(ctx context.Context, id string) (string, error) {
+	if !s.opts.Backup.Enabled {
+		return "", nil
+	}
+	if err := validID(id); err != nil {
+		return "", err
+	}
+	snap, err := s.snapshot(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("backing up %s: %w", id, err)
+	}
+	s.backups.Lock()
+	defer s.backups.Unlock()
+	names, err := s.backupNames(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("backing up %s: %w", id, err)
+	}
+	name, err := s.writeBackup(ctx, id, snap, names)
+	if err != nil {
+		return "", fmt.Errorf("backing up %s: %w", id, err)
+	}
+	s.prune(ctx, id, append(names, name))
+	return name.String(), nil
+}
+
+// snapshot gathers what a backup holds; ErrNotFound when there is nothing.
+func (s *Store) snapshot(ctx context.Context, id string) (map[string]json.RawMessage, error) {
+	snap := map[string]json.RawMessage{}
+	rec, _, err := s.recordRaw(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		snap["record"] = rec
+	}
+	md, err := s.kv.read(ctx, metadataPath(id))
+	if err != nil {
+		return nil, err
+	}
+	if md.Exists {
+		if snap["metadata"], err = json.Marshal(md.Data); err != nil {
+			return nil, err
+		}
+	}
+	mf, err := s.kv.read(ctx, manifestPath(id))
+	if err != nil {
+		return nil, err
+	}
+	if text, ok := mf.Data["manifest"]; ok {
+		snap["manifest"] = text
+	}
+	if len(snap) == 0 {
+		return nil, ErrNotFound
+	}
+	snap["instance_id"], _ = json.Marshal(id)
+	snap["taken_at"], _ = json.Marshal(time.Now().UTC().Format(time.RFC3339Nano))
+	return snap, nil
+}
+
+// writeBackup writes snap under the first free name of this second.
+func (s *Store) writeBackup(ctx context.Context, id string, snap map[string]json.RawMessage, taken []backupName) (backupName, error) {
+	name := backupName{unix: time.Now().Unix()}
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		for slices.Contains(taken, name) {
+			name.n++
+		}
+		err := s.kv.write(ctx, s.backupPath(id, name.String()), snap, 0)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return backupName{}, err
+		}
+		taken = append(taken, name)
+	}
+	return backupName{}, fmt.Errorf("no free backup name in second %d: %w", name.unix, ErrConflict)
+}
+
+// prune deletes the oldest backups beyond the retention. A failure is logged:
+// the backup itself was taken.
+func (s *Store) prune(ctx context.Context, id string, names []backupName) {
+	keep := s.opts.Backup.Retention
+	if !s.opts.Backup.Cleanup || keep <= 0 || len(names) <= keep {
+		return
+	}
+	slices.SortFunc(names, newerFirst)
+	for _, old := range names[keep:] {
+		if err := s.kv.remove(ctx, s.backupPath(id, old.String())); err != nil {
+			s.log.Warn("deleting an old backup failed", "instance", id, "backup", old.String(), "error", err)
+		}
+	}
+}
+
+func (s *Store) backupNames(ctx context.Context, id string) ([]backupName, error) {
+	keys, err := s.kv.list(ctx, id+"/"+s.opts.Backup.Path+"/")
+	if err != nil {
+		return nil, err
+	}
+	var names []backupName
+	for _, k := range keys {
+		if b, ok := parseBackupName(k); ok {
+			names = append(names, b)
+		}
+	}
+	slices.SortFunc(names, newerFirst)
+	return names, nil
+}
+
+// Backups returns the backup ids of id, newest first.
+func (s *Store) Backups(ctx context.Context, id string) ([]string, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	names, err := s.backupNames(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("listing the backups of %s: %w", id, err)
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n.String()
+	}
+	return out, nil
+}

@@ -1,0 +1,39 @@
+// Package vault owns every read and write of the broker's records in
+// HashiCorp Vault: the instance index, per-instance metadata and manifests,
+// backups, and the secrets the broker keeps for instances and bindings.
+//
+// # Layout
+//
+// Paths are relative to the KV mount (Options.Mount, default "secret"):
+//
+//	blacksmith/index/meta                 layout version, shard count, hash, migration facts
+//	blacksmith/index/v1/shards/NNN        NNN = shard(id): {instanceID: record, ...}
+//	db                                    legacy Blacksmith index (read by Migrate, never written)
+//	{id}/manifest                         {"manifest": "<yaml>"}
+//	{id}/metadata                         releases, stemcells, vms, properties, history
+//	{id}/{backup path}/{unix}[-N]         backups (see Backup)
+//	{id}/credentials, {id}/bindings/...   owned by the broker, via Secret/PutSecret
+//
+// The index is split into a fixed number of shards (128 by default, recorded
+// in the meta document) by FNV-1a 32 of the instance id, so 25,000 instances
+// are about 200 entries per document: far below Vault's listener limits
+// (10,000 entries per JSON object, 1 MiB per string) that a single map
+// cannot stay under. Update groups changes per shard: one read and at most
+// one write per touched shard, whatever the number of changes.
+//
+// # Safety
+//
+// With KV version 2 every shard write is check-and-set against the version
+// that was read; on a conflict the shard is re-read and the changes are
+// re-applied, so no update is lost between processes. With KV version 1
+// Vault offers no check-and-set: updates are serialized within one Store,
+// and two processes writing the same shard at the same moment can lose one
+// of the updates (last writer wins). Use KV v2 when several broker VMs share
+// an index.
+//
+// Nothing is ever written from a failed, partial or unparseable read: Index
+// returns an error rather than a partial map, and Update aborts before any
+// write when a touched shard cannot be read. A record that is not a JSON
+// object is reported (Index.Problems, errors.Is ErrCorrupt) and kept byte
+// for byte; fields this package does not know are kept on every write.
+package vault

@@ -1,0 +1,100 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+)
+
+// maxString is the longest string Vault's listener accepts by default.
+const maxString = 1 << 20
+
+func metadataPath(id string) string { return id + "/metadata" }
+func manifestPath(id string) string { return id + "/manifest" }
+
+// Metadata returns the metadata of id, or nil, nil when there is none. A
+// document whose known fields have unexpected types is an error naming its
+// path (matching ErrCorrupt); it is left untouched.
+func (s *Store) Metadata(ctx context.Context, id string) (*Metadata, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	p := metadataPath(id)
+	doc, err := s.kv.read(ctx, p)
+	if err != nil || !doc.Exists {
+		return nil, err
+	}
+	raw, err := json.Marshal(doc.Data)
+	if err != nil {
+		return nil, err
+	}
+	var md Metadata
+	if err := md.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("metadata at %s: %w", s.kv.display(p), err)
+	}
+	if len(md.st.mismatch) > 0 {
+		return nil, fmt.Errorf("metadata at %s: %w: fields %v have unexpected JSON types",
+			s.kv.display(p), ErrCorrupt, md.st.mismatch)
+	}
+	return &md, nil
+}
+
+// PutMetadata writes md as the metadata of id, with its history capped at
+// Options.HistoryCap entries. md is written as given (Extra included): read
+// it with Metadata to keep what others wrote.
+func (s *Store) PutMetadata(ctx context.Context, id string, md *Metadata) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	if md == nil {
+		return fmt.Errorf("%w: nil metadata for %s", ErrInvalid, id)
+	}
+	capped := *md
+	capped.History = capHistory(md.History, s.opts.HistoryCap)
+	raw, err := json.Marshal(capped)
+	if err != nil {
+		return fmt.Errorf("encoding the metadata of %s: %w", id, err)
+	}
+	return s.kv.write(ctx, metadataPath(id), json.RawMessage(raw), noCAS)
+}
+
+// Manifest returns the manifest text of id and whether there is one.
+func (s *Store) Manifest(ctx context.Context, id string) (string, bool, error) {
+	if err := validID(id); err != nil {
+		return "", false, err
+	}
+	p := manifestPath(id)
+	doc, err := s.kv.read(ctx, p)
+	if err != nil || !doc.Exists {
+		return "", false, err
+	}
+	var text string
+	if err := json.Unmarshal(doc.Data["manifest"], &text); err != nil {
+		return "", false, fmt.Errorf("manifest at %s: %w: key \"manifest\" is not a string", s.kv.display(p), ErrCorrupt)
+	}
+	return text, true, nil
+}
+
+// PutManifest stores text as the manifest of id, keeping any other keys of
+// the document. Vault's listener refuses strings over 1 MiB (ErrTooLarge).
+func (s *Store) PutManifest(ctx context.Context, id, text string) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	if len(text) > maxString {
+		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, maxString)
+	}
+	p := manifestPath(id)
+	doc, err := s.kv.read(ctx, p)
+	if err != nil {
+		return fmt.Errorf("writing the manifest of %s: %w", id, err)
+	}
+	data := maps.Clone(doc.Data)
+	if data == nil {
+		data = map[string]json.RawMessage{}
+	}
+	b, _ := json.Marshal(text)
+	data["manifest"] = b
+	return s.kv.write(ctx, p, data, noCAS)
+}

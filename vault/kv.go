@@ -1,0 +1,201 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/hashicorp/vault/api"
+)
+
+// kv reads and writes documents of one KV mount, hiding the differences
+// between versions 1 and 2. Paths are relative to the mount.
+type kv struct {
+	client  *api.Client
+	mount   string
+	version int
+	reads   atomic.Uint64
+	writes  atomic.Uint64
+}
+
+// document is one secret as read: its data (nil when absent) and, on KV v2,
+// the current version (0 when it was never written), for check-and-set.
+type document struct {
+	Data    map[string]json.RawMessage
+	Version int
+	Exists  bool
+}
+
+// noCAS asks write for an unconditional write.
+const noCAS = -1
+
+func (k *kv) dataPath(p string) string {
+	if k.version == 2 {
+		return k.mount + "/data/" + p
+	}
+	return k.mount + "/" + p
+}
+
+func (k *kv) metadataPath(p string) string { return k.mount + "/metadata/" + p }
+
+// display is the path as a user names it: mount and relative path.
+func (k *kv) display(p string) string { return k.mount + "/" + p }
+
+// read returns the document at p. Absent is not an error; a failed request
+// or a body that cannot be decoded is, and the document is then unusable.
+func (k *kv) read(ctx context.Context, p string) (document, error) {
+	k.reads.Add(1)
+	resp, err := k.client.Logical().ReadRawWithContext(ctx, k.dataPath(p))
+	if resp != nil {
+		defer resp.Body.Close()
+	}
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return k.absent(resp.Body)
+	}
+	if err != nil {
+		return document{}, fmt.Errorf("reading %s: %w", k.display(p), k.classify(ctx, err))
+	}
+	doc, err := k.decode(resp.Body)
+	if err != nil {
+		return document{}, fmt.Errorf("reading %s: %w", k.display(p), err)
+	}
+	return doc, nil
+}
+
+type v1Body struct {
+	Data map[string]json.RawMessage `json:"data"`
+}
+
+type v2Body struct {
+	Data *struct {
+		Data     map[string]json.RawMessage `json:"data"`
+		Metadata struct {
+			Version int `json:"version"`
+		} `json:"metadata"`
+	} `json:"data"`
+}
+
+// decode parses a 200 response body. A body that is not what Vault sends for
+// a secret is an error: the caller must not act on a half-understood read.
+func (k *kv) decode(body io.Reader) (document, error) {
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return document{}, fmt.Errorf("%w: reading response: %w", ErrUnreachable, err)
+	}
+	if k.version == 1 {
+		var b v1Body
+		if err := json.Unmarshal(raw, &b); err != nil || b.Data == nil {
+			return document{}, fmt.Errorf("%w: unparseable response: %s", ErrCorrupt, snippet(raw))
+		}
+		return document{Data: b.Data, Exists: true}, nil
+	}
+	var b v2Body
+	if err := json.Unmarshal(raw, &b); err != nil || b.Data == nil || b.Data.Metadata.Version == 0 {
+		return document{}, fmt.Errorf("%w: unparseable response: %s", ErrCorrupt, snippet(raw))
+	}
+	doc := document{Data: b.Data.Data, Version: b.Data.Metadata.Version, Exists: b.Data.Data != nil}
+	return doc, nil
+}
+
+// absent handles a 404: on KV v2 a deleted secret still has a version that a
+// check-and-set write must name.
+func (k *kv) absent(body io.Reader) (document, error) {
+	if k.version == 1 {
+		return document{}, nil
+	}
+	var b v2Body
+	raw, _ := io.ReadAll(body)
+	if json.Unmarshal(raw, &b) == nil && b.Data != nil {
+		return document{Version: b.Data.Metadata.Version}, nil
+	}
+	return document{}, nil
+}
+
+// write stores data at p. With KV v2 and cas >= 0 the write only succeeds if
+// the current version is cas (0: only if absent); ErrConflict otherwise. KV v1
+// ignores cas.
+func (k *kv) write(ctx context.Context, p string, data any, cas int) error {
+	var body any = data
+	if k.version == 2 {
+		b := map[string]any{"data": data}
+		if cas >= 0 {
+			b["options"] = map[string]int{"cas": cas}
+		}
+		body = b
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", k.display(p), err)
+	}
+	return k.put(ctx, p, raw, cas)
+}
+
+func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {
+	k.writes.Add(1)
+	resp, err := k.client.Logical().WriteRawWithContext(ctx, k.dataPath(p), body)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if err == nil {
+		return nil
+	}
+	var re *api.ResponseError
+	if k.version == 2 && cas >= 0 && errors.As(err, &re) && re.StatusCode == http.StatusBadRequest {
+		// Vault says 400 for a check-and-set mismatch, without a code: look
+		// at the version to tell a conflict from a bad request.
+		if cur, rerr := k.read(ctx, p); rerr == nil && cur.Version != cas {
+			return fmt.Errorf("writing %s (cas %d, now %d): %w", k.display(p), cas, cur.Version, ErrConflict)
+		}
+	}
+	return fmt.Errorf("writing %s: %w", k.display(p), k.classify(ctx, err))
+}
+
+// remove deletes p; on KV v2 every version and the metadata go.
+func (k *kv) remove(ctx context.Context, p string) error {
+	k.writes.Add(1)
+	target := k.dataPath(p)
+	if k.version == 2 {
+		target = k.metadataPath(p)
+	}
+	resp, err := k.client.Logical().DeleteRawWithContext(ctx, target)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
+		return fmt.Errorf("deleting %s: %w", k.display(p), k.classify(ctx, err))
+	}
+	return nil
+}
+
+// list returns the names under the folder p (folders end in "/"); none when
+// the folder does not exist.
+func (k *kv) list(ctx context.Context, p string) ([]string, error) {
+	k.reads.Add(1)
+	target := k.dataPath(p)
+	if k.version == 2 {
+		target = k.metadataPath(p)
+	}
+	sec, err := k.client.Logical().ListWithContext(ctx, strings.TrimSuffix(target, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", k.display(p), k.classify(ctx, err))
+	}
+	if sec == nil || sec.Data == nil {
+		return nil, nil
+	}
+	keys, ok := sec.Data["keys"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("listing %s: %w: keys is %T", k.display(p), ErrCorrupt, sec.Data["keys"])
+	}
+	out := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if s, ok := key.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}

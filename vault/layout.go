@@ -1,0 +1,127 @@
+package vault
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+)
+
+const (
+	// LayoutVersion is the index layout this package writes.
+	LayoutVersion = 1
+	// DefaultShards is the number of index shards of a new layout.
+	DefaultShards = 128
+	// LegacyIndexPath is where Blacksmith kept its single-map index.
+	LegacyIndexPath = "db"
+
+	metaPath    = "blacksmith/index/meta"
+	shardPrefix = "blacksmith/index/v1/shards/"
+	hashName    = "fnv1a-32"
+	maxShards   = 4096
+)
+
+// layout is the meta document at {mount}/blacksmith/index/meta.
+type layout struct {
+	Version         int    `json:"layout_version"`
+	Shards          int    `json:"shards"`
+	Hash            string `json:"hash"`
+	CreatedAt       string `json:"created_at,omitempty"`
+	MigratedFrom    string `json:"migrated_from,omitempty"`
+	MigratedRecords int    `json:"migrated_records,omitempty"`
+}
+
+// ShardOf returns the shard that holds instance id in an index of n shards.
+func ShardOf(id string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(n))
+}
+
+// ShardPath returns the path, relative to the mount, of shard i.
+func ShardPath(i int) string { return fmt.Sprintf("%s%03d", shardPrefix, i) }
+
+// readLayout returns the layout, or nil when none was written yet.
+func (s *Store) readLayout(ctx context.Context) (*layout, error) {
+	doc, err := s.kv.read(ctx, metaPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading the index layout: %w", err)
+	}
+	if !doc.Exists {
+		return nil, nil
+	}
+	raw, err := json.Marshal(doc.Data)
+	if err != nil {
+		return nil, err
+	}
+	var l layout
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("index layout at %s: %w: %v", s.kv.display(metaPath), ErrCorrupt, err)
+	}
+	return &l, l.validate(s.kv.display(metaPath))
+}
+
+func (l *layout) validate(path string) error {
+	if l.Version > LayoutVersion {
+		return fmt.Errorf("index layout at %s is version %d, this build knows %d: %w",
+			path, l.Version, LayoutVersion, ErrUnsupportedLayout)
+	}
+	if l.Version != LayoutVersion || l.Shards < 1 || l.Shards > maxShards || l.Hash != hashName {
+		return fmt.Errorf("index layout at %s: %w: version %d, %d shards, hash %q",
+			path, ErrCorrupt, l.Version, l.Shards, l.Hash)
+	}
+	return nil
+}
+
+// layoutFor returns the layout to read from, or nil when the index is empty
+// because nothing was ever written. A legacy index that was not migrated is
+// an error: reading around it would hide every instance it holds.
+func (s *Store) layoutFor(ctx context.Context) (*layout, error) {
+	l, err := s.readLayout(ctx)
+	if err != nil || l != nil {
+		return l, err
+	}
+	legacy, err := s.kv.read(ctx, LegacyIndexPath)
+	if err != nil {
+		return nil, fmt.Errorf("looking for a legacy index: %w", err)
+	}
+	if legacy.Exists {
+		return nil, fmt.Errorf("%s holds a legacy index: %w (run Migrate)", s.kv.display(LegacyIndexPath), ErrNotMigrated)
+	}
+	return nil, nil
+}
+
+// ensureLayout returns the layout, creating it when the index is new.
+func (s *Store) ensureLayout(ctx context.Context) (*layout, error) {
+	l, err := s.layoutFor(ctx)
+	if err != nil || l != nil {
+		return l, err
+	}
+	return s.createLayout(ctx, layout{})
+}
+
+// createLayout writes a new meta document (check-and-set "absent" on KV v2,
+// so that of two processes creating it at once one wins and both use it).
+func (s *Store) createLayout(ctx context.Context, l layout) (*layout, error) {
+	l.Version, l.Shards, l.Hash = LayoutVersion, DefaultShards, hashName
+	l.CreatedAt = time.Now().UTC().Format(time.RFC3339)
+	err := s.kv.write(ctx, metaPath, l, 0)
+	if errors.Is(err, ErrConflict) {
+		return s.readLayout(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating the index layout: %w", err)
+	}
+	return &l, nil
+}
+
+// validID rejects instance ids that cannot be used as a path segment.
+func validID(id string) error {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") || strings.TrimSpace(id) != id {
+		return fmt.Errorf("%w: instance id %q", ErrInvalid, id)
+	}
+	return nil
+}

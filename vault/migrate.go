@@ -1,0 +1,156 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// MigrationReport says what Migrate found and did.
+type MigrationReport struct {
+	// AlreadyMigrated is true when the sharded layout existed: nothing was done.
+	AlreadyMigrated bool
+	// LegacyFound is true when a legacy index was found at {mount}/db.
+	LegacyFound bool
+	// Records is the number of legacy records copied into the shards.
+	Records int
+	// Problems lists legacy records not fully understood; they were copied
+	// byte for byte all the same.
+	Problems []error
+	// Writes is the number of shard writes issued.
+	Writes int
+	// LayoutVersion and Shards describe the layout in place afterwards.
+	LayoutVersion, Shards int
+}
+
+// Migrate moves a legacy Blacksmith index ({mount}/db, one map of instance id
+// to record) into the sharded layout, copying every record byte for byte.
+// The legacy document is never written or deleted: it stays as the backup of
+// the original. The shards are read back and compared before the layout
+// document (with its version) is written, so an interrupted migration is
+// simply run again. Migrate is idempotent: once the layout exists it does
+// nothing. Without a legacy index it just records the layout.
+func (s *Store) Migrate(ctx context.Context) (MigrationReport, error) {
+	var rep MigrationReport
+	if s.kv.version == 1 {
+		s.v1mu.Lock()
+		defer s.v1mu.Unlock()
+	}
+	l, err := s.readLayout(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("migrating: %w", err)
+	}
+	if l == nil {
+		legacy, err := s.kv.read(ctx, LegacyIndexPath)
+		if err != nil {
+			return rep, fmt.Errorf("migrating: reading the legacy index (nothing written): %w", err)
+		}
+		if l, err = s.migrateLegacy(ctx, legacy, &rep); err != nil {
+			return rep, fmt.Errorf("migrating %s: %w", s.kv.display(LegacyIndexPath), err)
+		}
+	} else {
+		rep.AlreadyMigrated = true
+	}
+	rep.LayoutVersion, rep.Shards = l.Version, l.Shards
+	return rep, nil
+}
+
+func (s *Store) migrateLegacy(ctx context.Context, legacy document, rep *MigrationReport) (*layout, error) {
+	if !legacy.Exists {
+		return s.createLayout(ctx, layout{})
+	}
+	rep.LegacyFound = true
+	rep.Records = len(legacy.Data)
+	groups := map[int][]string{}
+	for id, raw := range legacy.Data {
+		_, problems := decodeRecord(s.kv.display(LegacyIndexPath), id, raw)
+		rep.Problems = append(rep.Problems, problems...)
+		n := ShardOf(id, DefaultShards)
+		groups[n] = append(groups[n], id)
+	}
+	writes, err := s.copyShards(ctx, legacy.Data, groups)
+	rep.Writes = writes
+	if err != nil {
+		return nil, err
+	}
+	if err := s.verifyShards(ctx, legacy.Data, groups); err != nil {
+		return nil, err
+	}
+	return s.createLayout(ctx, layout{MigratedFrom: s.kv.display(LegacyIndexPath), MigratedRecords: len(legacy.Data)})
+}
+
+// copyShards merges the legacy entries into their shards (which may hold
+// entries of an interrupted earlier run), with bounded parallelism.
+func (s *Store) copyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) (int, error) {
+	var (
+		mu     sync.Mutex
+		writes int
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(readParallelism)
+	for n, ids := range groups {
+		g.Go(func() error {
+			w, err := s.copyShard(gctx, n, ids, legacy)
+			mu.Lock()
+			writes += w
+			mu.Unlock()
+			return err
+		})
+	}
+	return writes, g.Wait()
+}
+
+func (s *Store) copyShard(ctx context.Context, n int, ids []string, legacy map[string]json.RawMessage) (int, error) {
+	writes := 0
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		sh, err := s.readShard(ctx, n)
+		if err != nil {
+			return writes, err
+		}
+		next := maps.Clone(sh.entries)
+		for _, id := range ids {
+			next[id] = legacy[id]
+		}
+		if maps.EqualFunc(next, sh.entries, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+			return writes, nil
+		}
+		writes++
+		if err = s.kv.write(ctx, sh.path, next, sh.version); !errors.Is(err, ErrConflict) {
+			return writes, err
+		}
+	}
+	return writes, fmt.Errorf("shard %03d: %w", n, ErrConflict)
+}
+
+// verifyShards reads the shards back and checks every legacy record is there
+// with the same bytes.
+func (s *Store) verifyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) error {
+	nums := slices.Sorted(maps.Keys(groups))
+	shards, err := s.readShards(ctx, nums)
+	if err != nil {
+		return fmt.Errorf("verifying: %w", err)
+	}
+	for _, sh := range shards {
+		for _, id := range groups[sh.num] {
+			if !sameJSON(sh.entries[id], legacy[id]) {
+				return fmt.Errorf("verifying: record %q differs in %s: %w", id, s.kv.display(sh.path), ErrCorrupt)
+			}
+		}
+	}
+	return nil
+}
+
+func sameJSON(a, b json.RawMessage) bool {
+	var ca, cb bytes.Buffer
+	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+		return false
+	}
+	return bytes.Equal(ca.Bytes(), cb.Bytes())
+}

@@ -1,0 +1,160 @@
+package vault
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Record is one instance's index entry. Fields this package does not know,
+// and known fields found with an unexpected JSON type, are kept raw in Extra
+// and written back unchanged on every write.
+type Record struct {
+	ServiceID      string `json:"service_id"`
+	PlanID         string `json:"plan_id"`
+	DeploymentName string `json:"deployment_name,omitempty"`
+	Created        int64  `json:"created,omitempty"` // unix seconds
+
+	// Broker fields.
+	OrganizationGUID string         `json:"organization_guid,omitempty"`
+	SpaceGUID        string         `json:"space_guid,omitempty"`
+	Parameters       map[string]any `json:"parameters,omitempty"`
+	LastOperation    *Operation     `json:"last_operation,omitempty"`
+
+	// Reconciler fields.
+	ReconciledAt string `json:"reconciled_at,omitempty"` // RFC 3339
+	Orphaned     bool   `json:"orphaned,omitempty"`
+	OrphanedAt   string `json:"orphaned_at,omitempty"`
+	UnorphanedAt string `json:"unorphaned_at,omitempty"`
+	// Fingerprint is a digest of what the reconciler last wrote; it lets a
+	// warm run skip reading metadata.
+	Fingerprint string `json:"reconciler_fingerprint,omitempty"`
+
+	// Extra holds every field not above, preserved byte for byte.
+	Extra map[string]json.RawMessage `json:"-"`
+
+	st fieldState
+}
+
+// Operation is the broker's last asynchronous operation on an instance.
+type Operation struct {
+	Type        string `json:"type"`  // "provision", "update" or "deprovision"
+	State       string `json:"state"` // "in progress", "succeeded" or "failed"
+	TaskID      int    `json:"task_id,omitempty"`
+	Description string `json:"description,omitempty"`
+	StartedAt   string `json:"started_at,omitempty"` // RFC 3339
+	ContextID   string `json:"context_id,omitempty"`
+	// Extra holds fields not above, preserved byte for byte.
+	Extra map[string]json.RawMessage `json:"-"`
+
+	st fieldState
+}
+
+func (r *Record) fields() []field {
+	return []field{
+		{"service_id", &r.ServiceID, true},
+		{"plan_id", &r.PlanID, true},
+		{"deployment_name", &r.DeploymentName, false},
+		{"created", &r.Created, false},
+		{"organization_guid", &r.OrganizationGUID, false},
+		{"space_guid", &r.SpaceGUID, false},
+		{"parameters", &r.Parameters, false},
+		{"last_operation", &r.LastOperation, false},
+		{"reconciled_at", &r.ReconciledAt, false},
+		{"orphaned", &r.Orphaned, false},
+		{"orphaned_at", &r.OrphanedAt, false},
+		{"unorphaned_at", &r.UnorphanedAt, false},
+		{"reconciler_fingerprint", &r.Fingerprint, false},
+	}
+}
+
+// UnmarshalJSON decodes a record. Only a value that is not a JSON object is an
+// error; a known field of the wrong type is kept raw in Extra (see Mismatched).
+func (r *Record) UnmarshalJSON(data []byte) error {
+	*r = Record{}
+	extra, st, err := decodeObject(data, r.fields())
+	r.Extra, r.st = extra, st
+	return err
+}
+
+// MarshalJSON encodes the known fields and Extra as one JSON object with
+// sorted keys, so an unchanged record encodes to the same bytes.
+func (r Record) MarshalJSON() ([]byte, error) {
+	return encodeObject(r.fields(), r.Extra, r.st.present)
+}
+
+// Mismatched names the known fields that were found with an unexpected JSON
+// type when r was decoded; their raw values are in Extra.
+func (r *Record) Mismatched() []string { return append([]string(nil), r.st.mismatch...) }
+
+// Clone returns a deep copy of r (nil for nil).
+func (r *Record) Clone() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Parameters = cloneMap(r.Parameters)
+	c.LastOperation = r.LastOperation.clone()
+	c.Extra = cloneExtra(r.Extra)
+	c.st = r.st.clone()
+	return &c
+}
+
+func (o *Operation) fields() []field {
+	return []field{
+		{"type", &o.Type, true},
+		{"state", &o.State, true},
+		{"task_id", &o.TaskID, false},
+		{"description", &o.Description, false},
+		{"started_at", &o.StartedAt, false},
+		{"context_id", &o.ContextID, false},
+	}
+}
+
+// UnmarshalJSON decodes an operation, keeping unknown fields in Extra.
+func (o *Operation) UnmarshalJSON(data []byte) error {
+	*o = Operation{}
+	extra, st, err := decodeObject(data, o.fields())
+	o.Extra, o.st = extra, st
+	return err
+}
+
+// MarshalJSON encodes the known fields and Extra.
+func (o Operation) MarshalJSON() ([]byte, error) {
+	return encodeObject(o.fields(), o.Extra, o.st.present)
+}
+
+func (o *Operation) clone() *Operation {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	c.Extra = cloneExtra(o.Extra)
+	c.st = o.st.clone()
+	return &c
+}
+
+func (s fieldState) clone() fieldState {
+	c := fieldState{mismatch: append([]string(nil), s.mismatch...)}
+	if s.present != nil {
+		c.present = make(map[string]bool, len(s.present))
+		for k, v := range s.present {
+			c.present[k] = v
+		}
+	}
+	return c
+}
+
+// decodeRecord decodes one index entry and reports, as *RecordError, a value
+// that is not an object (rec nil) or fields kept raw because of their type.
+func decodeRecord(path, id string, raw json.RawMessage) (*Record, []error) {
+	var r Record
+	if err := r.UnmarshalJSON(raw); err != nil {
+		return nil, []error{&RecordError{Path: path, ID: id, Err: err}}
+	}
+	var problems []error
+	for _, f := range r.st.mismatch {
+		problems = append(problems, &RecordError{Path: path, ID: id, Field: f,
+			Err: fmt.Errorf("unexpected JSON type: %s", snippet(r.Extra[f]))})
+	}
+	return &r, problems
+}

@@ -1,0 +1,76 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Secret returns the data at path (relative to the mount, e.g.
+// "{id}/credentials" or "{id}/bindings/{bid}") and whether it exists.
+// Numbers are json.Number.
+func (s *Store) Secret(ctx context.Context, path string) (map[string]any, bool, error) {
+	if err := validPath(path); err != nil {
+		return nil, false, err
+	}
+	doc, err := s.kv.read(ctx, path)
+	if err != nil || !doc.Exists {
+		return nil, false, err
+	}
+	raw, err := json.Marshal(doc.Data)
+	if err != nil {
+		return nil, false, err
+	}
+	var out map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return nil, false, fmt.Errorf("secret at %s: %w: %v", s.kv.display(path), ErrCorrupt, err)
+	}
+	return out, true, nil
+}
+
+// PutSecret writes data at path, replacing what was there. The index paths
+// are refused (ErrInvalid): the index is written by Update only.
+func (s *Store) PutSecret(ctx context.Context, path string, data map[string]any) error {
+	if err := writablePath(path); err != nil {
+		return err
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	return s.kv.write(ctx, path, data, noCAS)
+}
+
+// DeleteSecret deletes path; on KV v2 with every version. Deleting an absent
+// secret is not an error.
+func (s *Store) DeleteSecret(ctx context.Context, path string) error {
+	if err := writablePath(path); err != nil {
+		return err
+	}
+	return s.kv.remove(ctx, path)
+}
+
+func validPath(p string) error {
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return fmt.Errorf("%w: secret path %q", ErrInvalid, p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("%w: secret path %q", ErrInvalid, p)
+		}
+	}
+	return nil
+}
+
+func writablePath(p string) error {
+	if err := validPath(p); err != nil {
+		return err
+	}
+	if p == LegacyIndexPath || p == metaPath || strings.HasPrefix(p, "blacksmith/index/") {
+		return fmt.Errorf("%w: %q belongs to the index", ErrInvalid, p)
+	}
+	return nil
+}

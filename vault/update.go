@@ -1,0 +1,250 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// maxAttempts bounds the check-and-set attempts per shard and Update.
+const maxAttempts = 50
+
+// Change computes an instance's next index record from its current one. cur
+// is a private copy (nil when absent); returning nil leaves the record as it
+// is. A Change may be invoked again, on a fresh copy, after a check-and-set
+// conflict, so it must not have side effects that cannot be repeated.
+type Change func(cur *Record) (next *Record, err error)
+
+// UpdateResult says what an Update did.
+type UpdateResult struct {
+	// Changed lists, sorted, the ids whose records were written.
+	Changed []string
+	// Writes is the number of Vault writes issued (conflicting ones included).
+	Writes int
+}
+
+// edit is what an update does to one id: apply a change, remove the entry,
+// or set it to stored bytes (restore).
+type edit struct {
+	change Change
+	remove bool
+	set    json.RawMessage
+}
+
+// plan is a shard's new content, computed from one read of it.
+type plan struct {
+	sh      *shard
+	next    map[string]json.RawMessage
+	changed []string
+	skipped []error // corrupt records that a change targeted, left untouched
+}
+
+// Update applies changes to the index, grouped per shard: one read and at
+// most one write per touched shard, and no write for a shard whose content
+// encodes to the same bytes. All touched shards are read, and every change
+// computed, before anything is written: a failed read or a Change that returns
+// an error aborts the whole Update with nothing written. A change to a record
+// that is not a JSON object is skipped (the record is kept as it is) and
+// reported in the error, matching ErrCorrupt, while the other changes apply.
+//
+// On KV v2 each shard is written with check-and-set; on a conflict it is
+// re-read and its changes re-applied. On KV v1 updates are serialized within
+// the Store. Writes to different shards are not atomic together: when a write
+// fails, Changed says which records were written.
+func (s *Store) Update(ctx context.Context, changes map[string]Change) (UpdateResult, error) {
+	edits := make(map[string]edit, len(changes))
+	for id, c := range changes {
+		if err := validID(id); err != nil {
+			return UpdateResult{}, err
+		}
+		if c == nil {
+			return UpdateResult{}, fmt.Errorf("%w: nil change for %s", ErrInvalid, id)
+		}
+		edits[id] = edit{change: c}
+	}
+	return s.apply(ctx, edits)
+}
+
+// Remove backs the instance up (when backups are on) and then removes its
+// index entry. Its per-instance paths (manifest, metadata, secrets, backups)
+// are kept. Removing an absent instance is not an error.
+func (s *Store) Remove(ctx context.Context, id string) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	if _, err := s.Backup(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("removing %s: backing up first: %w", id, err)
+	}
+	if _, err := s.apply(ctx, map[string]edit{id: {remove: true}}); err != nil {
+		return fmt.Errorf("removing %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, edits map[string]edit) (UpdateResult, error) {
+	if len(edits) == 0 {
+		return UpdateResult{}, nil
+	}
+	if s.kv.version == 1 {
+		s.v1mu.Lock()
+		defer s.v1mu.Unlock()
+	}
+	l, err := s.ensureLayout(ctx)
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
+	}
+	groups := map[int][]string{}
+	for id := range edits {
+		n := ShardOf(id, l.Shards)
+		groups[n] = append(groups[n], id)
+	}
+	nums := slices.Sorted(maps.Keys(groups))
+	shards, err := s.readShards(ctx, nums)
+	if err != nil {
+		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
+	}
+	plans := make([]*plan, len(shards))
+	for i, sh := range shards {
+		ids := groups[sh.num]
+		slices.Sort(ids)
+		if plans[i], err = s.plan(sh, ids, edits); err != nil {
+			return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
+		}
+	}
+	return s.commitAll(ctx, plans, groups, edits)
+}
+
+// plan applies the edits of ids to a shard as read.
+func (s *Store) plan(sh *shard, ids []string, edits map[string]edit) (*plan, error) {
+	p := &plan{sh: sh, next: maps.Clone(sh.entries)}
+	for _, id := range ids {
+		e := edits[id]
+		raw, present := sh.entries[id]
+		if e.remove {
+			if present {
+				delete(p.next, id)
+				p.changed = append(p.changed, id)
+			}
+			continue
+		}
+		if e.set != nil {
+			if !present || !bytes.Equal(e.set, raw) {
+				p.next[id] = e.set
+				p.changed = append(p.changed, id)
+			}
+			continue
+		}
+		var cur *Record
+		if present {
+			rec, problems := decodeRecord(s.kv.display(sh.path), id, raw)
+			if rec == nil {
+				p.skipped = append(p.skipped, problems[0])
+				continue
+			}
+			cur = rec
+		}
+		next, err := e.change(cur)
+		if err != nil {
+			return nil, fmt.Errorf("change of %s: %w", id, err)
+		}
+		if next == nil {
+			continue
+		}
+		b, err := json.Marshal(next)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the record of %s: %w", id, err)
+		}
+		if present && bytes.Equal(b, raw) {
+			continue
+		}
+		p.next[id] = b
+		p.changed = append(p.changed, id)
+	}
+	return p, nil
+}
+
+// commitAll writes every plan that changes something, in parallel.
+func (s *Store) commitAll(ctx context.Context, plans []*plan, groups map[int][]string, edits map[string]edit) (UpdateResult, error) {
+	var (
+		mu   sync.Mutex
+		res  UpdateResult
+		errs []error
+		g    errgroup.Group
+	)
+	g.SetLimit(readParallelism)
+	for _, p := range plans {
+		if len(p.changed) == 0 {
+			errs = append(errs, p.skipped...)
+			continue
+		}
+		g.Go(func() error {
+			final, writes, err := s.commit(ctx, p, groups[p.sh.num], edits)
+			mu.Lock()
+			defer mu.Unlock()
+			res.Writes += writes
+			if err != nil {
+				errs = append(errs, err)
+				return nil
+			}
+			res.Changed = append(res.Changed, final.changed...)
+			errs = append(errs, final.skipped...)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	slices.Sort(res.Changed)
+	if err := errors.Join(errs...); err != nil {
+		return res, fmt.Errorf("updating the index: %w", err)
+	}
+	return res, nil
+}
+
+// commit writes one shard's plan; on a check-and-set conflict it re-reads the
+// shard, re-applies the edits and tries again.
+func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[string]edit) (*plan, int, error) {
+	writes := 0
+	for attempt := 1; ; attempt++ {
+		err := s.kv.write(ctx, p.sh.path, p.next, p.sh.version)
+		writes++
+		if err == nil {
+			return p, writes, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt == maxAttempts {
+			return nil, writes, fmt.Errorf("shard %s not written (attempt %d): %w", s.kv.display(p.sh.path), attempt, err)
+		}
+		if err := pause(ctx, attempt); err != nil {
+			return nil, writes, err
+		}
+		sh, err := s.readShard(ctx, p.sh.num)
+		if err != nil {
+			return nil, writes, fmt.Errorf("shard %s not written: re-reading after a conflict: %w", s.kv.display(p.sh.path), err)
+		}
+		if p, err = s.plan(sh, ids, edits); err != nil {
+			return nil, writes, fmt.Errorf("shard %s not written: %w", s.kv.display(sh.path), err)
+		}
+		if len(p.changed) == 0 {
+			return p, writes, nil
+		}
+	}
+}
+
+// pause waits a short, growing, jittered time before a retry.
+func pause(ctx context.Context, attempt int) error {
+	d := time.Duration(min(attempt, 25)) * time.Millisecond
+	d += time.Duration(rand.Int64N(int64(d)))
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
