@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+)
+
+// adminConfig is the body of GET and POST /_sim/config; on POST, absent
+// fields are left as they are and "failures" replaces every failure.
+type adminConfig struct {
+	LatencyMS      *int64          `json:"latency_ms,omitempty"`
+	TaskDurationMS *int64          `json:"task_duration_ms,omitempty"`
+	TokenTTLS      *int64          `json:"token_ttl_s,omitempty"`
+	Failures       *[]adminFailure `json:"failures,omitempty"`
+}
+
+// adminFailure is a Failure in JSON, its delay in milliseconds.
+type adminFailure struct {
+	Failure
+	DelayMS int64 `json:"delay_ms"`
+}
+
+type adminSeed struct {
+	Count int `json:"count"`
+	Plans []struct {
+		ServiceID string `json:"service_id"`
+		PlanID    string `json:"plan_id"`
+		Release   string `json:"release"`
+		Version   string `json:"version"`
+		Instances int    `json:"instances"`
+	} `json:"plans"`
+}
+
+type adminNextTask struct {
+	Deployment string `json:"deployment"`
+	State      string `json:"state"`
+}
+
+// adminRoutes serves the /_sim admin API: no authentication, no latency,
+// no failures, not counted.
+func (d *Director) adminRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /_sim/stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.Stats()) })
+	mux.HandleFunc("POST /_sim/reset", d.adminReset)
+	mux.HandleFunc("GET /_sim/config", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.adminConfig()) })
+	mux.HandleFunc("POST /_sim/config", d.adminSetConfig)
+	mux.HandleFunc("POST /_sim/seed", d.adminSeed)
+	mux.HandleFunc("POST /_sim/next-task", d.adminNextTask)
+	mux.HandleFunc("POST /_sim/revoke-tokens", func(w http.ResponseWriter, _ *http.Request) {
+		d.RevokeTokens()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("PUT /_sim/cloud-config", d.adminCloudConfig)
+	mux.HandleFunc("PUT /_sim/deployments", d.adminPutDeployment)
+	mux.HandleFunc("DELETE /_sim/deployments", func(w http.ResponseWriter, _ *http.Request) {
+		d.RemoveAllDeployments()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("DELETE /_sim/deployments/{name}", func(w http.ResponseWriter, r *http.Request) {
+		d.RemoveDeployment(r.PathValue("name"))
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+func adminError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, map[string]string{"error": err.Error()})
+}
+
+// decodeAdmin reads a JSON body strictly; on failure it has answered 400.
+func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		adminError(w, http.StatusBadRequest, err)
+		return false
+	}
+	return true
+}
+
+// adminReset zeroes the counters and removes failures and pending task ends.
+func (d *Director) adminReset(w http.ResponseWriter, _ *http.Request) {
+	d.ResetStats()
+	d.ClearFailures()
+	d.mu.Lock()
+	clear(d.outcomes)
+	d.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (d *Director) adminConfig() adminConfig {
+	lat, dur := d.knobs.latency().Milliseconds(), d.knobs.taskDuration().Milliseconds()
+	ttl := int64(d.knobs.tokenTTL().Seconds())
+	fs := []adminFailure{}
+	for _, f := range d.Failures() {
+		fs = append(fs, adminFailure{Failure: f, DelayMS: f.Delay.Milliseconds()})
+	}
+	return adminConfig{LatencyMS: &lat, TaskDurationMS: &dur, TokenTTLS: &ttl, Failures: &fs}
+}
+
+func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
+	var c adminConfig
+	if !decodeAdmin(w, r, &c) {
+		return
+	}
+	if c.LatencyMS != nil {
+		d.SetLatency(time.Duration(*c.LatencyMS) * time.Millisecond)
+	}
+	if c.TaskDurationMS != nil {
+		d.SetTaskDuration(time.Duration(*c.TaskDurationMS) * time.Millisecond)
+	}
+	if c.TokenTTLS != nil {
+		d.SetTokenTTL(time.Duration(*c.TokenTTLS) * time.Second)
+	}
+	if c.Failures != nil {
+		d.ClearFailures()
+		for _, f := range *c.Failures {
+			f.Delay = time.Duration(f.DelayMS) * time.Millisecond
+			d.InjectFailure(f.Failure)
+		}
+	}
+	writeJSON(w, http.StatusOK, d.adminConfig())
+}
+
+func (d *Director) adminSeed(w http.ResponseWriter, r *http.Request) {
+	var s adminSeed
+	if !decodeAdmin(w, r, &s) {
+		return
+	}
+	var plans []SeedPlan
+	for _, p := range s.Plans {
+		plans = append(plans, SeedPlan{ServiceID: p.ServiceID, PlanID: p.PlanID, Release: p.Release,
+			Version: p.Version, Instances: p.Instances})
+	}
+	names := d.SeedDeployments(s.Count, plans)
+	if names == nil {
+		names = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"names": names})
+}
+
+func (d *Director) adminNextTask(w http.ResponseWriter, r *http.Request) {
+	var n adminNextTask
+	if !decodeAdmin(w, r, &n) {
+		return
+	}
+	if err := d.EndNextTask(n.Deployment, or(n.State, StateError)); err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (d *Director) adminCloudConfig(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifest))
+	if err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
+	d.SetCloudConfig(string(body))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (d *Director) adminPutDeployment(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifest))
+	if err == nil {
+		err = d.PutDeployment(string(body))
+	}
+	if err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

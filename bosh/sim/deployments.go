@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// maxManifest is the largest manifest the simulator reads.
+const maxManifest = 8 << 20
+
+type manifestView struct {
+	Manifest string `json:"manifest"`
+}
+
+// getDeployment is GET /deployments/:name: the manifest exactly as posted
+// ("" while a first deploy has not succeeded).
+func (d *Director) getDeployment(w http.ResponseWriter, r *http.Request, _ string) {
+	name := r.PathValue("name")
+	d.mu.RLock()
+	dep, ok := d.deployments[name]
+	var text string
+	if ok {
+		text = dep.manifestText()
+	}
+	d.mu.RUnlock()
+	if !ok {
+		deploymentNotFound(w, name)
+		return
+	}
+	writeJSON(w, http.StatusOK, manifestView{Manifest: text})
+}
+
+// postDeployment is POST /deployments (Content-Type text/yaml): a task that
+// creates or updates the deployment the manifest names. A manifest without
+// a name is refused at once (400); any other invalid manifest makes the
+// task end in error. Like the Director, it records a new deployment at once.
+func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "text/yaml" {
+		endpointNotFound(w, r) // the Director's route only consumes YAML
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifest))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, codeValidationType, "Reading the manifest: %v", err)
+		return
+	}
+	text := string(body)
+	name, doc, refusal := parseManifest(text)
+	if errors.Is(refusal, errMissingName) {
+		writeError(w, http.StatusBadRequest, codeMissingField, "%s", refusal.Error())
+		return
+	}
+	var c *content
+	if doc != nil {
+		c = contentOf(doc)
+	}
+	dryRun := r.URL.Query().Get("dry_run") == "true"
+	d.mu.Lock()
+	t := d.newTaskLocked(kindDeploy, "create deployment", name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t.manifest, t.content, t.refusal, t.dryRun = text, c, refusal, dryRun
+	if name != "" && !dryRun {
+		d.placeholderLocked(name)
+	}
+	d.mu.Unlock()
+	d.startTask(t)
+	d.redirectToTask(w, t.id)
+}
+
+// deleteDeployment is DELETE /deployments/:name: a task, which ends done
+// even when the deployment does not exist.
+func (d *Director) deleteDeployment(w http.ResponseWriter, r *http.Request, user string) {
+	name := r.PathValue("name")
+	d.mu.Lock()
+	t := d.newTaskLocked(kindDelete, "delete deployment "+name, name, user, r.Header.Get("X-Bosh-Context-Id"))
+	d.mu.Unlock()
+	d.startTask(t)
+	d.redirectToTask(w, t.id)
+}

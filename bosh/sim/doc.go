@@ -1,0 +1,46 @@
+// Package sim is a BOSH Director simulator: it answers the Director REST API
+// as described in shared/bosh-director-api.md (same JSON shapes, status codes,
+// plain-text 401s, {code, description} errors, absolute 302 task redirects,
+// NDJSON task output) and keeps state, so that the bosh client, the
+// reconciler and their benchmarks run against something that behaves like a
+// Director. It is the only stand-in for BOSH the project allows. It does not
+// import the bosh client package.
+//
+// In-process:
+//
+//	d, err := sim.New(sim.Options{Auth: sim.AuthUAA, TokenTTL: 2 * time.Second, Seed: 100})
+//	defer d.Close()
+//	url := d.URL()
+//
+// The binary cmd/bosh-director-sim serves the same from the command line.
+//
+// State: POST /deployments creates or updates the deployment its manifest
+// names through a task (queued -> processing -> done, or error); DELETE
+// /deployments/:name deletes it through a task. While a task runs its
+// deployment is locked (GET /locks, "locked": true in the listing) and its
+// events are recorded (GET /events). Manifests come back byte for byte.
+// At most Options.Workers tasks run at once; the others stay queued.
+//
+// Knobs, as methods (safe for concurrent use) and over the admin API: latency,
+// task duration, token lifetime, injected failures (a share of requests
+// answered 500 or another status, one endpoint failing, slow answers, the
+// next N requests), tasks made to end in error/timeout/cancelled, seeded
+// deployments, deployments changed behind the broker's back, counters.
+//
+// Admin HTTP API under /_sim/ (no authentication, no latency, not counted):
+//
+//	GET    /_sim/stats              Stats as JSON
+//	POST   /_sim/reset              zero the counters, remove failures and pending task ends
+//	GET    /_sim/config             {"latency_ms","task_duration_ms","token_ttl_s","failures"}
+//	POST   /_sim/config             same body; absent fields unchanged, "failures" replaces all:
+//	                                [{"endpoint":"/deployments/:name","method":"GET","rate":0.5,
+//	                                  "status":500,"delay_ms":0,"count":0}]
+//	POST   /_sim/seed               {"count":10000,"plans":[{"service_id","plan_id","release","version","instances"}]}
+//	                                -> {"names":[...]}
+//	POST   /_sim/next-task          {"deployment":"name or empty for any","state":"error|timeout|cancelled"}
+//	POST   /_sim/revoke-tokens      every UAA token issued so far is refused from now on
+//	PUT    /_sim/cloud-config       body: a new cloud config; older deployments become "outdated"
+//	PUT    /_sim/deployments        body: a manifest, applied at once without a task
+//	DELETE /_sim/deployments        remove every deployment at once
+//	DELETE /_sim/deployments/:name  remove one deployment at once
+package sim

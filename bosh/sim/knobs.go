@@ -1,0 +1,113 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Failure makes some requests fail or answer slowly.
+type Failure struct {
+	// Endpoint is the route template the failure applies to, e.g.
+	// "/deployments/:name" or "GET /deployments"; "" = every endpoint.
+	Endpoint string `json:"endpoint"`
+	// Method is the HTTP method it applies to; "" = any.
+	Method string `json:"method"`
+	// Rate is the share (0..1) of matching requests affected; 0 = every one.
+	Rate float64 `json:"rate"`
+	// Status is answered, with an empty body, to affected requests. Default
+	// 500; when Delay is set and Status is 0 the request is only slowed.
+	Status int `json:"status"`
+	// Delay is waited before an affected request is answered. Default 0.
+	Delay time.Duration `json:"-"`
+	// Count limits the failure to the next Count affected requests, after
+	// which it is removed; 0 = unlimited.
+	Count int `json:"count"`
+}
+
+// matches reports whether f applies to a request of method to tmpl.
+func (f *Failure) matches(method, tmpl string) bool {
+	endpoint, fMethod := f.Endpoint, f.Method
+	if m, path, ok := strings.Cut(endpoint, " "); ok {
+		fMethod, endpoint = m, path
+	}
+	return (endpoint == "" || endpoint == tmpl) && (fMethod == "" || strings.EqualFold(fMethod, method))
+}
+
+// knobs are the settings tests turn at run time.
+type knobs struct {
+	latencyNS, taskDurationNS, tokenTTLNS atomic.Int64
+
+	mu       sync.Mutex
+	failures []*Failure
+}
+
+func (k *knobs) init(opts Options) {
+	k.latencyNS.Store(int64(opts.Latency))
+	k.taskDurationNS.Store(int64(opts.TaskDuration))
+	k.tokenTTLNS.Store(int64(opts.TokenTTL))
+}
+
+func (k *knobs) latency() time.Duration      { return time.Duration(k.latencyNS.Load()) }
+func (k *knobs) taskDuration() time.Duration { return time.Duration(k.taskDurationNS.Load()) }
+func (k *knobs) tokenTTL() time.Duration     { return time.Duration(k.tokenTTLNS.Load()) }
+
+// pick returns the failure that affects a request, counting it down.
+func (k *knobs) pick(method, tmpl string) (Failure, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i, f := range k.failures {
+		if !f.matches(method, tmpl) || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
+			continue
+		}
+		picked := *f
+		if f.Count > 0 {
+			if f.Count--; f.Count == 0 {
+				k.failures = append(k.failures[:i:i], k.failures[i+1:]...)
+			}
+		}
+		return picked, true
+	}
+	return Failure{}, false
+}
+
+// SetLatency sets the delay added to every request (except /_sim).
+func (d *Director) SetLatency(l time.Duration) { d.knobs.latencyNS.Store(int64(max(l, 0))) }
+
+// SetTaskDuration sets how long tasks created from now on stay processing.
+func (d *Director) SetTaskDuration(t time.Duration) { d.knobs.taskDurationNS.Store(int64(max(t, 0))) }
+
+// SetTokenTTL sets the lifetime of tokens issued from now on (uaa mode).
+func (d *Director) SetTokenTTL(ttl time.Duration) {
+	if ttl > 0 {
+		d.knobs.tokenTTLNS.Store(int64(ttl))
+	}
+}
+
+// InjectFailure adds a failure; the first added failure that picks a
+// request decides what happens to it.
+func (d *Director) InjectFailure(f Failure) {
+	d.knobs.mu.Lock()
+	defer d.knobs.mu.Unlock()
+	d.knobs.failures = append(d.knobs.failures, &f)
+}
+
+// ClearFailures removes every injected failure.
+func (d *Director) ClearFailures() {
+	d.knobs.mu.Lock()
+	defer d.knobs.mu.Unlock()
+	d.knobs.failures = nil
+}
+
+// Failures returns the failures in effect (with what is left of their Count).
+func (d *Director) Failures() []Failure {
+	d.knobs.mu.Lock()
+	defer d.knobs.mu.Unlock()
+	out := make([]Failure, len(d.knobs.failures))
+	for i, f := range d.knobs.failures {
+		out[i] = *f
+	}
+	return out
+}

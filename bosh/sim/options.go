@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Auth modes of the simulator.
+const (
+	AuthBasic = "basic"
+	AuthUAA   = "uaa"
+)
+
+// Defaults filled in by New for zero Options fields.
+const (
+	DefaultAddr         = "127.0.0.1:0"
+	DefaultUsername     = "admin"
+	DefaultPassword     = "admin"
+	DefaultClientID     = "blacksmith"
+	DefaultClientSecret = "secret"
+	DefaultTokenTTL     = 10 * time.Minute
+	DefaultTaskDuration = 100 * time.Millisecond
+	DefaultWorkers      = 3
+	DefaultLockTimeout  = 10 * time.Second
+	DefaultName         = "bosh-director-sim"
+)
+
+// ErrBadOptions is returned by New for options it cannot serve.
+var ErrBadOptions = errors.New("bad simulator options")
+
+// Options configures a Director. The zero value is a basic-auth simulator over
+// plain HTTP on a free loopback port.
+type Options struct {
+	// Addr is the listen address. Default "127.0.0.1:0" (a free loopback port).
+	Addr string
+	// Auth is "basic" or "uaa". Default "basic".
+	Auth string
+	// Username and Password are the basic-auth credentials. Default "admin"/"admin".
+	Username, Password string
+	// ClientID and ClientSecret are the client credentials the built-in UAA
+	// token endpoint (uaa mode) accepts. Default "blacksmith"/"secret".
+	ClientID, ClientSecret string
+	// ClientScopes are the scopes of the tokens it issues. Default ["bosh.admin"];
+	// ["bosh.read"] gives a read-only client, any other scope a client the
+	// Director refuses with code 600000.
+	ClientScopes []string
+	// TokenTTL is the lifetime of issued tokens, rounded up to whole seconds.
+	// Default 10m.
+	TokenTTL time.Duration
+	// UAAURL is the UAA address /info advertises in uaa mode. Default: the
+	// simulator's own URL, which serves POST /oauth/token.
+	UAAURL string
+	// TLS serves HTTPS with a certificate signed by a CA generated at start.
+	// Default false (plain HTTP).
+	TLS bool
+	// CACertPath is where the CA certificate PEM is written when TLS is on.
+	// Default "" (not written; see CACertPEM).
+	CACertPath string
+	// Latency is added to every request except the /_sim admin API. Default 0.
+	Latency time.Duration
+	// TaskDuration is how long a task stays processing. Default 100ms; a
+	// negative value means no delay at all.
+	TaskDuration time.Duration
+	// Workers is how many tasks run at once; later tasks stay queued, as on a
+	// real Director. Default 3.
+	Workers int
+	// LockTimeout is how long a task waits for its deployment's lock before
+	// it ends in error. Default 10s.
+	LockTimeout time.Duration
+	// Seed is the number of deployments created at start (no tasks, no
+	// events), see SeedDeployments. Default 0.
+	Seed int
+	// SeedPlans are the plans seeded deployments are drawn from. Default
+	// DefaultSeedPlans(): redis-small, redis-large, postgresql-small.
+	SeedPlans []SeedPlan
+	// ExternalHost is the host:port the Director believes it has, used in the
+	// absolute Location of task redirects. Default: its own listen address.
+	ExternalHost string
+	// Name is the Director name in /info. Default "bosh-director-sim".
+	Name string
+	// UUID is the Director UUID in /info. Default: random.
+	UUID string
+	// Logger receives a line per finished task (debug level). Default: discards.
+	Logger *slog.Logger
+}
+
+// SeedPlan is a service plan seeded deployments are drawn from.
+type SeedPlan struct {
+	// ServiceID and PlanID go into properties.blacksmith; the deployment is
+	// named "{PlanID}-{instance uuid}".
+	ServiceID, PlanID string
+	// Release is the BOSH release (and the name of its main job). Required.
+	Release string
+	// Version is the release version. Default "1.0.0".
+	Version string
+	// Instances is the size of the main instance group. Default 1.
+	Instances int
+}
+
+// DefaultSeedPlans are the plans used when Options.SeedPlans is empty.
+func DefaultSeedPlans() []SeedPlan {
+	return []SeedPlan{
+		{ServiceID: "redis", PlanID: "redis-small", Release: "redis", Version: "16.1.0", Instances: 1},
+		{ServiceID: "redis", PlanID: "redis-large", Release: "redis", Version: "16.1.0", Instances: 3},
+		{ServiceID: "postgresql", PlanID: "postgresql-small", Release: "postgres", Version: "48", Instances: 1},
+	}
+}
+
+// withDefaults fills in every default; it is the only place defaults live.
+func (o Options) withDefaults() Options {
+	o.Addr = or(o.Addr, DefaultAddr)
+	o.Auth = or(o.Auth, AuthBasic)
+	o.Username = or(o.Username, DefaultUsername)
+	o.Password = or(o.Password, DefaultPassword)
+	o.ClientID = or(o.ClientID, DefaultClientID)
+	o.ClientSecret = or(o.ClientSecret, DefaultClientSecret)
+	if len(o.ClientScopes) == 0 {
+		o.ClientScopes = []string{"bosh.admin"}
+	}
+	if o.TokenTTL <= 0 {
+		o.TokenTTL = DefaultTokenTTL
+	}
+	switch {
+	case o.TaskDuration == 0:
+		o.TaskDuration = DefaultTaskDuration
+	case o.TaskDuration < 0:
+		o.TaskDuration = 0
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if len(o.SeedPlans) == 0 {
+		o.SeedPlans = DefaultSeedPlans()
+	}
+	o.Name = or(o.Name, DefaultName)
+	o.UUID = or(o.UUID, newUUID())
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	if o.Auth != AuthBasic && o.Auth != AuthUAA {
+		return fmt.Errorf("%w: auth %q is neither %q nor %q", ErrBadOptions, o.Auth, AuthBasic, AuthUAA)
+	}
+	for _, p := range o.SeedPlans {
+		if p.PlanID == "" || p.Release == "" {
+			return fmt.Errorf("%w: seed plan %+v needs a plan id and a release", ErrBadOptions, p)
+		}
+	}
+	return nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,186 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// outcome is how a task ends; code is the error code of an error.
+type outcome struct {
+	state, result string
+	code          int
+}
+
+// shutdown is the outcome of a task whose Director closes: none is recorded.
+var shutdown = outcome{}
+
+// startTask runs a task in a goroutine the Director waits for on Close.
+func (d *Director) startTask(t *task) {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.run(t)
+	}()
+}
+
+// run takes a task through queued -> processing -> its end. A task whose
+// Director closes stays where it was.
+func (d *Director) run(t *task) {
+	select {
+	case d.workers <- struct{}{}:
+	case <-t.cancel:
+		d.finish(t, d.cancelled(t))
+		return
+	case <-d.ctx.Done():
+		return
+	}
+	defer func() { <-d.workers }()
+	d.mu.Lock()
+	if t.state == StateQueued {
+		t.state, t.startedAt = StateProcessing, time.Now().Unix()
+	}
+	d.mu.Unlock()
+	if o := d.execute(t); o != shutdown {
+		d.finish(t, o)
+	}
+}
+
+func (d *Director) execute(t *task) outcome {
+	if t.refusal != nil {
+		return outcome{StateError, t.refusal.Error(), errorCode(t.refusal)}
+	}
+	if t.kind != kindVMState {
+		if o, ok := d.acquireLock(t); !ok {
+			return o
+		}
+		defer d.releaseLock(t)
+		d.recordTaskEvent(t, "")
+	}
+	if o, ok := d.runStages(t); !ok {
+		if t.kind != kindVMState {
+			d.recordTaskEvent(t, o.result)
+		}
+		return o
+	}
+	o := d.complete(t)
+	if t.kind != kindVMState {
+		d.recordTaskEvent(t, "")
+	}
+	return o
+}
+
+// runStages writes the task's event output while it processes, spending
+// the task duration over its stages; it stops early at a cancellation or
+// an injected end.
+func (d *Director) runStages(t *task) (outcome, bool) {
+	stages := d.stagesOf(t)
+	per := d.knobs.taskDuration() / time.Duration(max(len(stages), 1))
+	if len(stages) == 0 && !d.checkpoint(t, per) {
+		return d.stopped(t), false
+	}
+	for i, s := range stages {
+		d.emit(t, s.line(evStarted, 0))
+		if !d.checkpoint(t, per) {
+			return d.stopped(t), false
+		}
+		if i == len(stages)-1 && t.outcome != "" {
+			return d.injectedEnd(t, s), false
+		}
+		d.emit(t, s.line(evFinished, 100))
+	}
+	if len(stages) == 0 && t.outcome != "" {
+		return d.injectedEnd(t, stage{}), false
+	}
+	return outcome{}, true
+}
+
+// checkpoint waits dur; false when the task was cancelled or the Director
+// closes meanwhile.
+func (d *Director) checkpoint(t *task, dur time.Duration) bool {
+	timer := time.NewTimer(dur)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-t.cancel:
+	case <-d.ctx.Done():
+	}
+	return false
+}
+
+// stopped is the outcome of a task stopped at a checkpoint.
+func (d *Director) stopped(t *task) outcome {
+	if d.ctx.Err() != nil {
+		return shutdown
+	}
+	return d.cancelled(t)
+}
+
+func (d *Director) cancelled(t *task) outcome {
+	return outcome{state: StateCancelled, result: fmt.Sprintf("Task %d cancelled", t.id)}
+}
+
+// injectedEnd ends a task as EndNextTask asked.
+func (d *Director) injectedEnd(t *task, s stage) outcome {
+	switch t.outcome {
+	case StateCancelled:
+		return d.cancelled(t)
+	case StateTimeout:
+		return outcome{state: StateTimeout, result: fmt.Sprintf("Task %d timed out", t.id)}
+	}
+	msg, code := "Simulated failure injected by the Director simulator", codeLockError
+	if t.kind == kindDeploy && len(s.tags) > 0 {
+		msg = fmt.Sprintf("'%s' is not running after update. Review logs for failed jobs: %s",
+			strings.TrimSuffix(s.task, " (canary)"), s.tags[0])
+		code = codeNotRunning
+	}
+	if s.stage != "" {
+		line := s.line(evFailed, 100)
+		line.Error = &lineError{Code: code, Message: msg}
+		d.emit(t, line)
+	}
+	return outcome{StateError, msg, code}
+}
+
+// finish records a task's end.
+func (d *Director) finish(t *task, o outcome) {
+	now := time.Now()
+	d.mu.Lock()
+	t.state, t.timestamp, t.result = o.state, now.Unix(), &o.result
+	if o.state == StateError {
+		t.events = append(t.events, mustJSON(errorLine{Time: now.Unix(), Error: lineError{o.code, o.result}})...)
+		t.events = append(t.events, '\n')
+	}
+	t.logf("Task %d %s: %s", t.id, o.state, o.result)
+	d.mu.Unlock()
+	d.log.Debug("bosh director simulator task finished", "task", t.id, "state", o.state, "deployment", t.deployment)
+}
+
+// complete applies a task that ran to its end.
+func (d *Director) complete(t *task) outcome {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch t.kind {
+	case kindDeploy:
+		if !t.dryRun {
+			d.applyLocked(t.deployment, t.manifest, nil, t.content)
+		}
+	case kindDelete:
+		if _, ok := d.deployments[t.deployment]; ok {
+			delete(d.deployments, t.deployment)
+			d.invalidateLocked()
+		}
+	case kindVMState:
+		t.results = d.vmStateLinesLocked(t.deployment)
+		return outcome{state: StateDone, result: "retrieved vm-state"}
+	}
+	return outcome{state: StateDone, result: "/deployments/" + t.deployment}
+}
+
+func errorCode(err error) int {
+	if me, ok := err.(*manifestError); ok {
+		return me.code
+	}
+	return codeLockError
+}

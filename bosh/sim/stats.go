@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"maps"
+	"sync"
+)
+
+// Stats counts what the Director was asked since it started or since the
+// last ResetStats.
+type Stats struct {
+	// Requests per endpoint, keyed "METHOD /route/:template", e.g.
+	// "GET /deployments/:name"; unknown routes count as "METHOD (unknown)".
+	// The /_sim admin API is not counted.
+	Requests map[string]int `json:"requests"`
+	// Tasks is the number of tasks created.
+	Tasks int `json:"tasks"`
+	// TaskStates counts those tasks by their current state.
+	TaskStates map[string]int `json:"task_states"`
+	// Tokens is the number of UAA tokens issued.
+	Tokens int `json:"tokens"`
+	// Active is the number of requests being served right now (not reset).
+	Active int `json:"active"`
+	// Deployments is the number of deployments held right now (not reset).
+	Deployments int `json:"deployments"`
+}
+
+// counters are the request counts behind Stats.
+type counters struct {
+	mu       sync.Mutex
+	requests map[string]int
+	active   int
+	tokens   int
+}
+
+func (c *counters) begin(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.requests == nil {
+		c.requests = map[string]int{}
+	}
+	c.requests[key]++
+	c.active++
+}
+
+func (c *counters) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active--
+}
+
+func (c *counters) tokenIssued() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tokens++
+}
+
+// Stats returns a snapshot of the counters.
+func (d *Director) Stats() Stats {
+	d.counts.mu.Lock()
+	s := Stats{Requests: maps.Clone(d.counts.requests), Tokens: d.counts.tokens, Active: d.counts.active}
+	d.counts.mu.Unlock()
+	if s.Requests == nil {
+		s.Requests = map[string]int{}
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	s.TaskStates = map[string]int{}
+	for _, t := range d.tasks[d.taskBase:] {
+		s.Tasks++
+		s.TaskStates[t.state]++
+	}
+	s.Deployments = len(d.deployments)
+	return s
+}
+
+// ResetStats zeroes the request, task and token counters.
+func (d *Director) ResetStats() {
+	d.counts.mu.Lock()
+	d.counts.requests, d.counts.tokens = nil, 0
+	d.counts.mu.Unlock()
+	d.mu.Lock()
+	d.taskBase = len(d.tasks)
+	d.mu.Unlock()
+}

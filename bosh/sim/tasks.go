@@ -1,0 +1,152 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Task states, as the Director names them.
+const (
+	StateQueued     = "queued"
+	StateProcessing = "processing"
+	StateCancelling = "cancelling"
+	StateCancelled  = "cancelled"
+	StateDone       = "done"
+	StateError      = "error"
+	StateTimeout    = "timeout"
+)
+
+// Errors of the task knobs.
+var (
+	ErrTaskNotFound = errors.New("task not found")
+	ErrTaskFinished = errors.New("task already finished")
+	ErrBadState     = errors.New("not a state a task can be made to end in")
+)
+
+type taskKind int
+
+const (
+	kindDeploy taskKind = iota
+	kindDelete
+	kindVMState
+)
+
+// task is a Director task. Its fields are guarded by Director.mu, except
+// the inputs set before it starts.
+type task struct {
+	id                      int
+	kind                    taskKind
+	state, description      string
+	startedAt, timestamp    int64 // unix seconds; 0 = null
+	result                  *string
+	user, deployment, ctxID string
+	outcome                 string // injected terminal state; "" = as it goes
+	action                  string // of its deployment events: create, update or delete
+	cancel                  chan struct{}
+	events, results, debug  []byte
+
+	// inputs of a deploy
+	manifest string
+	content  *content
+	refusal  error // why the manifest is refused; the task ends in error
+	dryRun   bool
+}
+
+// taskView is a task as GET /tasks/:id shows it.
+type taskView struct {
+	ID          int     `json:"id"`
+	State       string  `json:"state"`
+	Description string  `json:"description"`
+	Timestamp   *int64  `json:"timestamp"`
+	StartedAt   *int64  `json:"started_at"`
+	Result      *string `json:"result"`
+	User        string  `json:"user"`
+	Deployment  string  `json:"deployment"`
+	ContextID   string  `json:"context_id"`
+}
+
+func (t *task) view() taskView {
+	return taskView{ID: t.id, State: t.state, Description: t.description, Timestamp: nullable(t.timestamp),
+		StartedAt: nullable(t.startedAt), Result: t.result, User: t.user, Deployment: t.deployment, ContextID: t.ctxID}
+}
+
+func nullable(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+func terminal(state string) bool {
+	return state == StateDone || state == StateError || state == StateCancelled || state == StateTimeout
+}
+
+// newTaskLocked records a queued task; the caller starts it once d.mu is
+// released.
+func (d *Director) newTaskLocked(kind taskKind, description, deployment, user, ctxID string) *task {
+	t := &task{id: len(d.tasks) + 1, kind: kind, state: StateQueued, description: description,
+		user: user, deployment: deployment, ctxID: ctxID, cancel: make(chan struct{})}
+	t.outcome = d.takeOutcomeLocked(deployment)
+	d.tasks = append(d.tasks, t)
+	t.logf("Director task %d created: %s", t.id, description)
+	return t
+}
+
+func (d *Director) taskLocked(id int) *task {
+	if id < 1 || id > len(d.tasks) {
+		return nil
+	}
+	return d.tasks[id-1]
+}
+
+// logf appends a line to the task's debug output.
+func (t *task) logf(format string, args ...any) {
+	line := fmt.Sprintf("D, [%s #1] [task:%d] DEBUG -- DirectorJobRunner: %s\n",
+		time.Now().UTC().Format("2006-01-02T15:04:05.000000"), t.id, fmt.Sprintf(format, args...))
+	t.debug = append(t.debug, line...)
+}
+
+// FailNextTask makes the next task created for deployment ("" = any
+// deployment) end in error.
+func (d *Director) FailNextTask(deployment string) { _ = d.EndNextTask(deployment, StateError) }
+
+// EndNextTask makes the next task created for deployment ("" = any
+// deployment) end in state: StateError, StateTimeout or StateCancelled.
+func (d *Director) EndNextTask(deployment, state string) error {
+	if state != StateError && state != StateTimeout && state != StateCancelled {
+		return fmt.Errorf("ending the next task of %q in %q: %w", deployment, state, ErrBadState)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.outcomes[deployment] = append(d.outcomes[deployment], state)
+	return nil
+}
+
+func (d *Director) takeOutcomeLocked(deployment string) string {
+	for _, key := range []string{deployment, ""} {
+		if q := d.outcomes[key]; len(q) > 0 {
+			d.outcomes[key] = q[1:]
+			return q[0]
+		}
+	}
+	return ""
+}
+
+// CancelTask cancels a task as DELETE /task/:id does: a queued task is
+// cancelled at once, a processing one at its next checkpoint.
+func (d *Director) CancelTask(id int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.taskLocked(id)
+	switch {
+	case t == nil:
+		return fmt.Errorf("cancelling task %d: %w", id, ErrTaskNotFound)
+	case terminal(t.state):
+		return fmt.Errorf("cancelling task %d (%s): %w", id, t.state, ErrTaskFinished)
+	case t.state != StateCancelling:
+		t.state = StateCancelling
+		close(t.cancel)
+	}
+	return nil
+}

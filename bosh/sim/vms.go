@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"net/http"
+	"time"
+)
+
+// vmView is a VM as GET /deployments/:name/vms shows it.
+type vmView struct {
+	AgentID                  string   `json:"agent_id"`
+	CID                      string   `json:"cid"`
+	Job                      string   `json:"job"`
+	Index                    int      `json:"index"`
+	ID                       string   `json:"id"`
+	AZ                       string   `json:"az"`
+	IPs                      []string `json:"ips"`
+	VMCreatedAt              string   `json:"vm_created_at"`
+	Active                   bool     `json:"active"`
+	PermanentNatsCredentials bool     `json:"permanent_nats_credentials"`
+}
+
+// instanceView is an instance as GET /deployments/:name/instances shows it.
+type instanceView struct {
+	AgentID     *string  `json:"agent_id"`
+	CID         *string  `json:"cid"`
+	Job         string   `json:"job"`
+	Index       int      `json:"index"`
+	ID          string   `json:"id"`
+	AZ          string   `json:"az"`
+	IPs         []string `json:"ips"`
+	VMCreatedAt *string  `json:"vm_created_at"`
+	ExpectsVM   bool     `json:"expects_vm"`
+}
+
+// deploymentInstances reads a deployment's instances; false when it does
+// not exist.
+func (d *Director) deploymentInstances(name string, vmsOnly bool) ([]instance, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	dep, ok := d.deployments[name]
+	if !ok {
+		return nil, false
+	}
+	if vmsOnly {
+		return vmInstances(name, dep.content, dep.createdAt), true
+	}
+	return instancesOf(name, dep.content, dep.createdAt), true
+}
+
+// getVMs is GET /deployments/:name/vms; with format=full it starts a task
+// that "contacts every agent" and writes one VM a line to its result.
+func (d *Director) getVMs(w http.ResponseWriter, r *http.Request, user string) {
+	name := r.PathValue("name")
+	if r.URL.Query().Get("format") == "full" {
+		d.vmStateTask(w, r, user, name)
+		return
+	}
+	vms, ok := d.deploymentInstances(name, true)
+	if !ok {
+		deploymentNotFound(w, name)
+		return
+	}
+	out := make([]vmView, len(vms))
+	for i, in := range vms {
+		out[i] = vmView{AgentID: in.agentID, CID: in.cid, Job: in.job, Index: in.index, ID: in.id, AZ: in.az,
+			IPs: in.ips, VMCreatedAt: in.createdAtText(), Active: true, PermanentNatsCredentials: true}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// getInstances is GET /deployments/:name/instances.
+func (d *Director) getInstances(w http.ResponseWriter, r *http.Request, _ string) {
+	name := r.PathValue("name")
+	all, ok := d.deploymentInstances(name, false)
+	if !ok {
+		deploymentNotFound(w, name)
+		return
+	}
+	out := make([]instanceView, len(all))
+	for i, in := range all {
+		out[i] = instanceView{Job: in.job, Index: in.index, ID: in.id, AZ: in.az, IPs: in.ips, ExpectsVM: in.expectsVM}
+		if in.expectsVM {
+			created := in.createdAtText()
+			out[i].AgentID, out[i].CID, out[i].VMCreatedAt = &in.agentID, &in.cid, &created
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (d *Director) vmStateTask(w http.ResponseWriter, r *http.Request, user, name string) {
+	d.mu.Lock()
+	if _, ok := d.deployments[name]; !ok {
+		d.mu.Unlock()
+		deploymentNotFound(w, name)
+		return
+	}
+	t := d.newTaskLocked(kindVMState, "retrieve vm-stats", name, user, r.Header.Get("X-Bosh-Context-Id"))
+	d.mu.Unlock()
+	d.startTask(t)
+	d.redirectToTask(w, t.id)
+}
+
+// vmStateLinesLocked is the result output of a vm-state task: one VM a line.
+func (d *Director) vmStateLinesLocked(name string) []byte {
+	dep, ok := d.deployments[name]
+	if !ok {
+		return nil
+	}
+	var out []byte
+	for _, in := range vmInstances(name, dep.content, dep.createdAt) {
+		out = append(append(out, mustJSON(fullVMOf(in, time.Now()))...), '\n')
+	}
+	return out
+}

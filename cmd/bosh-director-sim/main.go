@@ -1,0 +1,86 @@
+// Command bosh-director-sim serves the BOSH Director simulator (package
+// bosh/sim) until SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+// run parses flags, starts the simulator and serves until a signal; it
+// returns the exit code: 0 after a signal, 1 when it cannot start, 2 on bad flags.
+func run(args []string, stderr io.Writer) int {
+	opts, verbose, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	opts.Logger = log
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	d, err := sim.New(opts)
+	if err != nil {
+		log.Error("bosh director simulator failed to start", "error", err)
+		return 1
+	}
+	log.Info("bosh director simulator listening", "url", d.URL(), "auth", opts.Auth, "tls", opts.TLS,
+		"ca_cert", opts.CACertPath, "seeded", opts.Seed)
+	<-ctx.Done()
+	log.Info("bosh director simulator stopping")
+	if err := d.Close(); err != nil {
+		log.Error("bosh director simulator stopped uncleanly", "error", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
+	var o sim.Options
+	var scopes string
+	fs := flag.NewFlagSet("bosh-director-sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Addr, "listen", sim.DefaultAddr, "listen address")
+	fs.StringVar(&o.Auth, "auth", sim.AuthBasic, `"basic" or "uaa" (built-in token endpoint POST /oauth/token)`)
+	fs.StringVar(&o.Username, "user", sim.DefaultUsername, "basic-auth user")
+	fs.StringVar(&o.Password, "password", sim.DefaultPassword, "basic-auth password")
+	fs.StringVar(&o.ClientID, "client", sim.DefaultClientID, "UAA client id")
+	fs.StringVar(&o.ClientSecret, "client-secret", sim.DefaultClientSecret, "UAA client secret")
+	fs.StringVar(&scopes, "scopes", "bosh.admin", "comma-separated scopes of issued tokens")
+	fs.DurationVar(&o.TokenTTL, "token-ttl", sim.DefaultTokenTTL, "UAA token lifetime")
+	fs.StringVar(&o.UAAURL, "uaa-url", "", "UAA URL /info advertises (default: the simulator's own URL)")
+	fs.BoolVar(&o.TLS, "tls", false, "serve HTTPS with a generated CA")
+	fs.StringVar(&o.CACertPath, "ca-cert", "", "where to write the CA certificate PEM (with -tls)")
+	fs.DurationVar(&o.Latency, "latency", 0, "latency added to every request")
+	fs.DurationVar(&o.TaskDuration, "task-duration", sim.DefaultTaskDuration, "how long a task stays processing (negative: none)")
+	fs.IntVar(&o.Workers, "workers", sim.DefaultWorkers, "tasks that run at once")
+	fs.DurationVar(&o.LockTimeout, "lock-timeout", sim.DefaultLockTimeout, "how long a task waits for its deployment's lock")
+	fs.IntVar(&o.Seed, "seed", 0, "deployments to create at start")
+	fs.StringVar(&o.ExternalHost, "external-host", "", "host:port put in task redirects (default: the listen address)")
+	fs.StringVar(&o.Name, "name", sim.DefaultName, "Director name in /info")
+	fs.StringVar(&o.UUID, "uuid", "", "Director UUID in /info (default: random)")
+	verbose := fs.Bool("v", false, "log every finished task")
+	if err := fs.Parse(args); err != nil {
+		return o, false, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %s\n", strings.Join(fs.Args(), " "))
+		return o, false, flag.ErrHelp
+	}
+	o.ClientScopes = strings.Split(scopes, ",")
+	return o, *verbose, nil
+}
