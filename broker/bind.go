@@ -1,0 +1,232 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// bindingsListPath is where the ids of an instance's bindings are listed
+// (so that a deprovision can delete their credentials), relative to the mount.
+func bindingsListPath(id string) string { return id + "/binding-ids" }
+
+// Bind answers PUT /v2/service_instances/:id/service_bindings/:bid. The
+// credentials are the plan's credentials template rendered with the
+// deployment's VM addresses and the instance's secrets; they are stored in
+// Vault at {id}/bindings/{bid}. An identical repeat gets 200 with the same
+// credentials, a different one 409.
+func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails, _ bool) (domain.Binding, error) {
+	unlock := b.locks.lock(id)
+	defer unlock()
+	rec, err := b.bindable(ctx, id)
+	if err != nil {
+		return domain.Binding{}, err
+	}
+	params, err := parseParams(d.RawParameters)
+	if err != nil {
+		return domain.Binding{}, err
+	}
+	appGUID := d.AppGUID
+	if appGUID == "" && d.BindResource != nil {
+		appGUID = d.BindResource.AppGuid
+	}
+	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+	if err != nil {
+		return domain.Binding{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+	}
+	if ok {
+		return repeatBind(stored, appGUID, params)
+	}
+	creds, err := b.credentials(ctx, id, bid, appGUID, rec, params)
+	if err != nil {
+		return domain.Binding{}, err
+	}
+	if err := b.storeBinding(ctx, id, bid, map[string]any{
+		"credentials": creds, "app_guid": appGUID, "parameters": params,
+		"created": time.Now().UTC().Format(time.RFC3339),
+	}); err != nil {
+		return domain.Binding{}, b.internal("could not store the binding", err, "instance", id, "binding", bid)
+	}
+	b.log.Info("bound", "instance", id, "binding", bid)
+	return domain.Binding{Credentials: creds}, nil
+}
+
+// bindable returns the record of an instance that can be bound now.
+func (b *Broker) bindable(ctx context.Context, id string) (*vault.Record, error) {
+	rec, err := b.opts.Store.Record(ctx, id)
+	switch {
+	case err != nil:
+		return nil, b.internal("could not read the instance's record", err, "instance", id)
+	case rec == nil:
+		return nil, apiresponses.ErrInstanceDoesNotExist
+	}
+	svc, _, ok := b.opts.Catalog.Plan(rec.PlanID)
+	if !ok {
+		return nil, badRequest("the instance's plan %q is no longer in the catalog", rec.PlanID)
+	}
+	if !svc.Bindable {
+		return nil, errNotBindable
+	}
+	if op := rec.LastOperation; op != nil && op.Type == opTypeProvision && op.State != stateSucceeded {
+		if op.State == stateInProgress {
+			return nil, concurrency("the provision")
+		}
+		return nil, apiresponses.NewFailureResponse(errors.New("the instance's provision failed; it cannot be bound"), http.StatusUnprocessableEntity, "provision-failed")
+	}
+	if op := rec.LastOperation; op != nil && op.Type == opTypeDeprovision && op.State == stateInProgress {
+		return nil, concurrency("a deprovision")
+	}
+	return rec, nil
+}
+
+// repeatBind answers a bind whose binding exists: 200 with its credentials
+// when the request is the same, else 409.
+func repeatBind(stored map[string]any, appGUID string, params map[string]any) (domain.Binding, error) {
+	prev, _ := stored["parameters"].(map[string]any)
+	if stored["app_guid"] != appGUID || !sameParams(prev, params) {
+		return domain.Binding{}, errBindingConflict
+	}
+	return domain.Binding{AlreadyExists: true, Credentials: stored["credentials"]}, nil
+}
+
+// credentials renders the plan's credentials template for a new binding.
+func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *vault.Record, params map[string]any) (map[string]any, error) {
+	_, plan, _ := b.opts.Catalog.Plan(rec.PlanID)
+	vms, err := b.opts.DirectorReader.VMs(ctx, deploymentOf(id, rec))
+	if errors.Is(err, bosh.ErrDeploymentNotFound) {
+		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
+	}
+	if err != nil {
+		return nil, b.internal("could not list the deployment's VMs", err, "instance", id)
+	}
+	secrets, _, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+	if err != nil {
+		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
+	}
+	data := CredentialsData{
+		ManifestData: ManifestData{
+			DeploymentName: deploymentOf(id, rec), InstanceID: id, ServiceID: rec.ServiceID, PlanID: rec.PlanID,
+			OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: params, Secrets: secrets,
+		},
+		IPs: vmIPs(vms), BindingID: bid, AppGUID: appGUID,
+	}
+	if len(data.IPs) > 0 {
+		data.Host = data.IPs[0]
+	}
+	creds, err := renderCredentials(plan.Credentials, data)
+	if err != nil {
+		return nil, b.internal("the plan's credentials template could not be rendered", err, "plan", plan.ID)
+	}
+	return creds, nil
+}
+
+// vmIPs lists the VMs' addresses in the Director's order.
+func vmIPs(vms []bosh.VM) []string {
+	ips := []string{}
+	for _, vm := range vms {
+		ips = append(ips, vm.IPs...)
+	}
+	return ips
+}
+
+// storeBinding lists the binding's id, then writes its credentials.
+func (b *Broker) storeBinding(ctx context.Context, id, bid string, data map[string]any) error {
+	ids, err := b.bindingIDs(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(ids, bid) {
+		if err := b.putBindingIDs(ctx, id, append(ids, bid)); err != nil {
+			return err
+		}
+	}
+	if err := b.opts.Store.PutSecret(ctx, bindingPath(id, bid), data); err != nil {
+		return fmt.Errorf("writing binding %s: %w", bid, err)
+	}
+	return nil
+}
+
+// bindingIDs lists the ids of an instance's bindings.
+func (b *Broker) bindingIDs(ctx context.Context, id string) ([]string, error) {
+	s, _, err := b.opts.Store.Secret(ctx, bindingsListPath(id))
+	if err != nil {
+		return nil, fmt.Errorf("reading the bindings of instance %s: %w", id, err)
+	}
+	raw, _ := s["ids"].([]any)
+	ids := make([]string, 0, len(raw))
+	for _, v := range raw {
+		if s, ok := v.(string); ok {
+			ids = append(ids, s)
+		}
+	}
+	return ids, nil
+}
+
+// putBindingIDs writes the ids of an instance's bindings.
+func (b *Broker) putBindingIDs(ctx context.Context, id string, ids []string) error {
+	if err := b.opts.Store.PutSecret(ctx, bindingsListPath(id), map[string]any{"ids": ids}); err != nil {
+		return fmt.Errorf("writing the bindings of instance %s: %w", id, err)
+	}
+	return nil
+}
+
+// Unbind answers DELETE /v2/service_instances/:id/service_bindings/:bid:
+// the binding's credentials are deleted; an unknown binding is 410.
+func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDetails, _ bool) (domain.UnbindSpec, error) {
+	unlock := b.locks.lock(id)
+	defer unlock()
+	_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+	if err != nil {
+		return domain.UnbindSpec{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+	}
+	if !ok {
+		return domain.UnbindSpec{}, apiresponses.ErrBindingDoesNotExist
+	}
+	if err := b.opts.Store.DeleteSecret(ctx, bindingPath(id, bid)); err != nil {
+		return domain.UnbindSpec{}, b.internal("could not delete the binding", err, "instance", id, "binding", bid)
+	}
+	ids, err := b.bindingIDs(ctx, id)
+	if err == nil {
+		err = b.putBindingIDs(ctx, id, slices.DeleteFunc(ids, func(s string) bool { return s == bid }))
+	}
+	if err != nil {
+		b.log.Warn("could not unlist a deleted binding", "instance", id, "binding", bid, "error", err)
+	}
+	b.log.Info("unbound", "instance", id, "binding", bid)
+	return domain.UnbindSpec{}, nil
+}
+
+// GetBinding answers GET /v2/service_instances/:id/service_bindings/:bid
+// with the stored credentials; an unknown binding is 404.
+func (b *Broker) GetBinding(ctx context.Context, id, bid string, _ domain.FetchBindingDetails) (domain.GetBindingSpec, error) {
+	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+	if err != nil {
+		return domain.GetBindingSpec{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+	}
+	if !ok {
+		return domain.GetBindingSpec{}, errBindingNotFound
+	}
+	return domain.GetBindingSpec{Credentials: stored["credentials"], Parameters: stored["parameters"]}, nil
+}
+
+// LastBindingOperation answers for bindings, which are synchronous:
+// succeeded when the binding exists, 410 when it does not.
+func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, _ domain.PollDetails) (domain.LastOperation, error) {
+	_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+	if err != nil {
+		return domain.LastOperation{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+	}
+	if !ok {
+		return domain.LastOperation{}, apiresponses.ErrBindingDoesNotExist
+	}
+	return domain.LastOperation{State: domain.Succeeded, Description: "the binding exists"}, nil
+}

@@ -1,0 +1,142 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// Director creates and deletes deployments and reports on their tasks.
+type Director interface {
+	Deploy(ctx context.Context, manifest []byte) (bosh.Task, error)
+	DeleteDeployment(ctx context.Context, name string, force bool) (bosh.Task, error)
+	Task(ctx context.Context, id int) (bosh.Task, error)
+}
+
+// DirectorReader finds tasks by context id (an operation whose task id was
+// never recorded) and lists a deployment's VMs (for binding credentials).
+type DirectorReader interface {
+	Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error)
+	VMs(ctx context.Context, name string) ([]bosh.VM, error)
+}
+
+// Records reads and writes the index of service instances.
+type Records interface {
+	Record(ctx context.Context, id string) (*vault.Record, error)
+	Index(ctx context.Context) (*vault.Index, error)
+	Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
+}
+
+// Secrets reads and writes secrets under the Vault mount.
+type Secrets interface {
+	Secret(ctx context.Context, path string) (map[string]any, bool, error)
+	PutSecret(ctx context.Context, path string, data map[string]any) error
+	DeleteSecret(ctx context.Context, path string) error
+}
+
+// Store is everything the broker keeps in Vault: records (removed with a
+// backup first), manifests and secrets.
+type Store interface {
+	Records
+	Secrets
+	Remove(ctx context.Context, id string) error
+	PutManifest(ctx context.Context, id, text string) error
+}
+
+// Options configures a Broker. Defaults are filled in by New.
+type Options struct {
+	// Catalog is the services and plans offered. Required.
+	Catalog *catalog.Catalog
+	// Director deploys and deletes service deployments. Required.
+	Director Director
+	// DirectorReader finds tasks and VMs. Required.
+	DirectorReader DirectorReader
+	// Store keeps the records, manifests and secrets. Required.
+	Store Store
+	// Reconciler serves /b/reconcile. Default nil: /b/reconcile answers 503.
+	Reconciler Reconciler
+	// Username and Password guard /v2/* and /b/*. Required.
+	Username, Password string
+	// LostTaskGrace is how long an operation whose BOSH task id was never
+	// recorded (the Director refused or could not be reached, or the daemon
+	// died before recording it) waits for a task with its context id to show
+	// up before last_operation reports it failed. Default 2m.
+	LostTaskGrace time.Duration
+	// DirectorTimeout bounds the Director and Vault calls an operation makes
+	// after its record is written; they run even when the platform hangs up.
+	// Default 2m.
+	DirectorTimeout time.Duration
+	// Metrics receives the broker's series. Default nil: not counted.
+	Metrics *Metrics
+	// Logger receives the operator's log. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Broker implements the Open Service Broker API (domain.ServiceBroker) and
+// the operator's /b/ endpoints. It is safe for concurrent use.
+type Broker struct {
+	opts  Options
+	log   *slog.Logger
+	locks *keyedMutex
+	limit *limiter
+}
+
+var _ domain.ServiceBroker = (*Broker)(nil)
+
+// ErrInvalidOptions is returned by New when a required option is missing.
+var ErrInvalidOptions = errors.New("invalid broker options")
+
+// New checks opts, fills in the defaults and returns a Broker.
+func New(opts Options) (*Broker, error) {
+	opts = withDefaults(opts)
+	var missing []error
+	if opts.Catalog == nil {
+		missing = append(missing, errors.New("catalog is required"))
+	}
+	if opts.Director == nil || opts.DirectorReader == nil {
+		missing = append(missing, errors.New("director and director reader are required"))
+	}
+	if opts.Store == nil {
+		missing = append(missing, errors.New("store is required"))
+	}
+	if opts.Username == "" || opts.Password == "" {
+		missing = append(missing, errors.New("username and password are required"))
+	}
+	if err := errors.Join(missing...); err != nil {
+		return nil, errors.Join(ErrInvalidOptions, err)
+	}
+	return &Broker{
+		opts:  opts,
+		log:   opts.Logger,
+		locks: newKeyedMutex(),
+		limit: &limiter{},
+	}, nil
+}
+
+// withDefaults fills in the defaults documented on Options.
+func withDefaults(o Options) Options {
+	if o.LostTaskGrace == 0 {
+		o.LostTaskGrace = 2 * time.Minute
+	}
+	if o.DirectorTimeout == 0 {
+		o.DirectorTimeout = 2 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// detached returns a context that outlives the platform's request (which
+// may be cancelled when the platform gives up) but is bounded by
+// DirectorTimeout, for the work that follows a record's write.
+func (b *Broker) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), b.opts.DirectorTimeout)
+}

@@ -1,0 +1,120 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// Deprovision answers DELETE /v2/service_instances/:id. It records the
+// deprovision, asks the Director to delete the deployment and answers 202;
+// last_operation removes the record once the task is done. When the
+// deployment does not exist the records go at once and the answer is 200.
+// An unknown instance is 410.
+func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.DeprovisionDetails, async bool) (domain.DeprovisionServiceSpec, error) {
+	var none domain.DeprovisionServiceSpec
+	if !async {
+		return none, apiresponses.ErrAsyncRequired
+	}
+	unlock := b.locks.lock(id)
+	defer unlock()
+	rec, err := b.opts.Store.Record(ctx, id)
+	if err != nil {
+		return none, b.internal("could not read the instance's record", err, "instance", id)
+	}
+	if rec == nil {
+		return none, apiresponses.ErrInstanceDoesNotExist
+	}
+	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
+		if op.Type == opTypeDeprovision {
+			return domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}, nil
+		}
+		return none, concurrency("a " + op.Type)
+	}
+	op := newOperation(opTypeDeprovision, "deprovision in progress: deleting the deployment")
+	if err := b.startOp(ctx, id, rec, op); err != nil {
+		return none, err
+	}
+	b.log.Info("deprovisioning", "instance", id, "deployment", deploymentOf(id, rec))
+	wctx, cancel := b.detached(ctx)
+	defer cancel()
+	return b.deleteDeployment(wctx, id, deploymentOf(id, rec), op)
+}
+
+// deleteDeployment asks the Director to delete the deployment and records
+// its task; a deployment that is already gone is cleaned up at once (200).
+func (b *Broker) deleteDeployment(ctx context.Context, id, name string, op *vault.Operation) (domain.DeprovisionServiceSpec, error) {
+	async := domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}
+	task, err := b.opts.Director.DeleteDeployment(bosh.WithContextID(ctx, op.ContextID), name, false)
+	switch {
+	case errors.Is(err, bosh.ErrDeploymentNotFound):
+		if err := b.cleanup(ctx, id); err != nil {
+			return domain.DeprovisionServiceSpec{}, b.internal("could not remove the instance's records", err, "instance", id)
+		}
+		b.opts.Metrics.outcome(opTypeDeprovision, stateSucceeded)
+		b.log.Info("deprovisioned: the deployment did not exist", "instance", id, "deployment", name)
+		return domain.DeprovisionServiceSpec{}, nil
+	case err != nil:
+		b.failOp(ctx, id, op, "deprovision failed: the BOSH Director did not accept it; please try again", err)
+		return async, nil
+	}
+	b.recordTask(ctx, id, op, task)
+	return async, nil
+}
+
+// startOp records op as rec's last operation, provided that the record did
+// not change since it was read.
+func (b *Broker) startOp(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) error {
+	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+		if !sameVersion(cur, rec) {
+			return nil, errRaced
+		}
+		next := cur.Clone()
+		next.LastOperation = op
+		return next, nil
+	}})
+	switch {
+	case errors.Is(err, errRaced):
+		return concurrency("another operation")
+	case err != nil:
+		return b.internal("could not write the instance's record", err, "instance", id)
+	}
+	return nil
+}
+
+// deploymentOf is the name of an instance's deployment.
+func deploymentOf(id string, rec *vault.Record) string {
+	if rec.DeploymentName != "" {
+		return rec.DeploymentName
+	}
+	return deploymentName(rec.PlanID, id)
+}
+
+// cleanup removes an instance's record (Remove backs it up first), then its
+// bindings' credentials and its secrets.
+func (b *Broker) cleanup(ctx context.Context, id string) error {
+	if err := b.opts.Store.Remove(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
+		return fmt.Errorf("removing the record of instance %s: %w", id, err)
+	}
+	ids, err := b.bindingIDs(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, bid := range ids {
+		if err := b.opts.Store.DeleteSecret(ctx, bindingPath(id, bid)); err != nil {
+			return fmt.Errorf("deleting binding %s of instance %s: %w", bid, id, err)
+		}
+	}
+	for _, p := range []string{bindingsListPath(id), credentialsPath(id)} {
+		if err := b.opts.Store.DeleteSecret(ctx, p); err != nil {
+			return fmt.Errorf("deleting secret %s: %w", p, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,16 @@
+// Package broker serves the Open Service Broker API (through brokerapi/v11)
+// for the services and plans of the catalog, on top of the BOSH Director
+// (deployments and tasks) and Vault (the broker's records, manifests and
+// secrets). It also serves the operator's endpoints under /b/ (forcing and
+// watching reconciler runs) and offers the /metrics and /healthz handlers
+// the daemon mounts next to them.
+//
+// Every operation keeps what the platform user is told (the OSB description)
+// apart from what the operator's log gets (the error chain): a failure is
+// logged once with its detail and answered with a short, useful sentence.
+//
+// Provision, update and deprovision are asynchronous. Each writes the
+// instance's record, with its LastOperation (type, "in progress", the BOSH
+// context id and later the task id), to Vault before it answers, so that
+// last_operation can answer from Vault and the Director after a restart.
+package broker

@@ -1,0 +1,58 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+)
+
+// Errors the platform user sees. brokerapi turns a *FailureResponse into
+// its status code and {"description": ..., "error": ...}; anything else
+// would reach the user as a 500 carrying the operator's detail, so every
+// method of Broker returns only these.
+var (
+	errNotFound = apiresponses.NewFailureResponseBuilder(
+		errors.New("instance does not exist"), http.StatusNotFound, "instance-not-found").Build()
+	errBindingNotFound = apiresponses.NewFailureResponseBuilder(
+		errors.New("binding does not exist"), http.StatusNotFound, "binding-not-found").Build()
+	errInstanceConflict = apiresponses.NewFailureResponseBuilder(
+		errors.New("an instance with this id already exists with different attributes"),
+		http.StatusConflict, "instance-conflict").Build()
+	errBindingConflict = apiresponses.NewFailureResponseBuilder(
+		errors.New("a binding with this id already exists with different attributes"),
+		http.StatusConflict, "binding-conflict").Build()
+	errNotBindable = apiresponses.NewFailureResponseBuilder(
+		errors.New("this service is not bindable"), http.StatusBadRequest, "not-bindable").Build()
+)
+
+// badRequest is a 400 telling the user what is wrong with the request.
+func badRequest(format string, args ...any) error {
+	return apiresponses.NewFailureResponseBuilder(
+		fmt.Errorf(format, args...), http.StatusBadRequest, "bad-request").Build()
+}
+
+// concurrency is the OSB 422 ConcurrencyError: another operation on the
+// instance is in progress.
+func concurrency(what string) error {
+	return apiresponses.NewFailureResponseBuilder(
+		fmt.Errorf("%s is in progress on this instance; try again when it is done", what),
+		http.StatusUnprocessableEntity, "concurrency").WithErrorKey("ConcurrencyError").Build()
+}
+
+// limitReached is a 422 telling the user which limit refused the instance.
+func limitReached(what string, limit int) error {
+	return apiresponses.NewFailureResponseBuilder(
+		fmt.Errorf("the %s allows at most %d instances and that many exist; delete one or ask your operator", what, limit),
+		http.StatusUnprocessableEntity, "limit-reached").WithErrorKey("QuotaExceeded").Build()
+}
+
+// internal logs err for the operator, once, and returns the user a 500 that
+// says what failed without the operator's detail.
+func (b *Broker) internal(msg string, err error, attrs ...any) error {
+	b.log.Error(msg, append(attrs, "error", err)...)
+	return apiresponses.NewFailureResponseBuilder(
+		errors.New(msg+"; the broker's log has the details"),
+		http.StatusInternalServerError, "internal-error").Build()
+}

@@ -1,0 +1,118 @@
+package broker
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/pivotal-cf/brokerapi/v11"
+)
+
+// Handler serves the Open Service Broker API under /v2/ and the operator's
+// endpoints under /b/, both behind the broker's basic-auth credentials
+// (401 otherwise). Every answer is counted in the broker's metrics.
+func (b *Broker) Handler() http.Handler {
+	// brokerapi's own log would repeat each error (with the request's
+	// parameters); the broker logs what the operator needs itself.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	mux := http.NewServeMux()
+	mux.Handle("/v2/", brokerapi.NewWithOptions(b, quiet))
+	mux.Handle("/b/reconcile", reconcileHandler{rec: b.opts.Reconciler, log: b.log})
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, errorBody{Description: "no such endpoint"})
+	}))
+	return b.observe(BasicAuth(b.opts.Username, b.opts.Password, mux))
+}
+
+// errorBody is the JSON body of an error answer, shaped like OSB's.
+type errorBody struct {
+	Error       string `json:"error,omitempty"`
+	Description string `json:"description"`
+}
+
+// writeJSON answers with status and v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// observe counts and logs every answer by operation and status code.
+func (b *Broker) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		op := operationOf(r.Method, r.URL.Path)
+		elapsed := time.Since(start)
+		b.opts.Metrics.request(op, sw.status, elapsed.Seconds())
+		level := slog.LevelDebug
+		if sw.status >= 400 {
+			level = slog.LevelInfo
+		}
+		b.log.Log(r.Context(), level, "request", "operation", op, "method", r.Method,
+			"path", r.URL.Path, "status", sw.status, "duration", elapsed)
+	})
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// operationOf names the operation a request asks for, from its route.
+func operationOf(method, path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) == 2 && parts[0] == "v2" && parts[1] == "catalog":
+		return opCatalog
+	case len(parts) == 2 && parts[0] == "b" && parts[1] == "reconcile":
+		if method == http.MethodGet {
+			return opStatus
+		}
+		return opReconcile
+	case len(parts) < 3 || parts[0] != "v2" || parts[1] != "service_instances":
+		return opUnknown
+	case len(parts) == 3:
+		return byMethod(method, opGetInstance, opProvision, opUpdate, opDeprovision)
+	case len(parts) == 4 && parts[3] == "last_operation":
+		return opLastOperation
+	case len(parts) == 5 && parts[3] == "service_bindings":
+		return byMethod(method, opGetBinding, opBind, opUnknown, opUnbind)
+	case len(parts) == 6 && parts[3] == "service_bindings" && parts[5] == "last_operation":
+		return opBindingLastOp
+	}
+	return opUnknown
+}
+
+// byMethod picks the operation of a GET, PUT, PATCH or DELETE.
+func byMethod(method, get, put, patch, del string) string {
+	switch method {
+	case http.MethodGet:
+		return get
+	case http.MethodPut:
+		return put
+	case http.MethodPatch:
+		return patch
+	case http.MethodDelete:
+		return del
+	}
+	return opUnknown
+}

@@ -1,0 +1,148 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// LastOperation answers GET /v2/service_instances/:id/last_operation from the
+// instance's record and, while its operation is in progress, from the
+// Director's task, recording the outcome once the task has ended. A
+// deprovision that succeeded removes the record (and the instance's
+// secrets); the instance then answers 410.
+func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDetails) (domain.LastOperation, error) {
+	rec, err := b.opts.Store.Record(ctx, id)
+	if err != nil {
+		return domain.LastOperation{}, b.internal("could not read the instance's record", err, "instance", id)
+	}
+	if rec == nil {
+		return domain.LastOperation{}, apiresponses.ErrInstanceDoesNotExist
+	}
+	if op := rec.LastOperation; op == nil || op.State != stateInProgress {
+		return answer(rec.LastOperation), nil
+	}
+	unlock := b.locks.lock(id)
+	defer unlock()
+	return b.poll(ctx, id)
+}
+
+// answer is what the platform is told about a recorded operation.
+func answer(op *vault.Operation) domain.LastOperation {
+	if op == nil {
+		return domain.LastOperation{State: domain.Succeeded, Description: "the instance exists"}
+	}
+	return domain.LastOperation{State: domain.LastOperationState(op.State), Description: op.Description}
+}
+
+// poll follows an operation in progress to the Director (under the instance's lock).
+func (b *Broker) poll(ctx context.Context, id string) (domain.LastOperation, error) {
+	rec, err := b.opts.Store.Record(ctx, id)
+	switch {
+	case err != nil:
+		return domain.LastOperation{}, b.internal("could not read the instance's record", err, "instance", id)
+	case rec == nil:
+		return domain.LastOperation{}, apiresponses.ErrInstanceDoesNotExist
+	case rec.LastOperation == nil || rec.LastOperation.State != stateInProgress:
+		return answer(rec.LastOperation), nil
+	}
+	op := rec.LastOperation
+	task, found, err := b.findTask(ctx, id, op)
+	if err != nil {
+		b.log.Warn("could not ask the director about a task", "instance", id, "task", op.TaskID, "error", err)
+		return inProgress(op.Type + " in progress: the BOSH Director cannot be reached right now"), nil
+	}
+	if !found {
+		return b.lostTask(ctx, id, op), nil
+	}
+	if !task.Terminal() {
+		return inProgress(taskDescription(op.Type, task)), nil
+	}
+	return b.finish(ctx, id, rec, task)
+}
+
+func inProgress(desc string) domain.LastOperation {
+	return domain.LastOperation{State: domain.InProgress, Description: desc}
+}
+
+// findTask returns op's task: by its recorded id, or else by its context id
+// (recording the id it finds). found is false when the Director has none.
+func (b *Broker) findTask(ctx context.Context, id string, op *vault.Operation) (task bosh.Task, found bool, err error) {
+	if op.TaskID != 0 {
+		task, err = b.opts.Director.Task(ctx, op.TaskID)
+		if errors.Is(err, bosh.ErrTaskNotFound) {
+			return task, false, nil
+		}
+		return task, err == nil, err
+	}
+	tasks, err := b.opts.DirectorReader.Tasks(ctx, bosh.TaskQuery{ContextID: op.ContextID})
+	if err != nil {
+		return task, false, err
+	}
+	for _, t := range tasks {
+		if t.ContextID == op.ContextID {
+			b.log.Info("found an unrecorded bosh task by its context id", "instance", id, "task", t.ID)
+			if err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) { o.TaskID = t.ID }); err != nil {
+				b.log.Warn("could not record the bosh task", "instance", id, "task", t.ID, "error", err)
+			}
+			return t, true, nil
+		}
+	}
+	return task, false, nil
+}
+
+// lostTask answers for an operation whose task the Director does not know:
+// in progress while its task may still show up, failed after LostTaskGrace
+// (or at once when a recorded task id is unknown to the Director).
+func (b *Broker) lostTask(ctx context.Context, id string, op *vault.Operation) domain.LastOperation {
+	if op.TaskID == 0 && time.Since(startedAt(op)) < b.opts.LostTaskGrace {
+		return inProgress(op.Type + " in progress: waiting for the BOSH task to start")
+	}
+	msg := op.Type + " failed: the BOSH Director has no task for it; please try again"
+	b.failOp(ctx, id, op, msg, errors.New("no bosh task with the operation's id or context id"))
+	return domain.LastOperation{State: domain.Failed, Description: msg}
+}
+
+// startedAt is when op started; the zero time when unknown.
+func startedAt(op *vault.Operation) time.Time {
+	t, err := time.Parse(time.RFC3339, op.StartedAt)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// finish records the outcome of op's terminal task. A deprovision that
+// succeeded removes the instance's record and secrets.
+func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (domain.LastOperation, error) {
+	op := rec.LastOperation
+	desc := taskDescription(op.Type, task)
+	if task.Succeeded() && op.Type == opTypeDeprovision {
+		if err := b.cleanup(ctx, id); err != nil {
+			b.log.Error("could not remove a deprovisioned instance's records", "instance", id, "error", err)
+			return inProgress("deprovision in progress: removing the instance's records"), nil
+		}
+		b.opts.Metrics.outcome(op.Type, stateSucceeded)
+		b.log.Info("deprovisioned", "instance", id, "task", task.ID)
+		return domain.LastOperation{State: domain.Succeeded, Description: desc}, nil
+	}
+	state := stateFailed
+	if task.Succeeded() {
+		state = stateSucceeded
+	}
+	err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
+		o.State, o.Description, o.TaskID = state, desc, task.ID
+	})
+	if err != nil {
+		return domain.LastOperation{}, b.internal("could not record the operation's outcome", err, "instance", id)
+	}
+	b.opts.Metrics.outcome(op.Type, state)
+	b.log.Info("operation ended", "instance", id, "operation", op.Type, "state", state, "task", task.ID, "result", task.Result)
+	return domain.LastOperation{State: domain.LastOperationState(state), Description: desc}, nil
+}

@@ -1,0 +1,108 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// limiter makes counting a plan's and a service's instances and writing the
+// new record one step within this process.
+//
+// Limits: a plan's limit and its service's limit (0 or less: unlimited)
+// count every record in the index with that plan or service, whatever its
+// state, the one being written excepted: a failed provision counts until it
+// is deprovisioned, a deprovision in progress until it is done. Within one
+// daemon two concurrent provisions can never both take the last slot: the
+// count and the write happen under one mutex, and the write is a
+// check-and-set in Vault. Several daemons sharing one Vault each hold their
+// own mutex, so together they can exceed a limit by at most one instance
+// per extra daemon in a race.
+type limiter struct {
+	mu sync.Mutex
+}
+
+// errRaced means another writer changed the record between the read and the write.
+var errRaced = errors.New("the instance's record changed meanwhile")
+
+// reserve writes rec as req's record when the record is still prev (nil:
+// absent) and, with limits, when req's plan and service limits allow it.
+func (b *Broker) reserve(ctx context.Context, req instanceRequest, rec, prev *vault.Record, limits bool) error {
+	b.limit.mu.Lock()
+	defer b.limit.mu.Unlock()
+	if limits {
+		if err := b.checkLimits(ctx, req); err != nil {
+			return err
+		}
+	}
+	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{req.id: func(cur *vault.Record) (*vault.Record, error) {
+		if !sameVersion(cur, prev) {
+			return nil, errRaced
+		}
+		return rec, nil
+	}})
+	switch {
+	case errors.Is(err, errRaced):
+		return errInstanceConflict
+	case err != nil:
+		return b.internal("could not write the instance's record", err, "instance", req.id)
+	}
+	return nil
+}
+
+// sameVersion says whether cur is still the record read before as prev.
+func sameVersion(cur, prev *vault.Record) bool {
+	if cur == nil || prev == nil {
+		return cur == nil && prev == nil
+	}
+	if cur.LastOperation == nil || prev.LastOperation == nil {
+		return cur.LastOperation == nil && prev.LastOperation == nil
+	}
+	return cur.LastOperation.ContextID == prev.LastOperation.ContextID &&
+		cur.LastOperation.State == prev.LastOperation.State
+}
+
+// checkLimits refuses req when its plan or service has reached its limit.
+func (b *Broker) checkLimits(ctx context.Context, req instanceRequest) error {
+	if req.plan.Limit <= 0 && req.svc.Limit <= 0 {
+		return nil
+	}
+	plans, services, err := b.count(ctx, req.id, req.plan.ID, req.svc.ID)
+	if err != nil {
+		return b.internal("could not count the existing instances", err)
+	}
+	if req.plan.Limit > 0 && plans >= req.plan.Limit {
+		b.opts.Metrics.refusal("plan")
+		b.log.Info("plan limit reached", "plan", req.plan.ID, "limit", req.plan.Limit, "instance", req.id)
+		return limitReached(fmt.Sprintf("plan %q", req.plan.Name), req.plan.Limit)
+	}
+	if req.svc.Limit > 0 && services >= req.svc.Limit {
+		b.opts.Metrics.refusal("service")
+		b.log.Info("service limit reached", "service", req.svc.ID, "limit", req.svc.Limit, "instance", req.id)
+		return limitReached(fmt.Sprintf("service %q", req.svc.Name), req.svc.Limit)
+	}
+	return nil
+}
+
+// count counts the records of a plan and of a service, except id's.
+func (b *Broker) count(ctx context.Context, id, planID, serviceID string) (plans, services int, err error) {
+	idx, err := b.opts.Store.Index(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the index: %w", err)
+	}
+	for rid, r := range idx.Records {
+		if rid == id {
+			continue
+		}
+		if r.PlanID == planID {
+			plans++
+		}
+		if r.ServiceID == serviceID {
+			services++
+		}
+	}
+	return plans, services, nil
+}

@@ -1,0 +1,120 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// LastOperation types and states, as recorded in Vault and answered to the platform.
+const (
+	opTypeProvision   = "provision"
+	opTypeUpdate      = "update"
+	opTypeDeprovision = "deprovision"
+
+	stateInProgress = "in progress"
+	stateSucceeded  = "succeeded"
+	stateFailed     = "failed"
+)
+
+// newOperation starts an operation of the given type. Its context id tags
+// the BOSH task it creates, so that the task can be found again when its id
+// was never recorded.
+func newOperation(opType, description string) *vault.Operation {
+	return &vault.Operation{
+		Type:        opType,
+		State:       stateInProgress,
+		Description: description,
+		StartedAt:   time.Now().UTC().Format(time.RFC3339),
+		ContextID:   "blacksmith-" + opType + "-" + rand.Text(),
+	}
+}
+
+// setOp changes the record's LastOperation with f, provided that it still
+// is the operation with contextID (a later operation is left alone).
+func (b *Broker) setOp(ctx context.Context, id, contextID string, f func(*vault.Operation)) error {
+	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != contextID {
+			return nil, nil
+		}
+		next := cur.Clone()
+		f(next.LastOperation)
+		return next, nil
+	}})
+	if err != nil {
+		return fmt.Errorf("updating the last operation of instance %s: %w", id, err)
+	}
+	return nil
+}
+
+// failOp logs err for the operator and records the operation as failed with
+// the user's description. When Vault cannot be written either, the record
+// stays in progress without a task, which last_operation reports failed
+// once LostTaskGrace has passed.
+func (b *Broker) failOp(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) {
+	b.log.Error(userMsg, "instance", id, "operation", op.Type, "error", err)
+	b.opts.Metrics.outcome(op.Type, stateFailed)
+	werr := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
+		o.State, o.Description = stateFailed, userMsg
+	})
+	if werr != nil {
+		b.log.Error("could not record a failed operation", "instance", id, "operation", op.Type, "error", werr)
+	}
+}
+
+// startTask runs the Director call that creates op's task (with op's
+// context id) and records the task's id, or records the failure.
+func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, call func(context.Context) (bosh.Task, error)) {
+	task, err := call(bosh.WithContextID(ctx, op.ContextID))
+	if err != nil {
+		b.failOp(ctx, id, op, op.Type+" failed: the BOSH Director did not accept it; please try again", err)
+		return
+	}
+	b.recordTask(ctx, id, op, task)
+}
+
+// recordTask records the id of op's task.
+func (b *Broker) recordTask(ctx context.Context, id string, op *vault.Operation, task bosh.Task) {
+	b.log.Info("bosh task started", "instance", id, "operation", op.Type, "task", task.ID)
+	err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
+		o.TaskID = task.ID
+		o.Description = taskDescription(op.Type, task)
+	})
+	if err != nil {
+		// last_operation finds the task by its context id.
+		b.log.Error("could not record the bosh task", "instance", id, "task", task.ID, "error", err)
+	}
+}
+
+// taskDescription is what the platform user is told about a task.
+func taskDescription(opType string, t bosh.Task) string {
+	switch {
+	case t.State == bosh.TaskDone:
+		return fmt.Sprintf("%s succeeded (BOSH task %d)", opType, t.ID)
+	case t.Terminal():
+		desc := fmt.Sprintf("%s failed: BOSH task %d ended %s", opType, t.ID, t.State)
+		if t.Result != "" {
+			desc += ": " + truncate(t.Result, 300)
+		}
+		return desc
+	default:
+		return fmt.Sprintf("%s in progress (BOSH task %d is %s)", opType, t.ID, t.State)
+	}
+}
+
+// truncate cuts s to at most n bytes (on a rune boundary), marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !runeStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+func runeStart(c byte) bool { return c&0xC0 != 0x80 }

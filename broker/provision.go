@@ -1,0 +1,180 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"time"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// deploymentName is the BOSH deployment of an instance: {planID}-{instanceID}.
+func deploymentName(planID, instanceID string) string { return planID + "-" + instanceID }
+
+// instanceRequest is what a provision asks for.
+type instanceRequest struct {
+	id           string
+	svc          catalog.Service
+	plan         catalog.Plan
+	org, space   string
+	params       map[string]any
+	deployedName string
+}
+
+// Provision answers PUT /v2/service_instances/:id. It records the instance
+// (with its operation in progress) and its manifest in Vault, then asks the
+// Director to deploy, and answers 202; an identical repeat gets 200 (202
+// while the first is still in progress), a different one 409.
+func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDetails, async bool) (domain.ProvisionedServiceSpec, error) {
+	var none domain.ProvisionedServiceSpec
+	if !async {
+		return none, apiresponses.ErrAsyncRequired
+	}
+	svc, plan, err := b.findPlan(d.ServiceID, d.PlanID)
+	if err != nil {
+		return none, err
+	}
+	params, err := parseParams(d.RawParameters)
+	if err != nil {
+		return none, err
+	}
+	req := instanceRequest{id: id, svc: svc, plan: plan, org: d.OrganizationGUID, space: d.SpaceGUID,
+		params: params, deployedName: deploymentName(plan.ID, id)}
+	unlock := b.locks.lock(id)
+	defer unlock()
+	cur, err := b.opts.Store.Record(ctx, id)
+	if err != nil {
+		return none, b.internal("could not read the instance's record", err, "instance", id)
+	}
+	if cur != nil {
+		if spec, retry, err := repeatProvision(cur, req); !retry {
+			return spec, err
+		}
+	}
+	return b.provision(ctx, req, cur)
+}
+
+// repeatProvision answers a provision of an instance that has a record:
+// 409 when the request differs, 202 while the first is in progress, 200
+// when it exists; retry is true when the first failed and may be retried.
+func repeatProvision(cur *vault.Record, req instanceRequest) (spec domain.ProvisionedServiceSpec, retry bool, err error) {
+	if !req.sameAs(cur) {
+		return spec, false, errInstanceConflict
+	}
+	op := cur.LastOperation
+	switch {
+	case op == nil:
+		return domain.ProvisionedServiceSpec{AlreadyExists: true}, false, nil
+	case op.Type == opTypeDeprovision && op.State == stateInProgress:
+		return spec, false, concurrency("a deprovision")
+	case op.Type == opTypeProvision && op.State == stateInProgress:
+		return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, false, nil
+	case op.Type == opTypeProvision && op.State == stateFailed:
+		return spec, true, nil
+	}
+	return domain.ProvisionedServiceSpec{AlreadyExists: true}, false, nil
+}
+
+// sameAs says whether the record is what req asks for.
+func (req instanceRequest) sameAs(r *vault.Record) bool {
+	return r.ServiceID == req.svc.ID && r.PlanID == req.plan.ID &&
+		r.OrganizationGUID == req.org && r.SpaceGUID == req.space &&
+		sameParams(r.Parameters, req.params)
+}
+
+// provision renders the manifest, reserves the instance and starts the deploy.
+func (b *Broker) provision(ctx context.Context, req instanceRequest, prev *vault.Record) (domain.ProvisionedServiceSpec, error) {
+	var none domain.ProvisionedServiceSpec
+	secrets, stored, err := b.instanceSecrets(ctx, req.id)
+	if err != nil {
+		return none, b.internal("could not read the instance's secrets", err, "instance", req.id)
+	}
+	manifest, err := renderManifest(req.plan.Manifest, req.manifestData(secrets))
+	if err != nil {
+		return none, b.internal("the plan's manifest template could not be rendered", err, "plan", req.plan.ID)
+	}
+	op := newOperation(opTypeProvision, "provision in progress: creating the deployment")
+	if err := b.reserve(ctx, req, req.record(op), prev, true); err != nil {
+		return none, err
+	}
+	b.log.Info("provisioning", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
+	wctx, cancel := b.detached(ctx)
+	defer cancel()
+	if !stored {
+		if err := b.opts.Store.PutSecret(wctx, credentialsPath(req.id), secrets); err != nil {
+			b.failOp(wctx, req.id, op, "provision failed: could not store the instance's secrets", err)
+			return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
+		}
+	}
+	if err := b.opts.Store.PutManifest(wctx, req.id, string(manifest)); err != nil {
+		b.failOp(wctx, req.id, op, "provision failed: could not store the deployment manifest", err)
+		return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
+	}
+	b.startTask(wctx, req.id, op, func(ctx context.Context) (bosh.Task, error) {
+		return b.opts.Director.Deploy(ctx, manifest)
+	})
+	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
+}
+
+// manifestData is what the plan's manifest template sees.
+func (req instanceRequest) manifestData(secrets map[string]any) ManifestData {
+	return ManifestData{
+		DeploymentName: req.deployedName, InstanceID: req.id, ServiceID: req.svc.ID, PlanID: req.plan.ID,
+		OrganizationGUID: req.org, SpaceGUID: req.space, Params: req.params, Secrets: secrets,
+	}
+}
+
+// record is the index record a provision writes.
+func (req instanceRequest) record(op *vault.Operation) *vault.Record {
+	return &vault.Record{
+		ServiceID:        req.svc.ID,
+		PlanID:           req.plan.ID,
+		DeploymentName:   req.deployedName,
+		Created:          time.Now().Unix(),
+		OrganizationGUID: req.org,
+		SpaceGUID:        req.space,
+		Parameters:       req.params,
+		LastOperation:    op,
+	}
+}
+
+// parseParams reads the request's parameters, which must be a JSON object
+// when present; never nil.
+func parseParams(raw json.RawMessage) (map[string]any, error) {
+	params := map[string]any{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return params, nil
+	}
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return nil, badRequest("parameters must be a JSON object")
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	return params, nil
+}
+
+// sameParams compares parameters as JSON values (a missing map equals an empty one).
+func sameParams(a, b map[string]any) bool {
+	if len(a) == 0 && len(b) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(normalize(a), normalize(b))
+}
+
+// normalize round-trips v through JSON, so that numbers and nested types compare alike.
+func normalize(v map[string]any) any {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	_ = json.Unmarshal(data, &out)
+	return out
+}

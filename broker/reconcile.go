@@ -1,0 +1,126 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+)
+
+// Reconciler runs reconciler passes on demand and reports its status.
+type Reconciler interface {
+	Trigger(opts reconciler.RunOptions) (runID string, done <-chan reconciler.Summary, err error)
+	Status() reconciler.Status
+}
+
+// Bounds of POST /b/reconcile?wait=.
+const (
+	// maxWait caps ?wait= so that a request cannot hold a connection forever.
+	maxWait = 10 * time.Minute
+	// dryRunWait is how long a dry run without ?wait= is waited for.
+	dryRunWait = time.Minute
+)
+
+// reconcileHandler serves /b/reconcile:
+//
+//	POST /b/reconcile                forces a run; 202 {"run_id"}
+//	POST /b/reconcile?wait=60s       waits for it; 200 {"run_id", "summary"}, or 504
+//	POST /b/reconcile?dry_run=true   the plan of a dry run (waits 1m unless ?wait= says otherwise)
+//	GET  /b/reconcile                the reconciler's status
+type reconcileHandler struct {
+	rec Reconciler
+	log *slog.Logger
+}
+
+// runAnswer is the body of POST /b/reconcile.
+type runAnswer struct {
+	RunID   string              `json:"run_id"`
+	DryRun  bool                `json:"dry_run"`
+	Status  string              `json:"status"`
+	Summary *reconciler.Summary `json:"summary,omitempty"`
+	Error   string              `json:"error,omitempty"`
+}
+
+func (h reconcileHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.rec == nil {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Description: "the reconciler is not available"})
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		writeJSON(w, http.StatusOK, h.rec.Status())
+	case http.MethodPost:
+		h.trigger(w, r)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Description: "use GET or POST"})
+	}
+}
+
+// trigger forces a run and, when asked, waits for it.
+func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
+	wait, dryRun, err := runQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
+		return
+	}
+	id, done, err := h.rec.Trigger(reconciler.RunOptions{DryRun: dryRun, Force: true, Reason: "POST /b/reconcile"})
+	if err != nil {
+		status := http.StatusServiceUnavailable
+		if errors.Is(err, reconciler.ErrDisabled) {
+			status = http.StatusConflict
+		}
+		writeJSON(w, status, errorBody{Description: "cannot start a run: " + err.Error()})
+		return
+	}
+	h.log.Info("reconciler run forced", "run", id, "dry_run", dryRun, "wait", wait)
+	if wait == 0 {
+		writeJSON(w, http.StatusAccepted, runAnswer{RunID: id, DryRun: dryRun, Status: "queued"})
+		return
+	}
+	h.await(w, r, id, dryRun, done, wait)
+}
+
+// await answers with the run's summary, or 504 when wait ends first.
+func (h reconcileHandler) await(w http.ResponseWriter, r *http.Request, id string, dryRun bool, done <-chan reconciler.Summary, wait time.Duration) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case s, ok := <-done:
+		if !ok {
+			writeJSON(w, http.StatusServiceUnavailable, runAnswer{RunID: id, DryRun: dryRun, Status: "stopped",
+				Error: "the reconciler stopped before run " + id + " ended"})
+			return
+		}
+		writeJSON(w, http.StatusOK, runAnswer{RunID: id, DryRun: dryRun, Status: "done", Summary: &s})
+	case <-timer.C:
+		writeJSON(w, http.StatusGatewayTimeout, runAnswer{RunID: id, DryRun: dryRun, Status: "running",
+			Error: fmt.Sprintf("run %s had not ended after %s; it goes on: GET /b/reconcile shows its progress", id, wait)})
+	case <-r.Context().Done():
+	}
+}
+
+// runQuery reads ?wait=DURATION and ?dry_run=BOOL.
+func runQuery(r *http.Request) (wait time.Duration, dryRun bool, err error) {
+	q := r.URL.Query()
+	if v := q.Get("dry_run"); v != "" {
+		if dryRun, err = strconv.ParseBool(v); err != nil {
+			return 0, false, fmt.Errorf("dry_run=%q: want true or false", v)
+		}
+	}
+	if v := q.Get("wait"); v != "" {
+		if wait, err = time.ParseDuration(v); err != nil || wait < 0 {
+			return 0, false, fmt.Errorf("wait=%q: want a duration such as 60s", v)
+		}
+		if wait > maxWait {
+			return 0, false, fmt.Errorf("wait=%q: at most %s", v, maxWait)
+		}
+	} else if dryRun {
+		wait = dryRunWait
+	}
+	return wait, dryRun, nil
+}

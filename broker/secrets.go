@@ -1,0 +1,53 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+)
+
+// secretAlphabet is what generated passwords are made of: letters and
+// digits only, so that they need no quoting in YAML, URLs or shells.
+const secretAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// credentialsPath is where an instance's generated secrets live, relative to the mount.
+func credentialsPath(id string) string { return id + "/credentials" }
+
+// bindingPath is where a binding's credentials live, relative to the mount.
+func bindingPath(id, bindingID string) string { return id + "/bindings/" + bindingID }
+
+// newSecrets generates an instance's secrets: .Secrets.password (32
+// characters) and .Secrets.username ("u" and 15 characters).
+func newSecrets() map[string]any {
+	return map[string]any{"username": "u" + randomString(15), "password": randomString(32)}
+}
+
+// randomString returns n characters of secretAlphabet drawn uniformly.
+func randomString(n int) string {
+	out := make([]byte, n)
+	buf := make([]byte, 1)
+	for i := 0; i < n; {
+		if _, err := rand.Read(buf); err != nil {
+			panic(err) // crypto/rand never fails on supported platforms
+		}
+		// 248 = 4*62: values above it would bias the first letters.
+		if buf[0] < 248 {
+			out[i] = secretAlphabet[int(buf[0])%len(secretAlphabet)]
+			i++
+		}
+	}
+	return string(out)
+}
+
+// instanceSecrets returns the instance's stored secrets, or new ones when it
+// has none yet (stored is then false).
+func (b *Broker) instanceSecrets(ctx context.Context, id string) (secrets map[string]any, stored bool, err error) {
+	s, ok, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the secrets of instance %s: %w", id, err)
+	}
+	if ok {
+		return s, true, nil
+	}
+	return newSecrets(), false, nil
+}

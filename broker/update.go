@@ -1,0 +1,103 @@
+package broker
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// Update answers PATCH /v2/service_instances/:id. A plan change is refused
+// with 422 PlanChangeNotSupported unless the new plan is updatable (the
+// catalog's `updatable: true` lets instances change to a plan), and is
+// subject to the new plan's limit. New parameters are
+// deep-merged over the recorded ones (as the manifest merges them). The
+// record takes the new plan and parameters, the manifest is rendered again
+// (same deployment name, same secrets) and deployed; 202. A request that
+// changes nothing is answered 200 at once.
+func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, async bool) (domain.UpdateServiceSpec, error) {
+	var none domain.UpdateServiceSpec
+	if !async {
+		return none, apiresponses.ErrAsyncRequired
+	}
+	unlock := b.locks.lock(id)
+	defer unlock()
+	rec, err := b.opts.Store.Record(ctx, id)
+	if err != nil {
+		return none, b.internal("could not read the instance's record", err, "instance", id)
+	}
+	if rec == nil {
+		return none, errNotFound
+	}
+	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
+		return none, concurrency("a " + op.Type)
+	}
+	req, err := b.updateRequest(id, rec, d)
+	if err != nil {
+		return none, err
+	}
+	if req.plan.ID == rec.PlanID && sameParams(req.params, rec.Parameters) {
+		return none, nil
+	}
+	return b.update(ctx, req, rec)
+}
+
+// updateRequest checks an update against the catalog and returns what it asks for.
+func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDetails) (instanceRequest, error) {
+	planID := d.PlanID
+	if planID == "" {
+		planID = rec.PlanID
+	}
+	svc, plan, err := b.findPlan(rec.ServiceID, planID)
+	if err != nil {
+		return instanceRequest{}, err
+	}
+	if plan.ID != rec.PlanID && !plan.Updatable {
+		return instanceRequest{}, apiresponses.ErrPlanChangeNotSupported
+	}
+	params, err := parseParams(d.RawParameters)
+	if err != nil {
+		return instanceRequest{}, err
+	}
+	return instanceRequest{
+		id: id, svc: svc, plan: plan, org: rec.OrganizationGUID, space: rec.SpaceGUID,
+		params: deepMerge(rec.Parameters, params), deployedName: deploymentOf(id, rec),
+	}, nil
+}
+
+// update renders the new manifest, records the update and starts the deploy.
+func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Record) (domain.UpdateServiceSpec, error) {
+	var none domain.UpdateServiceSpec
+	secrets, _, err := b.opts.Store.Secret(ctx, credentialsPath(req.id))
+	if err != nil {
+		return none, b.internal("could not read the instance's secrets", err, "instance", req.id)
+	}
+	manifest, err := renderManifest(req.plan.Manifest, req.manifestData(secrets))
+	if err != nil {
+		return none, b.internal("the plan's manifest template could not be rendered", err, "plan", req.plan.ID)
+	}
+	op := newOperation(opTypeUpdate, "update in progress: deploying the new manifest")
+	next := rec.Clone()
+	next.PlanID, next.Parameters, next.LastOperation = req.plan.ID, req.params, op
+	if err := b.reserve(ctx, req, next, rec, req.plan.ID != rec.PlanID); err != nil {
+		if errors.Is(err, errInstanceConflict) {
+			return none, concurrency("another operation")
+		}
+		return none, err
+	}
+	b.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
+	wctx, cancel := b.detached(ctx)
+	defer cancel()
+	if err := b.opts.Store.PutManifest(wctx, req.id, string(manifest)); err != nil {
+		b.failOp(wctx, req.id, op, "update failed: could not store the deployment manifest", err)
+		return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
+	}
+	b.startTask(wctx, req.id, op, func(ctx context.Context) (bosh.Task, error) {
+		return b.opts.Director.Deploy(ctx, manifest)
+	})
+	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
+}

@@ -1,0 +1,92 @@
+// Command blacksmith is the broker-side daemon: the Open Service Broker API
+// that creates service instances on a BOSH Director, the reconciler that
+// keeps their records in Vault true, and the operators' HTTP endpoints.
+//
+//	blacksmith [serve] -c FILE              run the daemon (default)
+//	blacksmith check-config -c FILE         validate a configuration, print it redacted
+//	blacksmith reconcile [--dry-run] -c FILE  one reconciler run, its summary as JSON
+//	blacksmith version                      print the version
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
+}
+
+// run runs the subcommand args name and returns the process's exit code.
+func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
+	name := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	switch name {
+	case "serve":
+		return serveCommand(args, stderr, env)
+	case "check-config":
+		return checkConfigCommand(args, stdout, stderr, env)
+	case "reconcile":
+		return reconcileCommand(args, stdout, stderr, env)
+	case "version":
+		fmt.Fprintf(stdout, "blacksmith %s\n", version)
+		return exitOK
+	case "help":
+		usage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "blacksmith: unknown command %q\n", name)
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  blacksmith [serve] -c FILE                run the daemon
+  blacksmith check-config -c FILE           check a configuration file
+  blacksmith reconcile [--dry-run] -c FILE  make one reconciler run, print its summary
+  blacksmith version                        print the version
+The configuration file defaults to $BLACKSMITH_CONFIG; the environment
+overrides it (see the README's configuration reference).
+`)
+}
+
+// flags parses a subcommand's flags: -c FILE, plus the ones extra adds.
+// ok is false when the process must exit with code.
+func flags(name string, args []string, stderr io.Writer, env func(string) (string, bool), extra func(*flag.FlagSet)) (path string, code int, ok bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	def, _ := env("BLACKSMITH_CONFIG")
+	fs.StringVar(&path, "c", def, "configuration `file` (default $BLACKSMITH_CONFIG)")
+	fs.StringVar(&path, "config", def, "configuration `file` (same as -c)")
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", exitOK, false
+		}
+		return "", exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "blacksmith %s: unexpected arguments %q\n", name, fs.Args())
+		return "", exitUsage, false
+	}
+	return path, exitOK, true
+}

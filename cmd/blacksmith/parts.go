@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/broker"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// The wiring point checks that the real parts fit the interfaces their
+// users declare.
+var (
+	_ broker.Director       = (*bosh.Client)(nil)
+	_ broker.DirectorReader = (*bosh.Client)(nil)
+	_ broker.Store          = (*vault.Store)(nil)
+	_ broker.Reconciler     = (*reconciler.Manager)(nil)
+	_ reconciler.Director   = (*bosh.Client)(nil)
+	_ reconciler.Tasks      = (*bosh.Client)(nil)
+	_ reconciler.Store      = (*vault.Store)(nil)
+)
+
+// parts are what every command builds from the configuration without I/O.
+type parts struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	catalog  *catalog.Catalog
+	registry *prometheus.Registry
+	director *bosh.Client
+}
+
+// newParts loads the catalog, creates the metrics registry (with the Go and
+// process collectors) and the Director client.
+func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
+	cat, err := catalog.Load(cfg.Catalog.Dirs...)
+	if err != nil {
+		return nil, fmt.Errorf("loading the catalog: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	caPEM, err := cfg.BOSH.CACertPEM()
+	if err != nil {
+		return nil, fmt.Errorf("reading bosh.ca_cert: %w", err)
+	}
+	director, err := bosh.New(bosh.Options{
+		Address:           cfg.BOSH.Address,
+		Username:          cfg.BOSH.Username,
+		Password:          cfg.BOSH.Password,
+		ClientID:          cfg.BOSH.ClientID,
+		ClientSecret:      cfg.BOSH.ClientSecret,
+		CACert:            string(caPEM),
+		SkipSSLValidation: cfg.BOSH.SkipSSLValidation,
+		Timeout:           cfg.BOSH.Timeout,
+		RateLimit:         cfg.BOSH.RateLimit,
+		RateBurst:         cfg.BOSH.RateBurst,
+		MaxInFlight:       cfg.BOSH.MaxInFlight,
+		Metrics:           bosh.NewMetrics(reg),
+		Logger:            log.With("component", "bosh"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, director: director}, nil
+}
+
+// connectVault connects to Vault once and migrates a legacy index.
+func connectVault(ctx context.Context, cfg *config.Config) (*vault.Store, error) {
+	b := cfg.Reconciler.Backup
+	store, err := vault.New(ctx, vault.Options{
+		Address:           cfg.Vault.Address,
+		Token:             cfg.Vault.Token,
+		Mount:             cfg.Vault.Mount,
+		CACert:            cfg.Vault.CACert,
+		SkipSSLValidation: cfg.Vault.SkipSSLValidation,
+		KVVersion:         cfg.Vault.KVVersion,
+		Backup:            vault.BackupOptions{Enabled: b.Enabled, Retention: b.Retention, Cleanup: b.Cleanup, Path: b.Path},
+		Logger:            slog.Default().With("component", "vault"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("migrating the legacy index: %w", err)
+	}
+	return store, nil
+}
+
+// manager creates the reconciler on store.
+func (p *parts) manager(store *vault.Store) (*reconciler.Manager, error) {
+	return reconciler.New(reconciler.Options{
+		Config:     p.cfg.Reconciler,
+		Director:   p.director,
+		Tasks:      p.director,
+		Store:      store,
+		Catalog:    p.catalog,
+		Registerer: p.registry,
+		Logger:     p.log.With("component", "reconciler"),
+	})
+}
+
+// broker creates the broker on store, serving m's runs under /b/.
+func (p *parts) broker(store *vault.Store, m *reconciler.Manager) (*broker.Broker, error) {
+	return broker.New(broker.Options{
+		Catalog:        p.catalog,
+		Director:       p.director,
+		DirectorReader: p.director,
+		Store:          store,
+		Reconciler:     m,
+		Username:       p.cfg.Broker.Username,
+		Password:       p.cfg.Broker.Password,
+		Metrics:        broker.NewMetrics(p.registry),
+		Logger:         p.log.With("component", "broker"),
+	})
+}

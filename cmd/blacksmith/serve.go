@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	vaultapi "github.com/hashicorp/vault/api"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/blacksmith-reconciler/blacksmith/broker"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// Bounds of the daemon's lifecycle.
+const (
+	// httpStopTimeout bounds the wait for requests in flight at shutdown.
+	httpStopTimeout = 15 * time.Second
+	// healthTimeout bounds one /healthz answer.
+	healthTimeout = 3 * time.Second
+	// firstRetry and maxRetry bound the backoff toward Vault and the Director at start-up.
+	firstRetry, maxRetry = 500 * time.Millisecond, 30 * time.Second
+)
+
+// daemon is the running process: the HTTP server at once, the broker as soon
+// as Vault answers, the reconciler as soon as the Director answers too.
+type daemon struct {
+	*parts
+	gate   *gate
+	health *health
+}
+
+// serve runs the daemon until ctx ends, then stops taking requests, lets
+// the reconciler's run in progress finish (within reconciler.stop_timeout)
+// and returns nil. It returns an error only when the daemon cannot run at
+// all (bad catalog, address in use).
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	p, err := newParts(cfg, log)
+	if err != nil {
+		return err
+	}
+	h, err := newHealth(cfg, p)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Broker.Listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Broker.Listen, err)
+	}
+	d := &daemon{parts: p, gate: newGate(cfg.Broker.Username, cfg.Broker.Password), health: h}
+	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("blacksmith listening", "address", ln.Addr().String(), "tls", cfg.Broker.TLS.Enabled, "version", version)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return d.serveHTTP(gctx, srv, ln) })
+	g.Go(func() error { return d.run(gctx) })
+	return g.Wait()
+}
+
+// routes are /healthz and /metrics (unauthenticated unless metrics
+// credentials are configured), and everything else behind the gate.
+func (d *daemon) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", broker.HealthHandler(d.health.checks(), healthTimeout))
+	if m := d.cfg.Metrics; m.Enabled {
+		mux.Handle("/metrics", broker.MetricsHandler(d.registry, m.Username, m.Password))
+	}
+	mux.Handle("/", d.gate)
+	return mux
+}
+
+// serveHTTP serves until ctx ends, then shuts the server down: no new
+// requests, those in flight get httpStopTimeout.
+func (d *daemon) serveHTTP(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() {
+		if t := d.cfg.Broker.TLS; t.Enabled {
+			errc <- srv.ServeTLS(ln, t.Cert, t.Key)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving http: %w", err)
+	case <-ctx.Done():
+	}
+	d.log.Info("stopping: no new requests")
+	sctx, cancel := context.WithTimeout(context.Background(), httpStopTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		d.log.Warn("requests still in flight at the stop timeout; closing them", "error", err)
+		_ = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving http: %w", err)
+	}
+	return nil
+}
+
+// run connects to Vault (retrying), opens the broker, waits for the
+// Director (retrying) and runs the reconciler until ctx ends.
+func (d *daemon) run(ctx context.Context) error {
+	store, err := retry(ctx, d.log, "vault", d.health.vault.set, func(ctx context.Context) (*vault.Store, error) {
+		return connectVault(ctx, d.cfg)
+	})
+	if err != nil {
+		return nil // ctx ended while waiting
+	}
+	defer store.Close()
+	m, err := d.manager(store)
+	if err != nil {
+		return fmt.Errorf("creating the reconciler: %w", err)
+	}
+	b, err := d.broker(store, m)
+	if err != nil {
+		return fmt.Errorf("creating the broker: %w", err)
+	}
+	d.gate.open(b.Handler())
+	d.log.Info("broker ready", "services", len(d.catalog.Services), "vault_kv_version", store.KVVersion())
+	_, err = retry(ctx, d.log, "bosh director", d.health.director.set, func(ctx context.Context) (struct{}, error) {
+		_, err := d.director.Info(ctx)
+		return struct{}{}, err
+	})
+	if err != nil {
+		return nil
+	}
+	return m.Start(ctx)
+}
+
+// retry calls f until it succeeds or ctx ends, waiting twice as long after
+// each failure (firstRetry up to maxRetry) and logging it; report is told
+// the outcome of every attempt. The error is ctx's.
+func retry[T any](ctx context.Context, log *slog.Logger, what string, report func(error), f func(context.Context) (T, error)) (T, error) {
+	wait := firstRetry
+	for attempt := 1; ; attempt++ {
+		v, err := f(ctx)
+		report(err)
+		if err == nil {
+			if attempt > 1 {
+				log.Info("connected", "to", what, "attempts", attempt)
+			}
+			return v, nil
+		}
+		log.Warn("cannot connect yet; retrying", "to", what, "attempt", attempt, "retry_in", wait, "error", err)
+		select {
+		case <-ctx.Done():
+			var zero T
+			return zero, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxRetry)
+	}
+}
+
+// gate answers /v2/* and /b/* with 503 (behind the broker's credentials)
+// until the broker is open.
+type gate struct {
+	h        atomic.Pointer[http.Handler]
+	starting http.Handler
+}
+
+func newGate(username, password string) *gate {
+	starting := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"description":"blacksmith is starting: waiting for Vault (see /healthz)"}` + "\n"))
+	})
+	return &gate{starting: broker.BasicAuth(username, password, starting)}
+}
+
+func (g *gate) open(h http.Handler) { g.h.Store(&h) }
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := g.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	g.starting.ServeHTTP(w, r)
+}
+
+// health backs /healthz: whether the start-up connections succeeded, and
+// whether Vault and the Director answer now.
+type health struct {
+	vault, director connState
+	vaultClient     *vaultapi.Client
+	p               *parts
+}
+
+// connState is the outcome of the last start-up connection attempt.
+type connState struct {
+	mu        sync.Mutex
+	connected bool
+	err       error
+}
+
+func (c *connState) set(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.connected = c.connected || err == nil
+	c.err = err
+}
+
+// check is nil once connected; before, it is the last attempt's error.
+func (c *connState) check() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.connected:
+		return nil
+	case c.err != nil:
+		return fmt.Errorf("not connected yet: %w", c.err)
+	}
+	return errors.New("not connected yet")
+}
+
+func newHealth(cfg *config.Config, p *parts) (*health, error) {
+	vc := vaultapi.DefaultConfig()
+	vc.Address = cfg.Vault.Address
+	vc.Timeout = healthTimeout
+	if err := vc.ConfigureTLS(&vaultapi.TLSConfig{CACert: cfg.Vault.CACert, Insecure: cfg.Vault.SkipSSLValidation}); err != nil {
+		return nil, fmt.Errorf("configuring TLS for vault: %w", err)
+	}
+	client, err := vaultapi.NewClient(vc)
+	if err != nil {
+		return nil, fmt.Errorf("creating the vault health client: %w", err)
+	}
+	return &health{vaultClient: client, p: p}, nil
+}
+
+// checks are the /healthz checks.
+func (h *health) checks() map[string]broker.HealthCheck {
+	return map[string]broker.HealthCheck{
+		"vault": func(ctx context.Context) error {
+			if err := h.vault.check(); err != nil {
+				return err
+			}
+			st, err := h.vaultClient.Sys().HealthWithContext(ctx)
+			switch {
+			case err != nil:
+				return err
+			case st.Sealed:
+				return errors.New("vault is sealed")
+			}
+			return nil
+		},
+		"director": func(ctx context.Context) error {
+			if _, err := h.p.director.Info(ctx); err != nil {
+				return err
+			}
+			return nil
+		},
+	}
+}
