@@ -1,0 +1,93 @@
+package catalog
+
+import (
+	"slices"
+)
+
+// Catalog is every service the broker offers, in the order they were found.
+type Catalog struct {
+	// Services are in directory order, then by service directory name.
+	Services []Service
+}
+
+// Service is one service offering, read from service.yml.
+type Service struct {
+	// ID is the service's unique id. Required.
+	ID string
+	// Name is the CLI-friendly name (no whitespace). Required.
+	Name string
+	// Description is shown to platform users. Required.
+	Description string
+	// Bindable says whether instances can be bound. Default true.
+	Bindable bool
+	// Tags are free-form labels passed on to bindings. Default none.
+	Tags []string
+	// Limit caps instances of the service across plans; 0 = unlimited. Default 0.
+	Limit int
+	// Plans are the service's plans, by plan directory name; at least one.
+	Plans []Plan
+}
+
+// Plan is one plan of a service, read from its plan directory.
+type Plan struct {
+	// ID is the plan's id, unique across the whole catalog. Required.
+	ID string
+	// Name is the CLI-friendly name (no whitespace), unique within its service. Required.
+	Name string
+	// Description is shown to platform users. Required.
+	Description string
+	// Limit caps instances of the plan; 0 = unlimited. Default 0.
+	Limit int
+	// Updatable says whether instances may change to this plan. Default false.
+	Updatable bool
+	// Manifest is the BOSH manifest template (manifest.yml), as text. Required.
+	Manifest string
+	// Credentials is the binding credentials template (credentials.yml), as
+	// text; empty when the plan has none.
+	Credentials string
+	// ServiceID is the id of the service the plan belongs to.
+	ServiceID string
+}
+
+// Plan returns the plan with id planID and the service it belongs to.
+func (c *Catalog) Plan(planID string) (Service, Plan, bool) {
+	if c == nil {
+		return Service{}, Plan{}, false
+	}
+	for _, s := range c.Services {
+		for _, p := range s.Plans {
+			if p.ID == planID {
+				return s, p, true
+			}
+		}
+	}
+	return Service{}, Plan{}, false
+}
+
+// Service returns the service with the given id.
+func (c *Catalog) Service(id string) (Service, bool) {
+	if c == nil {
+		return Service{}, false
+	}
+	for _, s := range c.Services {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return Service{}, false
+}
+
+// PlanIDs returns the id of every plan, sorted.
+func (c *Catalog) PlanIDs() []string {
+	if c == nil {
+		return nil
+	}
+	var ids []string
+	for _, s := range c.Services {
+		for _, p := range s.Plans {
+			ids = append(ids, p.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -1,0 +1,115 @@
+package catalog_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+)
+
+var _ = Describe("bad catalogs", func() {
+	// In want, $D stands for the catalog directory.
+	DescribeTable("name the file and the field",
+		func(changes tree, want ...string) {
+			dir := good.with(changes).write()
+			_, err := catalog.Load(dir)
+			for i := range want {
+				want[i] = strings.ReplaceAll(want[i], "$D", dir)
+			}
+			Expect(problems(err)).To(ConsistOf(want))
+		},
+		Entry("unknown service field", tree{"redis/service.yml": "id: redis\nname: redis\ndescription: d\ncolour: red\n"},
+			"$D/redis/service.yml: colour: unknown field"),
+		Entry("missing service fields", tree{"redis/service.yml": "tags: [a]\n"},
+			"$D/redis/service.yml: id: required",
+			"$D/redis/service.yml: name: required",
+			"$D/redis/service.yml: description: required"),
+		Entry("empty service id", tree{"redis/service.yml": "id: \"\"\nname: redis\ndescription: d\n"},
+			"$D/redis/service.yml: id: must not be empty"),
+		Entry("service id with a space", tree{"redis/service.yml": "id: my redis\nname: redis\ndescription: d\n"},
+			`$D/redis/service.yml: id: "my redis": use letters, digits, '-', '_' and '.' only`),
+		Entry("service name with a space", tree{"redis/service.yml": "id: redis\nname: my redis\ndescription: d\n"},
+			`$D/redis/service.yml: name: "my redis": must not contain whitespace`),
+		Entry("bindable not a boolean", tree{"redis/service.yml": "id: redis\nname: redis\ndescription: d\nbindable: yes\n"},
+			`$D/redis/service.yml: bindable: not a boolean (true or false): "yes"`),
+		Entry("limit not an integer", tree{"redis/service.yml": "id: redis\nname: redis\ndescription: d\nlimit: lots\n"},
+			`$D/redis/service.yml: limit: not an integer: "lots"`),
+		Entry("negative limit", tree{"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nlimit: -1\n"},
+			"$D/redis/large/plan.yml: limit: must not be negative (0 = unlimited), got -1"),
+		Entry("tags not a list", tree{"redis/service.yml": "id: redis\nname: redis\ndescription: d\ntags: redis\n"},
+			"$D/redis/service.yml: tags: expected a list"),
+		Entry("description a mapping", tree{"redis/service.yml": "id: redis\nname: redis\ndescription: {a: b}\n"},
+			"$D/redis/service.yml: description: expected a single value"),
+		Entry("field given twice", tree{"redis/service.yml": "id: redis\nid: redis2\nname: redis\ndescription: d\n"},
+			"$D/redis/service.yml: id: given more than once"),
+		Entry("service.yml not YAML", tree{"redis/service.yml": "id: [redis\n"},
+			"$D/redis/service.yml: yaml: line 1: did not find expected ',' or ']'"),
+		Entry("service.yml a list", tree{"redis/service.yml": "- id\n"},
+			"$D/redis/service.yml: expected a mapping of fields"),
+		Entry("service.yml empty", tree{"redis/service.yml": "# nothing\n"},
+			"$D/redis/service.yml: is empty"),
+		Entry("service.yml missing", tree{"redis/service.yml": ""},
+			"$D/redis/service.yml: missing"),
+		Entry("service without plans", tree{"redis/small/plan.yml": "", "redis/small/manifest.yml": "", "redis/small/credentials.yml": "",
+			"redis/large/plan.yml": "", "redis/large/manifest.yml": ""},
+			"$D/redis: has no plan directories"),
+		Entry("plan.yml missing", tree{"redis/large/plan.yml": ""},
+			"$D/redis/large/plan.yml: missing"),
+		Entry("unknown plan field", tree{"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nfree: true\n"},
+			"$D/redis/large/plan.yml: free: unknown field"),
+		Entry("updatable not a boolean", tree{"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nupdatable: 1\n"},
+			`$D/redis/large/plan.yml: updatable: not a boolean (true or false): "1"`),
+		Entry("manifest missing", tree{"redis/large/manifest.yml": ""},
+			"$D/redis/large/manifest.yml: missing"),
+		Entry("manifest blank", tree{"redis/large/manifest.yml": "\n  \n"},
+			"$D/redis/large/manifest.yml: is empty"),
+		Entry("manifest not a template", tree{"redis/large/manifest.yml": "name: {{ .DeploymentName \n"},
+			"$D/redis/large/manifest.yml: not a valid template: template: manifest.yml:2: unclosed action started at manifest.yml:1"),
+		Entry("credentials not a template", tree{"redis/small/credentials.yml": "host: {{ end }}\n"},
+			"$D/redis/small/credentials.yml: not a valid template: template: credentials.yml:1: unexpected {{end}}"),
+		Entry("duplicate plan id", tree{"redis/large/plan.yml": "id: redis-small\nname: large\ndescription: d\n"},
+			"$D/redis/small/plan.yml: id: plan id \"redis-small\" is already used in $D/redis/large/plan.yml"),
+		Entry("duplicate plan name", tree{"redis/large/plan.yml": "id: redis-large\nname: small\ndescription: d\n"},
+			"$D/redis/small/plan.yml: name: plan name \"small\" is already used in $D/redis/large/plan.yml"),
+		Entry("duplicate service id", tree{
+			"cache/service.yml": "id: redis\nname: cache\ndescription: d\n", "cache/p/plan.yml": "id: cache-p\nname: p\ndescription: d\n",
+			"cache/p/manifest.yml": manifest},
+			"$D/redis/service.yml: id: service id \"redis\" is already used in $D/cache/service.yml"),
+		Entry("every problem at once", tree{
+			"redis/service.yml":        "id: redis\nname: redis\n",
+			"redis/large/plan.yml":     "id: redis-large\nname: large\ndescription: d\nlimit: x\n",
+			"redis/small/manifest.yml": ""},
+			"$D/redis/service.yml: description: required",
+			"$D/redis/large/plan.yml: limit: not an integer: \"x\"",
+			"$D/redis/small/manifest.yml: missing"),
+	)
+
+	It("reports a service id used in two directories", func() {
+		a, b := good.write(), good.write()
+		_, err := catalog.Load(a, b)
+		Expect(problems(err)).To(ContainElements(
+			b+`/redis/service.yml: id: service id "redis" is already used in `+a+`/redis/service.yml`,
+			b+`/redis/small/plan.yml: id: plan id "redis-small" is already used in `+a+`/redis/small/plan.yml`,
+		))
+	})
+
+	It("names a directory that does not exist", func() {
+		dir := filepath.Join(GinkgoT().TempDir(), "absent")
+		_, err := catalog.Load(dir)
+		Expect(problems(err)).To(ConsistOf(dir + ": missing"))
+		Expect(errors.Is(err, fs.ErrNotExist)).To(BeTrue())
+	})
+
+	It("names a catalog path that is a file", func() {
+		file := filepath.Join(GinkgoT().TempDir(), "catalog")
+		Expect(os.WriteFile(file, []byte("x"), 0o644)).To(Succeed())
+		_, err := catalog.Load(file)
+		Expect(problems(err)).To(ConsistOf(file + ": not a directory"))
+	})
+})

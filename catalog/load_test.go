@@ -1,0 +1,125 @@
+package catalog_test
+
+import (
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+)
+
+var _ = Describe("Load", func() {
+	It("reads services and plans with every field", func() {
+		dir := good.write()
+		c, err := catalog.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Services).To(HaveLen(1))
+		s := c.Services[0]
+		Expect(s.ID).To(Equal("redis"))
+		Expect(s.Name).To(Equal("redis"))
+		Expect(s.Description).To(Equal("Redis"))
+		Expect(s.Bindable).To(BeTrue(), "bindable defaults to true")
+		Expect(s.Tags).To(Equal([]string{"redis", "cache"}))
+		Expect(s.Limit).To(Equal(20))
+		Expect(s.Plans).To(Equal([]catalog.Plan{
+			{ID: "redis-large", Name: "large", Description: "Large", Manifest: manifest, ServiceID: "redis"},
+			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, Updatable: true,
+				Manifest: manifest, Credentials: "host: {{ index .IPs 0 }}\n", ServiceID: "redis"},
+		}))
+	})
+
+	It("keeps bindable: false", func() {
+		dir := good.with(tree{"redis/service.yml": "id: redis\nname: redis\ndescription: Redis\nbindable: false\n"}).write()
+		c, err := catalog.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Services[0].Bindable).To(BeFalse())
+	})
+
+	It("reads several directories, in order", func() {
+		pg := tree{
+			"postgresql/service.yml":        "id: postgresql\nname: postgresql\ndescription: PostgreSQL\n",
+			"postgresql/small/plan.yml":     "id: postgresql-small\nname: small\ndescription: Small\n",
+			"postgresql/small/manifest.yml": manifest,
+		}
+		c, err := catalog.Load(pg.write(), good.write())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Services).To(HaveLen(2))
+		Expect(c.Services[0].ID).To(Equal("postgresql"))
+		Expect(c.PlanIDs()).To(Equal([]string{"postgresql-small", "redis-large", "redis-small"}))
+	})
+
+	It("skips plain files and hidden directories", func() {
+		dir := good.with(tree{
+			"README.md":         "# not a service\n",
+			".git/config":       "[core]\n",
+			"redis/.hidden/x":   "x",
+			"redis/small/NOTES": "notes",
+		}).write()
+		c, err := catalog.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.PlanIDs()).To(Equal([]string{"redis-large", "redis-small"}))
+	})
+
+	It("follows symbolically linked service directories", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.Symlink(filepath.Join(good.write(), "redis"), filepath.Join(dir, "redis"))).To(Succeed())
+		c, err := catalog.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.PlanIDs()).To(HaveLen(2))
+	})
+
+	It("returns an empty catalog for no directories", func() {
+		c, err := catalog.Load()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.Services).To(BeEmpty())
+		Expect(c.PlanIDs()).To(BeEmpty())
+	})
+})
+
+var _ = Describe("lookups", func() {
+	var c *catalog.Catalog
+
+	BeforeEach(func() {
+		var err error
+		c, err = catalog.Load(good.write())
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("finds a plan with its service", func() {
+		s, p, ok := c.Plan("redis-small")
+		Expect(ok).To(BeTrue())
+		Expect(s.ID).To(Equal("redis"))
+		Expect(p.Name).To(Equal("small"))
+		Expect(p.ServiceID).To(Equal("redis"))
+	})
+
+	It("does not find an unknown plan", func() {
+		_, _, ok := c.Plan("redis-medium")
+		Expect(ok).To(BeFalse())
+	})
+
+	It("finds a service by id", func() {
+		s, ok := c.Service("redis")
+		Expect(ok).To(BeTrue())
+		Expect(s.Plans).To(HaveLen(2))
+		_, ok = c.Service("mysql")
+		Expect(ok).To(BeFalse())
+	})
+
+	It("works on a catalog built by hand", func() {
+		hand := &catalog.Catalog{Services: []catalog.Service{{ID: "s", Plans: []catalog.Plan{{ID: "p", ServiceID: "s"}}}}}
+		_, p, ok := hand.Plan("p")
+		Expect(ok).To(BeTrue())
+		Expect(p.ServiceID).To(Equal("s"))
+		Expect(hand.PlanIDs()).To(Equal([]string{"p"}))
+	})
+
+	It("answers not found on a nil catalog", func() {
+		var none *catalog.Catalog
+		_, _, ok := none.Plan("redis-small")
+		Expect(ok).To(BeFalse())
+		Expect(none.PlanIDs()).To(BeEmpty())
+	})
+})

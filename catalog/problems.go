@@ -1,0 +1,61 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Problem is one thing wrong with a catalog directory.
+type Problem struct {
+	// File is the file (or directory) the problem is in.
+	File string
+	// Field is the field in File, or "" when the problem is the file itself.
+	Field string
+	// Message says what is wrong.
+	Message string
+	// Err is the underlying error, if any (for errors.Is, e.g. fs.ErrNotExist).
+	Err error
+}
+
+// String renders the problem as "file: field: message" ("file: message"
+// without a field).
+func (p Problem) String() string {
+	if p.Field == "" {
+		return p.File + ": " + p.Message
+	}
+	return p.File + ": " + p.Field + ": " + p.Message
+}
+
+// Problems is the error Load returns: every problem found.
+type Problems struct {
+	// List holds the problems; never empty in an error returned by Load.
+	List []Problem
+}
+
+// Error lists every problem, one per line.
+func (p *Problems) Error() string {
+	lines := make([]string, len(p.List))
+	for i, pr := range p.List {
+		lines[i] = pr.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the underlying errors.
+func (p *Problems) Unwrap() []error {
+	var errs []error
+	for _, pr := range p.List {
+		if pr.Err != nil {
+			errs = append(errs, pr.Err)
+		}
+	}
+	return errs
+}
+
+func (p *Problems) add(file, field, format string, args ...any) {
+	p.List = append(p.List, Problem{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *Problems) addErr(file string, err error) {
+	p.List = append(p.List, Problem{File: file, Message: err.Error(), Err: err})
+}

@@ -1,0 +1,131 @@
+package catalog_test
+
+import (
+	"bytes"
+	"text/template"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"gopkg.in/yaml.v3"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+)
+
+// sampleDir is the sample catalog shipped for `make run`.
+const sampleDir = "../manifests/catalog"
+
+// templateData is the data manifests/catalog/README.md promises templates.
+type templateData struct {
+	DeploymentName, InstanceID, ServiceID, PlanID string
+	Params                                        map[string]any
+	Secrets                                       map[string]string
+	IPs                                           []string
+}
+
+func render(name, text string, data templateData) string {
+	GinkgoHelper()
+	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	Expect(err).NotTo(HaveOccurred())
+	var out bytes.Buffer
+	Expect(t.Execute(&out, data)).To(Succeed())
+	return out.String()
+}
+
+func dataFor(s catalog.Service, p catalog.Plan, params map[string]any) templateData {
+	const id = "6c1e4c5e-5d5a-4f6e-9a43-0d2f1b7e8c11"
+	return templateData{
+		DeploymentName: p.ID + "-" + id, InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
+		Params:  params,
+		Secrets: map[string]string{"password": "Xk2v9QpL7mZ3"},
+		IPs:     []string{"10.244.0.2", "10.244.0.3", "10.244.0.4"},
+	}
+}
+
+// sampleManifest is the part of a rendered manifest the specs check.
+type sampleManifest struct {
+	Name     string `yaml:"name"`
+	Releases []struct {
+		Name, Version string
+	} `yaml:"releases"`
+	Stemcells []struct {
+		Alias, OS, Version string
+	} `yaml:"stemcells"`
+	InstanceGroups []struct {
+		Name      string `yaml:"name"`
+		Instances int    `yaml:"instances"`
+		Networks  []struct{ Name string }
+		Jobs      []struct {
+			Name, Release string
+			Properties    map[string]any
+		} `yaml:"jobs"`
+	} `yaml:"instance_groups"`
+	Properties struct {
+		Blacksmith map[string]string `yaml:"blacksmith"`
+	} `yaml:"properties"`
+}
+
+var _ = Describe("the sample catalog", func() {
+	var c *catalog.Catalog
+
+	BeforeEach(func() {
+		var err error
+		c, err = catalog.Load(sampleDir)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("offers redis and postgresql with a small and a large plan each", func() {
+		Expect(c.PlanIDs()).To(Equal([]string{"postgresql-large", "postgresql-small", "redis-large", "redis-small"}))
+		for _, id := range []string{"redis", "postgresql"} {
+			s, ok := c.Service(id)
+			Expect(ok).To(BeTrue(), id)
+			Expect(s.Bindable).To(BeTrue())
+			for _, p := range s.Plans {
+				Expect(p.Credentials).NotTo(BeEmpty(), p.ID)
+			}
+		}
+	})
+
+	It("renders every manifest to a deployable BOSH manifest", func() {
+		release := map[string]string{"redis": "redis", "postgresql": "postgres"}
+		for _, s := range c.Services {
+			for _, p := range s.Plans {
+				data := dataFor(s, p, nil)
+				var m sampleManifest
+				Expect(yaml.Unmarshal([]byte(render(p.ID, p.Manifest, data)), &m)).To(Succeed(), p.ID)
+				Expect(m.Name).To(Equal(data.DeploymentName))
+				Expect(m.Releases).To(HaveLen(1))
+				Expect(m.Releases[0].Name).To(Equal(release[s.ID]))
+				Expect(m.Stemcells[0].Alias).To(Equal("default"))
+				Expect(m.InstanceGroups).To(HaveLen(1))
+				g := m.InstanceGroups[0]
+				Expect(g.Instances).To(BeNumerically(">=", 1))
+				Expect(g.Networks).NotTo(BeEmpty())
+				Expect(g.Jobs[0].Release).To(Equal(release[s.ID]))
+				Expect(m.Properties.Blacksmith).To(Equal(map[string]string{
+					"service_id": s.ID, "plan_id": p.ID, "instance_id": data.InstanceID}))
+			}
+		}
+	})
+
+	It("takes provision parameters over the defaults", func() {
+		s, p, ok := c.Plan("redis-small")
+		Expect(ok).To(BeTrue())
+		out := render(p.ID, p.Manifest, dataFor(s, p, map[string]any{"maxmemory": "512mb"}))
+		Expect(out).To(ContainSubstring(`maxmemory: "512mb"`))
+		out = render(p.ID, p.Manifest, dataFor(s, p, nil))
+		Expect(out).To(ContainSubstring(`maxmemory: "256mb"`))
+	})
+
+	It("renders every credentials template to YAML holding a host and the password", func() {
+		for _, s := range c.Services {
+			for _, p := range s.Plans {
+				data := dataFor(s, p, nil)
+				var creds map[string]any
+				Expect(yaml.Unmarshal([]byte(render(p.ID, p.Credentials, data)), &creds)).To(Succeed(), p.ID)
+				Expect(creds).To(HaveKeyWithValue("host", "10.244.0.2"))
+				Expect(creds).To(HaveKeyWithValue("password", "Xk2v9QpL7mZ3"))
+				Expect(creds).To(HaveKeyWithValue("uri", ContainSubstring("Xk2v9QpL7mZ3@10.244.0.2")))
+			}
+		}
+	})
+})
