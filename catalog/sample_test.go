@@ -14,12 +14,15 @@ import (
 // sampleDir is the sample catalog shipped for `make run`.
 const sampleDir = "../manifests/catalog"
 
-// templateData is the data manifests/catalog/README.md promises templates.
+// templateData mirrors broker.CredentialsData (which embeds ManifestData),
+// the data manifests/catalog/README.md documents.
 type templateData struct {
 	DeploymentName, InstanceID, ServiceID, PlanID string
+	OrganizationGUID, SpaceGUID                   string
 	Params                                        map[string]any
-	Secrets                                       map[string]string
+	Secrets                                       map[string]any
 	IPs                                           []string
+	Host, BindingID, AppGUID                      string
 }
 
 func render(name, text string, data templateData) string {
@@ -33,11 +36,15 @@ func render(name, text string, data templateData) string {
 
 func dataFor(s catalog.Service, p catalog.Plan, params map[string]any) templateData {
 	const id = "6c1e4c5e-5d5a-4f6e-9a43-0d2f1b7e8c11"
+	if params == nil {
+		params = map[string]any{} // the broker never passes nil
+	}
 	return templateData{
 		DeploymentName: p.ID + "-" + id, InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
 		Params:  params,
-		Secrets: map[string]string{"password": "Xk2v9QpL7mZ3"},
+		Secrets: map[string]any{"password": "Xk2v9QpL7mZ3", "username": "u3kd8s7a6f5g4h3"},
 		IPs:     []string{"10.244.0.2", "10.244.0.3", "10.244.0.4"},
+		Host:    "10.244.0.2",
 	}
 }
 
@@ -59,9 +66,6 @@ type sampleManifest struct {
 			Properties    map[string]any
 		} `yaml:"jobs"`
 	} `yaml:"instance_groups"`
-	Properties struct {
-		Blacksmith map[string]string `yaml:"blacksmith"`
-	} `yaml:"properties"`
 }
 
 var _ = Describe("the sample catalog", func() {
@@ -90,8 +94,9 @@ var _ = Describe("the sample catalog", func() {
 		for _, s := range c.Services {
 			for _, p := range s.Plans {
 				data := dataFor(s, p, nil)
+				text := render(p.ID, p.Manifest, data)
 				var m sampleManifest
-				Expect(yaml.Unmarshal([]byte(render(p.ID, p.Manifest, data)), &m)).To(Succeed(), p.ID)
+				Expect(yaml.Unmarshal([]byte(text), &m)).To(Succeed(), p.ID)
 				Expect(m.Name).To(Equal(data.DeploymentName))
 				Expect(m.Releases).To(HaveLen(1))
 				Expect(m.Releases[0].Name).To(Equal(release[s.ID]))
@@ -101,8 +106,8 @@ var _ = Describe("the sample catalog", func() {
 				Expect(g.Instances).To(BeNumerically(">=", 1))
 				Expect(g.Networks).NotTo(BeEmpty())
 				Expect(g.Jobs[0].Release).To(Equal(release[s.ID]))
-				Expect(m.Properties.Blacksmith).To(Equal(map[string]string{
-					"service_id": s.ID, "plan_id": p.ID, "instance_id": data.InstanceID}))
+				Expect(g.Jobs[0].Properties).NotTo(BeEmpty())
+				Expect(text).To(ContainSubstring(`password: "Xk2v9QpL7mZ3"`), p.ID)
 			}
 		}
 	})
