@@ -1,0 +1,235 @@
+package vault_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"regexp"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// seedIndex writes n records and returns their ids and one id per shard
+// touched, through a store talking to Vault directly.
+func seedIndex(srv *testvault.Server, mount string, n int) []string {
+	GinkgoHelper()
+	s := openStore(srv.Addr, srv.Token, mount)
+	changes := map[string]vault.Change{}
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("seed-%d", i)
+		ids = append(ids, id)
+		changes[id] = put(rec("svc", "p"))
+	}
+	_, err := s.Update(ctx, changes)
+	Expect(err).NotTo(HaveOccurred())
+	return ids
+}
+
+// touchAll changes every id (so every shard they live in would be written).
+func touchAll(ids []string) map[string]vault.Change {
+	changes := map[string]vault.Change{}
+	for _, id := range ids {
+		changes[id] = func(cur *vault.Record) (*vault.Record, error) {
+			cur.ReconciledAt = "2030-01-01T00:00:00Z"
+			return cur, nil
+		}
+	}
+	return changes
+}
+
+var _ = Describe("Failures", func() {
+	for _, version := range []int{1, 2} {
+		Context(fmt.Sprintf("on KV v%d", version), func() {
+			var (
+				srv   *testvault.Server
+				mount string
+				ids   []string
+				shard string // the shard of ids[0]
+			)
+			BeforeEach(func() {
+				srv = server()
+				mount = newMount(srv, version)
+				ids = seedIndex(srv, mount, 300)
+				shard = vault.ShardPath(vault.ShardOf(ids[0], vault.DefaultShards))
+			})
+
+			DescribeTable("an injected read failure leaves the stored index byte for byte unchanged",
+				func(status int, body string, sentinel error) {
+					px := newProxy(srv.Addr, mount)
+					store := openStore(px.URL(), srv.Token, mount)
+					before := indexState(srv, mount, version)
+					px.setFault(failGET("/"+shard, status, body))
+
+					res, err := store.Update(ctx, touchAll(ids))
+					Expect(err).To(HaveOccurred())
+					if sentinel != nil {
+						Expect(errors.Is(err, sentinel)).To(BeTrue(), "%v", err)
+					}
+					Expect(err.Error()).To(ContainSubstring("nothing written"))
+					Expect(err.Error()).To(ContainSubstring(mount + "/" + shard))
+					Expect(res.Writes).To(BeZero())
+					Expect(px.writes.Load()).To(BeZero())
+					Expect(indexState(srv, mount, version)).To(Equal(before))
+
+					idx, err := store.Index(ctx)
+					Expect(err).To(HaveOccurred(), "Index must fail rather than return a partial map")
+					Expect(idx).To(BeNil())
+				},
+				Entry("a server error", http.StatusInternalServerError, `{"errors":["injected"]}`, nil),
+				Entry("a truncated body", http.StatusOK, `{"data":{"data":{"seed-1":{"serv`, vault.ErrCorrupt),
+				Entry("a body without data", http.StatusOK, `{"warnings":["injected"]}`, vault.ErrCorrupt),
+			)
+
+			It("fails the whole update when a policy denies reading one shard", func() {
+				policy := fmt.Sprintf(`path "%[1]s/*" { capabilities = ["create","read","update","delete","list"] }
+path "%[1]s/data/%[2]s" { capabilities = ["deny"] }
+path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
+				body, _ := json.Marshal(map[string]string{"policy": policy})
+				code, out, err := srv.Do(http.MethodPut, "/v1/sys/policies/acl/"+mount, string(body))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(code/100).To(Equal(2), string(out))
+				token := createToken(srv, fmt.Sprintf(`{"policies":["%s"],"ttl":"1h"}`, mount))
+
+				store := openStore(srv.Addr, token, mount, func(o *vault.Options) { o.KVVersion = version })
+				before := indexState(srv, mount, version)
+				res, err := store.Update(ctx, touchAll(ids))
+				Expect(errors.Is(err, vault.ErrDenied)).To(BeTrue(), "%v", err)
+				Expect(res.Writes).To(BeZero())
+				Expect(indexState(srv, mount, version)).To(Equal(before))
+			})
+
+			It("reports a corrupt record with its path, keeps it, and keeps working", func() {
+				store := openStore(srv.Addr, srv.Token, mount)
+				var entries map[string]json.RawMessage
+				Expect(json.Unmarshal([]byte(rawGet(srv, mount, version, shard).Data), &entries)).To(Succeed())
+				entries["bad-json"] = json.RawMessage(`"{\"service_id\": broken"`)
+				entries["bad-type"] = json.RawMessage(`{"orphaned":"yes","plan_id":"p","service_id":"s"}`)
+				all, _ := json.Marshal(entries)
+				rawPut(srv, mount, version, shard, string(all))
+
+				idx, err := store.Index(ctx)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(idx.Records).To(HaveLen(301))
+				Expect(idx.Records).NotTo(HaveKey("bad-json"))
+				Expect(string(idx.Records["bad-type"].Extra["orphaned"])).To(Equal(`"yes"`))
+				Expect(idx.Problems).To(HaveLen(2))
+				for _, p := range idx.Problems {
+					var re *vault.RecordError
+					Expect(errors.As(p, &re)).To(BeTrue())
+					Expect(errors.Is(p, vault.ErrCorrupt)).To(BeTrue())
+					Expect(re.Path).To(Equal(mount + "/" + shard))
+					Expect(re.ID).To(BeElementOf("bad-json", "bad-type"))
+				}
+
+				By("updating its neighbours without touching it")
+				res, err := store.Update(ctx, touchAll(append([]string{"bad-json"}, ids...)))
+				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+				Expect(err.Error()).To(ContainSubstring("bad-json"))
+				Expect(res.Changed).To(HaveLen(len(ids)))
+				Expect(res.Changed).NotTo(ContainElement("bad-json"))
+				var after map[string]json.RawMessage
+				Expect(json.Unmarshal([]byte(rawGet(srv, mount, version, shard).Data), &after)).To(Succeed())
+				Expect(string(after["bad-json"])).To(Equal(string(entries["bad-json"])))
+				Expect(string(after["bad-type"])).To(Equal(string(entries["bad-type"])))
+
+				_, err = store.Record(ctx, "bad-json")
+				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue())
+				Expect(err.Error()).To(ContainSubstring(mount + "/" + shard))
+			})
+
+			It("writes nothing when the layout document is corrupt", func() {
+				store := openStore(srv.Addr, srv.Token, mount)
+				rawPut(srv, mount, version, "blacksmith/index/meta", `{"layout_version":"one","shards":128}`)
+				before := indexState(srv, mount, version)
+				_, err := store.Update(ctx, touchAll(ids))
+				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+				_, err = store.Index(ctx)
+				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+				Expect(indexState(srv, mount, version)).To(Equal(before))
+
+				rawPut(srv, mount, version, "blacksmith/index/meta", `{"layout_version":9,"shards":128,"hash":"fnv1a-32"}`)
+				_, err = store.Index(ctx)
+				Expect(errors.Is(err, vault.ErrUnsupportedLayout)).To(BeTrue(), "%v", err)
+			})
+
+			It("gives a clear error and writes nothing when Vault becomes unreachable", func() {
+				px := newProxy(srv.Addr, mount)
+				store := openStore(px.URL(), srv.Token, mount)
+				before := indexState(srv, mount, version)
+				px.srv.CloseClientConnections()
+				px.srv.Close()
+
+				_, err := store.Update(ctx, touchAll(ids))
+				Expect(errors.Is(err, vault.ErrUnreachable)).To(BeTrue(), "%v", err)
+				Expect(store.PutMetadata(ctx, ids[0], &vault.Metadata{})).To(MatchError(vault.ErrUnreachable))
+				Expect(indexState(srv, mount, version)).To(Equal(before))
+			})
+		})
+	}
+
+	It("refuses to start against an unreachable address", func() {
+		l, err := net.Listen("tcp", "127.0.0.2:0")
+		if err != nil {
+			Skip("127.0.0.2 is not usable here: " + err.Error())
+		}
+		addr := l.Addr().String()
+		Expect(l.Close()).To(Succeed())
+		_, err = vault.New(ctx, vault.Options{Address: "http://" + addr, Token: "t"})
+		Expect(errors.Is(err, vault.ErrUnreachable)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring(addr))
+	})
+
+	Context("with a sealed Vault", func() {
+		It("gives a clear error and writes nothing", func() {
+			srv := testvault.ForSuite(testvault.Options{})
+			store := openStore(srv.Addr, srv.Token, "secret")
+			ids := seedIndex(srv, "secret", 50)
+			before := indexState(srv, "secret", 2)
+
+			Expect(srv.Seal()).To(Succeed())
+			_, err := store.Update(ctx, touchAll(ids))
+			Expect(errors.Is(err, vault.ErrSealed)).To(BeTrue(), "%v", err)
+			_, err = store.Index(ctx)
+			Expect(errors.Is(err, vault.ErrSealed)).To(BeTrue(), "%v", err)
+			Expect(store.PutManifest(ctx, ids[0], "x")).To(MatchError(vault.ErrSealed))
+			_, err = vault.New(context.Background(), vault.Options{Address: srv.Addr, Token: srv.Token})
+			Expect(errors.Is(err, vault.ErrSealed)).To(BeTrue(), "%v", err)
+
+			unseal(srv)
+			Expect(indexState(srv, "secret", 2)).To(Equal(before))
+		})
+	})
+})
+
+// unseal unseals a dev server with the key it printed at start.
+func unseal(srv *testvault.Server) {
+	GinkgoHelper()
+	m := regexp.MustCompile(`Unseal Key: (\S+)`).FindStringSubmatch(srv.Log())
+	Expect(m).To(HaveLen(2), "no unseal key in the dev server's log")
+	code, out, err := srv.Do(http.MethodPut, "/v1/sys/unseal", fmt.Sprintf(`{"key":%q}`, m[1]))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(code).To(Equal(http.StatusOK), string(out))
+}
+
+// createToken creates a token with the given request body and returns it.
+func createToken(srv *testvault.Server, body string) string {
+	GinkgoHelper()
+	code, out, err := srv.Do(http.MethodPost, "/v1/auth/token/create", body)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(code).To(Equal(http.StatusOK), string(out))
+	var resp struct {
+		Auth struct {
+			ClientToken string `json:"client_token"`
+		} `json:"auth"`
+	}
+	Expect(json.Unmarshal(out, &resp)).To(Succeed())
+	return resp.Auth.ClientToken
+}
