@@ -70,8 +70,9 @@ func (s *Store) Backup(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}
-	s.backups.Lock()
-	defer s.backups.Unlock()
+	mu := &s.backups[ShardOf(id, len(s.backups))]
+	mu.Lock()
+	defer mu.Unlock()
 	names, err := s.backupNames(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)

@@ -32,11 +32,17 @@ func startRenewer(client *api.Client, lookup *api.Secret, log *slog.Logger) *ren
 		close(r.done)
 		return r
 	}
-	go r.run(ctx, client, ttl, log)
+	increment := secondsField(lookup, "creation_ttl")
+	if increment <= 0 {
+		increment = ttl
+	}
+	go r.run(ctx, client, ttl, increment, log)
 	return r
 }
 
-func (r *renewer) run(ctx context.Context, client *api.Client, ttl time.Duration, log *slog.Logger) {
+// run renews the token, asking each time for increment (the TTL the token
+// was created with).
+func (r *renewer) run(ctx context.Context, client *api.Client, ttl, increment time.Duration, log *slog.Logger) {
 	defer close(r.done)
 	expires := time.Now().Add(ttl)
 	wait := ttl * 2 / 3
@@ -46,7 +52,7 @@ func (r *renewer) run(ctx context.Context, client *api.Client, ttl time.Duration
 			return
 		case <-time.After(wait):
 		}
-		sec, err := client.Auth().Token().RenewSelfWithContext(ctx, 0)
+		sec, err := client.Auth().Token().RenewSelfWithContext(ctx, int(increment/time.Second))
 		if err != nil || sec == nil || sec.Auth == nil {
 			left := time.Until(expires)
 			if ctx.Err() != nil {

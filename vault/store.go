@@ -65,7 +65,7 @@ type Store struct {
 	opts    Options
 	log     *slog.Logger
 	v1mu    sync.Mutex // serializes index updates on KV v1
-	backups sync.Mutex // serializes backup naming within the process
+	backups [16]sync.Mutex // serialize backup naming per instance (striped)
 	renew   *renewer
 }
 

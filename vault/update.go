@@ -21,7 +21,8 @@ const maxAttempts = 50
 // Change computes an instance's next index record from its current one. cur
 // is a private copy (nil when absent); returning nil leaves the record as it
 // is. A Change may be invoked again, on a fresh copy, after a check-and-set
-// conflict, so it must not have side effects that cannot be repeated.
+// conflict, so it must not have side effects that cannot be repeated, and it
+// must not call the Store.
 type Change func(cur *Record) (next *Record, err error)
 
 // UpdateResult says what an Update did.
