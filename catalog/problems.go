@@ -55,7 +55,3 @@ func (p *Problems) Unwrap() []error {
 func (p *Problems) add(file, field, format string, args ...any) {
 	p.List = append(p.List, Problem{File: file, Field: field, Message: fmt.Sprintf(format, args...)})
 }
-
-func (p *Problems) addErr(file string, err error) {
-	p.List = append(p.List, Problem{File: file, Message: err.Error(), Err: err})
-}

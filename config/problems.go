@@ -51,10 +51,6 @@ func (p *Problems) add(key string, line int, format string, args ...any) {
 	p.List = append(p.List, Problem{Key: key, Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
-func (p *Problems) addErr(key string, err error) {
-	p.List = append(p.List, Problem{Key: key, Message: err.Error(), Err: err})
-}
-
 // err returns p as an error, or nil when there is no problem.
 func (p *Problems) err() error {
 	if len(p.List) == 0 {
