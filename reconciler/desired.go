@@ -1,0 +1,111 @@
+package reconciler
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"slices"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// fingerprintVersion changes when what the reconciler writes changes, so that
+// every record is checked again once after an upgrade.
+const fingerprintVersion = "v1"
+
+// desired is what one matched instance's records should be, from what the
+// Director runs.
+type desired struct {
+	match       Match
+	deployment  string
+	manifest    string
+	manifestSHA string
+	releases    []vault.Resource
+	stemcells   []vault.Resource
+	vms         []vault.VMSummary
+	fingerprint string
+
+	// Set by the updater.
+	changes       changes       // what differed from Vault
+	metadataWrite bool          // the metadata needs a write
+	wrote         bool          // metadata or manifest was written
+	restored      *vault.Record // broker fields found in the newest backup (index entry lost)
+}
+
+// newDesired computes the records of a matched deployment.
+func newDesired(d bosh.Deployment, s *scanned, m Match) *desired {
+	w := &desired{match: m, deployment: d.Name, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest)}
+	for _, r := range d.Releases {
+		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
+	}
+	for _, st := range s.info.Stemcells {
+		w.stemcells = append(w.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
+	}
+	for _, v := range s.vms {
+		w.vms = append(w.vms, vault.VMSummary{ID: v.ID, Job: v.Job, Index: v.Index, AZ: v.AZ, IPs: slices.Clone(v.IPs)})
+	}
+	slices.SortFunc(w.vms, func(a, b vault.VMSummary) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID))
+	})
+	w.fingerprint = w.digest()
+	return w
+}
+
+// digest is the fingerprint kept in the index record: a warm run compares
+// it and needs no other read when it is unchanged.
+func (w *desired) digest() string {
+	h := sha256.New()
+	field := func(parts ...any) {
+		for _, p := range parts {
+			fmt.Fprintf(h, "%v\x1f", p)
+		}
+		h.Write([]byte{'\x1e'})
+	}
+	field(fingerprintVersion, w.match.InstanceID, w.match.ServiceID, w.match.PlanID, w.deployment, w.manifestSHA)
+	writeResources(h, field, w.releases)
+	writeResources(h, field, w.stemcells)
+	for _, v := range w.vms {
+		field(v.ID, v.Job, v.Index, v.AZ, v.IPs)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
+	for _, r := range rs {
+		field(r.Name, r.Version)
+	}
+	h.Write([]byte{'\x1d'})
+}
+
+// sameResources compares names and versions.
+func sameResources(a, b []vault.Resource) bool {
+	return slices.EqualFunc(a, b, func(x, y vault.Resource) bool { return x.Name == y.Name && x.Version == y.Version })
+}
+
+// sameVMs compares the VM fields the reconciler owns.
+func sameVMs(a, b []vault.VMSummary) bool {
+	return slices.EqualFunc(a, b, func(x, y vault.VMSummary) bool {
+		return x.ID == y.ID && x.Job == y.Job && x.Index == y.Index && x.AZ == y.AZ && slices.Equal(x.IPs, y.IPs)
+	})
+}
+
+// metadataDiffers says whether md (nil when absent) lacks what w wants.
+func (w *desired) metadataDiffers(md *vault.Metadata) bool {
+	return md == nil || !sameResources(md.Releases, w.releases) ||
+		!sameResources(md.Stemcells, w.stemcells) || !sameVMs(md.VMs, w.vms)
+}
+
+// nextMetadata is md (nil when absent) with the owned fields set; every
+// other field, Properties and History included, is kept.
+func (w *desired) nextMetadata(md *vault.Metadata) *vault.Metadata {
+	next := &vault.Metadata{}
+	if md != nil {
+		c := *md
+		next = &c
+	}
+	next.Releases, next.Stemcells, next.VMs = w.releases, w.stemcells, w.vms
+	return next
+}

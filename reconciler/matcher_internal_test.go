@@ -1,0 +1,159 @@
+package reconciler
+
+import (
+	"github.com/cloudfoundry-community/gogobosh"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+)
+
+const (
+	uuid1 = "0b6e8d4c-3c62-4f5e-9a51-2d1f0c9e7a11"
+	uuid2 = "5f2c1a9b-8e7d-4c3b-a1f0-9e8d7c6b5a42"
+)
+
+var testCatalog = &catalog.Catalog{Services: []catalog.Service{
+	{ID: "redis", Name: "redis", Plans: []catalog.Plan{
+		{ID: "redis-small", Name: "small", ServiceID: "redis"},
+		{ID: "redis-large", Name: "large", ServiceID: "redis"},
+	}},
+	{ID: "postgresql", Name: "postgresql", Plans: []catalog.Plan{
+		{ID: "pg-1", Name: "standalone", ServiceID: "postgresql"},
+	}},
+}}
+
+var testMatchConfig = config.ReconcilerConfig{
+	Releases: map[string]string{"redis": "redis", "postgres": "postgresql", "orphan-release": "nosuch"},
+	Rules: []config.Rule{
+		{Name: "legacy", Pattern: `legacy-(?P<plan>[a-z-]+)--(?P<instance>[0-9a-f]{8})`},
+		{Name: "kafka", Pattern: `kafka-(?P<instance>\d+)`, ServiceID: "kafka", PlanID: "kafka-std"},
+		{Name: "by-plan-name", Pattern: `svc-(?P<plan>[a-z]+)-(?P<instance>[a-z0-9]+)`, ServiceID: "redis"},
+	},
+}
+
+func deployment(name string, releases ...string) bosh.Deployment {
+	d := bosh.Deployment{Name: name}
+	for _, r := range releases {
+		d.Releases = append(d.Releases, gogobosh.Resource{Name: r, Version: "1"})
+	}
+	return d
+}
+
+func manifestOf(text string) *manifestInfo {
+	m, err := parseManifest(text)
+	Expect(err).NotTo(HaveOccurred())
+	return m
+}
+
+var _ = Describe("matcher", func() {
+	var m *matcher
+	BeforeEach(func() {
+		var err error
+		m, err = newMatcher(testCatalog, testMatchConfig)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	DescribeTable("matches deployments, first strategy wins",
+		func(d bosh.Deployment, manifest string, want Match) {
+			var man *manifestInfo
+			if manifest != "" {
+				man = manifestOf(manifest)
+			}
+			got, ok, reason := m.match(d, man)
+			Expect(ok).To(BeTrue(), reason)
+			Expect(got).To(Equal(want))
+		},
+		Entry("1 name: plan id prefix and trailing UUID",
+			deployment("redis-small-"+uuid1), "",
+			Match{InstanceID: uuid1, ServiceID: "redis", PlanID: "redis-small", Strategy: StrategyName, Confidence: confidenceName}),
+		Entry("1 name wins over metadata naming another instance",
+			deployment("redis-large-"+uuid1),
+			"properties: {blacksmith: {plan_id: redis-small, instance_id: "+uuid2+"}}",
+			Match{InstanceID: uuid1, ServiceID: "redis", PlanID: "redis-large", Strategy: StrategyName, Confidence: confidenceName}),
+		Entry("1 name keeps the UUID as written",
+			deployment("pg-1-"+"0B6E8D4C-3C62-4F5E-9A51-2D1F0C9E7A11"), "",
+			Match{InstanceID: "0B6E8D4C-3C62-4F5E-9A51-2D1F0C9E7A11", ServiceID: "postgresql", PlanID: "pg-1", Strategy: StrategyName, Confidence: confidenceName}),
+		Entry("2 metadata at the top level",
+			deployment("my-cache"),
+			"name: my-cache\nproperties:\n  blacksmith: {service_id: redis, plan_id: redis-small, instance_id: "+uuid1+"}\n",
+			Match{InstanceID: uuid1, ServiceID: "redis", PlanID: "redis-small", Strategy: StrategyMetadata, Confidence: confidenceMetadata}),
+		Entry("2 metadata under an instance group, service from the catalog",
+			deployment("my-cache"),
+			"instance_groups:\n- name: redis\n  properties:\n    blacksmith: {plan_id: redis-large, instance_id: "+uuid2+"}\n",
+			Match{InstanceID: uuid2, ServiceID: "redis", PlanID: "redis-large", Strategy: StrategyMetadata, Confidence: confidenceMetadata}),
+		Entry("2 metadata: a complete instance group block beats an incomplete top-level one",
+			deployment("my-cache"),
+			"properties: {blacksmith: {plan_id: redis-small}}\ninstance_groups:\n- name: a\n  properties: {blacksmith: {plan_id: redis-small, instance_id: x1}}\n",
+			Match{InstanceID: "x1", ServiceID: "redis", PlanID: "redis-small", Strategy: StrategyMetadata, Confidence: confidenceMetadata}),
+		Entry("2 metadata wins over a mapped release",
+			deployment("cache-"+uuid1, "redis"),
+			"properties: {blacksmith: {service_id: other, plan_id: p9, instance_id: i9}}",
+			Match{InstanceID: "i9", ServiceID: "other", PlanID: "p9", Strategy: StrategyMetadata, Confidence: confidenceMetadata}),
+		Entry("3 release: plan by the name's ending",
+			deployment("team-a-large-"+uuid1, "routing", "redis"), "name: x",
+			Match{InstanceID: uuid1, ServiceID: "redis", PlanID: "redis-large", Strategy: StrategyRelease, Confidence: confidenceRelease}),
+		Entry("3 release: the service's only plan",
+			deployment("db-"+uuid2, "postgres"), "",
+			Match{InstanceID: uuid2, ServiceID: "postgresql", PlanID: "pg-1", Strategy: StrategyRelease, Confidence: confidenceRelease}),
+		Entry("3 release: plan unknown, lower confidence",
+			deployment("cache-"+uuid2, "redis"), "",
+			Match{InstanceID: uuid2, ServiceID: "redis", Strategy: StrategyRelease, Confidence: confidenceReleaseNoPl}),
+		Entry("3 release wins over a rule",
+			deployment("svc-small-"+uuid1, "redis"), "",
+			Match{InstanceID: uuid1, ServiceID: "redis", PlanID: "redis-small", Strategy: StrategyRelease, Confidence: confidenceRelease}),
+		Entry("4 rule: plan and instance groups, service from the catalog",
+			deployment("legacy-redis-small--0badcafe"), "",
+			Match{InstanceID: "0badcafe", ServiceID: "redis", PlanID: "redis-small", Strategy: StrategyRule, Confidence: confidenceRule, Rule: "legacy"}),
+		Entry("4 rule: fixed service and plan",
+			deployment("kafka-42"), "",
+			Match{InstanceID: "42", ServiceID: "kafka", PlanID: "kafka-std", Strategy: StrategyRule, Confidence: confidenceRule, Rule: "kafka"}),
+		Entry("4 rule: plan given by name",
+			deployment("svc-large-abc123"), "",
+			Match{InstanceID: "abc123", ServiceID: "redis", PlanID: "redis-large", Strategy: StrategyRule, Confidence: confidenceRule, Rule: "by-plan-name"}),
+	)
+
+	DescribeTable("leaves deployments unmatched, saying why",
+		func(d bosh.Deployment, manifest string, reasons ...string) {
+			var man *manifestInfo
+			if manifest != "" {
+				man = manifestOf(manifest)
+			}
+			_, ok, reason := m.match(d, man)
+			Expect(ok).To(BeFalse())
+			for _, r := range reasons {
+				Expect(reason).To(ContainSubstring(r))
+			}
+		},
+		Entry("nothing at all", deployment("cf"), "name: cf",
+			"name: no trailing instance UUID", "metadata: no properties.blacksmith",
+			"release: no release maps to a service", "rule: no rule matches the name"),
+		Entry("UUID with an unknown plan", deployment("nosuch-"+uuid1), "",
+			`name: "nosuch" is not a plan id of the catalog`, "metadata: no manifest"),
+		Entry("metadata without instance id", deployment("x"), "properties: {blacksmith: {plan_id: redis-small}}",
+			"metadata: properties.blacksmith has no instance_id"),
+		Entry("metadata without plan or service", deployment("x"), "properties: {blacksmith: {instance_id: i1}}",
+			"metadata: properties.blacksmith has no plan_id nor service_id"),
+		Entry("mapped release without UUID", deployment("redis-main", "redis"), "",
+			"release: redis maps to service redis but the name has no trailing instance UUID"),
+		Entry("a rule must match the whole name", deployment("xkafka-42"), "", "rule: no rule matches the name"),
+	)
+
+	It("tells the scanner which names strategy 1 matches on its own", func() {
+		Expect(m.matchesByName("redis-small-" + uuid1)).To(BeTrue())
+		Expect(m.matchesByName("unknown-" + uuid1)).To(BeFalse())
+		Expect(m.matchesByName("redis-small")).To(BeFalse())
+	})
+
+	DescribeTable("refuses bad rules",
+		func(r config.Rule, want string) {
+			_, err := newMatcher(testCatalog, config.ReconcilerConfig{Rules: []config.Rule{r}})
+			Expect(err).To(MatchError(ContainSubstring(want)))
+		},
+		Entry("bad regexp", config.Rule{Pattern: `(?P<instance>[`}, "compiling pattern"),
+		Entry("no instance group", config.Rule{Pattern: `(?P<plan>.+)`}, "no (?P<instance>...) group"),
+		Entry("no plan group nor plan id", config.Rule{Pattern: `x-(?P<instance>.+)`}, "no plan_id is set"),
+	)
+})

@@ -1,0 +1,214 @@
+package reconciler
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Label values: every series is initialised at 0 with these.
+var (
+	runResults    = []string{resultSuccess, resultFailure}
+	instanceState = []string{stateMatched, stateOrphaned, stateFailed}
+	writeKinds    = []string{kindIndex, kindMetadata, kindManifest, kindBackup}
+)
+
+const (
+	resultSuccess = "success"
+	resultFailure = "failure"
+	stateMatched  = "matched"
+	stateOrphaned = "orphaned"
+	stateFailed   = "failed"
+	kindIndex     = "index"
+	kindMetadata  = "metadata"
+	kindManifest  = "manifest"
+	kindBackup    = "backup"
+)
+
+// Snapshot is the run counters in the shape operators know from Blacksmith's
+// reconciler status. Dry runs are not counted.
+type Snapshot struct {
+	// TotalRuns counts finished runs.
+	TotalRuns int64 `json:"total_runs"`
+	// SuccessfulRuns counts runs that ended without an error.
+	SuccessfulRuns int64 `json:"successful_runs"`
+	// FailedRuns counts runs that ended with at least one error.
+	FailedRuns int64 `json:"failed_runs"`
+	// TotalDurationSeconds adds up the durations of all runs.
+	TotalDurationSeconds float64 `json:"total_duration_seconds"`
+	// AverageDurationSeconds is TotalDurationSeconds / TotalRuns.
+	AverageDurationSeconds float64 `json:"average_duration_seconds"`
+	// LastRunDurationSeconds is the duration of the last run.
+	LastRunDurationSeconds float64 `json:"last_run_duration_seconds"`
+	// TotalDeploymentsScanned adds up the deployments each run saw.
+	TotalDeploymentsScanned int64 `json:"total_deployments_scanned"`
+	// TotalInstancesFound adds up the instances each run matched.
+	TotalInstancesFound int64 `json:"total_instances_found"`
+	// TotalInstancesSynced adds up the instances each run wrote records for.
+	TotalInstancesSynced int64 `json:"total_instances_synced"`
+	// TotalErrors adds up the errors of all runs.
+	TotalErrors int64 `json:"total_errors"`
+}
+
+// metrics holds the reconciler's Prometheus collectors and its Snapshot.
+type metrics struct {
+	runs, writes, instances *prometheus.CounterVec
+	state                   *prometheus.GaugeVec
+	duration                prometheus.Histogram
+	deployments, unmatched  prometheus.Gauge
+	lastSuccess, converged  prometheus.Gauge
+	running                 prometheus.Gauge
+	drift, errs, scanned    prometheus.Counter
+	fetches                 prometheus.Counter
+
+	mu   sync.Mutex
+	snap Snapshot
+}
+
+// newMetrics creates the collectors and registers them on r (nil: not registered).
+func newMetrics(r prometheus.Registerer) (*metrics, error) {
+	reg := &registrar{reg: r}
+	m := &metrics{
+		runs: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blacksmith_reconciler_runs_total", Help: "Reconciler runs (dry runs excluded), by result.",
+		}, []string{"result"})),
+		duration: register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "blacksmith_reconciler_run_duration_seconds", Help: "Duration of reconciler runs.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600},
+		})),
+		deployments: newGauge(reg, "blacksmith_reconciler_deployments", "Deployments the Director listed in the last run."),
+		unmatched:   newGauge(reg, "blacksmith_reconciler_unmatched_deployments", "Deployments the last run could not tie to a service instance."),
+		state: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blacksmith_reconciler_instances", Help: "Service instances by state after the last run.",
+		}, []string{"state"})),
+		instances: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blacksmith_reconciler_instances_total", Help: "Service instances found (matched) and synced (written), added up over runs.",
+		}, []string{"outcome"})),
+		writes: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blacksmith_reconciler_vault_writes_total", Help: "Writes to Vault by the reconciler, by record kind.",
+		}, []string{"kind"})),
+		drift:       newCounter(reg, "blacksmith_reconciler_drift_total", "Manifests found changed behind the broker's back."),
+		errs:        newCounter(reg, "blacksmith_reconciler_errors_total", "Errors met by reconciler runs."),
+		scanned:     newCounter(reg, "blacksmith_reconciler_deployments_scanned_total", "Deployments listed, added up over runs."),
+		fetches:     newCounter(reg, "blacksmith_reconciler_manifest_fetches_total", "Manifests fetched from the Director (cache misses)."),
+		lastSuccess: newGauge(reg, "blacksmith_reconciler_last_success_timestamp_seconds", "Unix time of the end of the last run without errors."),
+		converged:   newGauge(reg, "blacksmith_reconciler_converged", "1 when the last run wrote nothing and met no error, else 0."),
+		running:     newGauge(reg, "blacksmith_reconciler_running", "1 while a run is in progress."),
+	}
+	if reg.err != nil {
+		return nil, fmt.Errorf("registering reconciler metrics: %w", reg.err)
+	}
+	m.init()
+	return m, nil
+}
+
+// init creates every labelled series at 0.
+func (m *metrics) init() {
+	for _, v := range runResults {
+		m.runs.WithLabelValues(v)
+	}
+	for _, v := range instanceState {
+		m.state.WithLabelValues(v)
+	}
+	for _, v := range writeKinds {
+		m.writes.WithLabelValues(v)
+	}
+	m.instances.WithLabelValues("found")
+	m.instances.WithLabelValues("synced")
+}
+
+// observe records a finished run (not a dry run).
+func (m *metrics) observe(s Summary, end time.Time) {
+	result := resultSuccess
+	if s.ErrorCount > 0 {
+		result = resultFailure
+	}
+	m.runs.WithLabelValues(result).Inc()
+	m.duration.Observe(s.Duration.Seconds())
+	m.deployments.Set(float64(s.DeploymentsSeen))
+	m.unmatched.Set(float64(s.Unmatched))
+	m.state.WithLabelValues(stateMatched).Set(float64(s.Matched))
+	m.state.WithLabelValues(stateOrphaned).Set(float64(s.OrphansTotal))
+	m.state.WithLabelValues(stateFailed).Set(float64(s.Failed))
+	m.instances.WithLabelValues("found").Add(float64(s.Matched))
+	m.instances.WithLabelValues("synced").Add(float64(s.InstancesSynced))
+	m.scanned.Add(float64(s.DeploymentsSeen))
+	m.errs.Add(float64(s.ErrorCount))
+	m.converged.Set(boolGauge(s.Converged))
+	if result == resultSuccess {
+		m.lastSuccess.Set(float64(end.UnixNano()) / 1e9)
+	}
+	m.record(s, result == resultSuccess)
+}
+
+// record adds a run to the Snapshot.
+func (m *metrics) record(s Summary, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := &m.snap
+	n.TotalRuns++
+	if ok {
+		n.SuccessfulRuns++
+	} else {
+		n.FailedRuns++
+	}
+	n.LastRunDurationSeconds = s.Duration.Seconds()
+	n.TotalDurationSeconds += n.LastRunDurationSeconds
+	n.AverageDurationSeconds = n.TotalDurationSeconds / float64(n.TotalRuns)
+	n.TotalDeploymentsScanned += int64(s.DeploymentsSeen)
+	n.TotalInstancesFound += int64(s.Matched)
+	n.TotalInstancesSynced += int64(s.InstancesSynced)
+	n.TotalErrors += int64(s.ErrorCount)
+}
+
+// snapshot returns a copy of the Snapshot.
+func (m *metrics) snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.snap
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func newGauge(reg *registrar, name, help string) prometheus.Gauge {
+	return register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help}))
+}
+
+func newCounter(reg *registrar, name, help string) prometheus.Counter {
+	return register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
+}
+
+// registrar registers collectors and keeps the first error.
+type registrar struct {
+	reg prometheus.Registerer
+	err error
+}
+
+// register registers c (when there is a registry) and returns it, or the
+// collector the registry already holds under the same description.
+func register[C prometheus.Collector](r *registrar, c C) C {
+	if r.reg == nil {
+		return c
+	}
+	err := r.reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
+		}
+	}
+	r.err = cmp.Or(r.err, err)
+	return c
+}

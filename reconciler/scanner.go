@@ -1,0 +1,133 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/patrickmn/go-cache"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+)
+
+// scanned is what the scanner knows of one deployment: its manifest and,
+// once fetched, its VMs. It is never changed once cached.
+type scanned struct {
+	listing  string // listingKey of the entry it was fetched for
+	manifest string
+	info     *manifestInfo
+	vms      []bosh.VM
+	withVMs  bool
+}
+
+// scanner lists the Director's deployments and fetches (and caches) what a
+// run needs of each: a manifest and a VM list only for a deployment that is
+// new or whose listing entry changed, never a format=full VM listing.
+type scanner struct {
+	director Director
+	cache    *cache.Cache
+	fetches  atomic.Int64 // manifests fetched, for the run summary
+}
+
+// newScanner creates a scanner caching answers for ttl. Expired entries are
+// purged at the start of each run (no janitor goroutine).
+func newScanner(d Director, ttl time.Duration) *scanner {
+	return &scanner{director: d, cache: cache.New(ttl, 0)}
+}
+
+// clear empties the cache (a forced run).
+func (s *scanner) clear() { s.cache.Flush() }
+
+// purge drops expired entries and those of deployments no longer listed.
+func (s *scanner) purge(listed []bosh.Deployment) {
+	s.cache.DeleteExpired()
+	names := make(map[string]struct{}, len(listed))
+	for _, d := range listed {
+		names[d.Name] = struct{}{}
+	}
+	for name := range s.cache.Items() {
+		if _, ok := names[name]; !ok {
+			s.cache.Delete(name)
+		}
+	}
+}
+
+// cached returns the cached entry of d when it was fetched for the same
+// listing entry and holds VMs if they are needed.
+func (s *scanner) cached(d bosh.Deployment, needVMs bool) (*scanned, bool) {
+	v, ok := s.cache.Get(d.Name)
+	if !ok {
+		return nil, false
+	}
+	e := v.(*scanned)
+	if e.listing != listingKey(d) || (needVMs && !e.withVMs) {
+		return e, false
+	}
+	return e, true
+}
+
+// fetch returns what is known of d, from the cache or from the Director:
+// the manifest, and the VM list when withVMs (both requests sent at once).
+func (s *scanner) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, error) {
+	old, ok := s.cached(d, withVMs)
+	if ok {
+		return old, nil
+	}
+	e := &scanned{listing: listingKey(d), withVMs: withVMs}
+	var vmsErr error
+	done := make(chan struct{})
+	if withVMs {
+		go func() { defer close(done); e.vms, vmsErr = s.director.VMs(ctx, d.Name) }()
+	} else {
+		close(done)
+	}
+	mfErr := s.fetchManifest(ctx, d, old, e)
+	<-done
+	if err := errors.Join(mfErr, vmsErr); err != nil {
+		return nil, err
+	}
+	s.cache.SetDefault(d.Name, e)
+	return e, nil
+}
+
+// fetchManifest fills e's manifest, reusing old's when it was fetched for
+// the same listing entry (only the VMs were missing).
+func (s *scanner) fetchManifest(ctx context.Context, d bosh.Deployment, old, e *scanned) error {
+	if old != nil && old.listing == e.listing {
+		e.manifest, e.info = old.manifest, old.info
+		return nil
+	}
+	text, err := s.director.Manifest(ctx, d.Name)
+	if err != nil {
+		if errors.Is(err, bosh.ErrDeploymentNotFound) {
+			return terminal(err)
+		}
+		return err
+	}
+	s.fetches.Add(1)
+	info, err := parseManifest(text)
+	if err != nil {
+		return terminal(fmt.Errorf("deployment %s: %w", d.Name, err))
+	}
+	e.manifest, e.info = text, info
+	return nil
+}
+
+// listingKey sums up what the cheap listing says of a deployment, so that a
+// cached answer is used only while that stays the same.
+func listingKey(d bosh.Deployment) string {
+	var b strings.Builder
+	for _, r := range d.Releases {
+		b.WriteString(r.Name + "/" + r.Version + ",")
+	}
+	b.WriteByte('|')
+	for _, r := range d.Stemcells {
+		b.WriteString(r.Name + "/" + r.Version + ",")
+	}
+	b.WriteString("|" + strconv.FormatBool(d.Locked))
+	return b.String()
+}

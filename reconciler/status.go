@@ -1,0 +1,154 @@
+package reconciler
+
+import (
+	"slices"
+	"time"
+)
+
+// Phases of a run, as Status reports them.
+const (
+	PhaseIdle     = "idle"
+	PhaseScanning = "scanning"
+	PhaseUpdating = "updating"
+	PhaseOrphans  = "orphans"
+)
+
+// RunOptions says what kind of run to make.
+type RunOptions struct {
+	// DryRun computes the plan and writes nothing.
+	DryRun bool `json:"dry_run"`
+	// Force clears the scanner's cache first, so every manifest is fetched again.
+	Force bool `json:"force"`
+	// Reason says why the run was asked for (logged and kept in the summary).
+	Reason string `json:"reason,omitempty"`
+}
+
+// Summary is the outcome of one run.
+type Summary struct {
+	// RunID identifies the run in logs and in the answers to Trigger.
+	RunID string `json:"run_id"`
+	// DryRun says the run wrote nothing and computed Plan.
+	DryRun bool `json:"dry_run"`
+	// Forced says the scanner's cache was cleared first.
+	Forced bool `json:"forced"`
+	// Reason is why the run was asked for.
+	Reason string `json:"reason,omitempty"`
+	// StartedAt is when the run started.
+	StartedAt time.Time `json:"started_at"`
+	// Duration is how long it took (duration_seconds in JSON too).
+	Duration time.Duration `json:"duration"`
+	// DurationSeconds is Duration in seconds.
+	DurationSeconds float64 `json:"duration_seconds"`
+	// DeploymentsSeen is the number of deployments the Director listed.
+	DeploymentsSeen int `json:"deployments_seen"`
+	// Matched is the number of deployments tied to a service instance.
+	Matched int `json:"matched"`
+	// Unmatched is the number of deployments no strategy could tie to an instance.
+	Unmatched int `json:"unmatched"`
+	// Busy is the number of deployments skipped because a task holds their lock.
+	Busy int `json:"busy"`
+	// InstancesSynced is the number of instances whose records were written.
+	InstancesSynced int `json:"instances_synced"`
+	// Created is the number of index records created.
+	Created int `json:"created"`
+	// Updated is the number of index records changed for a matched instance.
+	Updated int `json:"updated"`
+	// Orphaned is the number of records flagged orphaned by this run.
+	Orphaned int `json:"orphaned"`
+	// Unorphaned is the number of records whose deployment came back.
+	Unorphaned int `json:"unorphaned"`
+	// OrphansTotal is the number of orphaned records after the run.
+	OrphansTotal int `json:"orphans_total"`
+	// Failed is the number of instances that could not be brought in step.
+	Failed int `json:"failed"`
+	// Writes is the number of Vault writes (records, backups) the run made.
+	Writes int `json:"writes"`
+	// Backups is the number of backups made before a change.
+	Backups int `json:"backups"`
+	// ManifestsFetched is the number of manifests fetched from the Director.
+	ManifestsFetched int `json:"manifests_fetched"`
+	// Drift is the number of manifests found changed behind the broker's back.
+	Drift int `json:"drift"`
+	// Errors are the errors met, one line each (the first 100).
+	Errors []string `json:"errors"`
+	// ErrorCount is the number of errors met.
+	ErrorCount int `json:"error_count"`
+	// Converged says the run wrote nothing (a dry run: would write nothing)
+	// and met no error.
+	Converged bool `json:"converged"`
+	// Plan is what a dry run would have done; nil for other runs.
+	Plan *Plan `json:"plan,omitempty"`
+
+	aborted error // the run could not complete (listing, index, cancelled)
+}
+
+// Progress counts the deployments a run has dealt with.
+type Progress struct {
+	// Done is the number of deployments dealt with so far.
+	Done int `json:"done"`
+	// Total is the number of deployments listed.
+	Total int `json:"total"`
+}
+
+// Orphan is an index record without a deployment.
+type Orphan struct {
+	// InstanceID is the service instance.
+	InstanceID string `json:"instance_id"`
+	// Deployment is the deployment that is missing.
+	Deployment string `json:"deployment"`
+	// OrphanedAt is when it was flagged.
+	OrphanedAt time.Time `json:"orphaned_at"`
+}
+
+// Unmatched is a deployment that no strategy tied to a service instance.
+type Unmatched struct {
+	// Deployment is the deployment's name.
+	Deployment string `json:"deployment"`
+	// Reason says what each strategy found missing.
+	Reason string `json:"reason"`
+}
+
+// Status is the reconciler's state, ready to be served as JSON.
+type Status struct {
+	// Enabled is reconciler.enabled.
+	Enabled bool `json:"enabled"`
+	// Running says a run is in progress.
+	Running bool `json:"running"`
+	// RunID identifies the run in progress.
+	RunID string `json:"run_id,omitempty"`
+	// Phase is the phase of the run in progress, or "idle".
+	Phase string `json:"phase"`
+	// Progress is the progress of the run in progress.
+	Progress Progress `json:"progress"`
+	// LastRun is the summary of the last run that was not a dry run.
+	LastRun *Summary `json:"last_run,omitempty"`
+	// Metrics are the run counters.
+	Metrics Snapshot `json:"metrics"`
+	// Orphans are the orphaned records the last run saw.
+	Orphans []Orphan `json:"orphans"`
+	// Unmatched are the deployments the last run could not match.
+	Unmatched []Unmatched `json:"unmatched"`
+	// Converged says the last run wrote nothing and met no error.
+	Converged bool `json:"converged"`
+}
+
+// Status returns the reconciler's state.
+func (m *Manager) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := Status{
+		Enabled:   m.cfg.Enabled,
+		Phase:     PhaseIdle,
+		Metrics:   m.metrics.snapshot(),
+		Orphans:   slices.Clone(m.orphans),
+		Unmatched: slices.Clone(m.unmatched),
+	}
+	if m.last != nil {
+		last := *m.last
+		st.LastRun, st.Converged = &last, last.Converged
+	}
+	if r := m.current; r != nil {
+		st.Running, st.RunID, st.Phase, st.Progress = true, r.id, r.phaseNow(), r.progress()
+	}
+	return st
+}
