@@ -33,8 +33,8 @@ type stemcellRef struct {
 
 // manifestInfo is what the reconciler reads from a deployment manifest.
 type manifestInfo struct {
-	Name string `yaml:"name"`
-	propsHolder `yaml:",inline"`
+	Name           string `yaml:"name"`
+	propsHolder    `yaml:",inline"`
 	InstanceGroups []struct {
 		Name        string `yaml:"name"`
 		propsHolder `yaml:",inline"`

@@ -160,10 +160,14 @@ func (r *run) putRecords(ctx context.Context, w *desired, next *vault.Metadata, 
 	id := w.match.InstanceID
 	g, gctx := errgroup.WithContext(ctx)
 	if next != nil {
-		g.Go(func() error { return r.put(kindMetadata, func() error { return r.m.opts.Store.PutMetadata(gctx, id, next) }) })
+		g.Go(func() error {
+			return r.put(kindMetadata, func() error { return r.m.opts.Store.PutMetadata(gctx, id, next) })
+		})
 	}
 	if c.manifest {
-		g.Go(func() error { return r.put(kindManifest, func() error { return r.m.opts.Store.PutManifest(gctx, id, w.manifest) }) })
+		g.Go(func() error {
+			return r.put(kindManifest, func() error { return r.m.opts.Store.PutManifest(gctx, id, w.manifest) })
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return fmt.Errorf("writing records: %w", markCorrupt(err))
