@@ -69,9 +69,9 @@ func template(path string) string {
 // serve wraps an endpoint: counting, latency, injected failures,
 // authentication and the context id check, in the order a client sees them.
 func (d *Director) serve(rt route) http.Handler {
-	tmpl := template(rt.path)
+	routeTmpl := template(rt.path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		method, public := rt.method, rt.public
+		method, tmpl, public := rt.method, routeTmpl, rt.public
 		if method == "" { // the catch-all for unknown routes
 			method, tmpl = r.Method, "(unknown)"
 			public = !controllers[strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0]]

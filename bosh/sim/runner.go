@@ -75,7 +75,7 @@ func (d *Director) execute(t *task) outcome {
 // an injected end.
 func (d *Director) runStages(t *task) (outcome, bool) {
 	stages := d.stagesOf(t)
-	per := d.knobs.taskDuration() / time.Duration(max(len(stages), 1))
+	per := t.duration / time.Duration(max(len(stages), 1))
 	if len(stages) == 0 && !d.checkpoint(t, per) {
 		return d.stopped(t), false
 	}

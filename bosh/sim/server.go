@@ -93,6 +93,7 @@ func newDirector(opts Options, ln net.Listener) *Director {
 		Handler:           d.routes(),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return d.ctx },
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
 	}
 	return d
 }

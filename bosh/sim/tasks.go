@@ -41,8 +41,9 @@ type task struct {
 	startedAt, timestamp    int64 // unix seconds; 0 = null
 	result                  *string
 	user, deployment, ctxID string
-	outcome                 string // injected terminal state; "" = as it goes
-	action                  string // of its deployment events: create, update or delete
+	outcome                 string        // injected terminal state; "" = as it goes
+	action                  string        // of its deployment events: create, update or delete
+	duration                time.Duration // processing time, fixed when it is created
 	cancel                  chan struct{}
 	events, results, debug  []byte
 
@@ -86,7 +87,7 @@ func terminal(state string) bool {
 // released.
 func (d *Director) newTaskLocked(kind taskKind, description, deployment, user, ctxID string) *task {
 	t := &task{id: len(d.tasks) + 1, kind: kind, state: StateQueued, description: description,
-		user: user, deployment: deployment, ctxID: ctxID, cancel: make(chan struct{})}
+		user: user, deployment: deployment, ctxID: ctxID, duration: d.knobs.taskDuration(), cancel: make(chan struct{})}
 	t.outcome = d.takeOutcomeLocked(deployment)
 	d.tasks = append(d.tasks, t)
 	t.logf("Director task %d created: %s", t.id, description)

@@ -1,0 +1,93 @@
+package sim_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+)
+
+var _ = Describe("the /_sim admin API", func() {
+	var (
+		d     *sim.Director
+		c     *client
+		admin *client
+	)
+	BeforeEach(func() {
+		d = start(sim.Options{TaskDuration: -1})
+		c = newClient(d)
+		admin = c.anonymous()
+		admin.contentType = "application/json"
+	})
+
+	post := func(path, body string) reply { return admin.do(http.MethodPost, path, []byte(body)) }
+
+	It("reports stats without authentication and resets them", func() {
+		c.get("/deployments")
+		stats := admin.getJSON("/_sim/stats").(map[string]any)
+		Expect(stats).To(HaveKeyWithValue("requests", map[string]any{"GET /deployments": 1.0}))
+		Expect(stats).To(HaveKeyWithValue("tasks", 0.0))
+		Expect(post("/_sim/reset", "").status).To(Equal(http.StatusNoContent))
+		Expect(admin.getJSON("/_sim/stats")).To(HaveKeyWithValue("requests", BeEmpty()))
+	})
+
+	It("sets latency, task duration, token lifetime and failures", func() {
+		r := post("/_sim/config", `{"latency_ms": 5, "task_duration_ms": 50, "token_ttl_s": 60,
+			"failures": [{"endpoint": "/deployments", "method": "GET", "status": 502, "count": 1}]}`)
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(admin.getJSON("/_sim/config")).To(Equal(map[string]any{"latency_ms": 5.0, "task_duration_ms": 50.0,
+			"token_ttl_s": 60.0, "failures": []any{map[string]any{"endpoint": "/deployments", "method": "GET",
+				"rate": 0.0, "status": 502.0, "delay_ms": 0.0, "count": 1.0}}}))
+		Expect(c.get("/deployments").status).To(Equal(http.StatusBadGateway))
+		Expect(c.get("/deployments").status).To(Equal(http.StatusOK))
+
+		Expect(post("/_sim/config", `{"failures": [{"endpoint": "/info", "delay_ms": 1}]}`).status).To(Equal(http.StatusOK))
+		Expect(d.Failures()).To(Equal([]sim.Failure{{Endpoint: "/info", Delay: time.Millisecond}}))
+		Expect(post("/_sim/config", `{"failures": []}`).status).To(Equal(http.StatusOK))
+		Expect(d.Failures()).To(BeEmpty())
+		Expect(post("/_sim/config", `{"latency": 5}`).status).To(Equal(http.StatusBadRequest), "unknown fields are refused")
+	})
+
+	It("seeds deployments", func() {
+		r := post("/_sim/seed", `{"count": 5, "plans": [{"service_id": "redis", "plan_id": "redis-tiny", "release": "redis"}]}`)
+		Expect(r.status).To(Equal(http.StatusOK))
+		var body struct{ Names []string }
+		Expect(json.Unmarshal(r.body, &body)).To(Succeed())
+		Expect(body.Names).To(HaveLen(5))
+		Expect(body.Names[0]).To(MatchRegexp(`^redis-tiny-[0-9a-f-]{36}$`))
+		Expect(c.getJSON("/deployments")).To(HaveLen(5))
+	})
+
+	It("puts and removes deployments behind the broker's back", func() {
+		Expect(admin.do(http.MethodPut, "/_sim/deployments", []byte(redisManifest("r1", "1"))).status).To(Equal(http.StatusNoContent))
+		Expect(admin.do(http.MethodPut, "/_sim/deployments", []byte(redisManifest("r2", "1"))).status).To(Equal(http.StatusNoContent))
+		Expect(c.getJSON("/deployments/r1")).To(Equal(map[string]any{"manifest": redisManifest("r1", "1")}))
+		Expect(admin.do(http.MethodPut, "/_sim/deployments", []byte("no: name\n")).status).To(Equal(http.StatusBadRequest))
+		Expect(admin.do(http.MethodDelete, "/_sim/deployments/r1", nil).status).To(Equal(http.StatusNoContent))
+		Expect(c.getJSON("/deployments")).To(HaveLen(1))
+		Expect(admin.do(http.MethodDelete, "/_sim/deployments", nil).status).To(Equal(http.StatusNoContent))
+		Expect(c.getJSON("/deployments")).To(BeEmpty())
+		Expect(c.getJSON("/events")).To(BeEmpty(), "no task, no event")
+	})
+
+	It("makes the next task fail, replaces the cloud config and revokes tokens", func() {
+		Expect(post("/_sim/next-task", `{"deployment": "r1", "state": "error"}`).status).To(Equal(http.StatusNoContent))
+		Expect(post("/_sim/next-task", `{"state": "done"}`).status).To(Equal(http.StatusBadRequest))
+		Expect(c.waitTask(c.deploy(redisManifest("r1", "1")))["state"]).To(Equal("error"))
+		Expect(c.waitTask(c.deploy(redisManifest("r1", "1")))["state"]).To(Equal("done"))
+
+		Expect(admin.do(http.MethodPut, "/_sim/cloud-config", []byte("azs: []\n")).status).To(Equal(http.StatusNoContent))
+		Expect(c.getJSON("/deployments")).To(ConsistOf(HaveKeyWithValue("cloud_config", "outdated")))
+
+		u := start(sim.Options{Auth: sim.AuthUAA})
+		uc := newClient(u).anonymous()
+		uc.bearer = token(uc, "blacksmith", "secret")["access_token"].(string)
+		Expect(uc.get("/deployments").status).To(Equal(http.StatusOK))
+		Expect(uc.do(http.MethodPost, "/_sim/revoke-tokens", nil).status).To(Equal(http.StatusNoContent))
+		Expect(uc.get("/deployments").status).To(Equal(http.StatusUnauthorized))
+	})
+})

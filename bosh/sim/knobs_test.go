@@ -1,0 +1,110 @@
+package sim_test
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+)
+
+var _ = Describe("knobs", func() {
+	var (
+		d *sim.Director
+		c *client
+	)
+	BeforeEach(func() {
+		d = start(sim.Options{TaskDuration: -1})
+		c = newClient(d)
+	})
+
+	elapsed := func(f func()) time.Duration {
+		t0 := time.Now()
+		f()
+		return time.Since(t0)
+	}
+
+	It("adds latency to every request but the admin API", func() {
+		d.SetLatency(200 * time.Millisecond)
+		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically(">=", 200*time.Millisecond))
+		Expect(elapsed(func() { c.get("/_sim/stats") })).To(BeNumerically("<", 150*time.Millisecond))
+		d.SetLatency(0)
+		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically("<", 150*time.Millisecond))
+	})
+
+	It("stops waiting when the client gives up", func() {
+		d.SetLatency(time.Hour)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.URL()+"/info", nil)
+		_, err := http.DefaultClient.Do(req)
+		Expect(err).To(MatchError(context.DeadlineExceeded))
+		Eventually(func() int { return d.Stats().Active }).Should(Equal(0))
+	})
+
+	It("fails the requests of one endpoint and method with an empty 500", func() {
+		d.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Method: "GET"})
+		Expect(d.PutDeployment(redisManifest("r1", "1"))).To(Succeed())
+		r := c.get("/deployments/r1")
+		Expect(r.status).To(Equal(http.StatusInternalServerError))
+		Expect(r.body).To(BeEmpty())
+		Expect(c.get("/deployments").status).To(Equal(http.StatusOK))
+		Expect(c.get("/deployments/r1/vms").status).To(Equal(http.StatusOK))
+		Expect(c.do(http.MethodDelete, "/deployments/other", nil).status).To(Equal(http.StatusFound))
+		d.ClearFailures()
+		Expect(c.get("/deployments/r1").status).To(Equal(http.StatusOK))
+	})
+
+	It("fails only the next Count requests with the status asked", func() {
+		d.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: http.StatusServiceUnavailable, Count: 2})
+		Expect([]int{c.get("/deployments").status, c.get("/deployments").status, c.get("/deployments").status}).
+			To(Equal([]int{503, 503, 200}))
+		Expect(d.Failures()).To(BeEmpty())
+	})
+
+	It("fails about the share of requests asked", func() {
+		d.InjectFailure(sim.Failure{Rate: 0.3})
+		failed := 0
+		for range 300 {
+			if c.get("/info").status == http.StatusInternalServerError {
+				failed++
+			}
+		}
+		Expect(failed).To(BeNumerically("~", 90, 45))
+	})
+
+	It("slows down answers without failing them", func() {
+		d.InjectFailure(sim.Failure{Endpoint: "/info", Delay: 200 * time.Millisecond})
+		var r reply
+		Expect(elapsed(func() { r = c.get("/info") })).To(BeNumerically(">=", 200*time.Millisecond))
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(elapsed(func() { c.get("/deployments") })).To(BeNumerically("<", 150*time.Millisecond))
+	})
+
+	It("counts requests per route template, and tasks, until reset", func() {
+		Expect(d.PutDeployment(redisManifest("r1", "1"))).To(Succeed())
+		c.get("/deployments/r1")
+		c.get("/deployments/r1")
+		c.get("/deployments")
+		c.anonymous().get("/nope")
+		c.waitTask(c.deploy(redisManifest("r2", "1")))
+		s := d.Stats()
+		Expect(s.Requests).To(HaveKeyWithValue("GET /deployments/:name", 2))
+		Expect(s.Requests).To(HaveKeyWithValue("GET /deployments", 1))
+		Expect(s.Requests).To(HaveKeyWithValue("POST /deployments", 1))
+		Expect(s.Requests).To(HaveKeyWithValue("GET (unknown)", 1))
+		Expect(s.Requests).To(HaveKey("GET /tasks/:id"))
+		Expect(s.Tasks).To(Equal(1))
+		Expect(s.TaskStates).To(Equal(map[string]int{"done": 1}))
+		Expect(s.Deployments).To(Equal(2))
+
+		d.ResetStats()
+		s = d.Stats()
+		Expect(s.Requests).To(BeEmpty())
+		Expect(s.Tasks).To(BeZero())
+		Expect(s.Deployments).To(Equal(2))
+	})
+})
