@@ -1,0 +1,107 @@
+package main_test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
+	"github.com/onsi/gomega/gexec"
+)
+
+var urlRE = regexp.MustCompile(`url=(https?://127\.0\.0\.1:\d+)`)
+
+// startSim runs the binary and returns its session and the URL it logs.
+func startSim(args ...string) (*gexec.Session, string) {
+	session, err := gexec.Start(exec.Command(binary, args...), GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { session.Kill().Wait() })
+	Eventually(session.Err).Should(gbytes.Say("bosh director simulator listening"))
+	m := urlRE.FindSubmatch(session.Err.Contents())
+	Expect(m).NotTo(BeNil())
+	return session, string(m[1])
+}
+
+func getJSON(c *http.Client, req *http.Request) any {
+	res, err := c.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(res.StatusCode).To(Equal(http.StatusOK), string(body))
+	var v any
+	Expect(json.Unmarshal(body, &v)).To(Succeed())
+	return v
+}
+
+var _ = Describe("bosh-director-sim", func() {
+	It("serves seeded deployments with the credentials given and stops on SIGTERM", func() {
+		session, base := startSim("-seed", "5", "-user", "ops", "-password", "pw", "-task-duration", "1ms")
+		req, _ := http.NewRequest(http.MethodGet, base+"/deployments", nil)
+		req.SetBasicAuth("ops", "pw")
+		Expect(getJSON(http.DefaultClient, req)).To(HaveLen(5))
+		req.SetBasicAuth("admin", "admin")
+		res, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		res.Body.Close()
+		Expect(res.StatusCode).To(Equal(http.StatusUnauthorized))
+
+		session.Terminate()
+		Eventually(session).Should(gexec.Exit(0))
+		Expect(session.Err).To(gbytes.Say("bosh director simulator stopping"))
+	})
+
+	It("serves HTTPS in UAA mode with the CA written where asked, and stops on SIGINT", func() {
+		caPath := filepath.Join(GinkgoT().TempDir(), "ca.pem")
+		session, base := startSim("-tls", "-ca-cert", caPath, "-auth", "uaa", "-client", "bs", "-client-secret", "s3",
+			"-token-ttl", "30s", "-external-host", "127.0.0.2:25555")
+		Expect(base).To(HavePrefix("https://"))
+		pem, err := os.ReadFile(caPath)
+		Expect(err).NotTo(HaveOccurred())
+		pool := x509.NewCertPool()
+		Expect(pool.AppendCertsFromPEM(pem)).To(BeTrue())
+		c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+
+		info := getJSON(c, must(http.NewRequest(http.MethodGet, base+"/info", nil))).(map[string]any)
+		Expect(info["user_authentication"]).To(HaveKeyWithValue("type", "uaa"))
+		req := must(http.NewRequest(http.MethodPost, base+"/oauth/token",
+			strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode())))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth("bs", "s3")
+		tok := getJSON(c, req).(map[string]any)
+		Expect(tok).To(HaveKeyWithValue("expires_in", 30.0))
+		req = must(http.NewRequest(http.MethodGet, base+"/deployments", nil))
+		req.Header.Set("Authorization", "bearer "+tok["access_token"].(string))
+		Expect(getJSON(c, req)).To(BeEmpty())
+
+		Expect(session.Command.Process.Signal(syscall.SIGINT)).To(Succeed())
+		Eventually(session).Should(gexec.Exit(0))
+	})
+
+	It("exits 2 on bad flags and 1 when it cannot start", func() {
+		session, err := gexec.Start(exec.Command(binary, "-no-such-flag"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).Should(gexec.Exit(2))
+		session, err = gexec.Start(exec.Command(binary, "-auth", "ldap"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).Should(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say(`auth \\"ldap\\"`))
+	})
+})
+
+func must[T any](v T, err error) T {
+	Expect(err).NotTo(HaveOccurred())
+	return v
+}
