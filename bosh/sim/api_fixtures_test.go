@@ -209,7 +209,7 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 		Expect(list).To(HaveLen(1))
 		wantList := fixture("tasks_list.json").([]any)
 		expectShape(list[0], wantList[0])
-		expectShape(c.getJSON("/tasks?deployment="+serviceInstance).([]any)[0], wantList[1])
+		expectShape(c.getJSON("/tasks?deployment=" + serviceInstance).([]any)[0], wantList[1])
 	})
 
 	It("ends a task that cannot get its lock like task_error.json and task_event_error_line.json", func() {

@@ -2,39 +2,10 @@ package sim
 
 import (
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// Failure makes some requests fail or answer slowly.
-type Failure struct {
-	// Endpoint is the route template the failure applies to, e.g.
-	// "/deployments/:name" or "GET /deployments"; "" = every endpoint.
-	Endpoint string `json:"endpoint"`
-	// Method is the HTTP method it applies to; "" = any.
-	Method string `json:"method"`
-	// Rate is the share (0..1) of matching requests affected; 0 = every one.
-	Rate float64 `json:"rate"`
-	// Status is answered, with an empty body, to affected requests. Default
-	// 500; when Delay is set and Status is 0 the request is only slowed.
-	Status int `json:"status"`
-	// Delay is waited before an affected request is answered. Default 0.
-	Delay time.Duration `json:"-"`
-	// Count limits the failure to the next Count affected requests, after
-	// which it is removed; 0 = unlimited.
-	Count int `json:"count"`
-}
-
-// matches reports whether f applies to a request of method to tmpl.
-func (f *Failure) matches(method, tmpl string) bool {
-	endpoint, fMethod := f.Endpoint, f.Method
-	if m, path, ok := strings.Cut(endpoint, " "); ok {
-		fMethod, endpoint = m, path
-	}
-	return (endpoint == "" || endpoint == tmpl) && (fMethod == "" || strings.EqualFold(fMethod, method))
-}
 
 // knobs are the settings tests turn at run time.
 type knobs struct {

@@ -108,3 +108,29 @@ var _ = Describe("knobs", func() {
 		Expect(s.Deployments).To(Equal(2))
 	})
 })
+
+var _ = DescribeTable("ParseFailure",
+	func(spec string, want sim.Failure, wantErr string) {
+		got, err := sim.ParseFailure(spec)
+		if wantErr != "" {
+			Expect(err).To(MatchError(sim.ErrBadOptions))
+			Expect(err).To(MatchError(ContainSubstring(wantErr)))
+			return
+		}
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(want))
+	},
+	Entry("every key", "endpoint=/deployments/:name,method=GET,rate=0.25,status=503,delay=2s,count=5",
+		sim.Failure{Endpoint: "/deployments/:name", Method: "GET", Rate: 0.25, Status: 503, Delay: 2 * time.Second, Count: 5}, ""),
+	Entry("a route with its method", "endpoint=GET /deployments", sim.Failure{Endpoint: "GET /deployments"}, ""),
+	Entry("only slow", " delay=100ms ", sim.Failure{Delay: 100 * time.Millisecond}, ""),
+	Entry("not key=value", "rate", sim.Failure{}, `"rate" is not key=value`),
+	Entry("unknown key", "colour=red", sim.Failure{}, "colour: unknown key"),
+	Entry("rate above 1", "rate=1.5", sim.Failure{}, "not between 0 and 1"),
+	Entry("bad delay", "delay=soon", sim.Failure{}, "delay"),
+)
+
+var _ = It("injects Options.Failures from the start", func() {
+	d := start(sim.Options{Failures: []sim.Failure{{Endpoint: "/info", Status: http.StatusTeapot}}})
+	Expect(newClient(d).get("/info").status).To(Equal(http.StatusTeapot))
+})

@@ -61,6 +61,8 @@ type Options struct {
 	CACertPath string
 	// Latency is added to every request except the /_sim admin API. Default 0.
 	Latency time.Duration
+	// Failures are injected from the start (see InjectFailure). Default none.
+	Failures []Failure
 	// TaskDuration is how long a task stays processing. Default 100ms; a
 	// negative value means no delay at all.
 	TaskDuration time.Duration

@@ -88,6 +88,9 @@ func newDirector(opts Options, ln net.Listener) *Director {
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.knobs.init(opts)
+	for _, f := range opts.Failures {
+		d.InjectFailure(f)
+	}
 	d.tokens.rotate()
 	d.srv = &http.Server{
 		Handler:           d.routes(),

@@ -84,7 +84,7 @@ var _ = Describe("UAA mode", func() {
 
 		c.bearer = good
 		Expect(c.get("/deployments").status).To(Equal(http.StatusOK))
-		Eventually(func() int { return c.get("/deployments").status }).WithTimeout(4 * time.Second).
+		Eventually(func() int { return c.get("/deployments").status }).WithTimeout(4*time.Second).
 			Should(Equal(http.StatusUnauthorized), "the token outlives its expires_in by less than a second")
 	})
 

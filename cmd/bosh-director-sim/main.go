@@ -73,6 +73,12 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	fs.StringVar(&o.ExternalHost, "external-host", "", "host:port put in task redirects (default: the listen address)")
 	fs.StringVar(&o.Name, "name", sim.DefaultName, "Director name in /info")
 	fs.StringVar(&o.UUID, "uuid", "", "Director UUID in /info (default: random)")
+	fs.Func("failure", "inject a failure, e.g. endpoint=/deployments/:name,method=GET,rate=0.1,status=503,delay=2s,count=5 (repeatable)",
+		func(spec string) error {
+			f, err := sim.ParseFailure(spec)
+			o.Failures = append(o.Failures, f)
+			return err
+		})
 	verbose := fs.Bool("v", false, "log every finished task")
 	if err := fs.Parse(args); err != nil {
 		return o, false, err

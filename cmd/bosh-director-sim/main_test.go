@@ -48,15 +48,14 @@ func getJSON(c *http.Client, req *http.Request) any {
 
 var _ = Describe("bosh-director-sim", func() {
 	It("serves seeded deployments with the credentials given and stops on SIGTERM", func() {
-		session, base := startSim("-seed", "5", "-user", "ops", "-password", "pw", "-task-duration", "1ms")
+		session, base := startSim("-seed", "5", "-user", "ops", "-password", "pw", "-task-duration", "1ms",
+			"-failure", "endpoint=/releases,status=503")
 		req, _ := http.NewRequest(http.MethodGet, base+"/deployments", nil)
 		req.SetBasicAuth("ops", "pw")
 		Expect(getJSON(http.DefaultClient, req)).To(HaveLen(5))
-		req.SetBasicAuth("admin", "admin")
-		res, err := http.DefaultClient.Do(req)
-		Expect(err).NotTo(HaveOccurred())
-		res.Body.Close()
-		Expect(res.StatusCode).To(Equal(http.StatusUnauthorized))
+		Expect(status(req, "admin", "admin")).To(Equal(http.StatusUnauthorized))
+		req.URL.Path = "/releases"
+		Expect(status(req, "ops", "pw")).To(Equal(http.StatusServiceUnavailable))
 
 		session.Terminate()
 		Eventually(session).Should(gexec.Exit(0))
@@ -91,15 +90,26 @@ var _ = Describe("bosh-director-sim", func() {
 	})
 
 	It("exits 2 on bad flags and 1 when it cannot start", func() {
-		session, err := gexec.Start(exec.Command(binary, "-no-such-flag"), GinkgoWriter, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(session).Should(gexec.Exit(2))
-		session, err = gexec.Start(exec.Command(binary, "-auth", "ldap"), GinkgoWriter, GinkgoWriter)
+		for _, bad := range [][]string{{"-no-such-flag"}, {"-failure", "rate=2"}, {"extra-argument"}} {
+			session, err := gexec.Start(exec.Command(binary, bad...), GinkgoWriter, GinkgoWriter)
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(session).Should(gexec.Exit(2), "%v", bad)
+		}
+		session, err := gexec.Start(exec.Command(binary, "-auth", "ldap"), GinkgoWriter, GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(session).Should(gexec.Exit(1))
 		Expect(session.Err).To(gbytes.Say(`auth \\"ldap\\"`))
 	})
 })
+
+// status sends req with basic credentials and returns the status.
+func status(req *http.Request, user, pass string) int {
+	req.SetBasicAuth(user, pass)
+	res, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	res.Body.Close()
+	return res.StatusCode
+}
 
 func must[T any](v T, err error) T {
 	Expect(err).NotTo(HaveOccurred())

@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Failure makes some requests fail or answer slowly.
+type Failure struct {
+	// Endpoint is the route template the failure applies to, e.g.
+	// "/deployments/:name" or "GET /deployments"; "" = every endpoint.
+	Endpoint string `json:"endpoint"`
+	// Method is the HTTP method it applies to; "" = any.
+	Method string `json:"method"`
+	// Rate is the share (0..1) of matching requests affected; 0 = every one.
+	Rate float64 `json:"rate"`
+	// Status is answered, with an empty body, to affected requests. Default
+	// 500; when Delay is set and Status is 0 the request is only slowed.
+	Status int `json:"status"`
+	// Delay is waited before an affected request is answered. Default 0.
+	Delay time.Duration `json:"-"`
+	// Count limits the failure to the next Count affected requests, after
+	// which it is removed; 0 = unlimited.
+	Count int `json:"count"`
+}
+
+// matches reports whether f applies to a request of method to tmpl.
+func (f *Failure) matches(method, tmpl string) bool {
+	endpoint, fMethod := f.Endpoint, f.Method
+	if m, path, ok := strings.Cut(endpoint, " "); ok {
+		fMethod, endpoint = m, path
+	}
+	return (endpoint == "" || endpoint == tmpl) && (fMethod == "" || strings.EqualFold(fMethod, method))
+}
+
+// ParseFailure reads a failure written as comma-separated key=value pairs,
+// e.g. "endpoint=/deployments/:name,method=GET,rate=0.1,status=503,delay=2s,count=5"
+// (keys: endpoint, method, rate, status, delay, count). It is the syntax of
+// the binary's -failure flag.
+func ParseFailure(spec string) (Failure, error) {
+	var f Failure
+	for _, kv := range strings.Split(spec, ",") {
+		key, value, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return Failure{}, fmt.Errorf("%w: failure %q: %q is not key=value", ErrBadOptions, spec, kv)
+		}
+		if err := f.set(key, value); err != nil {
+			return Failure{}, fmt.Errorf("%w: failure %q: %s: %v", ErrBadOptions, spec, key, err)
+		}
+	}
+	return f, nil
+}
+
+func (f *Failure) set(key, value string) error {
+	var err error
+	switch key {
+	case "endpoint":
+		f.Endpoint = value
+	case "method":
+		f.Method = value
+	case "rate":
+		f.Rate, err = strconv.ParseFloat(value, 64)
+		if err == nil && (f.Rate < 0 || f.Rate > 1) {
+			err = fmt.Errorf("%v is not between 0 and 1", f.Rate)
+		}
+	case "status":
+		f.Status, err = strconv.Atoi(value)
+	case "delay":
+		f.Delay, err = time.ParseDuration(value)
+	case "count":
+		f.Count, err = strconv.Atoi(value)
+	default:
+		err = fmt.Errorf("unknown key")
+	}
+	return err
+}
