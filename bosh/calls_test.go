@@ -1,0 +1,219 @@
+package bosh_test
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+)
+
+var _ = Describe("Client calls against the simulator", func() {
+	var (
+		d   *sim.Director
+		c   *bosh.Client
+		ctx context.Context
+	)
+
+	BeforeEach(func() {
+		d = startDirector(sim.Options{TaskDuration: 50 * time.Millisecond})
+		c = newClient(d)
+		ctx = ctxFor(30 * time.Second)
+		Expect(d.PutDeployment(manifest("redis-a"))).To(Succeed())
+	})
+
+	It("reads /info without credentials", func() {
+		info, err := bosh.New(bosh.Options{Address: d.URL(), ClientID: "x", ClientSecret: "y"})
+		Expect(err).NotTo(HaveOccurred())
+		got, err := info.Info(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.Name).To(Equal(sim.DefaultName))
+		Expect(got.UserAuthentication.Type).To(Equal("basic"))
+	})
+
+	It("lists deployments in the cheap form: releases and locks kept, configs and stemcells excluded", func() {
+		names := d.SeedDeployments(3, nil)
+		list, err := c.Deployments(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list).To(HaveLen(4))
+		Expect(list).To(ContainElement(And(
+			HaveField("Name", "redis-a"),
+			HaveField("Releases", ConsistOf(HaveField("Name", "redis"))),
+		)))
+		for _, dep := range list {
+			Expect(dep.Stemcells).To(BeEmpty(), "stemcells must be excluded")
+			Expect(dep.CloudConfig).To(BeEmpty(), "configs must be excluded")
+			Expect(dep.Releases).NotTo(BeEmpty(), "releases must be kept")
+			Expect(dep.Locked).To(BeFalse())
+		}
+		Expect(list).To(ContainElement(HaveField("Name", names[0])))
+	})
+
+	It("shows a deployment locked while its task runs", func() {
+		d.SetTaskDuration(10 * time.Second)
+		_, err := c.Deploy(ctx, []byte(manifest("redis-a")))
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() []bosh.Deployment {
+			list, _ := c.Deployments(ctx)
+			return list
+		}).Should(ContainElement(And(HaveField("Name", "redis-a"), HaveField("Locked", true))))
+	})
+
+	It("returns a manifest byte for byte, and ErrDeploymentNotFound with the Director's code", func() {
+		m, err := c.Manifest(ctx, "redis-a")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m).To(Equal(manifest("redis-a")))
+
+		_, err = c.Manifest(ctx, "no-such-deployment")
+		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+		var apiErr *bosh.APIError
+		Expect(errors.As(err, &apiErr)).To(BeTrue())
+		Expect(apiErr.StatusCode).To(Equal(404))
+		Expect(apiErr.Code).To(Equal(70000))
+		Expect(apiErr.Description).To(Equal("Deployment 'no-such-deployment' doesn't exist"))
+	})
+
+	It("lists VMs from plain /vms, which creates no task", func() {
+		vms, err := c.VMs(ctx, "redis-a")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vms).To(HaveLen(2))
+		for _, vm := range vms {
+			Expect(vm.Job).To(Equal("redis"))
+			Expect(vm.AgentID).NotTo(BeEmpty())
+			Expect(vm.CID).To(HavePrefix("vm-"))
+			Expect(vm.IPs).To(HaveLen(1))
+			Expect(vm.Active).To(BeTrue())
+			Expect(vm.VMCreatedAt).To(BeNumerically("~", time.Now().Unix(), 120))
+		}
+		Expect(vms).To(ConsistOf(HaveField("AZ", "z1"), HaveField("AZ", "z2")))
+		stats := d.Stats()
+		Expect(stats.Requests).To(HaveKeyWithValue("GET /deployments/:name/vms", 1))
+		Expect(stats.Tasks).To(BeZero(), "format=full would have started a task")
+
+		_, err = c.VMs(ctx, "no-such-deployment")
+		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+	})
+
+	It("lists instances, those without a VM included", func() {
+		instances, err := c.Instances(ctx, "redis-a")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(instances).To(HaveLen(3))
+		Expect(instances).To(ContainElement(And(
+			HaveField("Job", "smoke-tests"), HaveField("ExpectsVM", false),
+			HaveField("AgentID", ""), HaveField("CID", ""), HaveField("IPs", BeEmpty()),
+		)))
+		Expect(instances).To(ContainElement(And(
+			HaveField("Job", "redis"), HaveField("Index", 1), HaveField("ExpectsVM", true), HaveField("AgentID", Not(BeEmpty())),
+		)))
+		Expect(d.Stats().Tasks).To(BeZero())
+	})
+
+	It("deploys a manifest through a task, and deletes the deployment through another", func() {
+		text := manifest("redis-b")
+		task, err := c.Deploy(ctx, []byte(text))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(task.ID).To(BeNumerically(">", 0))
+		Expect(task.Description).To(Equal("create deployment"))
+		Expect(task.Deployment).To(Equal("redis-b"))
+		Expect(task.User).To(Equal(sim.DefaultUsername))
+
+		done, err := c.WaitTask(ctx, task.ID, 20*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(done.State).To(Equal(bosh.TaskDone))
+		Expect(done.Succeeded()).To(BeTrue())
+		Expect(done.Timestamp).To(BeNumerically(">=", done.StartedAt))
+		Expect(done.Result).To(Equal("/deployments/redis-b"))
+		Expect(c.Manifest(ctx, "redis-b")).To(Equal(text))
+
+		del, err := c.DeleteDeployment(ctx, "redis-b", true)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(del.ID).To(BeNumerically(">", task.ID))
+		Expect(del.Description).To(Equal("delete deployment redis-b"))
+		Expect(c.WaitTask(ctx, del.ID, 20*time.Millisecond)).To(HaveField("State", bosh.TaskDone))
+		_, err = c.Manifest(ctx, "redis-b")
+		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+	})
+
+	It("surfaces a manifest the Director refuses at once", func() {
+		_, err := c.Deploy(ctx, []byte("releases: []\n"))
+		var apiErr *bosh.APIError
+		Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
+		Expect(apiErr.StatusCode).To(Equal(400))
+		Expect(apiErr.Code).To(Equal(40001))
+		Expect(err.Error()).To(ContainSubstring("Deployment manifest must have a 'name' key"))
+		Expect(d.Stats().Tasks).To(BeZero())
+	})
+
+	It("gets a task, and ErrTaskNotFound for an unknown one", func() {
+		created, err := c.Deploy(ctx, []byte(manifest("redis-c")))
+		Expect(err).NotTo(HaveOccurred())
+		task, err := c.Task(ctx, created.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(task.ID).To(Equal(created.ID))
+		Expect(task.Deployment).To(Equal("redis-c"))
+
+		_, err = c.Task(ctx, 999999)
+		Expect(err).To(MatchError(bosh.ErrTaskNotFound))
+		Expect(err).NotTo(MatchError(bosh.ErrDeploymentNotFound))
+	})
+
+	It("reads a task's events", func() {
+		task, err := c.Deploy(ctx, []byte(manifest("redis-d")))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.WaitTask(ctx, task.ID, 20*time.Millisecond)).To(HaveField("State", bosh.TaskDone))
+		events, err := c.TaskEvents(ctx, task.ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(events).NotTo(BeEmpty())
+		Expect(events[0].State).To(Equal("started"))
+		Expect(events[len(events)-1].State).To(Equal("finished"))
+		Expect(events).To(ContainElement(HaveField("Stage", "Preparing deployment")))
+
+		_, err = c.TaskEvents(ctx, 999999)
+		Expect(err).To(MatchError(bosh.ErrTaskNotFound))
+	})
+
+	It("lists recent tasks by deployment, state and limit, newest first", func() {
+		first, err := c.Deploy(ctx, []byte(manifest("redis-e")))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.WaitTask(ctx, first.ID, 20*time.Millisecond)).To(HaveField("State", bosh.TaskDone))
+		d.SetTaskDuration(10 * time.Second)
+		second, err := c.Deploy(ctx, []byte(manifest("redis-e")))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = c.Deploy(ctx, []byte(manifest("redis-f")))
+		Expect(err).NotTo(HaveOccurred())
+
+		tasks, err := c.Tasks(ctx, bosh.TaskQuery{Deployment: "redis-e"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tasks).To(HaveLen(2))
+		Expect(tasks[0].ID).To(Equal(second.ID))
+		Expect(tasks[1].ID).To(Equal(first.ID))
+
+		running, err := c.Tasks(ctx, bosh.TaskQuery{Deployment: "redis-e", States: []string{bosh.TaskQueued, bosh.TaskProcessing}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(running).To(ConsistOf(HaveField("ID", second.ID)))
+
+		limited, err := c.Tasks(ctx, bosh.TaskQuery{Limit: 1})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(limited).To(ConsistOf(HaveField("Deployment", "redis-f")))
+	})
+
+	It("carries X-Bosh-Context-Id on the requests of a context that has one", func() {
+		tagged := bosh.WithContextID(ctx, "reconciler-run-42")
+		deployed, err := c.Deploy(tagged, []byte(manifest("redis-g")))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deployed.ContextID).To(Equal("reconciler-run-42"))
+		deleted, err := c.DeleteDeployment(tagged, "redis-a", false)
+		Expect(err).NotTo(HaveOccurred())
+		untagged, err := c.Deploy(ctx, []byte(manifest("redis-h")))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(untagged.ContextID).To(BeEmpty())
+
+		tasks, err := c.Tasks(ctx, bosh.TaskQuery{ContextID: "reconciler-run-42"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tasks).To(ConsistOf(HaveField("ID", deployed.ID), HaveField("ID", deleted.ID)))
+	})
+})
