@@ -41,11 +41,12 @@ type Secrets interface {
 	DeleteSecret(ctx context.Context, path string) error
 }
 
-// Store is everything the broker keeps in Vault: records (removed with a
-// backup first), manifests and secrets.
+// Store is everything the broker keeps in Vault: records (backed up when an
+// operation succeeds, removed with a backup first), manifests and secrets.
 type Store interface {
 	Records
 	Secrets
+	Backup(ctx context.Context, id string) (string, error)
 	Remove(ctx context.Context, id string) error
 	PutManifest(ctx context.Context, id, text string) error
 }

@@ -60,9 +60,11 @@ func (b *Broker) deleteDeployment(ctx context.Context, id, name string, op *vaul
 		b.opts.Metrics.outcome(opTypeDeprovision, stateSucceeded)
 		b.log.Info("deprovisioned: the deployment did not exist", "instance", id, "deployment", name)
 		return domain.DeprovisionServiceSpec{}, nil
-	case err != nil:
+	case err != nil && task.ID == 0:
 		b.failOp(ctx, id, op, "deprovision failed: the BOSH Director did not accept it; please try again", err)
 		return async, nil
+	case err != nil:
+		b.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
 	}
 	b.recordTask(ctx, id, op, task)
 	return async, nil

@@ -119,7 +119,8 @@ func startedAt(op *vault.Operation) time.Time {
 }
 
 // finish records the outcome of op's terminal task. A deprovision that
-// succeeded removes the instance's record and secrets.
+// succeeded removes the instance's record and secrets; a provision or update
+// that succeeded is backed up.
 func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (domain.LastOperation, error) {
 	op := rec.LastOperation
 	desc := taskDescription(op.Type, task)
@@ -144,5 +145,17 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 	}
 	b.opts.Metrics.outcome(op.Type, state)
 	b.log.Info("operation ended", "instance", id, "operation", op.Type, "state", state, "task", task.ID, "result", task.Result)
+	if state == stateSucceeded {
+		b.backup(ctx, id)
+	}
 	return domain.LastOperation{State: domain.LastOperationState(state), Description: desc}, nil
+}
+
+// backup snapshots the instance's records after a successful operation, so
+// that the reconciler can restore the broker's fields (org, space,
+// parameters) should the index entry be lost. A failure is only logged.
+func (b *Broker) backup(ctx context.Context, id string) {
+	if _, err := b.opts.Store.Backup(ctx, id); err != nil {
+		b.log.Warn("could not back up the instance's records", "instance", id, "error", err)
+	}
 }

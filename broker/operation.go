@@ -29,7 +29,7 @@ func newOperation(opType, description string) *vault.Operation {
 		Type:        opType,
 		State:       stateInProgress,
 		Description: description,
-		StartedAt:   time.Now().UTC().Format(time.RFC3339),
+		StartedAt:   time.Now().UTC().Format(time.RFC3339Nano),
 		ContextID:   "blacksmith-" + opType + "-" + rand.Text(),
 	}
 }
@@ -70,9 +70,13 @@ func (b *Broker) failOp(ctx context.Context, id string, op *vault.Operation, use
 // context id) and records the task's id, or records the failure.
 func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, call func(context.Context) (bosh.Task, error)) {
 	task, err := call(bosh.WithContextID(ctx, op.ContextID))
-	if err != nil {
+	switch {
+	case err != nil && task.ID == 0:
 		b.failOp(ctx, id, op, op.Type+" failed: the BOSH Director did not accept it; please try again", err)
 		return
+	case err != nil:
+		// The Director created the task but could not be asked about it.
+		b.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
 	}
 	b.recordTask(ctx, id, op, task)
 }
@@ -101,6 +105,8 @@ func taskDescription(opType string, t bosh.Task) string {
 			desc += ": " + truncate(t.Result, 300)
 		}
 		return desc
+	case t.State == "":
+		return fmt.Sprintf("%s in progress (BOSH task %d)", opType, t.ID)
 	default:
 		return fmt.Sprintf("%s in progress (BOSH task %d is %s)", opType, t.ID, t.State)
 	}

@@ -1,0 +1,75 @@
+package broker_test
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("Bind", func() {
+	var e *env
+	ctx := context.Background()
+	bindingPath := func(id, bid string) string { return instancePath(id) + "/service_bindings/" + bid }
+	bindBody := func(app string) map[string]any {
+		return map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": app}
+	}
+
+	BeforeEach(func() { e = newEnv() })
+
+	It("renders the credentials with the VMs' addresses and the instance's secrets, and stores them per binding", func() {
+		e.provision("b-1", "redis-small", map[string]any{"instances": 2})
+		e.eventuallyState("b-1", "succeeded")
+		vms, err := e.client.VMs(ctx, "redis-small-b-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vms).To(HaveLen(2))
+		secrets, _, err := e.store.Secret(ctx, "b-1/credentials")
+		Expect(err).NotTo(HaveOccurred())
+
+		a := e.request("PUT", bindingPath("b-1", "x-1"), bindBody("app-1"))
+		Expect(a.Status).To(Equal(http.StatusCreated), a.Raw)
+		creds := a.Body["credentials"].(map[string]any)
+		Expect(creds["host"]).To(Equal(vms[0].IPs[0]))
+		Expect(creds["hosts"]).To(ConsistOf(vms[0].IPs[0], vms[1].IPs[0]))
+		Expect(creds["password"]).To(Equal(secrets["password"]))
+		Expect(creds["binding"]).To(Equal("x-1"))
+		Expect(creds["port"]).To(BeNumerically("==", 6379))
+
+		stored, ok, err := e.store.Secret(ctx, "b-1/bindings/x-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(stored["credentials"]).To(HaveKeyWithValue("password", secrets["password"]))
+		Expect(stored["app_guid"]).To(Equal("app-1"))
+
+		again := e.request("PUT", bindingPath("b-1", "x-1"), bindBody("app-1"))
+		Expect(again.Status).To(Equal(http.StatusOK))
+		Expect(again.Body["credentials"]).To(HaveKeyWithValue("password", secrets["password"]))
+		Expect(e.request("PUT", bindingPath("b-1", "x-1"), bindBody("app-2")).Status).To(Equal(http.StatusConflict))
+
+		got := e.request("GET", bindingPath("b-1", "x-1"), nil)
+		Expect(got.Status).To(Equal(http.StatusOK))
+		Expect(got.Body["credentials"]).To(HaveKeyWithValue("host", vms[0].IPs[0]))
+
+		Expect(e.request("DELETE", bindingPath("b-1", "x-1")+"?service_id=redis&plan_id=redis-small", nil).Status).To(Equal(http.StatusOK))
+		Expect(e.request("DELETE", bindingPath("b-1", "x-1")+"?service_id=redis&plan_id=redis-small", nil).Status).To(Equal(http.StatusGone))
+		Expect(e.request("GET", bindingPath("b-1", "x-1"), nil).Status).To(Equal(http.StatusNotFound))
+		_, ok, err = e.store.Secret(ctx, "b-1/bindings/x-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse())
+	})
+
+	It("refuses to bind a service that is not bindable with 400", func() {
+		e.provisioned("b-2", "memo-one")
+		a := e.request("PUT", bindingPath("b-2", "x"), map[string]any{"service_id": "memo", "plan_id": "memo-one", "app_guid": "a"})
+		Expect(a.Status).To(Equal(http.StatusBadRequest))
+	})
+
+	It("refuses to bind while the provision is in progress with 422, and an unknown instance with 404", func() {
+		e.director.SetTaskDuration(5 * time.Second)
+		e.provision("b-3", "redis-small", nil)
+		Expect(e.request("PUT", bindingPath("b-3", "x"), bindBody("a")).Status).To(Equal(http.StatusUnprocessableEntity))
+		Expect(e.request("PUT", bindingPath("nobody", "x"), bindBody("a")).Status).To(Equal(http.StatusNotFound))
+	})
+})

@@ -1,0 +1,79 @@
+package broker_test
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var _ = Describe("Deprovision", func() {
+	var e *env
+	ctx := context.Background()
+	deprovision := func(id string) answer {
+		return e.request("DELETE", instancePath(id)+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil)
+	}
+
+	BeforeEach(func() { e = newEnv() })
+
+	It("deletes the deployment, then removes the record (backed up first), the secrets and the bindings", func() {
+		e.provisioned("d-1", "redis-small")
+		Expect(e.request("PUT", instancePath("d-1")+"/service_bindings/b-1",
+			map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": "app"}).Status).To(Equal(http.StatusCreated))
+
+		a := deprovision("d-1")
+		Expect(a.Status).To(Equal(http.StatusAccepted))
+		Expect(a.Body).To(HaveKeyWithValue("operation", "deprovision"))
+		op := e.record("d-1").LastOperation
+		Expect(op.Type).To(Equal("deprovision"))
+		Expect(op.TaskID).To(BeNumerically(">", 0))
+		Expect(deprovision("d-1").Status).To(Equal(http.StatusAccepted), "a repeat while in progress")
+
+		Eventually(func() int { s, _, _ := e.lastOperation("d-1"); return s }).
+			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusGone))
+		Expect(e.record("d-1")).To(BeNil())
+		backups, err := e.store.Backups(ctx, "d-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(backups).NotTo(BeEmpty())
+		for _, p := range []string{"d-1/credentials", "d-1/bindings/b-1"} {
+			_, ok, err := e.store.Secret(ctx, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeFalse(), p)
+		}
+		_, err = e.client.Manifest(ctx, "redis-small-d-1")
+		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+	})
+
+	It("answers 410 for an unknown instance", func() {
+		Expect(deprovision("nobody").Status).To(Equal(http.StatusGone))
+	})
+
+	It("deprovisions an instance whose provision failed (the deployment never existed)", func() {
+		putRecord(e, "d-2", &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-d-2",
+			LastOperation: &vault.Operation{Type: "provision", State: "failed"}})
+		a := deprovision("d-2")
+		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+		Eventually(func() int { s, _, _ := e.lastOperation("d-2"); return s }).
+			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusGone))
+		Expect(e.record("d-2")).To(BeNil())
+	})
+
+	It("refuses a deprovision while the provision is in progress with 422 ConcurrencyError", func() {
+		e.director.SetTaskDuration(5 * time.Second)
+		e.provision("d-3", "redis-small", nil)
+		a := deprovision("d-3")
+		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity))
+		Expect(a.Body).To(HaveKeyWithValue("error", "ConcurrencyError"))
+	})
+
+	It("refuses clients that do not accept asynchronous operations with 422", func() {
+		e.provisioned("d-4", "redis-small")
+		Expect(e.request("DELETE", instancePath("d-4")+"?service_id=redis&plan_id=redis-small", nil).Status).
+			To(Equal(http.StatusUnprocessableEntity))
+	})
+})

@@ -1,0 +1,93 @@
+package broker_test
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/broker"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// putRecord writes a record as a daemon that died mid-operation left it.
+func putRecord(e *env, id string, r *vault.Record) {
+	GinkgoHelper()
+	_, err := e.store.Update(context.Background(), map[string]vault.Change{id: func(*vault.Record) (*vault.Record, error) {
+		return r, nil
+	}})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+func inProgress(contextID string, taskID int, started time.Time) *vault.Operation {
+	return &vault.Operation{Type: "provision", State: "in progress", TaskID: taskID,
+		ContextID: contextID, StartedAt: started.UTC().Format(time.RFC3339Nano)}
+}
+
+const bareManifest = `name: %s
+releases: [{name: redis, version: "1"}]
+stemcells: [{alias: default, os: ubuntu-jammy, version: "1"}]
+instance_groups:
+- {name: redis, instances: 1, stemcell: default, networks: [{name: default}], jobs: [{name: redis, release: redis}]}
+`
+
+var _ = Describe("LastOperation", func() {
+	var e *env
+	ctx := context.Background()
+
+	BeforeEach(func() {
+		e = newEnv(func(o *broker.Options) { o.LostTaskGrace = 500 * time.Millisecond })
+	})
+
+	It("answers 410 for an unknown instance", func() {
+		status, _, _ := e.lastOperation("nobody")
+		Expect(status).To(Equal(http.StatusGone))
+	})
+
+	It("finds a task whose id was never recorded by its context id, and records it", func() {
+		task, err := e.client.Deploy(bosh.WithContextID(ctx, "blacksmith-provision-crashed"),
+			[]byte(fmtManifest("redis-small-k-1")))
+		Expect(err).NotTo(HaveOccurred())
+		putRecord(e, "k-1", &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-k-1",
+			LastOperation: inProgress("blacksmith-provision-crashed", 0, time.Now())})
+
+		e.eventuallyState("k-1", "succeeded")
+		Expect(e.record("k-1").LastOperation.TaskID).To(Equal(task.ID))
+	})
+
+	It("reports an operation whose task never reached the Director in progress, then failed after the grace period", func() {
+		putRecord(e, "k-2", &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-k-2",
+			LastOperation: inProgress("blacksmith-provision-lost", 0, time.Now())})
+		_, state, _ := e.lastOperation("k-2")
+		Expect(state).To(Equal("in progress"))
+		e.eventuallyState("k-2", "failed")
+		_, _, desc := e.lastOperation("k-2")
+		Expect(desc).To(ContainSubstring("no task"))
+		Expect(e.record("k-2").LastOperation.State).To(Equal("failed"))
+	})
+
+	It("reports a recorded task the Director does not know as failed at once", func() {
+		putRecord(e, "k-3", &vault.Record{ServiceID: "redis", PlanID: "redis-small",
+			LastOperation: inProgress("blacksmith-provision-x", 987654, time.Now())})
+		_, state, _ := e.lastOperation("k-3")
+		Expect(state).To(Equal("failed"))
+	})
+
+	It("answers succeeded for a record without an operation (rebuilt by the reconciler)", func() {
+		putRecord(e, "k-4", &vault.Record{ServiceID: "redis", PlanID: "redis-small"})
+		_, state, _ := e.lastOperation("k-4")
+		Expect(state).To(Equal("succeeded"))
+	})
+
+	It("says in progress, not failed, while the Director cannot be reached", func() {
+		e.director.SetTaskDuration(10 * time.Second)
+		e.provision("k-5", "redis-small", nil)
+		e.director.InjectFailure(simFailure("/tasks/:id"))
+		_, state, desc := e.lastOperation("k-5")
+		Expect(state).To(Equal("in progress"))
+		Expect(desc).To(ContainSubstring("cannot be reached"))
+	})
+})

@@ -1,0 +1,251 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "End-to-end Suite")
+}
+
+// The suite's shared parts: the binaries, one Vault, one Director simulator.
+var (
+	blacksmithBin string
+	vaultServer   *testvault.Server
+	directorURL   string
+	store         *vault.Store
+	catalogDir    string
+)
+
+const (
+	brokerUser = "broker"
+	brokerPass = "e2e-secret"
+	simUser    = "admin"
+	simPass    = "admin"
+)
+
+var _ = BeforeSuite(func() {
+	vaultServer = testvault.ForSuite(testvault.Options{})
+	var err error
+	blacksmithBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/blacksmith")
+	Expect(err).NotTo(HaveOccurred())
+	simBin, err := gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/bosh-director-sim")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(gexec.CleanupBuildArtifacts)
+
+	catalogDir, err = filepath.Abs(filepath.Join("..", "manifests", "catalog"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(filepath.Join(catalogDir, "redis", "service.yml")).To(BeAnExistingFile())
+
+	addr := freeAddr()
+	sim, err := gexec.Start(exec.Command(simBin, "-listen", addr, "-task-duration", "500ms", "-seed", "3",
+		"-user", simUser, "-password", simPass), GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { sim.Terminate().Wait(10 * time.Second) })
+	directorURL = "http://" + addr
+	Eventually(func() error { _, err := http.Get(directorURL + "/info"); return err }).
+		WithTimeout(10 * time.Second).Should(Succeed())
+
+	store, err = vault.New(context.Background(), vault.Options{Address: vaultServer.Addr, Token: vaultServer.Token, Mount: "secret"})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(store.Close)
+})
+
+// freeAddr is a free 127.0.0.1 host:port.
+func freeAddr() string {
+	GinkgoHelper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// writeConfig writes a blacksmith.conf for a daemon listening on listen;
+// extra YAML sections are appended (e.g. a metrics section).
+func writeConfig(listen, vaultAddr, extra string) string {
+	GinkgoHelper()
+	text := fmt.Sprintf(`broker:
+  listen: %s
+  username: %s
+  password: %s
+vault:
+  address: %s
+  token: %s
+  mount: secret
+bosh:
+  address: %s
+  username: %s
+  password: %s
+  timeout: 60s
+catalog:
+  dirs: [%s]
+reconciler:
+  interval: 1h
+  retry_delay: 1s
+  stop_timeout: 10s
+%s`, listen, brokerUser, brokerPass, vaultAddr, vaultServer.Token, directorURL, simUser, simPass,
+		strconv.Quote(catalogDir), extra)
+	path := filepath.Join(GinkgoT().TempDir(), "blacksmith.conf")
+	Expect(os.WriteFile(path, []byte(text), 0o600)).To(Succeed())
+	return path
+}
+
+// daemon is a running blacksmith process.
+type daemon struct {
+	session *gexec.Session
+	url     string
+	config  string
+}
+
+// startDaemon starts blacksmith with a fresh configuration on a free port
+// and waits until its broker answers.
+func startDaemon(extra string) *daemon {
+	GinkgoHelper()
+	addr := freeAddr()
+	d := &daemon{url: "http://" + addr, config: writeConfig(addr, vaultServer.Addr, extra)}
+	d.start()
+	d.waitReady()
+	return d
+}
+
+// start runs the binary with a clean environment, so that no VAULT_* or
+// BOSH_* variable of the caller's shell changes the configuration.
+func (d *daemon) start() {
+	GinkgoHelper()
+	cmd := exec.Command(blacksmithBin, "-c", d.config)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + GinkgoT().TempDir()}
+	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	d.session = s
+	DeferCleanup(func() {
+		if s.ExitCode() == -1 {
+			s.Kill().Wait(10 * time.Second)
+		}
+	})
+}
+
+// waitReady waits until the broker (behind its Vault connection) answers.
+func (d *daemon) waitReady() {
+	GinkgoHelper()
+	Eventually(func() int {
+		status, _ := d.get("/v2/catalog", brokerUser, brokerPass)
+		return status
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusOK))
+}
+
+// do sends a request with the given credentials ("" user: none) and the
+// OSB API version header.
+func (d *daemon) do(method, path, user, pass string) (int, string) {
+	GinkgoHelper()
+	req, err := http.NewRequest(method, d.url+path, strings.NewReader("{}"))
+	Expect(err).NotTo(HaveOccurred())
+	if user != "" {
+		req.SetBasicAuth(user, pass)
+	}
+	req.Header.Set("X-Broker-API-Version", "2.14")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	return res.StatusCode, readAll(res)
+}
+
+func (d *daemon) get(path, user, pass string) (int, string) {
+	return d.do(http.MethodGet, path, user, pass)
+}
+
+func readAll(res *http.Response) string {
+	data, err := io.ReadAll(res.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return string(data)
+}
+
+// decode unmarshals a JSON body.
+func decode(body string) map[string]any {
+	GinkgoHelper()
+	var m map[string]any
+	Expect(json.Unmarshal([]byte(body), &m)).To(Succeed(), body)
+	return m
+}
+
+// simAdmin sends a request to the simulator's admin API.
+func simAdmin(method, path string, body any) {
+	GinkgoHelper()
+	data, err := json.Marshal(body)
+	Expect(err).NotTo(HaveOccurred())
+	req, err := http.NewRequest(method, directorURL+path, strings.NewReader(string(data)))
+	Expect(err).NotTo(HaveOccurred())
+	res, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	res.Body.Close()
+	Expect(res.StatusCode).To(BeNumerically("<", 300), path)
+}
+
+// director sends an authenticated request to the simulator's Director API.
+func director(path string) (int, string) {
+	GinkgoHelper()
+	req, err := http.NewRequest(http.MethodGet, directorURL+path, nil)
+	Expect(err).NotTo(HaveOccurred())
+	req.SetBasicAuth(simUser, simPass)
+	res, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer res.Body.Close()
+	return res.StatusCode, readAll(res)
+}
+
+// wipeIndex deletes every document of the broker's index from Vault, as a
+// lost or corrupted index would leave it.
+func wipeIndex() {
+	GinkgoHelper()
+	var walk func(prefix string) []string
+	walk = func(prefix string) []string {
+		code, body, err := vaultServer.Do("LIST", "/v1/secret/metadata/"+prefix, "")
+		Expect(err).NotTo(HaveOccurred())
+		if code == http.StatusNotFound {
+			return nil
+		}
+		Expect(code).To(Equal(http.StatusOK), string(body))
+		var list struct {
+			Data struct{ Keys []string } `json:"data"`
+		}
+		Expect(json.Unmarshal(body, &list)).To(Succeed())
+		var out []string
+		for _, k := range list.Data.Keys {
+			if strings.HasSuffix(k, "/") {
+				out = append(out, walk(prefix+k)...)
+				continue
+			}
+			out = append(out, prefix+k)
+		}
+		return out
+	}
+	docs := walk("blacksmith/index/")
+	Expect(docs).NotTo(BeEmpty())
+	for _, p := range docs {
+		code, body, err := vaultServer.Do(http.MethodDelete, "/v1/secret/metadata/"+p, "")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusNoContent), string(body))
+	}
+}

@@ -1,0 +1,167 @@
+package e2e_test
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+)
+
+var _ = Describe("The operator's endpoints", Ordered, func() {
+	var d *daemon
+
+	BeforeAll(func() { d = startDaemon("") })
+
+	It("answers 401 to wrong credentials everywhere but /metrics and /healthz", func() {
+		routes := [][2]string{
+			{"GET", "/v2/catalog"},
+			{"PUT", "/v2/service_instances/x?accepts_incomplete=true"},
+			{"PATCH", "/v2/service_instances/x?accepts_incomplete=true"},
+			{"DELETE", "/v2/service_instances/x?accepts_incomplete=true&service_id=redis&plan_id=redis-small"},
+			{"GET", "/v2/service_instances/x"},
+			{"GET", "/v2/service_instances/x/last_operation"},
+			{"PUT", "/v2/service_instances/x/service_bindings/y"},
+			{"DELETE", "/v2/service_instances/x/service_bindings/y?service_id=redis&plan_id=redis-small"},
+			{"GET", "/v2/service_instances/x/service_bindings/y"},
+			{"GET", "/b/reconcile"},
+			{"POST", "/b/reconcile"},
+		}
+		for _, r := range routes {
+			code, _ := d.do(r[0], r[1], brokerUser, "wrong")
+			Expect(code).To(Equal(http.StatusUnauthorized), "%s %s", r[0], r[1])
+			code, _ = d.do(r[0], r[1], "", "")
+			Expect(code).To(Equal(http.StatusUnauthorized), "%s %s without credentials", r[0], r[1])
+		}
+		for _, path := range []string{"/metrics", "/healthz"} {
+			code, body := d.get(path, brokerUser, "wrong")
+			Expect(code).To(Equal(http.StatusOK), body)
+		}
+	})
+
+	It("answers 412 without the API version header", func() {
+		req, _ := http.NewRequest(http.MethodGet, d.url+"/v2/catalog", nil)
+		req.SetBasicAuth(brokerUser, brokerPass)
+		res, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		res.Body.Close()
+		Expect(res.StatusCode).To(Equal(http.StatusPreconditionFailed))
+	})
+
+	It("tells the truth on /healthz", func() {
+		code, body := d.get("/healthz", "", "")
+		Expect(code).To(Equal(http.StatusOK), body)
+		Expect(decode(body)).To(HaveKeyWithValue("checks", And(HaveKeyWithValue("vault", "ok"), HaveKeyWithValue("director", "ok"))))
+	})
+
+	It("serves GET /b/reconcile, a dry run's plan, and 504 when ?wait ends first", func() {
+		code, body := d.get("/b/reconcile", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusOK), body)
+		Expect(decode(body)).To(HaveKey("phase"))
+
+		code, body = d.do(http.MethodPost, "/b/reconcile?dry_run=true&wait=60s", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusOK), body)
+		Expect(decode(body)["summary"]).To(HaveKeyWithValue("dry_run", true))
+
+		code, body = d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusAccepted), body)
+		Expect(decode(body)["run_id"]).NotTo(BeEmpty())
+
+		simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 1500})
+		DeferCleanup(func() { simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 0}) })
+		code, body = d.do(http.MethodPost, "/b/reconcile?wait=200ms", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusGatewayTimeout), body)
+		Expect(decode(body)["error"]).To(ContainSubstring("GET /b/reconcile"))
+
+		code, _ = d.do(http.MethodPost, "/b/reconcile?wait=soon", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusBadRequest))
+	})
+
+	It("serves /metrics that Prometheus's promtool accepts", func() {
+		promtool, err := exec.LookPath("promtool")
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				Fail("promtool is required under CI=true (Debian package prometheus)")
+			}
+			Skip("promtool not installed (apt-get install prometheus)")
+		}
+		code, body := d.get("/metrics", "", "")
+		Expect(code).To(Equal(http.StatusOK))
+		for _, name := range []string{"blacksmith_broker_requests_total", "blacksmith_bosh_requests_total",
+			"go_goroutines", "process_resident_memory_bytes"} {
+			Expect(body).To(ContainSubstring(name))
+		}
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(body)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		Expect(cmd.Run()).To(Succeed(), out.String())
+	})
+
+	It("stops on SIGTERM with exit code 0", func() {
+		d.session.Terminate()
+		Eventually(d.session).WithTimeout(45 * time.Second).Should(gexec.Exit(0))
+		Expect(string(d.session.Err.Contents())).To(ContainSubstring("blacksmith stopped"))
+	})
+})
+
+var _ = Describe("Starting without Vault", func() {
+	It("keeps serving /healthz (503, naming Vault), answers the broker with 503, and stops cleanly", func() {
+		addr := freeAddr()
+		d := &daemon{url: "http://" + addr, config: writeConfig(addr, "http://127.0.0.2:1", "")}
+		d.start()
+		Eventually(func() int { code, _ := d.get("/healthz", "", ""); return code }).
+			WithTimeout(10 * time.Second).Should(Equal(http.StatusServiceUnavailable))
+		_, body := d.get("/healthz", "", "")
+		Expect(decode(body)["checks"]).To(HaveKeyWithValue("vault", ContainSubstring("not connected yet")))
+		code, _ := d.get("/v2/catalog", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusServiceUnavailable))
+		code, _ = d.get("/v2/catalog", brokerUser, "wrong")
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		Expect(d.session.ExitCode()).To(Equal(-1), "still running")
+		d.session.Terminate()
+		Eventually(d.session).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+	})
+})
+
+var _ = Describe("The subcommands", func() {
+	run := func(args ...string) *gexec.Session {
+		cmd := exec.Command(blacksmithBin, args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		return s
+	}
+
+	It("checks a configuration, redacting secrets", func() {
+		cfg := writeConfig(freeAddr(), vaultServer.Addr, "")
+		s := run("check-config", "-c", cfg)
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+		Expect(string(s.Out.Contents())).NotTo(ContainSubstring(brokerPass))
+		Expect(string(s.Out.Contents())).To(ContainSubstring("<redacted>"))
+
+		bad := writeConfig(freeAddr(), vaultServer.Addr, "nonsense: true\n")
+		s = run("check-config", "-c", bad)
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(1))
+		Expect(string(s.Err.Contents())).To(ContainSubstring("nonsense"))
+	})
+
+	It("prints a dry run's plan as JSON", func() {
+		s := run("reconcile", "--dry-run", "-c", writeConfig(freeAddr(), vaultServer.Addr, ""))
+		Eventually(s).WithTimeout(60 * time.Second).Should(gexec.Exit(0))
+		Expect(decode(string(s.Out.Contents()))).To(HaveKeyWithValue("dry_run", true))
+	})
+
+	It("prints its version and refuses unknown commands with exit code 2", func() {
+		s := run("version")
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+		Expect(string(s.Out.Contents())).To(HavePrefix("blacksmith "))
+		s = run("frobnicate")
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(2))
+	})
+})
