@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -75,10 +76,16 @@ func (d *Director) execute(t *task) outcome {
 // an injected end.
 func (d *Director) runStages(t *task) (outcome, bool) {
 	stages := d.stagesOf(t)
-	per := t.duration / time.Duration(max(len(stages), 1))
-	if len(stages) == 0 && !d.checkpoint(t, per) {
-		return d.stopped(t), false
+	if len(stages) == 0 { // a vm-state task shows no stage
+		if !d.checkpoint(t, t.duration) {
+			return d.stopped(t), false
+		}
+		if t.outcome != "" {
+			return d.injectedEnd(t, stage{}), false
+		}
+		return outcome{}, true
 	}
+	per := t.duration / time.Duration(len(stages))
 	for i, s := range stages {
 		d.emit(t, s.line(evStarted, 0))
 		if !d.checkpoint(t, per) {
@@ -88,9 +95,6 @@ func (d *Director) runStages(t *task) (outcome, bool) {
 			return d.injectedEnd(t, s), false
 		}
 		d.emit(t, s.line(evFinished, 100))
-	}
-	if len(stages) == 0 && t.outcome != "" {
-		return d.injectedEnd(t, stage{}), false
 	}
 	return outcome{}, true
 }
@@ -178,8 +182,10 @@ func (d *Director) complete(t *task) outcome {
 	return outcome{state: StateDone, result: "/deployments/" + t.deployment}
 }
 
+// errorCode is the Director error code of a refused manifest.
 func errorCode(err error) int {
-	if me, ok := err.(*manifestError); ok {
+	var me *manifestError
+	if errors.As(err, &me) {
 		return me.code
 	}
 	return codeLockError

@@ -100,6 +100,9 @@ func contentOf(doc *manifestDoc) *content {
 		c.stemcellOS = append(c.stemcellOS, or(s.OS, "ubuntu-jammy"))
 	}
 	for _, g := range doc.InstanceGroups {
+		if g.Stemcell == "" && len(doc.Stemcells) == 1 {
+			g.Stemcell = doc.Stemcells[0].Alias // the only stemcell is everyone's
+		}
 		c.groups = append(c.groups, groupOf(g, aliases))
 	}
 	return c
