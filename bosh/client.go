@@ -134,7 +134,7 @@ func validate(o Options) (*url.URL, error) {
 	case o.Address == "":
 		problems = append(problems, errors.New("address is required"))
 	case err != nil:
-		problems = append(problems, fmt.Errorf("address: %w", err))
+		problems = append(problems, fmt.Errorf("address %q: want https://host:port: %w", o.Address, err))
 	case base.Scheme != "https" && base.Scheme != "http", base.Host == "":
 		problems = append(problems, fmt.Errorf("address %q: want https://host:port", o.Address))
 	case base.Path != "" || base.RawQuery != "":
