@@ -50,7 +50,7 @@ func (d *Director) acquireLock(t *task) (outcome, bool) {
 		case <-held.released:
 		case <-timer.C:
 			return outcome{StateError, fmt.Sprintf("Failed to acquire lock for lock:deployment:%s uid: %s. Locking task id is %d, description: '%s'",
-				t.deployment, uid, held.taskID, held.description), codeLockError}, false
+				t.deployment, uid, held.taskID, held.description), codeDirector}, false
 		case <-t.cancel:
 			return d.stopped(t), false
 		case <-d.ctx.Done():

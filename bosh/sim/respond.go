@@ -16,7 +16,7 @@ const (
 	codeDeploymentNotFound  = 70000
 	codeBadManifest         = 440001
 	codeNotRunning          = 400007
-	codeLockError           = 100
+	codeDirector            = 100 // the Director's generic code, lock errors among them
 	codeScope               = 600000
 	codeContextIDTooLong    = 190024
 )

@@ -133,7 +133,7 @@ func (d *Director) injectedEnd(t *task, s stage) outcome {
 	case StateTimeout:
 		return outcome{state: StateTimeout, result: fmt.Sprintf("Task %d timed out", t.id)}
 	}
-	msg, code := "Simulated failure injected by the Director simulator", codeLockError
+	msg, code := "Simulated failure injected by the Director simulator", codeDirector
 	if t.kind == kindDeploy && len(s.tags) > 0 {
 		msg = fmt.Sprintf("'%s' is not running after update. Review logs for failed jobs: %s",
 			strings.TrimSuffix(s.task, " (canary)"), s.tags[0])
@@ -188,5 +188,5 @@ func errorCode(err error) int {
 	if errors.As(err, &me) {
 		return me.code
 	}
-	return codeLockError
+	return codeDirector
 }
