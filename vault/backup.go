@@ -54,7 +54,8 @@ func (s *Store) backupPath(id, name string) string {
 
 // Backup snapshots the index record, metadata (history included) and
 // manifest of id at {mount}/{id}/{backup path}/{unix}, or {unix}-{n} for the
-// n-th further backup in the same second, then deletes the oldest backups
+// n-th further backup in the same second (always newer than the newest
+// existing backup), then deletes the oldest backups
 // beyond the retention (when cleanup is on). It returns the backup id, ""
 // when backups are off, and ErrNotFound when the instance has none of the
 // three. On KV v2 a backup never overwrites another (check-and-set); on KV v1
@@ -119,13 +120,15 @@ func (s *Store) snapshot(ctx context.Context, id string) (map[string]json.RawMes
 	return snap, nil
 }
 
-// writeBackup writes snap under the first free name of this second.
-func (s *Store) writeBackup(ctx context.Context, id string, snap map[string]json.RawMessage, taken []backupName) (backupName, error) {
+// writeBackup writes snap under a name newer than every existing one: this
+// second, or {unix}-{n+1} after the newest of this second (names are never
+// reused, even after cleanup, so the order of names is the order taken).
+func (s *Store) writeBackup(ctx context.Context, id string, snap map[string]json.RawMessage, existing []backupName) (backupName, error) {
 	name := backupName{unix: time.Now().Unix()}
+	if len(existing) > 0 && existing[0].unix >= name.unix { // existing is newest first
+		name = backupName{unix: existing[0].unix, n: existing[0].n + 1}
+	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		for slices.Contains(taken, name) {
-			name.n++
-		}
 		err := s.kv.write(ctx, s.backupPath(id, name.String()), snap, 0)
 		if err == nil {
 			return name, nil
@@ -133,7 +136,7 @@ func (s *Store) writeBackup(ctx context.Context, id string, snap map[string]json
 		if !errors.Is(err, ErrConflict) {
 			return backupName{}, err
 		}
-		taken = append(taken, name)
+		name.n++
 	}
 	return backupName{}, fmt.Errorf("no free backup name in second %d: %w", name.unix, ErrConflict)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -147,10 +148,12 @@ func (s *Store) verifyShards(ctx context.Context, legacy map[string]json.RawMess
 	return nil
 }
 
+// sameJSON compares two JSON values for meaning (key order, spacing and
+// number spelling aside).
 func sameJSON(a, b json.RawMessage) bool {
-	var ca, cb bytes.Buffer
-	if json.Compact(&ca, a) != nil || json.Compact(&cb, b) != nil {
+	var va, vb any
+	if unmarshalNumbers(a, &va) != nil || unmarshalNumbers(b, &vb) != nil {
 		return false
 	}
-	return bytes.Equal(ca.Bytes(), cb.Bytes())
+	return reflect.DeepEqual(va, vb)
 }

@@ -214,7 +214,7 @@ func (s *Store) commitAll(ctx context.Context, plans []*plan, groups map[int][]s
 func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[string]edit) (*plan, int, error) {
 	writes := 0
 	for attempt := 1; ; attempt++ {
-		err := s.kv.write(ctx, p.sh.path, p.next, p.sh.version)
+		err := s.writeShard(ctx, p)
 		writes++
 		if err == nil {
 			return p, writes, nil
@@ -236,6 +236,15 @@ func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[str
 			return p, writes, nil
 		}
 	}
+}
+
+// writeShard writes a plan's entries; KV v1 refuses an empty document, so
+// there an emptied shard is deleted instead.
+func (s *Store) writeShard(ctx context.Context, p *plan) error {
+	if len(p.next) == 0 && s.kv.version == 1 {
+		return s.kv.remove(ctx, p.sh.path)
+	}
+	return s.kv.write(ctx, p.sh.path, p.next, p.sh.version)
 }
 
 // pause waits a short, growing, jittered time before a retry.
