@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `make run`: a real Vault dev server, the BOSH Director simulator with sample
+# deployments, and blacksmith in the foreground. Ctrl-C stops all of it.
+#
+#   Vault     http://127.0.0.1:8200   (root token "root", in-memory)
+#   Director  https://127.0.0.1:25555 (admin/admin, CA in tmp/run/director-ca.pem)
+#   Broker    http://127.0.0.1:3000   (broker/broker)
+#
+# Sample state: 4 deployments that match the sample catalog, one that does not
+# (`concourse`), and a legacy Blacksmith `db` in Vault naming two of them plus an
+# instance whose deployment is gone: the orphan-to-be.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+run=tmp/run
+rm -rf "$run" && mkdir -p "$run"
+vault_bin=${VAULT_BIN:-$(ci/vault-bin.sh)}
+
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  echo "make run: stopped Vault, the Director simulator and blacksmith"
+}
+trap cleanup INT TERM EXIT
+
+for port in 8200 25555 3000; do
+  if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
+    echo "make run: 127.0.0.1:$port is already in use; stop what listens there first" >&2
+    exit 1
+  fi
+done
+
+wait_for() { # url what
+  for _ in $(seq 1 100); do curl -skf -o /dev/null "$1" && return 0; sleep 0.1; done
+  echo "make run: $2 did not come up ($1); see $run/*.log" >&2; exit 1
+}
+
+HOME="$root/$run" "$vault_bin" server -dev -dev-root-token-id=root \
+  -dev-listen-address=127.0.0.1:8200 -dev-no-store-token >"$run/vault.log" 2>&1 &
+pids+=($!)
+bin/bosh-director-sim -listen 127.0.0.1:25555 -tls -ca-cert "$run/director-ca.pem" \
+  -task-duration 3s >"$run/director.log" 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:8200/v1/sys/health "Vault"
+wait_for https://127.0.0.1:25555/info "the Director simulator"
+
+sim=https://127.0.0.1:25555/_sim
+ca=(--cacert "$run/director-ca.pem")
+seed='{"count":4,"plans":[{"service_id":"redis","plan_id":"redis-small","release":"redis"},{"service_id":"postgresql","plan_id":"postgresql-small","release":"postgres"}]}'
+names=$(curl -sf "${ca[@]}" -X POST -d "$seed" "$sim/seed")
+curl -sf "${ca[@]}" -X PUT -H 'Content-Type: text/yaml' --data-binary @manifests/run/unmatched.yml "$sim/deployments" >/dev/null
+first=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["names"][0])' <<<"$names")
+id1=${first#redis-small-}
+orphan=0f9c5b1e-7d2a-4c1e-9a3b-5e8d7c6b4a21
+created=$(( $(date +%s) - 86400 ))
+cat >"$run/db.json" <<JSON
+{"data": {
+  "$id1": {"service_id": "redis", "plan_id": "redis-small", "created": $created,
+           "organization_guid": "org-1", "space_guid": "space-1", "note": "kept by every write"},
+  "$orphan": {"service_id": "redis", "plan_id": "redis-small", "created": $created}
+}}
+JSON
+curl -sf -H 'X-Vault-Token: root' -X POST --data @"$run/db.json" \
+  http://127.0.0.1:8200/v1/secret/data/db >/dev/null
+
+echo "make run: Director deployments: $(curl -sf "${ca[@]}" -u admin:admin https://127.0.0.1:25555/deployments | python3 -c 'import json,sys; print(", ".join(d["name"] for d in json.load(sys.stdin)))')"
+echo "make run: legacy Blacksmith db in Vault: $id1 (deployed), $orphan (orphan-to-be)"
+echo "make run: blacksmith on http://127.0.0.1:3000 (broker/broker); Ctrl-C stops everything"
+bin/blacksmith -c manifests/run/blacksmith.conf &
+pids+=($!)
+wait "${pids[-1]}"
