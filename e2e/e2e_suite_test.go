@@ -123,13 +123,15 @@ func startDaemon(extra string) *daemon {
 	GinkgoHelper()
 	addr := freeAddr()
 	d := &daemon{url: "http://" + addr, config: writeConfig(addr, vaultServer.Addr, extra)}
+	DeferCleanup(d.stop)
 	d.start()
 	d.waitReady()
 	return d
 }
 
 // start runs the binary with a clean environment, so that no VAULT_* or
-// BOSH_* variable of the caller's shell changes the configuration.
+// BOSH_* variable of the caller's shell changes the configuration. Whoever
+// creates the daemon registers its stop.
 func (d *daemon) start() {
 	GinkgoHelper()
 	cmd := exec.Command(blacksmithBin, "-c", d.config)
@@ -137,11 +139,13 @@ func (d *daemon) start() {
 	s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	d.session = s
-	DeferCleanup(func() {
-		if s.ExitCode() == -1 {
-			s.Kill().Wait(10 * time.Second)
-		}
-	})
+}
+
+// stop kills the daemon's current process if it still runs.
+func (d *daemon) stop() {
+	if s := d.session; s != nil && s.ExitCode() == -1 {
+		s.Kill().Wait(10 * time.Second)
+	}
 }
 
 // waitReady waits until the broker (behind its Vault connection) answers.

@@ -114,6 +114,7 @@ var _ = Describe("Starting without Vault", func() {
 	It("keeps serving /healthz (503, naming Vault), answers the broker with 503, and stops cleanly", func() {
 		addr := freeAddr()
 		d := &daemon{url: "http://" + addr, config: writeConfig(addr, "http://127.0.0.2:1", "")}
+		DeferCleanup(d.stop)
 		d.start()
 		Eventually(func() int { code, _ := d.get("/healthz", "", ""); return code }).
 			WithTimeout(10 * time.Second).Should(Equal(http.StatusServiceUnavailable))
