@@ -1,0 +1,71 @@
+package config_test
+
+import (
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"gopkg.in/yaml.v3"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+)
+
+// The README's configuration reference is what operators read: every key and
+// variable the loader knows must be in it, with the default the loader uses.
+var _ = Describe("the README's configuration reference", func() {
+	It("has a row for every key with its variable and default", func() {
+		readme, err := os.ReadFile("../README.md")
+		Expect(err).NotTo(HaveOccurred())
+		rows := map[string]string{}
+		for _, line := range strings.Split(string(readme), "\n") {
+			cells := strings.Split(line, "|")
+			if len(cells) >= 5 && strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+				rows[strings.Trim(strings.TrimSpace(cells[1]), "`")] = line
+			}
+		}
+		defaults := defaultValues()
+		for _, ev := range config.Environment() {
+			row, ok := rows[ev.Key]
+			Expect(ok).To(BeTrue(), "README has no row for %s", ev.Key)
+			Expect(row).To(ContainSubstring("`"+ev.Name+"`"), "README row for %s", ev.Key)
+			Expect(row).To(ContainSubstring("| "+defaults[ev.Key]+" |"), "README default for %s", ev.Key)
+		}
+	})
+})
+
+// defaultValues renders every default the way the README writes it.
+func defaultValues() map[string]string {
+	out, err := config.Default().YAML()
+	Expect(err).NotTo(HaveOccurred())
+	var tree map[string]any
+	Expect(yaml.Unmarshal(out, &tree)).To(Succeed())
+	values := map[string]string{}
+	for _, ev := range config.Environment() {
+		var cur any = tree
+		for _, part := range strings.Split(ev.Key, ".") {
+			if m, ok := cur.(map[string]any); ok {
+				cur = m[part]
+			}
+		}
+		values[ev.Key] = render(cur)
+	}
+	return values
+}
+
+func render(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "(empty)"
+	case string:
+		if x == "" {
+			return "(empty)"
+		}
+		return x
+	case []any:
+		if len(x) == 0 {
+			return "(empty)"
+		}
+	}
+	return strings.TrimSpace(func() string { b, _ := yaml.Marshal(v); return string(b) }())
+}
