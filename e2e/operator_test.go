@@ -103,10 +103,22 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 		Expect(cmd.Run()).To(Succeed(), out.String())
 	})
 
-	It("stops on SIGTERM with exit code 0", func() {
+	It("stops on SIGTERM with exit code 0, letting the run in progress finish", func() {
+		simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 300})
+		DeferCleanup(func() { simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 0}) })
+		code, body := d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusAccepted), body)
+		Eventually(func() any {
+			_, body := d.get("/b/reconcile", brokerUser, brokerPass)
+			return decode(body)["running"]
+		}).WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
+
 		d.session.Terminate()
 		Eventually(d.session).WithTimeout(45 * time.Second).Should(gexec.Exit(0))
-		Expect(string(d.session.Err.Contents())).To(ContainSubstring("blacksmith stopped"))
+		log := string(d.session.Err.Contents())
+		Expect(log).To(ContainSubstring("stopping: no new requests"))
+		Expect(log).To(ContainSubstring("waiting for the run in progress"))
+		Expect(log).To(ContainSubstring("blacksmith stopped"))
 	})
 })
 
@@ -127,6 +139,49 @@ var _ = Describe("Starting without Vault", func() {
 		Expect(d.session.ExitCode()).To(Equal(-1), "still running")
 		d.session.Terminate()
 		Eventually(d.session).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+	})
+})
+
+var _ = Describe("Starting without the Director", func() {
+	It("opens the broker, says so on /healthz, and retries until the Director answers", func() {
+		addr := freeAddr()
+		cfg := writeConfig(addr, vaultServer.Addr, "")
+		text, err := os.ReadFile(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(cfg, []byte(strings.Replace(string(text), directorURL, "http://127.0.0.2:1", 1)), 0o600)).To(Succeed())
+		d := &daemon{url: "http://" + addr, config: cfg}
+		DeferCleanup(d.stop)
+		d.start()
+		d.waitReady()
+		code, body := d.get("/healthz", "", "")
+		Expect(code).To(Equal(http.StatusServiceUnavailable))
+		Expect(decode(body)["checks"]).To(And(HaveKeyWithValue("vault", "ok"), HaveKeyWithValue("director", Not(Equal("ok")))))
+		code, body = d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusServiceUnavailable), body)
+		Eventually(func() string { return string(d.session.Err.Contents()) }).
+			Should(MatchRegexp(`cannot connect yet; retrying.*to="bosh director" attempt=2`))
+		d.session.Terminate()
+		Eventually(d.session).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+	})
+})
+
+var _ = Describe("A catalog with a bad file", func() {
+	It("stops the daemon at start with exit code 1, naming the file and the field", func() {
+		dir := GinkgoT().TempDir()
+		Expect(os.MkdirAll(dir+"/svc/plan", 0o755)).To(Succeed())
+		Expect(os.WriteFile(dir+"/svc/service.yml", []byte("name: svc\ndescription: no id\n"), 0o644)).To(Succeed())
+		Expect(os.WriteFile(dir+"/svc/plan/plan.yml", []byte("id: p\nname: p\ndescription: p\n"), 0o644)).To(Succeed())
+		Expect(os.WriteFile(dir+"/svc/plan/manifest.yml", []byte("name: x\n"), 0o644)).To(Succeed())
+		addr := freeAddr()
+		cfg := writeConfig(addr, vaultServer.Addr, "")
+		text, err := os.ReadFile(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(os.WriteFile(cfg, []byte(strings.Replace(string(text), catalogDir, dir, 1)), 0o600)).To(Succeed())
+		d := &daemon{url: "http://" + addr, config: cfg}
+		DeferCleanup(d.stop)
+		d.start()
+		Eventually(d.session).WithTimeout(20 * time.Second).Should(gexec.Exit(1))
+		Expect(string(d.session.Err.Contents())).To(And(ContainSubstring("service.yml"), ContainSubstring("id")))
 	})
 })
 
