@@ -164,7 +164,7 @@ func (r *run) safely(name string, f func()) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("reconciler panic", "deployment", name, "panic", p, "stack", string(debug.Stack()))
-			r.fail("", fmt.Errorf("deployment %s: panic: %v", name, p))
+			r.fail("deployment "+name, fmt.Errorf("deployment %s: panic: %v", name, p))
 		}
 	}()
 	f()
@@ -199,7 +199,12 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 	byName := r.m.matcher.matchesByName(d.Name)
 	sc, err := r.fetch(ctx, d, byName)
 	if err != nil {
-		r.fail("", fmt.Errorf("deployment %s: %w", d.Name, err))
+		r.failUnlessStopped(ctx, "deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+		return nil, false
+	}
+	if sc.manifest == "" {
+		r.log.Debug("deployment has no manifest yet, skipped", "deployment", d.Name)
+		r.count(func(s *Summary) { s.Busy++ })
 		return nil, false
 	}
 	mt, ok, reason := r.m.matcher.match(d, sc.info)
@@ -216,7 +221,7 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 	}
 	if !byName {
 		if sc, err = r.fetch(ctx, d, true); err != nil {
-			r.fail(mt.InstanceID, fmt.Errorf("deployment %s: %w", d.Name, err))
+			r.failUnlessStopped(ctx, mt.InstanceID, fmt.Errorf("deployment %s: %w", d.Name, err))
 			return nil, false
 		}
 	}

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -38,19 +39,29 @@ func (r *run) count(f func(*Summary)) {
 	f(&r.sum)
 }
 
-// fail records an error; id (may be empty) is the instance it concerns.
-func (r *run) fail(id string, err error) {
-	r.log.Error("reconciler error", "instance", id, "error", err)
+// fail records an error; key (may be empty) names the instance or
+// deployment it concerns, each counted once in Summary.Failed.
+func (r *run) fail(key string, err error) {
+	r.log.Error("reconciler error", "error", err)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if id != "" && !r.failedID[id] {
-		r.failedID[id] = true
+	if key != "" && !r.failedID[key] {
+		r.failedID[key] = true
 		r.sum.Failed++
 	}
 	r.sum.ErrorCount++
 	if len(r.sum.Errors) < maxErrorLines {
 		r.sum.Errors = append(r.sum.Errors, err.Error())
 	}
+}
+
+// failUnlessStopped records an error, unless it comes from the run being
+// cancelled (the run's own error says so once).
+func (r *run) failUnlessStopped(ctx context.Context, key string, err error) {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return
+	}
+	r.fail(key, err)
 }
 
 // unmatched records a deployment no strategy could tie to an instance.

@@ -90,7 +90,9 @@ func (s *scanner) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*
 	if err := errors.Join(mfErr, vmsErr); err != nil {
 		return nil, err
 	}
-	s.cache.SetDefault(d.Name, e)
+	if e.manifest != "" { // a deploy was accepted but has not run yet: ask again next time
+		s.cache.SetDefault(d.Name, e)
+	}
 	return e, nil
 }
 

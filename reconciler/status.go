@@ -45,7 +45,8 @@ type Summary struct {
 	Matched int `json:"matched"`
 	// Unmatched is the number of deployments no strategy could tie to an instance.
 	Unmatched int `json:"unmatched"`
-	// Busy is the number of deployments skipped because a task holds their lock.
+	// Busy is the number of deployments skipped because a task holds their
+	// lock or their first deploy has not run yet (no manifest).
 	Busy int `json:"busy"`
 	// InstancesSynced is the number of instances whose records were written.
 	InstancesSynced int `json:"instances_synced"`
@@ -59,7 +60,8 @@ type Summary struct {
 	Unorphaned int `json:"unorphaned"`
 	// OrphansTotal is the number of orphaned records after the run.
 	OrphansTotal int `json:"orphans_total"`
-	// Failed is the number of instances that could not be brought in step.
+	// Failed is the number of instances (or deployments, when they could not
+	// be fetched) that could not be brought in step.
 	Failed int `json:"failed"`
 	// Writes is the number of Vault writes (records, backups) the run made.
 	Writes int `json:"writes"`

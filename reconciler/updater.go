@@ -37,7 +37,7 @@ func (r *run) write(ctx context.Context, w *desired) {
 		err := retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", w.match.InstanceID),
 			func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
 		if err != nil {
-			r.fail(w.match.InstanceID, fmt.Errorf("instance %s (deployment %s): %w", w.match.InstanceID, w.deployment, err))
+			r.failUnlessStopped(ctx, w.match.InstanceID, fmt.Errorf("instance %s (deployment %s): %w", w.match.InstanceID, w.deployment, err))
 			return
 		}
 	}

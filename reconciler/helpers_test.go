@@ -1,0 +1,311 @@
+package reconciler_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var (
+	vaultServer *testvault.Server
+	mounts      atomic.Int64
+)
+
+var _ = BeforeSuite(func() {
+	// The bosh client clones http.DefaultTransport. Without keep-alives it
+	// leaves no connection that was dialed but never used, which the
+	// simulator's graceful shutdown would wait 5 s for (net/http treats such
+	// a connection as busy until it is 5 s old).
+	http.DefaultTransport.(*http.Transport).DisableKeepAlives = true
+	vaultServer = testvault.ForSuite(testvault.Options{})
+})
+
+// testCatalog holds the plans the simulator seeds by default.
+var testCatalog = &catalog.Catalog{Services: []catalog.Service{
+	{ID: "redis", Name: "redis", Plans: []catalog.Plan{
+		{ID: "redis-small", Name: "small", ServiceID: "redis"},
+		{ID: "redis-large", Name: "large", ServiceID: "redis"},
+	}},
+	{ID: "postgresql", Name: "postgresql", Plans: []catalog.Plan{
+		{ID: "postgresql-small", Name: "small", ServiceID: "postgresql"},
+	}},
+}}
+
+// testConfig is a reconciler configuration with short delays.
+func testConfig() config.ReconcilerConfig {
+	c := config.Default().Reconciler
+	c.Interval = time.Hour
+	c.MaxConcurrency = 3
+	c.BatchSize = 4
+	c.RetryDelay = 20 * time.Millisecond
+	c.OrphanGracePeriod = 0
+	c.StopTimeout = 5 * time.Second
+	return c
+}
+
+// env is a simulator, a fresh KV mount of the suite's real Vault, and a
+// reconciler between them.
+type env struct {
+	sim   *sim.Director
+	bosh  *bosh.Client
+	store *vault.Store
+	mount string
+	proxy *vaultProxy // nil unless asked for
+	reg   *prometheus.Registry
+	cfg   config.ReconcilerConfig
+	m     *reconciler.Manager
+	names []string // seeded deployments, sorted
+}
+
+// envOptions tunes newEnv.
+type envOptions struct {
+	seed   int
+	sim    sim.Options
+	config func(*config.ReconcilerConfig)
+	proxy  bool // put a fault-injecting proxy in front of Vault
+}
+
+func newEnv(o envOptions) *env {
+	GinkgoHelper()
+	e := &env{cfg: testConfig(), reg: prometheus.NewRegistry()}
+	if o.config != nil {
+		o.config(&e.cfg)
+	}
+	var err error
+	e.sim, err = sim.New(o.sim)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(e.sim.Close()).To(Succeed()) })
+	e.names = sortedNames(e.sim.SeedDeployments(o.seed, nil))
+	e.bosh, err = bosh.New(bosh.Options{Address: e.sim.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+	Expect(err).NotTo(HaveOccurred())
+	e.mount = fmt.Sprintf("kv%d", mounts.Add(1))
+	Expect(vaultServer.EnableKV(e.mount, 2)).To(Succeed())
+	addr := vaultServer.Addr
+	if o.proxy {
+		e.proxy = newVaultProxy(vaultServer.Addr)
+		addr = e.proxy.URL
+	}
+	e.store, err = vault.New(context.Background(), vault.Options{Address: addr, Token: vaultServer.Token, Mount: e.mount, Logger: testLogger()})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(e.store.Close)
+	e.m = e.newManager()
+	return e
+}
+
+// newManager creates a reconciler over the env's parts.
+func (e *env) newManager() *reconciler.Manager {
+	GinkgoHelper()
+	m, err := reconciler.New(reconciler.Options{
+		Config: e.cfg, Director: e.bosh, Tasks: e.bosh, Store: e.store,
+		Catalog: testCatalog, Registerer: e.reg, Logger: testLogger(),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	return m
+}
+
+func testLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(GinkgoWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// run makes one run and expects it to complete.
+func (e *env) run(opts reconciler.RunOptions) reconciler.Summary {
+	GinkgoHelper()
+	s, err := e.m.RunOnce(context.Background(), opts)
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// index reads every index record.
+func (e *env) index() map[string]*vault.Record {
+	GinkgoHelper()
+	idx, err := e.store.Index(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	Expect(idx.Problems).To(BeEmpty())
+	return idx.Records
+}
+
+// manifest returns the simulator's manifest of a deployment.
+func (e *env) manifest(name string) string {
+	GinkgoHelper()
+	text, err := e.bosh.Manifest(context.Background(), name)
+	Expect(err).NotTo(HaveOccurred())
+	return text
+}
+
+// vaultWrites is the store's write count so far.
+func (e *env) vaultWrites() uint64 { return e.store.Stats().Writes }
+
+// wipeIndex deletes every index document, as a lost Vault path would.
+func (e *env) wipeIndex() {
+	GinkgoHelper()
+	code, body, err := vaultServer.Do("LIST", "/v1/"+e.mount+"/metadata/blacksmith/index/v1/shards", "")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(code).To(Equal(http.StatusOK), string(body))
+	var list struct {
+		Data struct{ Keys []string } `json:"data"`
+	}
+	Expect(jsonUnmarshal(body, &list)).To(Succeed())
+	Expect(list.Data.Keys).NotTo(BeEmpty())
+	for _, k := range list.Data.Keys {
+		code, body, err := vaultServer.Do(http.MethodDelete, "/v1/"+e.mount+"/metadata/blacksmith/index/v1/shards/"+k, "")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusNoContent), string(body))
+	}
+	Expect(e.index()).To(BeEmpty())
+}
+
+// instanceID is the instance id a seeded deployment's name ends with.
+func instanceID(name string) string { return name[len(name)-36:] }
+
+// vaultProxy forwards to the real Vault and fails the requests its rules pick.
+type vaultProxy struct {
+	*httptest.Server
+	mu    sync.Mutex
+	rules []*fault
+}
+
+// fault answers 500 to the writes (any method but GET) whose path contains
+// part, the next left times (-1: always); hits records when each came.
+type fault struct {
+	part   string
+	left   int
+	hits   []time.Time
+}
+
+func newVaultProxy(target string) *vaultProxy {
+	u, err := url.Parse(target)
+	Expect(err).NotTo(HaveOccurred())
+	p := &vaultProxy{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.pick(r) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			http.Error(w, `{"errors":["injected failure"]}`, http.StatusInternalServerError)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	DeferCleanup(p.Close)
+	return p
+}
+
+// failWrites adds a rule and returns it (to read its hits).
+func (p *vaultProxy) failWrites(part string, times int) *fault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := &fault{part: part, left: times}
+	p.rules = append(p.rules, f)
+	return f
+}
+
+// heal removes every rule.
+func (p *vaultProxy) heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = nil
+}
+
+func (p *vaultProxy) pick(r *http.Request) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.Method == http.MethodGet {
+		return false
+	}
+	for _, f := range p.rules {
+		if !strings.Contains(r.URL.Path, f.part) {
+			continue
+		}
+		f.hits = append(f.hits, time.Now())
+		if f.left == 0 {
+			return false
+		}
+		if f.left > 0 {
+			f.left--
+		}
+		return true
+	}
+	return false
+}
+
+// hitTimes returns when the rule's requests came.
+func (p *vaultProxy) hitTimes(f *fault) []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Time(nil), f.hits...)
+}
+
+func sortedNames(names []string) []string {
+	out := append([]string(nil), names...)
+	slices.Sort(out)
+	return out
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func sha256Hex(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// counter returns the value of a counter or gauge series of reg (labels nil: the unlabelled one).
+func counter(reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	GinkgoHelper()
+	mfs, err := reg.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if !sameLabels(m.GetLabel(), labels) {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Gauge != nil:
+				return m.Gauge.GetValue()
+			}
+		}
+	}
+	Fail("no series " + name + fmt.Sprint(labels))
+	return 0
+}
+
+func sameLabels(got []*dto.LabelPair, want map[string]string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for _, l := range got {
+		if want[l.GetName()] != l.GetValue() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,170 @@
+package reconciler_test
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var _ = Describe("a run against the simulator and a real Vault", func() {
+	It("creates every instance's records, then a second unchanged run writes nothing and fetches no manifest", func() {
+		e := newEnv(envOptions{seed: 7})
+		first := e.run(reconciler.RunOptions{})
+		Expect(first.Errors).To(BeEmpty())
+		Expect(first).To(haveCounts(7, 7, 0))
+		Expect(first.ManifestsFetched).To(Equal(7))
+		Expect(first.Backups).To(BeZero(), "nothing existed, so nothing to back up")
+		Expect(first.Converged).To(BeFalse())
+
+		idx := e.index()
+		Expect(idx).To(HaveLen(7))
+		for _, name := range e.names {
+			rec := idx[instanceID(name)]
+			Expect(rec).NotTo(BeNil(), name)
+			Expect(rec.DeploymentName).To(Equal(name))
+			Expect(name).To(HavePrefix(rec.PlanID + "-"))
+			Expect(rec.ServiceID).To(BeElementOf("redis", "postgresql"))
+			Expect(rec.Fingerprint).NotTo(BeEmpty())
+			text, ok, err := e.store.Manifest(context.Background(), instanceID(name))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeTrue())
+			Expect(text).To(Equal(e.manifest(name)))
+			md, err := e.store.Metadata(context.Background(), instanceID(name))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(md.VMs).NotTo(BeEmpty())
+			Expect(md.Releases).NotTo(BeEmpty())
+			Expect(md.History).To(ContainElement(HaveField("Action", "created")))
+		}
+
+		e.sim.ResetStats()
+		writes := e.vaultWrites()
+		second := e.run(reconciler.RunOptions{})
+		Expect(second.Errors).To(BeEmpty())
+		Expect(second.Writes).To(BeZero())
+		Expect(second.ManifestsFetched).To(BeZero())
+		Expect(second.Matched).To(Equal(7))
+		Expect(second.Converged).To(BeTrue())
+		Expect(e.vaultWrites()).To(Equal(writes), "no Vault write at all")
+		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1}), "one Director request: the listing")
+		Expect(e.sim.Stats().Tasks).To(BeZero())
+		Expect(e.m.Status().Converged).To(BeTrue())
+	})
+
+	It("restores a wiped index from BOSH with the same ids, keeping broker fields found in a backup", func() {
+		e := newEnv(envOptions{seed: 5})
+		e.run(reconciler.RunOptions{})
+		before := e.index()
+		keep := instanceID(e.names[0])
+		_, err := e.store.Update(context.Background(), map[string]vault.Change{keep: func(cur *vault.Record) (*vault.Record, error) {
+			cur.OrganizationGUID, cur.SpaceGUID = "org-1", "space-1"
+			return cur, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = e.store.Backup(context.Background(), keep)
+		Expect(err).NotTo(HaveOccurred())
+
+		e.wipeIndex()
+		s := e.run(reconciler.RunOptions{Force: true})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Created).To(Equal(5))
+
+		after := e.index()
+		Expect(after).To(HaveLen(len(before)))
+		for id, rec := range before {
+			Expect(after).To(HaveKey(id))
+			Expect(after[id].ServiceID).To(Equal(rec.ServiceID))
+			Expect(after[id].PlanID).To(Equal(rec.PlanID))
+			Expect(after[id].DeploymentName).To(Equal(rec.DeploymentName))
+		}
+		Expect(after[keep].OrganizationGUID).To(Equal("org-1"))
+		Expect(after[keep].SpaceGUID).To(Equal("space-1"))
+		md, err := e.store.Metadata(context.Background(), keep)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(md.History).To(ContainElement(HaveField("Action", "restored")))
+
+		Expect(e.run(reconciler.RunOptions{}).Writes).To(BeZero(), "restored records are in step")
+	})
+
+	It("records drift in the history and counts it, after a backup of the old records", func() {
+		e := newEnv(envOptions{seed: 3})
+		e.run(reconciler.RunOptions{})
+		name := e.names[1]
+		id := instanceID(name)
+		old := e.manifest(name)
+		changed := strings.Replace(old, "max_in_flight: 1", "max_in_flight: 2", 1)
+		Expect(changed).NotTo(Equal(old))
+		Expect(e.sim.PutDeployment(changed)).To(Succeed())
+
+		unforced := e.run(reconciler.RunOptions{})
+		Expect(unforced.Drift).To(BeZero(), "same listing entry within the cache TTL: not fetched again")
+
+		s := e.run(reconciler.RunOptions{Force: true})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Drift).To(Equal(1))
+		Expect(s.Backups).To(Equal(1))
+		Expect(s.Updated).To(Equal(1))
+		Expect(s.ManifestsFetched).To(Equal(3))
+
+		text, _, err := e.store.Manifest(context.Background(), id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(text).To(Equal(changed))
+		md, err := e.store.Metadata(context.Background(), id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(md.History).To(ContainElement(SatisfyAll(
+			HaveField("Action", "drift"), HaveField("ManifestSHA256", sha256Hex(changed)))))
+
+		backups, err := e.store.Backups(context.Background(), id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(backups).To(HaveLen(1))
+		doc, ok, err := e.store.Secret(context.Background(), id+"/backups/"+backups[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(doc["manifest"]).To(Equal(old), "the backup holds the records as they were before the change")
+		for _, other := range []string{e.names[0], e.names[2]} {
+			b, err := e.store.Backups(context.Background(), instanceID(other))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(b).To(BeEmpty(), "no backup for an instance that did not change")
+		}
+		Expect(counter(e.reg, "blacksmith_reconciler_drift_total", nil)).To(Equal(1.0))
+	})
+
+	It("makes a dry run that computes the plan and writes nothing", func() {
+		e := newEnv(envOptions{seed: 4})
+		writes := e.vaultWrites()
+		s := e.run(reconciler.RunOptions{DryRun: true})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(e.vaultWrites()).To(Equal(writes))
+		Expect(e.index()).To(BeEmpty())
+		Expect(s.Writes).To(BeZero())
+		Expect(s.Plan).NotTo(BeNil())
+		Expect(s.Plan.Creates).To(HaveLen(4))
+		Expect(s.Plan.Creates[0].Records).To(ConsistOf("index", "metadata", "manifest"))
+		Expect(s.Plan.Backups).To(BeEmpty())
+		Expect(s.Converged).To(BeFalse())
+
+		e.run(reconciler.RunOptions{})
+		gone, drifted := e.names[0], e.names[1]
+		e.sim.RemoveDeployment(gone)
+		Expect(e.sim.PutDeployment(strings.Replace(e.manifest(drifted), "canaries: 1", "canaries: 2", 1))).To(Succeed())
+		writes = e.vaultWrites()
+		s = e.run(reconciler.RunOptions{DryRun: true, Force: true})
+		Expect(e.vaultWrites()).To(Equal(writes))
+		Expect(s.Plan.Orphans).To(ConsistOf(reconciler.PlanOrphan{InstanceID: instanceID(gone), Deployment: gone}))
+		Expect(s.Plan.Updates).To(ConsistOf(SatisfyAll(
+			HaveField("InstanceID", instanceID(drifted)), HaveField("Drift", true),
+			HaveField("Records", ConsistOf("index", "metadata", "manifest")))))
+		Expect(s.Plan.Backups).To(ConsistOf(instanceID(drifted)))
+		Expect(e.index()[instanceID(gone)].Orphaned).To(BeFalse())
+		Expect(e.m.Status().LastRun.DryRun).To(BeFalse(), "a dry run is not the status's last run")
+	})
+})
+
+// haveCounts checks the deployment counts of a summary.
+func haveCounts(seen, matched, unmatched int) OmegaMatcher {
+	return SatisfyAll(HaveField("DeploymentsSeen", seen), HaveField("Matched", matched), HaveField("Unmatched", unmatched))
+}
