@@ -193,9 +193,9 @@ type vaultProxy struct {
 // fault answers 500 to the writes (any method but GET) whose path contains
 // part, the next left times (-1: always); hits records when each came.
 type fault struct {
-	part   string
-	left   int
-	hits   []time.Time
+	part string
+	left int
+	hits []time.Time
 }
 
 func newVaultProxy(target string) *vaultProxy {
