@@ -33,6 +33,16 @@ func seedIndex(srv *testvault.Server, mount string, n int) []string {
 	return ids
 }
 
+// sameShard returns the first id prefix-N that falls into shard n.
+func sameShard(prefix string, n int) string {
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("%s-%d", prefix, i)
+		if vault.ShardOf(id, vault.DefaultShards) == n {
+			return id
+		}
+	}
+}
+
 // touchAll changes every id (so every shard they live in would be written).
 func touchAll(ids []string) map[string]vault.Change {
 	changes := map[string]vault.Change{}
@@ -110,37 +120,44 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 				store := openStore(srv.Addr, srv.Token, mount)
 				var entries map[string]json.RawMessage
 				Expect(json.Unmarshal([]byte(rawGet(srv, mount, version, shard).Data), &entries)).To(Succeed())
-				entries["bad-json"] = json.RawMessage(`"{\"service_id\": broken"`)
-				entries["bad-type"] = json.RawMessage(`{"orphaned":"yes","plan_id":"p","service_id":"s"}`)
+				// Two ids that belong in the same shard as ids[0].
+				target := vault.ShardOf(ids[0], vault.DefaultShards)
+				badJSON, badType := sameShard("bad-json", target), sameShard("bad-type", target)
+				entries[badJSON] = json.RawMessage(`"{\"service_id\": broken"`)
+				entries[badType] = json.RawMessage(`{"orphaned":"yes","plan_id":"p","service_id":"s"}`)
+				entries["misplaced"] = json.RawMessage(`{"plan_id":"p","service_id":"s"}`)
+				Expect(vault.ShardOf("misplaced", vault.DefaultShards)).NotTo(Equal(target))
 				all, _ := json.Marshal(entries)
 				rawPut(srv, mount, version, shard, string(all))
 
 				idx, err := store.Index(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(idx.Records).To(HaveLen(301))
-				Expect(idx.Records).NotTo(HaveKey("bad-json"))
-				Expect(string(idx.Records["bad-type"].Extra["orphaned"])).To(Equal(`"yes"`))
-				Expect(idx.Problems).To(HaveLen(2))
+				Expect(idx.Records).NotTo(HaveKey(badJSON))
+				Expect(idx.Records).NotTo(HaveKey("misplaced"))
+				Expect(string(idx.Records[badType].Extra["orphaned"])).To(Equal(`"yes"`))
+				Expect(idx.Problems).To(HaveLen(3))
 				for _, p := range idx.Problems {
 					var re *vault.RecordError
 					Expect(errors.As(p, &re)).To(BeTrue())
 					Expect(errors.Is(p, vault.ErrCorrupt)).To(BeTrue())
 					Expect(re.Path).To(Equal(mount + "/" + shard))
-					Expect(re.ID).To(BeElementOf("bad-json", "bad-type"))
+					Expect(re.ID).To(BeElementOf(badJSON, badType, "misplaced"))
 				}
 
 				By("updating its neighbours without touching it")
-				res, err := store.Update(ctx, touchAll(append([]string{"bad-json"}, ids...)))
+				res, err := store.Update(ctx, touchAll(append([]string{badJSON}, ids...)))
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
-				Expect(err.Error()).To(ContainSubstring("bad-json"))
+				Expect(err.Error()).To(ContainSubstring(badJSON))
 				Expect(res.Changed).To(HaveLen(len(ids)))
-				Expect(res.Changed).NotTo(ContainElement("bad-json"))
+				Expect(res.Changed).NotTo(ContainElement(badJSON))
 				var after map[string]json.RawMessage
 				Expect(json.Unmarshal([]byte(rawGet(srv, mount, version, shard).Data), &after)).To(Succeed())
-				Expect(string(after["bad-json"])).To(Equal(string(entries["bad-json"])))
-				Expect(string(after["bad-type"])).To(Equal(string(entries["bad-type"])))
+				Expect(string(after[badJSON])).To(Equal(string(entries[badJSON])))
+				Expect(string(after[badType])).To(Equal(string(entries[badType])))
+				Expect(string(after["misplaced"])).To(Equal(string(entries["misplaced"])))
 
-				_, err = store.Record(ctx, "bad-json")
+				_, err = store.Record(ctx, badJSON)
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue())
 				Expect(err.Error()).To(ContainSubstring(mount + "/" + shard))
 			})

@@ -17,8 +17,9 @@ type Index struct {
 	Records map[string]*Record
 	// Problems lists the records that could not be fully decoded, each a
 	// *RecordError naming its path and id. A record that is not a JSON
-	// object is absent from Records; one with a field of an unexpected
-	// type is present, with the raw field in Extra.
+	// object, or that sits in a shard its id does not hash to, is absent
+	// from Records; one with a field of an unexpected type is present, with
+	// the raw field in Extra.
 	Problems []error
 }
 
@@ -51,6 +52,11 @@ func (s *Store) Index(ctx context.Context) (*Index, error) {
 	}
 	for _, sh := range shards {
 		for id, raw := range sh.entries {
+			if want := ShardOf(id, l.Shards); want != sh.num {
+				idx.Problems = append(idx.Problems, &RecordError{Path: s.kv.display(sh.path), ID: id,
+					Err: fmt.Errorf("misplaced: belongs in %s, ignored", s.kv.display(ShardPath(want)))})
+				continue
+			}
 			rec, problems := decodeRecord(s.kv.display(sh.path), id, raw)
 			idx.Problems = append(idx.Problems, problems...)
 			if rec != nil {

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"crypto/tls"
 	"context"
 	"fmt"
 	"log/slog"
@@ -142,6 +143,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 
 func newClient(opts Options) (*api.Client, error) {
 	hc := cleanhttp.DefaultPooledClient()
+	hc.Transport.(*http.Transport).TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	hc.Timeout = opts.Timeout
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg := &api.Config{Address: opts.Address, HttpClient: hc, Timeout: opts.Timeout, MaxRetries: 0}
