@@ -124,7 +124,7 @@ func (d *daemon) run(ctx context.Context) error {
 	}
 	d.gate.open(b.Handler())
 	d.log.Info("broker ready", "services", len(d.catalog.Services), "vault_kv_version", store.KVVersion())
-	_, err = retry(ctx, d.log, "bosh director", d.health.director.set, func(ctx context.Context) (struct{}, error) {
+	_, err = retry(ctx, d.log, "bosh director", func(error) {}, func(ctx context.Context) (struct{}, error) {
 		_, err := d.director.Info(ctx)
 		return struct{}{}, err
 	})
@@ -186,12 +186,12 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.starting.ServeHTTP(w, r)
 }
 
-// health backs /healthz: whether the start-up connections succeeded, and
-// whether Vault and the Director answer now.
+// health backs /healthz: whether the start-up connection to Vault
+// succeeded, and whether Vault and the Director answer now.
 type health struct {
-	vault, director connState
-	vaultClient     *vaultapi.Client
-	p               *parts
+	vault       connState
+	vaultClient *vaultapi.Client
+	p           *parts
 }
 
 // connState is the outcome of the last start-up connection attempt.
