@@ -185,7 +185,7 @@ func (c *Client) createTask(ctx context.Context, r request) (Task, error) {
 		return Task{}, fmt.Errorf("bosh director %q: %s %s: %w", c.name, r.method, r.path, err)
 	}
 	c.metrics.taskCreated(c.name)
-	c.log.Info("bosh task created", "task", id, "method", r.method, "endpoint", r.endpoint)
+	c.log.Debug("bosh task created", "task", id, "method", r.method, "endpoint", r.endpoint)
 	t, err := c.Task(ctx, id)
 	if err != nil {
 		return Task{ID: id}, err
