@@ -15,7 +15,7 @@
 //	{id}/credentials, {id}/bindings/...   owned by the broker, via Secret/PutSecret
 //
 // The index is split into a fixed number of shards (128 by default, recorded
-// in the meta document) by FNV-1a 32 of the instance id, so 25,000 instances
+// in the meta document) by the first 4 bytes of SHA-256 of the instance id, so 25,000 instances
 // are about 200 entries per document: far below Vault's listener limits
 // (10,000 entries per JSON object, 1 MiB per string) that a single map
 // cannot stay under. Update groups changes per shard: one read and at most

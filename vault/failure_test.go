@@ -172,7 +172,7 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 				Expect(indexState(srv, mount, version)).To(Equal(before))
 
-				rawPut(srv, mount, version, "blacksmith/index/meta", `{"layout_version":9,"shards":128,"hash":"fnv1a-32"}`)
+				rawPut(srv, mount, version, "blacksmith/index/meta", `{"layout_version":9,"shards":128,"hash":"sha256-be32"}`)
 				_, err = store.Index(ctx)
 				Expect(errors.Is(err, vault.ErrUnsupportedLayout)).To(BeTrue(), "%v", err)
 			})

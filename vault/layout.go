@@ -2,10 +2,11 @@ package vault
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"time"
 )
@@ -20,7 +21,7 @@ const (
 
 	metaPath    = "blacksmith/index/meta"
 	shardPrefix = "blacksmith/index/v1/shards/"
-	hashName    = "fnv1a-32"
+	hashName    = "sha256-be32"
 	maxShards   = 4096
 )
 
@@ -34,11 +35,13 @@ type layout struct {
 	MigratedRecords int    `json:"migrated_records,omitempty"`
 }
 
-// ShardOf returns the shard that holds instance id in an index of n shards.
+// ShardOf returns the shard that holds instance id in an index of n shards:
+// the first 4 bytes of SHA-256(id), big-endian, modulo n. (FNV-1a is not
+// used: modulo a power of two its low bits spread ids with a fixed pattern,
+// such as UUIDs, over a fraction of the shards.)
 func ShardOf(id string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	return int(h.Sum32() % uint32(n))
+	sum := sha256.Sum256([]byte(id))
+	return int(binary.BigEndian.Uint32(sum[:4]) % uint32(n))
 }
 
 // ShardPath returns the path, relative to the mount, of shard i.
