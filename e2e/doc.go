@@ -4,5 +4,6 @@
 // Broker client (sigs.k8s.io/go-open-service-broker-client/v2), and as an
 // operator would, with curl-like HTTP calls, Prometheus's promtool and
 // signals. Run it with `go test ./e2e/`; it needs a Vault binary (see
-// internal/testvault) and, under CI=true, promtool.
+// internal/testvault) and, under CI=true, promtool. E2E_RACE=true builds the
+// daemon with the race detector.
 package e2e

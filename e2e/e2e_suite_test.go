@@ -47,7 +47,11 @@ const (
 var _ = BeforeSuite(func() {
 	vaultServer = testvault.ForSuite(testvault.Options{})
 	var err error
-	blacksmithBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/blacksmith")
+	var buildArgs []string
+	if os.Getenv("E2E_RACE") == "true" { // the daemon with the race detector (exit 66 on a race)
+		buildArgs = append(buildArgs, "-race")
+	}
+	blacksmithBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/blacksmith", buildArgs...)
 	Expect(err).NotTo(HaveOccurred())
 	simBin, err := gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/bosh-director-sim")
 	Expect(err).NotTo(HaveOccurred())
