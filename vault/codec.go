@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
+	"strconv"
 )
 
 // field binds a JSON key to a pointer to the Go field that holds it.
@@ -28,64 +30,150 @@ type fieldState struct {
 // is null) is kept raw in extra too, and named in state.mismatch.
 func decodeObject(data []byte, fields []field) (map[string]json.RawMessage, fieldState, error) {
 	var st fieldState
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil || all == nil {
+	all := make(map[string]json.RawMessage, len(fields)+4)
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
 		return nil, st, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
 	}
-	var extra map[string]json.RawMessage
-	keep := func(k string, v json.RawMessage) {
-		if extra == nil {
-			extra = make(map[string]json.RawMessage)
-		}
-		extra[k] = bytes.Clone(v)
-	}
+	// What is left in all is extra; json.Unmarshal copied the raw values.
 	for _, f := range fields {
 		v, ok := all[f.name]
-		if !ok {
-			continue
+		if !ok || bytes.Equal(v, []byte("null")) {
+			continue // a null stays raw in extra
 		}
-		delete(all, f.name)
-		if bytes.Equal(v, []byte("null")) {
-			keep(f.name, v)
-			continue
-		}
-		if err := unmarshalNumbers(v, f.ptr); err != nil {
+		if err := decodeField(v, f.ptr); err != nil {
 			reflect.ValueOf(f.ptr).Elem().SetZero()
-			keep(f.name, v)
 			st.mismatch = append(st.mismatch, f.name)
 			continue
 		}
+		delete(all, f.name)
 		if st.present == nil {
-			st.present = make(map[string]bool)
+			st.present = make(map[string]bool, len(fields))
 		}
 		st.present[f.name] = true
 	}
-	for k, v := range all {
-		keep(k, v)
+	if len(all) == 0 {
+		all = nil
 	}
-	return extra, st, nil
+	return all, st, nil
 }
 
 // encodeObject is the inverse of decodeObject: known fields that are set (or
 // were present when read, or are always written) override extra, except that
-// a zero field never hides a raw value kept in extra.
+// a zero field never hides a raw value kept in extra. Keys are sorted and the
+// output is compact, as Vault writes JSON, so an unchanged object encodes to
+// the bytes Vault returned.
 func encodeObject(fields []field, extra map[string]json.RawMessage, present map[string]bool) ([]byte, error) {
 	out := make(map[string]json.RawMessage, len(extra)+len(fields))
-	maps.Copy(out, extra)
+	for k, v := range extra {
+		if !json.Valid(v) {
+			return nil, fmt.Errorf("encoding %s: invalid raw JSON %s", k, snippet(v))
+		}
+		out[k] = v
+	}
 	for _, f := range fields {
 		zero := isZero(f.ptr)
 		if _, kept := extra[f.name]; kept && zero {
 			continue
 		}
 		if !zero || f.always || present[f.name] {
-			b, err := json.Marshal(f.ptr)
+			b, err := encodeField(f.ptr)
 			if err != nil {
 				return nil, fmt.Errorf("encoding %s: %w", f.name, err)
 			}
 			out[f.name] = b
 		}
 	}
-	return json.Marshal(out)
+	keys := slices.Sorted(maps.Keys(out))
+	size := 2
+	for _, k := range keys {
+		size += len(k) + len(out[k]) + 4
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendString(buf, k)
+		buf = append(buf, ':')
+		buf = append(buf, out[k]...)
+	}
+	return append(buf, '}'), nil
+}
+
+// decodeField decodes one known field, with fast paths for scalars; numbers
+// inside interface values stay json.Number.
+func decodeField(raw []byte, ptr any) error {
+	switch p := ptr.(type) {
+	case *string:
+		if s, ok := plainString(raw); ok {
+			*p = s
+			return nil
+		}
+	case *bool:
+		switch string(raw) {
+		case "true", "false":
+			*p = string(raw) == "true"
+			return nil
+		}
+	case *int64:
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			*p = n
+			return nil
+		}
+	case *int:
+		if n, err := strconv.Atoi(string(raw)); err == nil {
+			*p = n
+			return nil
+		}
+	case *map[string]any:
+		return unmarshalNumbers(raw, p)
+	}
+	return json.Unmarshal(raw, ptr)
+}
+
+// encodeField encodes one known field like json.Marshal, faster for scalars.
+func encodeField(ptr any) ([]byte, error) {
+	switch p := ptr.(type) {
+	case *string:
+		return appendString(nil, *p), nil
+	case *bool:
+		return strconv.AppendBool(nil, *p), nil
+	case *int64:
+		return strconv.AppendInt(nil, *p, 10), nil
+	case *int:
+		return strconv.AppendInt(nil, int64(*p), 10), nil
+	}
+	return json.Marshal(ptr)
+}
+
+// plainString returns the content of a JSON string that has no escapes and
+// only printable ASCII, the common case; ok false sends the caller to the
+// full decoder.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(raw[1 : len(raw)-1]), true
+}
+
+// appendString appends s as a JSON string exactly as json.Marshal writes it
+// (HTML characters escaped).
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // unmarshalNumbers decodes like json.Unmarshal but keeps numbers inside

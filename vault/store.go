@@ -1,8 +1,8 @@
 package vault
 
 import (
-	"crypto/tls"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -65,7 +65,7 @@ type Store struct {
 	kv      *kv
 	opts    Options
 	log     *slog.Logger
-	v1mu    sync.Mutex // serializes index updates on KV v1
+	v1mu    sync.Mutex     // serializes index updates on KV v1
 	backups [16]sync.Mutex // serialize backup naming per instance (striped)
 	renew   *renewer
 }
