@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -26,9 +27,18 @@ type pending struct {
 	w      *desired // nil for an orphan flag
 }
 
-// batcher writes index changes in batches of Config.BatchSize, one Update
-// (one read and at most one write per touched shard) per batch, in a
-// goroutine of its own so that the workers never wait for it.
+// flushEvery is the least time between two index writes while changes keep
+// coming: changes that arrive meanwhile are written together, so that a
+// cold run over thousands of instances writes each index shard a few times
+// rather than once per batch_size instances.
+const flushEvery = time.Second
+
+// batcher collects index changes and writes them with one Update (one read
+// and at most one write per touched shard) at a time, in goroutines of its
+// own so that the writers never wait for the index. A write starts when
+// Config.BatchSize changes are waiting and flushEvery has passed since the
+// last one began, and at the end of the run; changes that come in during a
+// write join the next one.
 type batcher struct {
 	in   chan *pending
 	done chan struct{}
@@ -41,20 +51,44 @@ func (r *run) startBatcher(ctx context.Context) {
 	if r.opts.DryRun {
 		return
 	}
-	size := r.m.cfg.BatchSize
-	b := &batcher{in: make(chan *pending, 4*size), done: make(chan struct{})}
+	b := &batcher{in: make(chan *pending, r.m.cfg.BatchSize), done: make(chan struct{})}
 	r.batch = b
 	go func() {
 		defer close(b.done)
-		batch := make([]*pending, 0, size)
-		for p := range b.in {
-			if batch = append(batch, p); len(batch) == size {
-				r.flush(ctx, batch)
-				batch = batch[:0]
-			}
-		}
-		r.flush(ctx, batch)
+		r.collect(ctx, b.in)
 	}()
+}
+
+// collect gathers changes and hands them to one flush at a time.
+func (r *run) collect(ctx context.Context, in <-chan *pending) {
+	var waiting []*pending
+	var last time.Time
+	flushed := make(chan struct{}, 1)
+	busy := false
+	tick := time.NewTicker(flushEvery / 4)
+	defer tick.Stop()
+	for in != nil || busy || len(waiting) > 0 {
+		select {
+		case p, ok := <-in:
+			if !ok {
+				in = nil
+				continue
+			}
+			waiting = append(waiting, p)
+		case <-flushed:
+			busy = false
+		case <-tick.C:
+		}
+		due := in == nil || (len(waiting) >= r.m.cfg.BatchSize && time.Since(last) >= flushEvery)
+		if !busy && len(waiting) > 0 && due {
+			busy, last = true, time.Now()
+			go func(batch []*pending) {
+				r.flush(ctx, batch)
+				flushed <- struct{}{}
+			}(waiting)
+			waiting = nil
+		}
+	}
 }
 
 // stopBatcher writes what is left and waits for it.

@@ -27,6 +27,7 @@ type desired struct {
 	stemcells   []vault.Resource
 	vms         []vault.VMSummary
 	fingerprint string
+	scan        *scanned
 
 	// Set by the updater.
 	changes       changes       // what differed from Vault
@@ -35,14 +36,12 @@ type desired struct {
 	restored      *vault.Record // broker fields found in the newest backup (index entry lost)
 }
 
-// newDesired computes the records of a matched deployment.
+// newDesired computes the records of a matched deployment; the stemcells
+// (which the manifest's digest covers) wait for loadStemcells.
 func newDesired(d bosh.Deployment, s *scanned, m Match) *desired {
-	w := &desired{match: m, deployment: d.Name, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest)}
+	w := &desired{match: m, deployment: d.Name, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest), scan: s}
 	for _, r := range d.Releases {
 		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
-	}
-	for _, st := range s.info.Stemcells {
-		w.stemcells = append(w.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
 	}
 	for _, v := range s.vms {
 		w.vms = append(w.vms, vault.VMSummary{ID: v.ID, Job: v.Job, Index: v.Index, AZ: v.AZ, IPs: slices.Clone(v.IPs)})
@@ -66,7 +65,6 @@ func (w *desired) digest() string {
 	}
 	field(fingerprintVersion, w.match.InstanceID, w.match.ServiceID, w.match.PlanID, w.deployment, w.manifestSHA)
 	writeResources(h, field, w.releases)
-	writeResources(h, field, w.stemcells)
 	for _, v := range w.vms {
 		field(v.ID, v.Job, v.Index, v.AZ, v.IPs)
 	}
@@ -78,6 +76,19 @@ func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
 		field(r.Name, r.Version)
 	}
 	h.Write([]byte{'\x1d'})
+}
+
+// loadStemcells reads the stemcells from the manifest.
+func (w *desired) loadStemcells() error {
+	stemcells, err := stemcellsOf(w.manifest, w.scan.info)
+	if err != nil {
+		return terminal(err)
+	}
+	w.stemcells = nil
+	for _, st := range stemcells {
+		w.stemcells = append(w.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
+	}
+	return nil
 }
 
 // sameResources compares names and versions.

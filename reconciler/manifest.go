@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -40,6 +41,51 @@ type manifestInfo struct {
 		propsHolder `yaml:",inline"`
 	} `yaml:"instance_groups"`
 	Stemcells []stemcellRef `yaml:"stemcells"`
+}
+
+// stemcellsOf returns a manifest's stemcells. It parses only the top-level
+// stemcells block when that can be cut out of the text safely (parsing a
+// whole manifest is the costliest step of a cold run), else the whole manifest.
+func stemcellsOf(text string, full func() (*manifestInfo, error)) ([]stemcellRef, error) {
+	if block, ok := stemcellsBlock(text); ok {
+		var m struct {
+			Stemcells []stemcellRef `yaml:"stemcells"`
+		}
+		if yaml.Unmarshal([]byte(block), &m) == nil {
+			return m.Stemcells, nil
+		}
+	}
+	info, err := full()
+	if err != nil {
+		return nil, err
+	}
+	return info.Stemcells, nil
+}
+
+// stemcellsBlock cuts the top-level "stemcells:" key and its value out of a
+// single-document manifest; false when the text uses what a cut could
+// misread (several documents, anchors, aliases, tags, tabs, the key twice).
+func stemcellsBlock(text string) (string, bool) {
+	if strings.ContainsAny(text, "&*!\t") || strings.Contains(text, "\n---") || strings.Contains(text, "\n...") {
+		return "", false
+	}
+	var b strings.Builder
+	found, in := false, false
+	for line := range strings.Lines(text) {
+		if in && strings.ContainsRune(" -#\r\n", rune(line[0])) {
+			b.WriteString(line)
+			continue
+		}
+		in = false
+		if strings.HasPrefix(line, "stemcells:") {
+			if found {
+				return "", false
+			}
+			found, in = true, true
+			b.WriteString(line)
+		}
+	}
+	return b.String(), true // "" when there is no stemcells key
 }
 
 // parseManifest reads the parts of a manifest the reconciler uses.

@@ -207,7 +207,14 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 		r.count(func(s *Summary) { s.Busy++ })
 		return nil, false
 	}
-	mt, ok, reason := r.m.matcher.match(d, sc.info)
+	var info *manifestInfo // not needed when the name alone matches
+	if !byName {
+		if info, err = sc.info(); err != nil {
+			r.fail("deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+			return nil, false
+		}
+	}
+	mt, ok, reason := r.m.matcher.match(d, info)
 	if !ok {
 		r.log.Debug("deployment unmatched", "deployment", d.Name, "reason", reason)
 		r.unmatched(d.Name, reason)

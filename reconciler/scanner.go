@@ -3,9 +3,9 @@ package reconciler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,9 +19,23 @@ import (
 type scanned struct {
 	listing  string // listingKey of the entry it was fetched for
 	manifest string
-	info     *manifestInfo
+	parse    *lazyParse // shared by the entries of one manifest
 	vms      []bosh.VM
 	withVMs  bool
+}
+
+// lazyParse parses a manifest once, when it is first needed: a deployment
+// matched by its name needs it only when its records are written.
+type lazyParse struct {
+	once sync.Once
+	info *manifestInfo
+	err  error
+}
+
+// info returns the parsed manifest.
+func (s *scanned) info() (*manifestInfo, error) {
+	s.parse.once.Do(func() { s.parse.info, s.parse.err = parseManifest(s.manifest) })
+	return s.parse.info, s.parse.err
 }
 
 // scanner lists the Director's deployments and fetches (and caches) what a
@@ -100,7 +114,7 @@ func (s *scanner) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*
 // the same listing entry (only the VMs were missing).
 func (s *scanner) fetchManifest(ctx context.Context, d bosh.Deployment, old, e *scanned) error {
 	if old != nil && old.listing == e.listing {
-		e.manifest, e.info = old.manifest, old.info
+		e.manifest, e.parse = old.manifest, old.parse
 		return nil
 	}
 	text, err := s.director.Manifest(ctx, d.Name)
@@ -111,11 +125,7 @@ func (s *scanner) fetchManifest(ctx context.Context, d bosh.Deployment, old, e *
 		return err
 	}
 	s.fetches.Add(1)
-	info, err := parseManifest(text)
-	if err != nil {
-		return terminal(fmt.Errorf("deployment %s: %w", d.Name, err))
-	}
-	e.manifest, e.info = text, info
+	e.manifest, e.parse = text, &lazyParse{}
 	return nil
 }
 

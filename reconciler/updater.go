@@ -34,6 +34,10 @@ type changes struct {
 func (r *run) write(ctx context.Context, w *desired) {
 	cur := r.index[w.match.InstanceID]
 	if cur == nil || cur.Fingerprint != w.fingerprint {
+		if err := w.loadStemcells(); err != nil {
+			r.fail(w.match.InstanceID, fmt.Errorf("instance %s (deployment %s): %w", w.match.InstanceID, w.deployment, err))
+			return
+		}
 		err := retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", w.match.InstanceID),
 			func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
 		if err != nil {

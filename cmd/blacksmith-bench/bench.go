@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// bench holds what every size shares: the simulator binary and one Vault.
+type bench struct {
+	f      flags
+	log    *slog.Logger
+	tmp    string
+	simBin string
+	vault  *testvault.Server
+}
+
+func newBench(ctx context.Context, f flags, log *slog.Logger) (*bench, error) {
+	tmp, err := os.MkdirTemp("", "blacksmith-bench-")
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{f: f, log: log, tmp: tmp, simBin: filepath.Join(tmp, "bosh-director-sim")}
+	if err := buildSim(ctx, b.simBin); err != nil {
+		b.close()
+		return nil, err
+	}
+	if b.vault, err = testvault.Start(testvault.Options{}); err != nil {
+		b.close()
+		return nil, fmt.Errorf("starting a real Vault: %w", err)
+	}
+	return b, nil
+}
+
+func (b *bench) close() {
+	if b.vault != nil {
+		b.vault.Stop()
+	}
+	os.RemoveAll(b.tmp)
+}
+
+// size runs the scenarios for n deployments on a fresh simulator and a
+// fresh KV mount: cold, then warm.
+func (b *bench) size(ctx context.Context, n int) ([]result, error) {
+	s, err := startSim(ctx, b.simBin, n, b.f.latency)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stop()
+	mount := fmt.Sprintf("bench%d", n)
+	if err := b.vault.EnableKV(mount, 2); err != nil {
+		return nil, err
+	}
+	store, err := vault.New(ctx, vault.Options{Address: b.vault.Addr, Token: b.vault.Token, Mount: mount, Logger: b.log})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	m, cfg, err := b.manager(s.url, store)
+	if err != nil {
+		return nil, err
+	}
+	var out []result
+	for _, sc := range []string{"cold", "warm"} {
+		r, err := measure(ctx, sc, n, b.f.latency, cfg.MaxConcurrency, s, store, m)
+		if err != nil {
+			return out, fmt.Errorf("%s run over %d deployments: %w", sc, n, err)
+		}
+		if b.f.scenarios[sc] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// manager is a reconciler with the default configuration over the simulator and store.
+func (b *bench) manager(url string, store *vault.Store) (*reconciler.Manager, config.ReconcilerConfig, error) {
+	client, err := bosh.New(bosh.Options{Address: url, Username: "admin", Password: "admin", Logger: b.log})
+	if err != nil {
+		return nil, config.ReconcilerConfig{}, err
+	}
+	cfg := config.Default().Reconciler
+	if b.f.concurrency > 0 {
+		cfg.MaxConcurrency = b.f.concurrency
+	}
+	m, err := reconciler.New(reconciler.Options{
+		Config: cfg, Director: client, Tasks: client, Store: store, Catalog: seedCatalog(), Logger: b.log,
+	})
+	return m, cfg, err
+}
+
+// seedCatalog holds the plans the simulator seeds by default.
+func seedCatalog() *catalog.Catalog {
+	return &catalog.Catalog{Services: []catalog.Service{
+		{ID: "redis", Name: "redis", Plans: []catalog.Plan{
+			{ID: "redis-small", Name: "small", ServiceID: "redis"},
+			{ID: "redis-large", Name: "large", ServiceID: "redis"},
+		}},
+		{ID: "postgresql", Name: "postgresql", Plans: []catalog.Plan{
+			{ID: "postgresql-small", Name: "small", ServiceID: "postgresql"},
+		}},
+	}}
+}
+
+// measure makes one run and gathers its figures.
+func measure(ctx context.Context, scenario string, n int, latency time.Duration, conc int,
+	s *simProcess, store *vault.Store, m *reconciler.Manager) (result, error) {
+	if err := s.reset(ctx); err != nil {
+		return result{}, err
+	}
+	runtime.GC()
+	resetPeakRSS()
+	before, cpu := store.Stats(), cpuTime()
+	start := time.Now()
+	sum, err := m.RunOnce(ctx, reconciler.RunOptions{Reason: "bench " + scenario})
+	wall := time.Since(start)
+	if err != nil {
+		return result{}, err
+	}
+	stats, serr := s.stats(ctx)
+	if serr != nil {
+		return result{}, serr
+	}
+	after := store.Stats()
+	r := result{
+		Scenario: fmt.Sprintf("%s-%d", scenario, n), Deployments: n,
+		LatencyMS: float64(latency) / float64(time.Millisecond), MaxConcurrency: conc,
+		WallS: wall.Seconds(), DirectorRequests: stats.Requests, DirectorTasks: stats.Tasks,
+		VaultReads: after.Reads - before.Reads, VaultWrites: after.Writes - before.Writes,
+		PeakRSSBytes: peakRSS(), Matched: sum.Matched, Created: sum.Created,
+		ManifestsFetched: sum.ManifestsFetched, Errors: sum.ErrorCount, Converged: sum.Converged,
+		CPUS: (cpuTime() - cpu).Seconds(),
+	}
+	r.judge(scenario, latency, conc)
+	return r, nil
+}

@@ -1,0 +1,129 @@
+// Command blacksmith-bench measures the reconciler against the Director
+// simulator (a child process, so that the measured RSS is the reconciler's)
+// and a real Vault dev server: for each number of deployments, a cold run
+// (empty Vault, empty cache) and then a warm run (nothing changed), each
+// printed as one line "BENCH {json}". It exits 1 when a run fails or misses
+// its target (cold: wall <= 1.2 x N x L / max_concurrency; warm: one Director
+// request, no task, no Vault write, under 2 s).
+//
+//	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// flags are the bench's command-line settings.
+type flags struct {
+	sizes       []int
+	latency     time.Duration
+	scenarios   map[string]bool
+	concurrency int
+	verbose     bool
+	cpuProfile  string
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	f, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := newBench(ctx, f, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "blacksmith-bench:", err)
+		return 1
+	}
+	defer b.close()
+	if f.cpuProfile != "" {
+		stopProfile, err := startProfile(f.cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "blacksmith-bench:", err)
+			return 1
+		}
+		defer stopProfile()
+	}
+	ok := true
+	for _, n := range f.sizes {
+		results, err := b.size(ctx, n)
+		for _, r := range results {
+			fmt.Fprintln(stdout, "BENCH "+r.json())
+			ok = ok && r.TargetMet
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "blacksmith-bench:", err)
+			return 1
+		}
+	}
+	if !ok {
+		fmt.Fprintln(stderr, "blacksmith-bench: a target was missed (see target_met)")
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (flags, error) {
+	var f flags
+	var sizes, scenarios string
+	fs := flag.NewFlagSet("blacksmith-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&sizes, "n", "1000,10000", "comma-separated numbers of deployments")
+	fs.DurationVar(&f.latency, "latency", 10*time.Millisecond, "Director latency added to every request")
+	fs.StringVar(&scenarios, "scenarios", "cold,warm", "comma-separated scenarios to print: cold, warm (warm needs cold first, always run)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "reconciler.max_concurrency (0: the default)")
+	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(stderr, "-n: %q is not a positive number\n", s)
+			return f, flag.ErrHelp
+		}
+		f.sizes = append(f.sizes, n)
+	}
+	f.scenarios = map[string]bool{}
+	for _, s := range strings.Split(scenarios, ",") {
+		s = strings.TrimSpace(s)
+		if s != "cold" && s != "warm" {
+			fmt.Fprintf(stderr, "-scenarios: %q is neither cold nor warm\n", s)
+			return f, flag.ErrHelp
+		}
+		f.scenarios[s] = true
+	}
+	return f, nil
+}
+
+// startProfile writes a CPU profile to path until the returned function is called.
+func startProfile(path string) (func(), error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); out.Close() }, nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Targets.
+const (
+	coldRatio = 1.2
+	warmWall  = 2.0 // seconds
+)
+
+// result is one BENCH line.
+type result struct {
+	Scenario         string         `json:"scenario"`
+	Deployments      int            `json:"deployments"`
+	LatencyMS        float64        `json:"latency_ms"`
+	MaxConcurrency   int            `json:"max_concurrency"`
+	WallS            float64        `json:"wall_s"`
+	DirectorRequests map[string]int `json:"director_requests"`
+	DirectorTasks    int            `json:"director_tasks"`
+	VaultReads       uint64         `json:"vault_reads"`
+	VaultWrites      uint64         `json:"vault_writes"`
+	PeakRSSBytes     int64          `json:"peak_rss_bytes"`
+	// CPUS is the CPU time the bench process (the reconciler) used in the run.
+	CPUS float64 `json:"cpu_s"`
+	// LowerBoundS is N x L / max_concurrency for a cold run, L (the one
+	// listing request) for a warm run.
+	LowerBoundS      float64 `json:"lower_bound_s"`
+	Ratio            float64 `json:"ratio"`
+	Matched          int     `json:"matched"`
+	Created          int     `json:"created"`
+	ManifestsFetched int     `json:"manifests_fetched"`
+	Errors           int     `json:"errors"`
+	Converged        bool    `json:"converged"`
+	Target           string  `json:"target"`
+	TargetMet        bool    `json:"target_met"`
+	GoMaxProcs       int     `json:"gomaxprocs"`
+}
+
+// judge fills in the lower bound, the ratio and whether the target was met.
+func (r *result) judge(scenario string, latency time.Duration, conc int) {
+	r.GoMaxProcs = runtime.GOMAXPROCS(0)
+	total := 0
+	for _, c := range r.DirectorRequests {
+		total += c
+	}
+	if scenario == "cold" {
+		r.LowerBoundS = float64(r.Deployments) * latency.Seconds() / float64(conc)
+		r.Target = "ratio <= 1.2, every deployment matched, no error"
+		r.TargetMet = r.Errors == 0 && r.Matched == r.Deployments
+	} else {
+		r.LowerBoundS = latency.Seconds()
+		r.Target = "1 Director request, 0 tasks, 0 Vault writes, under 2 s, converged"
+		r.TargetMet = r.Errors == 0 && total == 1 && r.DirectorTasks == 0 && r.VaultWrites == 0 &&
+			r.WallS < warmWall && r.Converged
+	}
+	if r.LowerBoundS > 0 {
+		r.Ratio = r.WallS / r.LowerBoundS
+	}
+	if scenario == "cold" {
+		r.TargetMet = r.TargetMet && r.Ratio <= coldRatio
+	}
+}
+
+func (r result) json() string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// resetPeakRSS resets the kernel's peak RSS mark of this process (Linux).
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSS is the peak RSS of this process since the last reset, in bytes (Linux).
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// cpuTime is the CPU time this process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
