@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -229,8 +230,10 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 // unseal unseals a dev server with the key it printed at start.
 func unseal(srv *testvault.Server) {
 	GinkgoHelper()
-	m := regexp.MustCompile(`Unseal Key: (\S+)`).FindStringSubmatch(srv.Log())
-	Expect(m).To(HaveLen(2), "no unseal key in the dev server's log")
+	re := regexp.MustCompile(`Unseal Key: (\S+)`)
+	// The dev server prints its banner around the time it starts answering.
+	Eventually(srv.Log).WithTimeout(10 * time.Second).Should(MatchRegexp(re.String()))
+	m := re.FindStringSubmatch(srv.Log())
 	code, out, err := srv.Do(http.MethodPut, "/v1/sys/unseal", fmt.Sprintf(`{"key":%q}`, m[1]))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(code).To(Equal(http.StatusOK), string(out))
