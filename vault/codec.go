@@ -17,52 +17,41 @@ type field struct {
 	always bool // written even when zero (no omitempty)
 }
 
-// fieldState is what decoding learned beyond the known fields: the keys that
-// were present (so zero values written by others are written back as they
-// were) and the fields kept raw because their JSON type was unexpected.
-type fieldState struct {
-	present  map[string]bool
-	mismatch []string
-}
-
 // decodeObject decodes a JSON object into the known fields and returns every
-// other key, raw, in extra. A known key whose value has an unexpected type (or
-// is null) is kept raw in extra too, and named in state.mismatch.
-func decodeObject(data []byte, fields []field) (map[string]json.RawMessage, fieldState, error) {
-	var st fieldState
+// other key, raw, in extra. A known key is kept raw in extra too when its value
+// is null or the zero value (so it is written back exactly as it was), or of
+// an unexpected type (then it is also named in mismatch).
+func decodeObject(data []byte, fields []field) (extra map[string]json.RawMessage, mismatch []string, err error) {
 	all := make(map[string]json.RawMessage, len(fields)+4)
 	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
-		return nil, st, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
+		return nil, nil, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
 	}
 	// What is left in all is extra; json.Unmarshal copied the raw values.
 	for _, f := range fields {
 		v, ok := all[f.name]
 		if !ok || bytes.Equal(v, []byte("null")) {
-			continue // a null stays raw in extra
+			continue
 		}
 		if err := decodeField(v, f.ptr); err != nil {
 			reflect.ValueOf(f.ptr).Elem().SetZero()
-			st.mismatch = append(st.mismatch, f.name)
+			mismatch = append(mismatch, f.name)
 			continue
 		}
-		delete(all, f.name)
-		if st.present == nil {
-			st.present = make(map[string]bool, len(fields))
+		if !isZero(f.ptr) {
+			delete(all, f.name)
 		}
-		st.present[f.name] = true
 	}
 	if len(all) == 0 {
 		all = nil
 	}
-	return all, st, nil
+	return all, mismatch, nil
 }
 
 // encodeObject is the inverse of decodeObject: known fields that are set (or
-// were present when read, or are always written) override extra, except that
-// a zero field never hides a raw value kept in extra. Keys are sorted and the
-// output is compact, as Vault writes JSON, so an unchanged object encodes to
-// the bytes Vault returned.
-func encodeObject(fields []field, extra map[string]json.RawMessage, present map[string]bool) ([]byte, error) {
+// are always written) override extra, and a zero field leaves a raw value
+// kept in extra alone. Keys are sorted and the output is compact, as Vault
+// writes JSON, so an unchanged object encodes to the bytes Vault returned.
+func encodeObject(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
 	out := make(map[string]json.RawMessage, len(extra)+len(fields))
 	for k, v := range extra {
 		if !json.Valid(v) {
@@ -75,7 +64,7 @@ func encodeObject(fields []field, extra map[string]json.RawMessage, present map[
 		if _, kept := extra[f.name]; kept && zero {
 			continue
 		}
-		if !zero || f.always || present[f.name] {
+		if !zero || f.always {
 			b, err := encodeField(f.ptr)
 			if err != nil {
 				return nil, fmt.Errorf("encoding %s: %w", f.name, err)

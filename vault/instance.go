@@ -30,13 +30,15 @@ func (s *Store) Metadata(ctx context.Context, id string) (*Metadata, error) {
 		return nil, err
 	}
 	var md Metadata
-	if err := md.UnmarshalJSON(raw); err != nil {
+	extra, mismatch, err := decodeObject(raw, md.fields())
+	if err != nil {
 		return nil, fmt.Errorf("metadata at %s: %w", s.kv.display(p), err)
 	}
-	if len(md.st.mismatch) > 0 {
+	if len(mismatch) > 0 {
 		return nil, fmt.Errorf("metadata at %s: %w: fields %v have unexpected JSON types",
-			s.kv.display(p), ErrCorrupt, md.st.mismatch)
+			s.kv.display(p), ErrCorrupt, mismatch)
 	}
+	md.Extra = extra
 	return &md, nil
 }
 

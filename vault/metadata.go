@@ -16,8 +16,6 @@ type Metadata struct {
 	History []HistoryEntry `json:"history,omitempty"`
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
-
-	st fieldState
 }
 
 // Resource is a release or stemcell name and version.
@@ -26,8 +24,6 @@ type Resource struct {
 	Version string `json:"version"`
 	// Extra holds fields not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
-
-	st fieldState
 }
 
 // VMSummary is one VM of a deployment.
@@ -39,8 +35,6 @@ type VMSummary struct {
 	IPs   []string `json:"ips,omitempty"`
 	// Extra holds fields not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
-
-	st fieldState
 }
 
 // HistoryEntry is one event in an instance's reconciliation history.
@@ -53,8 +47,6 @@ type HistoryEntry struct {
 	ManifestSHA256 string `json:"manifest_sha256,omitempty"`
 	// Extra holds fields not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
-
-	st fieldState
 }
 
 // AddHistory appends e and keeps the newest limit entries (all when limit <= 0).
@@ -70,10 +62,6 @@ func capHistory(h []HistoryEntry, limit int) []HistoryEntry {
 	return h
 }
 
-// Mismatched names the known top-level fields found with an unexpected JSON
-// type when m was decoded; their raw values are in Extra.
-func (m *Metadata) Mismatched() []string { return append([]string(nil), m.st.mismatch...) }
-
 func (m *Metadata) fields() []field {
 	return []field{
 		{"releases", &m.Releases, false},
@@ -87,14 +75,14 @@ func (m *Metadata) fields() []field {
 // UnmarshalJSON decodes metadata, keeping unknown fields in Extra.
 func (m *Metadata) UnmarshalJSON(data []byte) error {
 	*m = Metadata{}
-	extra, st, err := decodeObject(data, m.fields())
-	m.Extra, m.st = extra, st
+	extra, _, err := decodeObject(data, m.fields())
+	m.Extra = extra
 	return err
 }
 
 // MarshalJSON encodes the known fields and Extra with sorted keys.
 func (m Metadata) MarshalJSON() ([]byte, error) {
-	return encodeObject(m.fields(), m.Extra, m.st.present)
+	return encodeObject(m.fields(), m.Extra)
 }
 
 func (r *Resource) fields() []field {
@@ -104,14 +92,14 @@ func (r *Resource) fields() []field {
 // UnmarshalJSON decodes a resource, keeping unknown fields in Extra.
 func (r *Resource) UnmarshalJSON(data []byte) error {
 	*r = Resource{}
-	extra, st, err := decodeObject(data, r.fields())
-	r.Extra, r.st = extra, st
+	extra, _, err := decodeObject(data, r.fields())
+	r.Extra = extra
 	return err
 }
 
 // MarshalJSON encodes the known fields and Extra.
 func (r Resource) MarshalJSON() ([]byte, error) {
-	return encodeObject(r.fields(), r.Extra, r.st.present)
+	return encodeObject(r.fields(), r.Extra)
 }
 
 func (v *VMSummary) fields() []field {
@@ -127,14 +115,14 @@ func (v *VMSummary) fields() []field {
 // UnmarshalJSON decodes a VM summary, keeping unknown fields in Extra.
 func (v *VMSummary) UnmarshalJSON(data []byte) error {
 	*v = VMSummary{}
-	extra, st, err := decodeObject(data, v.fields())
-	v.Extra, v.st = extra, st
+	extra, _, err := decodeObject(data, v.fields())
+	v.Extra = extra
 	return err
 }
 
 // MarshalJSON encodes the known fields and Extra.
 func (v VMSummary) MarshalJSON() ([]byte, error) {
-	return encodeObject(v.fields(), v.Extra, v.st.present)
+	return encodeObject(v.fields(), v.Extra)
 }
 
 func (h *HistoryEntry) fields() []field {
@@ -149,12 +137,12 @@ func (h *HistoryEntry) fields() []field {
 // UnmarshalJSON decodes a history entry, keeping unknown fields in Extra.
 func (h *HistoryEntry) UnmarshalJSON(data []byte) error {
 	*h = HistoryEntry{}
-	extra, st, err := decodeObject(data, h.fields())
-	h.Extra, h.st = extra, st
+	extra, _, err := decodeObject(data, h.fields())
+	h.Extra = extra
 	return err
 }
 
 // MarshalJSON encodes the known fields and Extra.
 func (h HistoryEntry) MarshalJSON() ([]byte, error) {
-	return encodeObject(h.fields(), h.Extra, h.st.present)
+	return encodeObject(h.fields(), h.Extra)
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 )
 
-// Record is one instance's index entry. Fields this package does not know,
-// and known fields found with an unexpected JSON type, are kept raw in Extra
-// and written back unchanged on every write.
+// Record is one instance's index entry. Fields this package does not know are
+// kept raw in Extra and written back unchanged on every write. So is a known
+// field stored as null, as its zero value (e.g. "orphaned": false) or with an
+// unexpected JSON type; setting the field to a non-zero value replaces it.
 type Record struct {
 	ServiceID      string `json:"service_id"`
 	PlanID         string `json:"plan_id"`
@@ -31,8 +32,6 @@ type Record struct {
 
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
-
-	st fieldState
 }
 
 // Operation is the broker's last asynchronous operation on an instance.
@@ -45,8 +44,6 @@ type Operation struct {
 	ContextID   string `json:"context_id,omitempty"`
 	// Extra holds fields not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
-
-	st fieldState
 }
 
 func (r *Record) fields() []field {
@@ -68,23 +65,19 @@ func (r *Record) fields() []field {
 }
 
 // UnmarshalJSON decodes a record. Only a value that is not a JSON object is an
-// error; a known field of the wrong type is kept raw in Extra (see Mismatched).
+// error; a known field of the wrong type is kept raw in Extra.
 func (r *Record) UnmarshalJSON(data []byte) error {
 	*r = Record{}
-	extra, st, err := decodeObject(data, r.fields())
-	r.Extra, r.st = extra, st
+	extra, _, err := decodeObject(data, r.fields())
+	r.Extra = extra
 	return err
 }
 
 // MarshalJSON encodes the known fields and Extra as one JSON object with
 // sorted keys, so an unchanged record encodes to the same bytes.
 func (r Record) MarshalJSON() ([]byte, error) {
-	return encodeObject(r.fields(), r.Extra, r.st.present)
+	return encodeObject(r.fields(), r.Extra)
 }
-
-// Mismatched names the known fields that were found with an unexpected JSON
-// type when r was decoded; their raw values are in Extra.
-func (r *Record) Mismatched() []string { return append([]string(nil), r.st.mismatch...) }
 
 // Clone returns a deep copy of r (nil for nil).
 func (r *Record) Clone() *Record {
@@ -95,7 +88,6 @@ func (r *Record) Clone() *Record {
 	c.Parameters = cloneMap(r.Parameters)
 	c.LastOperation = r.LastOperation.clone()
 	c.Extra = cloneExtra(r.Extra)
-	c.st = r.st.clone()
 	return &c
 }
 
@@ -113,14 +105,14 @@ func (o *Operation) fields() []field {
 // UnmarshalJSON decodes an operation, keeping unknown fields in Extra.
 func (o *Operation) UnmarshalJSON(data []byte) error {
 	*o = Operation{}
-	extra, st, err := decodeObject(data, o.fields())
-	o.Extra, o.st = extra, st
+	extra, _, err := decodeObject(data, o.fields())
+	o.Extra = extra
 	return err
 }
 
 // MarshalJSON encodes the known fields and Extra.
 func (o Operation) MarshalJSON() ([]byte, error) {
-	return encodeObject(o.fields(), o.Extra, o.st.present)
+	return encodeObject(o.fields(), o.Extra)
 }
 
 func (o *Operation) clone() *Operation {
@@ -129,32 +121,22 @@ func (o *Operation) clone() *Operation {
 	}
 	c := *o
 	c.Extra = cloneExtra(o.Extra)
-	c.st = o.st.clone()
 	return &c
-}
-
-func (s fieldState) clone() fieldState {
-	c := fieldState{mismatch: append([]string(nil), s.mismatch...)}
-	if s.present != nil {
-		c.present = make(map[string]bool, len(s.present))
-		for k, v := range s.present {
-			c.present[k] = v
-		}
-	}
-	return c
 }
 
 // decodeRecord decodes one index entry and reports, as *RecordError, a value
 // that is not an object (rec nil) or fields kept raw because of their type.
 func decodeRecord(path, id string, raw json.RawMessage) (*Record, []error) {
 	var r Record
-	if err := r.UnmarshalJSON(raw); err != nil {
+	extra, mismatch, err := decodeObject(raw, r.fields())
+	if err != nil {
 		return nil, []error{&RecordError{Path: path, ID: id, Err: err}}
 	}
+	r.Extra = extra
 	var problems []error
-	for _, f := range r.st.mismatch {
+	for _, f := range mismatch {
 		problems = append(problems, &RecordError{Path: path, ID: id, Field: f,
-			Err: fmt.Errorf("unexpected JSON type: %s", snippet(r.Extra[f]))})
+			Err: fmt.Errorf("unexpected JSON type: %s", snippet(extra[f]))})
 	}
 	return &r, problems
 }

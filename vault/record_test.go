@@ -34,17 +34,24 @@ var _ = Describe("Record encoding", func() {
 		Entry("HTML-significant characters", `{"plan_id":"p\u003c\u0026\u003e","service_id":"s"}`),
 	)
 
-	It("keeps a mistyped known field raw and names it", func() {
+	It("keeps a mistyped, null or zero known field raw, until the caller sets it", func() {
 		var r vault.Record
-		Expect(json.Unmarshal([]byte(`{"service_id":"s","plan_id":"p","created":"yesterday","orphaned":1}`), &r)).To(Succeed())
-		Expect(r.Mismatched()).To(ConsistOf("created", "orphaned"))
+		Expect(json.Unmarshal([]byte(`{"service_id":"s","plan_id":"p","created":"yesterday","orphaned":false,"space_guid":null}`), &r)).To(Succeed())
 		Expect(string(r.Extra["created"])).To(Equal(`"yesterday"`))
 		Expect(r.Created).To(BeZero())
+		Expect(r.Extra).To(HaveKey("orphaned"))
+		Expect(r.Extra).To(HaveKey("space_guid"))
 
-		By("letting a caller that sets the field win")
 		r.Orphaned = true
+		r.Created = 1700000000
 		out, _ := json.Marshal(r)
-		Expect(string(out)).To(Equal(`{"created":"yesterday","orphaned":true,"plan_id":"p","service_id":"s"}`))
+		Expect(string(out)).To(Equal(`{"created":1700000000,"orphaned":true,"plan_id":"p","service_id":"s","space_guid":null}`))
+	})
+
+	It("decodes to a value equal to the one a caller builds", func() {
+		var r vault.Record
+		Expect(json.Unmarshal([]byte(`{"service_id":"s","plan_id":"p","deployment_name":"d","created":5}`), &r)).To(Succeed())
+		Expect(&r).To(Equal(&vault.Record{ServiceID: "s", PlanID: "p", DeploymentName: "d", Created: 5}))
 	})
 
 	It("rejects a value that is not an object with ErrCorrupt", func() {
