@@ -72,10 +72,15 @@ func encodeObject(fields []field, extra map[string]json.RawMessage) ([]byte, err
 			out[f.name] = b
 		}
 	}
-	keys := slices.Sorted(maps.Keys(out))
+	return encodeEntries(out), nil
+}
+
+// encodeEntries writes a JSON object of valid raw values, keys sorted.
+func encodeEntries(m map[string]json.RawMessage) json.RawMessage {
+	keys := slices.Sorted(maps.Keys(m))
 	size := 2
 	for _, k := range keys {
-		size += len(k) + len(out[k]) + 4
+		size += len(k) + len(m[k]) + 4
 	}
 	buf := make([]byte, 0, size)
 	buf = append(buf, '{')
@@ -85,9 +90,9 @@ func encodeObject(fields []field, extra map[string]json.RawMessage) ([]byte, err
 		}
 		buf = appendString(buf, k)
 		buf = append(buf, ':')
-		buf = append(buf, out[k]...)
+		buf = append(buf, m[k]...)
 	}
-	return append(buf, '}'), nil
+	return append(buf, '}')
 }
 
 // decodeField decodes one known field, with fast paths for scalars; numbers

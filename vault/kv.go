@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -116,23 +117,29 @@ func (k *kv) absent(body io.Reader) (document, error) {
 	return document{}, nil
 }
 
-// write stores data at p. With KV v2 and cas >= 0 the write only succeeds if
+// write stores data (a json.RawMessage is sent as is) at p. With KV v2 and cas >= 0 the write only succeeds if
 // the current version is cas (0: only if absent); ErrConflict otherwise. KV v1
 // ignores cas.
 func (k *kv) write(ctx context.Context, p string, data any, cas int) error {
-	var body any = data
-	if k.version == 2 {
-		b := map[string]any{"data": data}
-		if cas >= 0 {
-			b["options"] = map[string]int{"cas": cas}
+	raw, ok := data.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(data); err != nil {
+			return fmt.Errorf("encoding %s: %w", k.display(p), err)
 		}
-		body = b
 	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", k.display(p), err)
+	if k.version == 1 {
+		return k.put(ctx, p, raw, cas)
 	}
-	return k.put(ctx, p, raw, cas)
+	body := make([]byte, 0, len(raw)+40)
+	body = append(body, `{"data":`...)
+	body = append(body, raw...)
+	if cas >= 0 {
+		body = append(body, `,"options":{"cas":`...)
+		body = strconv.AppendInt(body, int64(cas), 10)
+		body = append(body, '}')
+	}
+	return k.put(ctx, p, append(body, '}'), cas)
 }
 
 func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {

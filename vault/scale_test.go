@@ -21,8 +21,8 @@ var _ = Describe("Concurrent updates", func() {
 		first, mount := newStore(srv, version)
 		_, err := first.Migrate(ctx) // lays out the index once, as cmd/blacksmith does at start
 		Expect(err).NotTo(HaveOccurred())
-		// All ids fall into 2 shards so that writers really collide.
-		ids := idsInShards("c", workers*each, 2)
+		// All ids fall into 8 shards so that writers really collide.
+		ids := idsInShards("c", workers*each, 8)
 		var (
 			wg     sync.WaitGroup
 			mu     sync.Mutex
@@ -162,6 +162,10 @@ var _ = Describe("Scale", func() {
 		Expect(res.Writes).To(BeZero())
 		Expect(after.Writes).To(Equal(before.Writes))
 		Expect(after.Reads - before.Reads).To(BeNumerically("<=", 2*(vault.DefaultShards+1)))
-		Expect(elapsed).To(BeNumerically("<", 2*time.Second))
+		budget := 2 * time.Second // the reconciler's budget for a warm run, in a normal build
+		if raceEnabled {
+			budget = 10 * time.Second
+		}
+		Expect(elapsed).To(BeNumerically("<", budget))
 	})
 })

@@ -244,7 +244,8 @@ func (s *Store) writeShard(ctx context.Context, p *plan) error {
 	if len(p.next) == 0 && s.kv.version == 1 {
 		return s.kv.remove(ctx, p.sh.path)
 	}
-	return s.kv.write(ctx, p.sh.path, p.next, p.sh.version)
+	// Every value is valid JSON: read from Vault or encoded by Record.
+	return s.kv.write(ctx, p.sh.path, encodeEntries(p.next), p.sh.version)
 }
 
 // pause waits a short, growing, jittered time before a retry.
