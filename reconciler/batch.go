@@ -31,7 +31,7 @@ type pending struct {
 // coming: changes that arrive meanwhile are written together, so that a
 // cold run over thousands of instances writes each index shard a few times
 // rather than once per batch_size instances.
-const flushEvery = time.Second
+const flushEvery = 5 * time.Second
 
 // batcher collects index changes and writes them with one Update (one read
 // and at most one write per touched shard) at a time, in goroutines of its
@@ -70,11 +70,11 @@ func (r *run) collect(ctx context.Context, in <-chan *pending) {
 	for in != nil || busy || len(waiting) > 0 {
 		select {
 		case p, ok := <-in:
-			if !ok {
+			if ok {
+				waiting = append(waiting, p)
+			} else {
 				in = nil
-				continue
 			}
-			waiting = append(waiting, p)
 		case <-flushed:
 			busy = false
 		case <-tick.C:
@@ -83,8 +83,8 @@ func (r *run) collect(ctx context.Context, in <-chan *pending) {
 		if !busy && len(waiting) > 0 && due {
 			busy, last = true, time.Now()
 			go func(batch []*pending) {
-				r.flush(ctx, batch)
-				flushed <- struct{}{}
+				defer func() { flushed <- struct{}{} }()
+				r.safely("index batch", func() { r.flush(ctx, batch) })
 			}(waiting)
 			waiting = nil
 		}

@@ -34,6 +34,7 @@ type desired struct {
 	metadataWrite bool          // the metadata needs a write
 	wrote         bool          // metadata or manifest was written
 	restored      *vault.Record // broker fields found in the newest backup (index entry lost)
+	prefetched    *prefetch     // Vault read started beside the Director fetch, or nil
 }
 
 // newDesired computes the records of a matched deployment; the stemcells

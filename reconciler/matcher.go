@@ -111,11 +111,11 @@ func (m *matcher) match(d bosh.Deployment, man *manifestInfo) (Match, bool, stri
 	return Match{}, false, strings.Join(reasons, "; ")
 }
 
-// matchesByName says whether strategy 1 alone matches the name, so that the
-// scanner can fetch the VMs beside the manifest.
-func (m *matcher) matchesByName(name string) bool {
+// matchByName is strategy 1 on its own: when the name alone matches, the
+// instance is known before anything is fetched.
+func (m *matcher) matchByName(name string) (Match, bool) {
 	got, _ := m.byName(bosh.Deployment{Name: name}, nil)
-	return got.Strategy != ""
+	return got, got.Strategy != ""
 }
 
 // byName is strategy 1: `{planID}-{instanceID}` with a plan of the catalog.

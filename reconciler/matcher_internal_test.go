@@ -141,10 +141,14 @@ var _ = Describe("matcher", func() {
 		Entry("a rule must match the whole name", deployment("xkafka-42"), "", "rule: no rule matches the name"),
 	)
 
-	It("tells the scanner which names strategy 1 matches on its own", func() {
-		Expect(m.matchesByName("redis-small-" + uuid1)).To(BeTrue())
-		Expect(m.matchesByName("unknown-" + uuid1)).To(BeFalse())
-		Expect(m.matchesByName("redis-small")).To(BeFalse())
+	It("tells which names strategy 1 matches on its own", func() {
+		got, ok := m.matchByName("redis-small-" + uuid1)
+		Expect(ok).To(BeTrue())
+		Expect(got.InstanceID).To(Equal(uuid1))
+		_, ok = m.matchByName("unknown-" + uuid1)
+		Expect(ok).To(BeFalse())
+		_, ok = m.matchByName("redis-small")
+		Expect(ok).To(BeFalse())
 	})
 
 	DescribeTable("refuses bad rules",

@@ -133,13 +133,13 @@ func (r *run) pipeline(ctx context.Context, deps []bosh.Deployment) {
 	for range n {
 		observers.Go(func() {
 			for d := range work {
-				r.safely(d.Name, func() { r.observe(ctx, d, writes) })
+				r.safely("deployment "+d.Name, func() { r.observe(ctx, d, writes) })
 			}
 		})
 		writers.Go(func() {
 			for w := range writes {
 				if ctx.Err() == nil {
-					r.safely(w.deployment, func() { r.write(ctx, w) })
+					r.safely("instance "+w.match.InstanceID, func() { r.write(ctx, w) })
 				}
 				r.done.Add(1)
 			}
@@ -159,12 +159,12 @@ feed:
 	writers.Wait()
 }
 
-// safely runs f, turning a panic into an error of the deployment.
-func (r *run) safely(name string, f func()) {
+// safely runs f, turning a panic into an error of what it worked on.
+func (r *run) safely(what string, f func()) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.log.Error("reconciler panic", "deployment", name, "panic", p, "stack", string(debug.Stack()))
-			r.fail("deployment "+name, fmt.Errorf("deployment %s: panic: %v", name, p))
+			r.log.Error("reconciler panic", "on", what, "panic", p, "stack", string(debug.Stack()))
+			r.fail(what, fmt.Errorf("%s: panic: %v", what, p))
 		}
 	}()
 	f()
@@ -196,7 +196,11 @@ func (r *run) observe(ctx context.Context, d bosh.Deployment, writes chan<- *des
 // observed fetches and matches a deployment; false when it is unmatched, a
 // duplicate, or could not be fetched (each recorded).
 func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) {
-	byName := r.m.matcher.matchesByName(d.Name)
+	early, byName := r.m.matcher.matchByName(d.Name)
+	var pf *prefetch
+	if byName {
+		pf = r.prefetch(ctx, early.InstanceID)
+	}
 	sc, err := r.fetch(ctx, d, byName)
 	if err != nil {
 		r.failUnlessStopped(ctx, "deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
@@ -233,7 +237,9 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 		}
 	}
 	r.count(func(s *Summary) { s.Matched++ })
-	return newDesired(d, sc, mt), true
+	w := newDesired(d, sc, mt)
+	w.prefetched = pf
+	return w, true
 }
 
 // fetch asks the scanner, with retries.

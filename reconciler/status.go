@@ -27,7 +27,8 @@ type RunOptions struct {
 type Summary struct {
 	// RunID identifies the run in logs and in the answers to Trigger.
 	RunID string `json:"run_id"`
-	// DryRun says the run wrote nothing and computed Plan.
+	// DryRun says the run wrote nothing and computed Plan; its counts
+	// (Created, Updated, Orphaned, ...) say what it would have done.
 	DryRun bool `json:"dry_run"`
 	// Forced says the scanner's cache was cleared first.
 	Forced bool `json:"forced"`

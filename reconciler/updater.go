@@ -50,7 +50,7 @@ func (r *run) write(ctx context.Context, w *desired) {
 
 // syncRecords reads the instance's metadata and manifest and writes those that differ.
 func (r *run) syncRecords(ctx context.Context, w *desired, rec *vault.Record) error {
-	have, err := r.readCurrent(ctx, w.match.InstanceID)
+	have, err := r.current(ctx, w)
 	if err != nil {
 		return err
 	}
@@ -73,6 +73,47 @@ func (r *run) syncRecords(ctx context.Context, w *desired, rec *vault.Record) er
 		}
 	}
 	return r.putRecords(ctx, w, next, c)
+}
+
+// prefetch is a read of an instance's metadata and manifest started beside
+// the Director fetch.
+type prefetch struct {
+	done chan struct{}
+	have current
+	err  error
+}
+
+// prefetch starts reading the records of an instance that the index does
+// not hold (a cold or restore run: they must be read before they are
+// written) so that the read is hidden behind the Director's latency; nil
+// when the index holds the instance (its fingerprint may spare the read).
+func (r *run) prefetch(ctx context.Context, id string) *prefetch {
+	if r.index[id] != nil {
+		return nil
+	}
+	p := &prefetch{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.have, p.err = r.readCurrent(ctx, id)
+	}()
+	return p
+}
+
+// current returns what Vault holds of the instance: the prefetched read
+// the first time when there is one, else a new read.
+func (r *run) current(ctx context.Context, w *desired) (current, error) {
+	if p := w.prefetched; p != nil {
+		w.prefetched = nil // a retry reads again
+		select {
+		case <-p.done:
+			if p.err == nil {
+				return p.have, nil
+			}
+		case <-ctx.Done():
+			return current{}, ctx.Err()
+		}
+	}
+	return r.readCurrent(ctx, w.match.InstanceID)
 }
 
 // readCurrent reads an instance's metadata and manifest at once.
