@@ -193,8 +193,8 @@ func (r *run) observe(ctx context.Context, d bosh.Deployment, writes chan<- *des
 	writes <- w
 }
 
-// observed fetches and matches a deployment; false when it is unmatched, a
-// duplicate, or could not be fetched (each recorded).
+// observed fetches and matches a deployment; false when it is busy,
+// unmatched, a duplicate, or could not be fetched (each recorded).
 func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) {
 	early, byName := r.m.matcher.matchByName(d.Name)
 	var pf *prefetch
@@ -211,26 +211,11 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 		r.count(func(s *Summary) { s.Busy++ })
 		return nil, false
 	}
-	var info *manifestInfo // not needed when the name alone matches
-	if !byName {
-		if info, err = sc.info(); err != nil {
-			r.fail("deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
-			return nil, false
-		}
-	}
-	mt, ok, reason := r.m.matcher.match(d, info)
+	mt, ok := r.matchDeployment(d, sc, byName)
 	if !ok {
-		r.log.Debug("deployment unmatched", "deployment", d.Name, "reason", reason)
-		r.unmatched(d.Name, reason)
 		return nil, false
 	}
-	r.log.Debug("deployment matched", "deployment", d.Name, "instance", mt.InstanceID,
-		"strategy", mt.Strategy, "confidence", mt.Confidence, "rule", mt.Rule)
-	if other, ok := r.claim(mt.InstanceID, d.Name); !ok {
-		r.unmatched(d.Name, fmt.Sprintf("instance %s is already matched by deployment %s", mt.InstanceID, other))
-		return nil, false
-	}
-	if !byName {
+	if !byName { // the VMs were not fetched with the manifest
 		if sc, err = r.fetch(ctx, d, true); err != nil {
 			r.failUnlessStopped(ctx, mt.InstanceID, fmt.Errorf("deployment %s: %w", d.Name, err))
 			return nil, false
@@ -240,6 +225,32 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 	w := newDesired(d, sc, mt)
 	w.prefetched = pf
 	return w, true
+}
+
+// matchDeployment runs the matcher (the manifest is parsed only when the
+// name alone does not match) and claims the instance for the deployment.
+func (r *run) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) (Match, bool) {
+	var info *manifestInfo
+	if !byName {
+		var err error
+		if info, err = sc.info(); err != nil {
+			r.fail("deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+			return Match{}, false
+		}
+	}
+	mt, ok, reason := r.m.matcher.match(d, info)
+	if !ok {
+		r.log.Debug("deployment unmatched", "deployment", d.Name, "reason", reason)
+		r.unmatched(d.Name, reason)
+		return Match{}, false
+	}
+	r.log.Debug("deployment matched", "deployment", d.Name, "instance", mt.InstanceID,
+		"strategy", mt.Strategy, "confidence", mt.Confidence, "rule", mt.Rule)
+	if other, ok := r.claim(mt.InstanceID, d.Name); !ok {
+		r.unmatched(d.Name, fmt.Sprintf("instance %s is already matched by deployment %s", mt.InstanceID, other))
+		return Match{}, false
+	}
+	return mt, true
 }
 
 // fetch asks the scanner, with retries.

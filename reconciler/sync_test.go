@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/blacksmith-reconciler/blacksmith/config"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -53,6 +54,36 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1}), "one Director request: the listing")
 		Expect(e.sim.Stats().Tasks).To(BeZero())
 		Expect(e.m.Status().Converged).To(BeTrue())
+	})
+
+	It("matches by manifest metadata, fetching the VMs after the manifest, and leaves a second claim on an instance unmatched", func() {
+		e := newEnv(envOptions{config: func(c *config.ReconcilerConfig) { c.MaxConcurrency = 1 }})
+		for _, name := range []string{"cache-a", "cache-b"} {
+			Expect(e.sim.PutDeployment("name: " + name + `
+releases: [{name: redis, version: "16.1.0"}]
+stemcells: [{alias: default, os: ubuntu-jammy, version: "1.506"}]
+instance_groups:
+- name: redis
+  instances: 2
+  azs: [z1]
+  jobs: [{name: redis, release: redis}]
+  vm_type: small
+  stemcell: default
+  networks: [{name: services}]
+  properties:
+    blacksmith: {service_id: redis, plan_id: redis-small, instance_id: ` + strayID + `}
+`)).To(Succeed())
+		}
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s).To(haveCounts(2, 1, 1))
+		Expect(e.index()).To(HaveKeyWithValue(strayID, HaveField("DeploymentName", "cache-a")))
+		md, err := e.store.Metadata(context.Background(), strayID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(md.VMs).To(HaveLen(2))
+		Expect(md.Stemcells).To(ConsistOf(HaveField("Name", "ubuntu-jammy")))
+		Expect(e.m.Status().Unmatched).To(ConsistOf(reconciler.Unmatched{
+			Deployment: "cache-b", Reason: "instance " + strayID + " is already matched by deployment cache-a"}))
 	})
 
 	It("restores a wiped index from BOSH with the same ids, keeping broker fields found in a backup", func() {

@@ -32,16 +32,15 @@ type changes struct {
 // writes only what differs, backs up first when something existing
 // changes), with retries, then queues its index change.
 func (r *run) write(ctx context.Context, w *desired) {
-	cur := r.index[w.match.InstanceID]
-	if cur == nil || cur.Fingerprint != w.fingerprint {
-		if err := w.loadStemcells(); err != nil {
-			r.fail(w.match.InstanceID, fmt.Errorf("instance %s (deployment %s): %w", w.match.InstanceID, w.deployment, err))
-			return
+	id, cur := w.match.InstanceID, r.index[w.match.InstanceID]
+	if cur == nil || cur.Fingerprint != w.fingerprint { // else only the orphan flag differs
+		err := w.loadStemcells()
+		if err == nil {
+			err = retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", id),
+				func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
 		}
-		err := retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", w.match.InstanceID),
-			func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
 		if err != nil {
-			r.failUnlessStopped(ctx, w.match.InstanceID, fmt.Errorf("instance %s (deployment %s): %w", w.match.InstanceID, w.deployment, err))
+			r.failUnlessStopped(ctx, id, fmt.Errorf("instance %s (deployment %s): %w", id, w.deployment, err))
 			return
 		}
 	}
