@@ -4,10 +4,10 @@ import (
 	"context"
 	"strings"
 
-	"github.com/blacksmith-reconciler/blacksmith/config"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
