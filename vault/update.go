@@ -22,7 +22,7 @@ const maxAttempts = 50
 // is a private copy (nil when absent); returning nil leaves the record as it
 // is. A Change may be invoked again, on a fresh copy, after a check-and-set
 // conflict, so it must not have side effects that cannot be repeated, and it
-// must not call the Store.
+// must not call the Store. The Changes of one Update are called one at a time.
 type Change func(cur *Record) (next *Record, err error)
 
 // UpdateResult says what an Update did.
@@ -176,19 +176,22 @@ func (s *Store) plan(sh *shard, ids []string, edits map[string]edit) (*plan, err
 // commitAll writes every plan that changes something, in parallel.
 func (s *Store) commitAll(ctx context.Context, plans []*plan, groups map[int][]string, edits map[string]edit) (UpdateResult, error) {
 	var (
-		mu   sync.Mutex
-		res  UpdateResult
-		errs []error
-		g    errgroup.Group
+		mu     sync.Mutex
+		planMu sync.Mutex // the Changes of one Update never run concurrently
+		res    UpdateResult
+		errs   []error
+		g      errgroup.Group
 	)
 	g.SetLimit(readParallelism)
 	for _, p := range plans {
 		if len(p.changed) == 0 {
+			mu.Lock()
 			errs = append(errs, p.skipped...)
+			mu.Unlock()
 			continue
 		}
 		g.Go(func() error {
-			final, writes, err := s.commit(ctx, p, groups[p.sh.num], edits)
+			final, writes, err := s.commit(ctx, p, groups[p.sh.num], edits, &planMu)
 			mu.Lock()
 			defer mu.Unlock()
 			res.Writes += writes
@@ -211,7 +214,7 @@ func (s *Store) commitAll(ctx context.Context, plans []*plan, groups map[int][]s
 
 // commit writes one shard's plan; on a check-and-set conflict it re-reads the
 // shard, re-applies the edits and tries again.
-func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[string]edit) (*plan, int, error) {
+func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[string]edit, planMu *sync.Mutex) (*plan, int, error) {
 	writes := 0
 	for attempt := 1; ; attempt++ {
 		err := s.writeShard(ctx, p)
@@ -229,7 +232,10 @@ func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[str
 		if err != nil {
 			return nil, writes, fmt.Errorf("shard %s not written: re-reading after a conflict: %w", s.kv.display(p.sh.path), err)
 		}
-		if p, err = s.plan(sh, ids, edits); err != nil {
+		planMu.Lock()
+		p, err = s.plan(sh, ids, edits)
+		planMu.Unlock()
+		if err != nil {
 			return nil, writes, fmt.Errorf("shard %s not written: %w", s.kv.display(sh.path), err)
 		}
 		if len(p.changed) == 0 {
