@@ -158,6 +158,20 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 				Expect(string(after[badType])).To(Equal(string(entries[badType])))
 				Expect(string(after["misplaced"])).To(Equal(string(entries["misplaced"])))
 
+				By("reporting a change aimed only at it while other shards are written")
+				var elsewhere string
+				for _, id := range ids {
+					if vault.ShardOf(id, vault.DefaultShards) != target {
+						elsewhere = id
+						break
+					}
+				}
+				res, err = store.Update(ctx, touchAll([]string{badJSON, elsewhere}))
+				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+				Expect(res.Changed).To(BeEmpty(), "already touched above: no change, no write")
+				Expect(res.Writes).To(BeZero())
+				Expect(rawGet(srv, mount, version, shard).Data).To(ContainSubstring(badJSON))
+
 				_, err = store.Record(ctx, badJSON)
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue())
 				Expect(err.Error()).To(ContainSubstring(mount + "/" + shard))
