@@ -162,10 +162,6 @@ var _ = Describe("Scale", func() {
 		Expect(res.Writes).To(BeZero())
 		Expect(after.Writes).To(Equal(before.Writes))
 		Expect(after.Reads - before.Reads).To(BeNumerically("<=", 2*(vault.DefaultShards+1)))
-		budget := 2 * time.Second // the reconciler's budget for a warm run, in a normal build
-		if raceEnabled {
-			budget = 10 * time.Second
-		}
-		Expect(elapsed).To(BeNumerically("<", budget))
+		// Its wall time is reported above, not asserted: speed is make bench's job.
 	})
 })

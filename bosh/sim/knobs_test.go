@@ -28,11 +28,12 @@ var _ = Describe("knobs", func() {
 	}
 
 	It("adds latency to every request but the admin API", func() {
-		d.SetLatency(200 * time.Millisecond)
-		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically(">=", 200*time.Millisecond))
-		Expect(elapsed(func() { c.get("/_sim/stats") })).To(BeNumerically("<", 150*time.Millisecond))
+		// Margins are wide on purpose: these check which requests wait, not how fast anything is.
+		d.SetLatency(time.Second)
+		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically(">=", time.Second))
+		Expect(elapsed(func() { c.get("/_sim/stats") })).To(BeNumerically("<", 500*time.Millisecond))
 		d.SetLatency(0)
-		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically("<", 150*time.Millisecond))
+		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically("<", 500*time.Millisecond))
 	})
 
 	It("stops waiting when the client gives up", func() {
@@ -77,11 +78,11 @@ var _ = Describe("knobs", func() {
 	})
 
 	It("slows down answers without failing them", func() {
-		d.InjectFailure(sim.Failure{Endpoint: "/info", Delay: 200 * time.Millisecond})
+		d.InjectFailure(sim.Failure{Endpoint: "/info", Delay: time.Second})
 		var r reply
-		Expect(elapsed(func() { r = c.get("/info") })).To(BeNumerically(">=", 200*time.Millisecond))
+		Expect(elapsed(func() { r = c.get("/info") })).To(BeNumerically(">=", time.Second))
 		Expect(r.status).To(Equal(http.StatusOK))
-		Expect(elapsed(func() { c.get("/deployments") })).To(BeNumerically("<", 150*time.Millisecond))
+		Expect(elapsed(func() { c.get("/deployments") })).To(BeNumerically("<", 500*time.Millisecond))
 	})
 
 	It("counts requests per route template, and tasks, until reset", func() {
