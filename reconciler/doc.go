@@ -3,27 +3,48 @@
 // manageable after restarts, lost data or changes made behind the broker's back.
 //
 // A run re-derives both sides and assumes nothing from the previous run; a run
-// that ends part-way (a Director or Vault failure) is simply continued by the
-// next one. A run has four stages:
+// that ends part-way (a Director or Vault failure, a stop) is simply continued
+// by the next one. A run has four stages:
 //
 //   - the scanner lists the Director's deployments with the cheap listing (one
-//     request) and fetches a manifest and a VM list only for a deployment that
-//     is new or whose listing entry (releases, stemcells, lock) changed; answers
-//     are cached for Config.CacheTTL, after which they are fetched again (that
-//     TTL is the operator's chosen freshness: a change made to a deployment
-//     behind the broker's back that leaves its listing entry unchanged is seen
-//     once the cached entry expires, or at once by a forced run);
-//   - the matcher decides which service instance each deployment is (by name,
-//     by manifest metadata, by release, by configured rule; first match wins);
+//     request) and fetches a manifest and a VM list (both at once) only for a
+//     deployment that is new or whose listing entry (releases, lock) changed;
+//     answers are cached for Config.CacheTTL, after which they are fetched
+//     again. That TTL is the operator's chosen freshness: a change made to a
+//     deployment behind the broker's back that leaves its listing entry as it
+//     was is seen once the cached answer expires, or at once by a forced run,
+//     which clears the cache. A locked deployment is skipped (a task is
+//     changing it); a format=full VM listing is never asked for;
+//   - the matcher ties each deployment to a service instance: by its name
+//     {planID}-{instanceID}, by properties.blacksmith in its manifest, by a
+//     release mapped to a service (Config.Releases), by a configured name rule
+//     (Config.Rules); first match wins, each with a confidence; unmatched
+//     deployments are reported with the reason each strategy gave;
 //   - the updater computes the records each matched instance should have (the
-//     index record, its metadata, its manifest), compares them with Vault by a
-//     fingerprint kept in the index record, and writes only what differs, after
-//     a backup when something existing is about to change;
-//   - the synchronizer flags index entries whose deployment is gone as orphaned
-//     (never while a provision or deprovision is in flight, nor within the
-//     grace period after creation) and un-flags them when it comes back.
+//     index record, its metadata, its manifest). The index record keeps a
+//     fingerprint of them, so an instance in step costs no Vault request
+//     beyond the one Index read of the run. For the others it reads what Vault
+//     holds (for an instance the index lacks, beside the Director fetch),
+//     writes only what differs, after a backup when something existing is
+//     about to change, and records drift (a manifest changed behind the
+//     broker's back) in the instance's history. Fields it does not own are
+//     kept. Config.MaxConcurrency observers fetch and compare and as many
+//     writers write, so that Director fetches do not wait for Vault; index
+//     changes are written together, one Update at a time (at least
+//     Config.BatchSize of them, at most one Update every 5 s while changes
+//     keep coming, the rest at the end of the run);
+//   - the synchronizer flags index entries whose deployment is gone as
+//     orphaned (never while the broker's operation on it is in progress or a
+//     Director task for its deployment is queued or running, nor within
+//     Config.OrphanGracePeriod after its creation) and un-flags them when the
+//     deployment comes back. Orphans are never deleted.
+//
+// Every failed step is retried Config.RetryAttempts times with exponential
+// backoff from Config.RetryDelay (capped at 5 min, with jitter); one
+// instance's failure never stops the others, and the next run tries again.
 //
 // The Manager runs one run at start and then every Config.Interval, serves
-// forced and dry runs, never lets two runs overlap, and exposes its status and
-// Prometheus metrics.
+// forced and dry runs (a dry run computes the plan and writes nothing), never
+// lets two runs overlap, stops within Config.StopTimeout, and exposes its
+// Status and Prometheus metrics (blacksmith_reconciler_*).
 package reconciler
