@@ -37,6 +37,14 @@ var (
 	mounts      atomic.Int64
 )
 
+// The real parts the reconciler is wired with.
+var (
+	_ reconciler.Director     = (*bosh.Client)(nil)
+	_ reconciler.Tasks        = (*bosh.Client)(nil)
+	_ reconciler.Store        = (*vault.Store)(nil)
+	_ reconciler.BackupReader = (*vault.Store)(nil)
+)
+
 var _ = BeforeSuite(func() {
 	// The bosh client clones http.DefaultTransport. Without keep-alives it
 	// leaves no connection that was dialed but never used, which the
