@@ -53,7 +53,7 @@ func (k *kv) read(ctx context.Context, p string) (document, error) {
 	k.reads.Add(1)
 	resp, err := k.client.Logical().ReadRawWithContext(ctx, k.dataPath(p))
 	if resp != nil {
-		defer resp.Body.Close()
+		defer drain(resp)
 	}
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
 		return k.absent(resp.Body)
@@ -145,9 +145,7 @@ func (k *kv) write(ctx context.Context, p string, data any, cas int) error {
 func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {
 	k.writes.Add(1)
 	resp, err := k.client.Logical().WriteRawWithContext(ctx, k.dataPath(p), body)
-	if resp != nil {
-		resp.Body.Close()
-	}
+	drain(resp)
 	if err == nil {
 		return nil
 	}
@@ -170,9 +168,7 @@ func (k *kv) remove(ctx context.Context, p string) error {
 		target = k.metadataPath(p)
 	}
 	resp, err := k.client.Logical().DeleteRawWithContext(ctx, target)
-	if resp != nil {
-		resp.Body.Close()
-	}
+	drain(resp)
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
 		return fmt.Errorf("deleting %s: %w", k.display(p), k.classify(ctx, err))
 	}
@@ -205,4 +201,15 @@ func (k *kv) list(ctx context.Context, p string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// drain reads what is left of a response and closes it, so that its
+// connection goes back to the pool instead of being closed (a cold reconcile
+// writes tens of thousands of documents).
+func drain(resp *api.Response) {
+	if resp == nil || resp.Body == nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
 }

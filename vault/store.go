@@ -141,9 +141,14 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// maxIdleConns bounds the connections kept open to Vault between requests.
+const maxIdleConns = 32
+
 func newClient(opts Options) (*api.Client, error) {
 	hc := cleanhttp.DefaultPooledClient()
-	hc.Transport.(*http.Transport).TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	tr := hc.Transport.(*http.Transport)
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	tr.MaxIdleConnsPerHost = maxIdleConns // the reconciler's writers and readers run side by side
 	hc.Timeout = opts.Timeout
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg := &api.Config{Address: opts.Address, HttpClient: hc, Timeout: opts.Timeout, MaxRetries: 0}
