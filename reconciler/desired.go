@@ -30,6 +30,7 @@ type desired struct {
 	scan        *scanned
 
 	// Set by the updater.
+	hadManifest   bool          // Vault held a manifest when it was read
 	changes       changes       // what differed from Vault
 	metadataWrite bool          // the metadata needs a write
 	wrote         bool          // metadata or manifest was written

@@ -28,6 +28,7 @@ type run struct {
 	start time.Time
 	log   *slog.Logger
 	index map[string]*vault.Record // as read at the start; never changed
+	owned ownedDocs                // which instances have documents of their own (cold runs)
 	plan  *planner                 // dry run only
 	batch *batcher                 // nil in a dry run
 

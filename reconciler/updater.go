@@ -54,6 +54,7 @@ func (r *run) syncRecords(ctx context.Context, w *desired, rec *vault.Record) er
 		return err
 	}
 	c := diff(w, have, rec)
+	w.hadManifest = have.hasManifest
 	next := r.nextMetadata(w, have, rec, c)
 	w.changes, w.metadataWrite = c, next != nil
 	if rec == nil && (have.md != nil || have.hasManifest) {
@@ -91,6 +92,10 @@ func (r *run) prefetch(ctx context.Context, id string) *prefetch {
 		return nil
 	}
 	p := &prefetch{done: make(chan struct{})}
+	if !r.owned.mayHave(ctx, r, id) { // nothing to read: the instance is new to Vault
+		close(p.done)
+		return p
+	}
 	go func() {
 		defer close(p.done)
 		p.have, p.err = r.readCurrent(ctx, id)
@@ -210,7 +215,7 @@ func (r *run) putRecords(ctx context.Context, w *desired, next *vault.Metadata, 
 	}
 	if c.manifest {
 		g.Go(func() error {
-			return r.put(kindManifest, func() error { return r.m.opts.Store.PutManifest(gctx, id, w.manifest) })
+			return r.put(kindManifest, func() error { return r.putManifest(gctx, id, w.manifest, w.hadManifest) })
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -256,4 +261,23 @@ func (r *run) planRecords(w *desired, e effect) {
 		r.count(func(s *Summary) { s.Drift++ })
 	}
 	r.plan.add(item, e&effectCreated != 0, w.changes.backup && r.m.cfg.Backup.Enabled)
+}
+
+// ManifestCreator is optionally implemented by the Store (*vault.Store does):
+// it writes a manifest that is absent without reading first.
+type ManifestCreator interface {
+	// CreateManifest writes a manifest where there is none; vault.ErrConflict when there is one.
+	CreateManifest(ctx context.Context, id, text string) error
+}
+
+// putManifest writes an instance's manifest; one that Vault did not hold is
+// created without the read that keeps a document's other keys.
+func (r *run) putManifest(ctx context.Context, id, text string, had bool) error {
+	if mc, ok := r.m.opts.Store.(ManifestCreator); ok && !had {
+		err := mc.CreateManifest(ctx, id, text)
+		if !errors.Is(err, vault.ErrConflict) {
+			return err
+		}
+	}
+	return r.m.opts.Store.PutManifest(ctx, id, text)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // maxString is the longest string Vault's listener accepts by default.
@@ -99,4 +100,45 @@ func (s *Store) PutManifest(ctx context.Context, id, text string) error {
 	b, _ := json.Marshal(text)
 	data["manifest"] = b
 	return s.kv.write(ctx, p, data, noCAS)
+}
+
+// CreateManifest writes the manifest of an instance that has none. On KV v2
+// the write is check-and-set "absent", so it costs no read: ErrConflict means
+// a manifest exists (call PutManifest, which keeps its other keys). On KV v1
+// it is PutManifest.
+func (s *Store) CreateManifest(ctx context.Context, id, text string) error {
+	if s.kv.version == 1 {
+		return s.PutManifest(ctx, id, text)
+	}
+	if err := validID(id); err != nil {
+		return err
+	}
+	if len(text) > maxString {
+		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, maxString)
+	}
+	b, _ := json.Marshal(text)
+	data := map[string]json.RawMessage{"manifest": b}
+	if err := s.kv.write(ctx, manifestPath(id), data, 0); err != nil {
+		return fmt.Errorf("creating the manifest of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Instances returns the ids that have documents of their own under the mount
+// (manifest, metadata, backups, secrets), in one LIST of the mount's top
+// level. An id it does not name had none when it was listed, so a cold
+// reconcile need not read that instance's records one by one.
+func (s *Store) Instances(ctx context.Context) (map[string]bool, error) {
+	names, err := s.kv.list(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("listing instances: %w", err)
+	}
+	ids := make(map[string]bool, len(names))
+	for _, n := range names {
+		id, folder := strings.CutSuffix(n, "/")
+		if folder && validID(id) == nil && id != layoutRoot {
+			ids[id] = true
+		}
+	}
+	return ids, nil
 }

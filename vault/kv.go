@@ -129,6 +129,9 @@ func (k *kv) write(ctx context.Context, p string, data any, cas int) error {
 		}
 	}
 	if k.version == 1 {
+		if string(raw) == "{}" { // Vault answers a bare 400 "missing data fields"
+			return fmt.Errorf("writing %s: %w: KV v1 cannot store an empty document", k.display(p), ErrInvalid)
+		}
 		return k.put(ctx, p, raw, cas)
 	}
 	body := make([]byte, 0, len(raw)+40)

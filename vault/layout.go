@@ -19,6 +19,7 @@ const (
 	// LegacyIndexPath is where Blacksmith kept its single-map index.
 	LegacyIndexPath = "db"
 
+	layoutRoot  = "blacksmith" // the top-level folder of our own documents, not an instance
 	metaPath    = "blacksmith/index/meta"
 	shardPrefix = "blacksmith/index/v1/shards/"
 	hashName    = "sha256-be32"

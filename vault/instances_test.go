@@ -1,0 +1,63 @@
+package vault_test
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var _ = Describe("Instances and CreateManifest", func() {
+	for _, version := range []int{1, 2} {
+		Context(fmt.Sprintf("on KV v%d", version), func() {
+			var store *vault.Store
+
+			BeforeEach(func() {
+				store, _ = newStore(server(), version)
+			})
+
+			It("lists the ids that have documents of their own, not the index or the legacy db", func() {
+				Expect(store.PutManifest(ctx, "i-manifest", "name: a\n")).To(Succeed())
+				Expect(store.PutMetadata(ctx, "i-meta", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
+				Expect(store.PutSecret(ctx, "i-secret/credentials", map[string]any{"password": "x"})).To(Succeed())
+				_, err := store.Update(ctx, map[string]vault.Change{"i-index-only": put(rec("s", "p"))})
+				Expect(err).NotTo(HaveOccurred())
+
+				ids, err := store.Instances(ctx)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(ids).To(Equal(map[string]bool{"i-manifest": true, "i-meta": true, "i-secret": true}))
+			})
+
+			It("refuses an empty metadata document on KV v1 with an error that says so", func() {
+				err := store.PutMetadata(ctx, "empty", &vault.Metadata{})
+				if version == 1 {
+					Expect(err).To(MatchError(vault.ErrInvalid))
+					Expect(err.Error()).To(ContainSubstring("cannot store an empty document"))
+				} else {
+					Expect(err).NotTo(HaveOccurred())
+				}
+			})
+
+			It("creates a manifest that is absent, and refuses to overwrite one that exists on KV v2", func() {
+				Expect(store.CreateManifest(ctx, "c1", "name: first\n")).To(Succeed())
+				text, ok, err := store.Manifest(ctx, "c1")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(ok).To(BeTrue())
+				Expect(text).To(Equal("name: first\n"))
+
+				err = store.CreateManifest(ctx, "c1", "name: second\n")
+				if version == 2 {
+					Expect(err).To(MatchError(vault.ErrConflict))
+					text, _, _ = store.Manifest(ctx, "c1")
+					Expect(text).To(Equal("name: first\n"))
+				} else { // KV v1 has no check-and-set: it is PutManifest
+					Expect(err).NotTo(HaveOccurred())
+					text, _, _ = store.Manifest(ctx, "c1")
+					Expect(text).To(Equal("name: second\n"))
+				}
+			})
+		})
+	}
+})
