@@ -36,8 +36,9 @@ type Summary struct {
 	Reason string `json:"reason,omitempty"`
 	// StartedAt is when the run started.
 	StartedAt time.Time `json:"started_at"`
-	// Duration is how long it took (duration_seconds in JSON too).
-	Duration time.Duration `json:"duration"`
+	// Duration is how long it took (in JSON as duration_seconds only: a Go
+	// duration would encode as nanoseconds).
+	Duration time.Duration `json:"-"`
 	// DurationSeconds is Duration in seconds.
 	DurationSeconds float64 `json:"duration_seconds"`
 	// DeploymentsSeen is the number of deployments the Director listed.
