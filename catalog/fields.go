@@ -19,6 +19,35 @@ type setter func(n *yaml.Node) string
 // that were given, each mapped to whether its value was good, and false when
 // the file could not be read at all.
 func decodeFile(path string, fields map[string]setter, problems *Problems) (map[string]bool, bool) {
+	root, ok := readMapping(path, problems)
+	if !ok {
+		return nil, false
+	}
+	given := map[string]bool{}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		key, val := root.Content[i].Value, root.Content[i+1]
+		set, known := fields[key]
+		switch {
+		case !known:
+			problems.add(path, key, "unknown field")
+		case seen[key]:
+			problems.add(path, key, "given more than once")
+		case val.Kind == yaml.ScalarNode && val.Tag == "!!null":
+		default:
+			msg := set(val)
+			given[key] = msg == ""
+			if msg != "" {
+				problems.add(path, key, "%s", msg)
+			}
+		}
+		seen[key] = true
+	}
+	return given, true
+}
+
+// readMapping reads path and returns its top-level YAML mapping.
+func readMapping(path string, problems *Problems) (*yaml.Node, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		reportRead(path, err, problems)
@@ -38,25 +67,7 @@ func decodeFile(path string, fields map[string]setter, problems *Problems) (map[
 		problems.add(path, "", "expected a mapping of fields")
 		return nil, false
 	}
-	given := map[string]bool{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		key, val := root.Content[i].Value, root.Content[i+1]
-		set, known := fields[key]
-		switch {
-		case !known:
-			problems.add(path, key, "unknown field")
-		case given[key]:
-			problems.add(path, key, "given more than once")
-		case val.Kind == yaml.ScalarNode && val.Tag == "!!null":
-		default:
-			msg := set(val)
-			given[key] = msg == ""
-			if msg != "" {
-				problems.add(path, key, "%s", msg)
-			}
-		}
-	}
-	return given, true
+	return root, true
 }
 
 func reportRead(path string, err error, problems *Problems) {
