@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -47,25 +48,42 @@ func (k *kv) metadataPath(p string) string { return k.mount + "/metadata/" + p }
 // display is the path as a user names it: mount and relative path.
 func (k *kv) display(p string) string { return k.mount + "/" + p }
 
-// read returns the document at p. Absent is not an error; a failed request
-// or a body that cannot be decoded is, and the document is then unusable.
+// read returns the document at p. Absent is not an error; a failed request,
+// a body that cannot be decoded, or a 404 that does not mean "absent" (no
+// such mount, a mount of the other KV version) is, and the document is then
+// unusable.
 func (k *kv) read(ctx context.Context, p string) (document, error) {
 	k.reads.Add(1)
-	resp, err := k.client.Logical().ReadRawWithContext(ctx, k.dataPath(p))
-	if resp != nil {
-		defer drain(resp)
+	raw, found, err := k.get(ctx, k.dataPath(p), nil)
+	var doc document
+	switch {
+	case err != nil:
+	case found:
+		doc, err = k.decode(raw)
+	default:
+		doc, err = k.absent(raw)
 	}
-	if resp != nil && resp.StatusCode == http.StatusNotFound {
-		return k.absent(resp.Body)
-	}
-	if err != nil {
-		return document{}, fmt.Errorf("reading %s: %w", k.display(p), k.classify(ctx, err))
-	}
-	doc, err := k.decode(resp.Body)
 	if err != nil {
 		return document{}, fmt.Errorf("reading %s: %w", k.display(p), err)
 	}
 	return doc, nil
+}
+
+// get sends a GET for target and returns the whole body of a 200 (found) or
+// 404 answer; any other answer is an error.
+func (k *kv) get(ctx context.Context, target string, params url.Values) ([]byte, bool, error) {
+	resp, err := k.client.Logical().ReadRawWithDataWithContext(ctx, target, params)
+	if resp != nil {
+		defer resp.Body.Close()
+	}
+	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
+		return nil, false, k.classify(ctx, err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: reading response: %w", ErrUnreachable, err)
+	}
+	return raw, resp.StatusCode != http.StatusNotFound, nil
 }
 
 type v1Body struct {
@@ -83,11 +101,7 @@ type v2Body struct {
 
 // decode parses a 200 response body. A body that is not what Vault sends for
 // a secret is an error: the caller must not act on a half-understood read.
-func (k *kv) decode(body io.Reader) (document, error) {
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		return document{}, fmt.Errorf("%w: reading response: %w", ErrUnreachable, err)
-	}
+func (k *kv) decode(raw []byte) (document, error) {
 	if k.version == 1 {
 		var b v1Body
 		if err := json.Unmarshal(raw, &b); err != nil || b.Data == nil {
@@ -103,15 +117,26 @@ func (k *kv) decode(body io.Reader) (document, error) {
 	return doc, nil
 }
 
-// absent handles a 404: on KV v2 a deleted secret still has a version that a
-// check-and-set write must name.
-func (k *kv) absent(body io.Reader) (document, error) {
-	if k.version == 1 {
-		return document{}, nil
+// absent reads a 404 body. Vault says "absent" with no error and no warning
+// (on KV v2 with the version of a deleted secret, which a check-and-set
+// write must name). Anything else (no handler for the route, a warning that
+// the path is not one of a versioned mount, a body that is not Vault's)
+// means the path is not served as the configured mount: treating it as
+// absent would show an empty index.
+func (k *kv) absent(raw []byte) (document, error) {
+	var b struct {
+		v2Body
+		Errors   []string `json:"errors"`
+		Warnings []string `json:"warnings"`
 	}
-	var b v2Body
-	raw, _ := io.ReadAll(body)
-	if json.Unmarshal(raw, &b) == nil && b.Data != nil {
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return document{}, fmt.Errorf("%w: a 404 that is not from vault: %s", ErrInvalid, snippet(raw))
+	}
+	if msgs := append(b.Errors, b.Warnings...); len(msgs) > 0 {
+		return document{}, fmt.Errorf("%w: vault answered 404 %q: is %s a KV v%d mount?",
+			ErrInvalid, strings.Join(msgs, "; "), k.mount, k.version)
+	}
+	if k.version == 2 && b.Data != nil {
 		return document{Version: b.Data.Metadata.Version}, nil
 	}
 	return document{}, nil
@@ -186,24 +211,24 @@ func (k *kv) list(ctx context.Context, p string) ([]string, error) {
 	if k.version == 2 {
 		target = k.metadataPath(p)
 	}
-	sec, err := k.client.Logical().ListWithContext(ctx, strings.TrimSuffix(target, "/"))
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", k.display(p), k.classify(ctx, err))
-	}
-	if sec == nil || sec.Data == nil {
-		return nil, nil
-	}
-	keys, ok := sec.Data["keys"].([]any)
-	if !ok {
-		return nil, fmt.Errorf("listing %s: %w: keys is %T", k.display(p), ErrCorrupt, sec.Data["keys"])
-	}
-	out := make([]string, 0, len(keys))
-	for _, key := range keys {
-		if s, ok := key.(string); ok {
-			out = append(out, s)
+	raw, found, err := k.get(ctx, strings.TrimSuffix(target, "/"), url.Values{"list": {"true"}})
+	if err == nil && !found {
+		if _, err = k.absent(raw); err == nil {
+			return nil, nil
 		}
 	}
-	return out, nil
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", k.display(p), err)
+	}
+	var b struct {
+		Data struct {
+			Keys []string `json:"keys"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, fmt.Errorf("listing %s: %w: %s", k.display(p), ErrCorrupt, snippet(raw))
+	}
+	return b.Data.Keys, nil
 }
 
 // drain reads what is left of a response and closes it, so that its

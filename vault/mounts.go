@@ -6,6 +6,30 @@ import (
 	"fmt"
 )
 
+// errUndetectable means the token may read neither endpoint that tells a
+// mount's KV version.
+var errUndetectable = errors.New("cannot detect the kv version")
+
+// resolveVersion returns the KV version to use: the detected one, or
+// Options.KVVersion when set. A configured version is checked against the
+// mount whenever the token may read it, so that a wrong one is an error
+// rather than reads of paths that do not exist (an empty index).
+func (s *Store) resolveVersion(ctx context.Context) (int, error) {
+	want := s.opts.KVVersion
+	got, err := s.detectVersion(ctx)
+	switch {
+	case want == 0:
+		return got, err
+	case errors.Is(err, errUndetectable):
+		return want, nil
+	case err != nil:
+		return 0, err
+	case got != want:
+		return 0, fmt.Errorf("%w: mount %s is KV version %d, but kv version %d is configured", ErrInvalid, s.kv.mount, got, want)
+	}
+	return want, nil
+}
+
 // detectVersion finds the KV version of the mount, first from
 // sys/internal/ui/mounts/{mount} (allowed for any token with access to the
 // mount), then from sys/mounts (needs a broader policy).
@@ -30,8 +54,8 @@ func (s *Store) detectVersion(ctx context.Context) (int, error) {
 		}
 		return 0, fmt.Errorf("%w: no kv mount at %s/ in sys/mounts", ErrInvalid, mount)
 	}
-	return 0, fmt.Errorf("%w: cannot detect the kv version of mount %s (sys/internal/ui/mounts: %v; sys/mounts: %v): "+
-		"set the kv version (1 or 2) in the configuration", ErrInvalid, mount, err, s.kv.classify(ctx, err2))
+	return 0, fmt.Errorf("%w: %w of mount %s (sys/internal/ui/mounts: %v; sys/mounts: %v): "+
+		"set the kv version (1 or 2) in the configuration", ErrInvalid, errUndetectable, mount, err, s.kv.classify(ctx, err2))
 }
 
 // kvVersion reads the answer of sys/internal/ui/mounts for mount.

@@ -30,7 +30,8 @@ type Options struct {
 	SkipSSLValidation bool
 	// KVVersion is the mount's KV version, 1 or 2. Default 0: detected from
 	// sys/internal/ui/mounts, then sys/mounts; set it when the token may read
-	// neither.
+	// neither. When set and the token may read them, New checks it against
+	// the mount and refuses a mismatch.
 	KVVersion int
 	// Backup configures backups taken before destructive changes.
 	Backup BackupOptions
@@ -132,10 +133,8 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("looking up the vault token: %w", s.kv.classify(ctx, err))
 	}
-	if s.kv.version = opts.KVVersion; s.kv.version == 0 {
-		if s.kv.version, err = s.detectVersion(ctx); err != nil {
-			return nil, err
-		}
+	if s.kv.version, err = s.resolveVersion(ctx); err != nil {
+		return nil, err
 	}
 	s.renew = startRenewer(client, tok, s.log)
 	return s, nil
