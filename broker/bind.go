@@ -35,10 +35,7 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	if err != nil {
 		return domain.Binding{}, err
 	}
-	appGUID := d.AppGUID
-	if appGUID == "" && d.BindResource != nil {
-		appGUID = d.BindResource.AppGuid
-	}
+	appGUID := appGUIDOf(d)
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
 		return domain.Binding{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
@@ -60,14 +57,19 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	return domain.Binding{Credentials: creds}, nil
 }
 
+// appGUIDOf is the app a binding is for: app_guid, or bind_resource.app_guid.
+func appGUIDOf(d domain.BindDetails) string {
+	if d.AppGUID == "" && d.BindResource != nil {
+		return d.BindResource.AppGuid
+	}
+	return d.AppGUID
+}
+
 // bindable returns the record of an instance that can be bound now.
 func (b *Broker) bindable(ctx context.Context, id string) (*vault.Record, error) {
-	rec, err := b.opts.Store.Record(ctx, id)
-	switch {
-	case err != nil:
-		return nil, b.internal("could not read the instance's record", err, "instance", id)
-	case rec == nil:
-		return nil, apiresponses.ErrInstanceDoesNotExist
+	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+	if err != nil {
+		return nil, err
 	}
 	svc, _, ok := b.opts.Catalog.Plan(rec.PlanID)
 	if !ok {
@@ -108,9 +110,13 @@ func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *
 	if err != nil {
 		return nil, b.internal("could not list the deployment's VMs", err, "instance", id)
 	}
-	secrets, _, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+	secrets, ok, err := b.opts.Store.Secret(ctx, credentialsPath(id))
 	if err != nil {
 		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
+	}
+	if !ok && usesSecrets(plan.Credentials) {
+		return nil, b.internal("the instance has no secrets in Vault for its credentials",
+			errors.New("no secrets at "+credentialsPath(id)+"; an update of the instance generates them"), "instance", id)
 	}
 	data := CredentialsData{
 		ManifestData: ManifestData{

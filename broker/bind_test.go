@@ -7,6 +7,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 var _ = Describe("Bind", func() {
@@ -58,6 +60,17 @@ var _ = Describe("Bind", func() {
 		_, ok, err = e.store.Secret(ctx, "b-1/bindings/x-1")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeFalse())
+	})
+
+	It("refuses, writing nothing, to render credentials that need secrets the instance does not have", func() {
+		deployed("redis-small-b-4", e)
+		putRecord(e, "b-4", &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-b-4"})
+		a := e.request("PUT", bindingPath("b-4", "x"), bindBody("a"))
+		Expect(a.Status).To(Equal(http.StatusInternalServerError), a.Raw)
+		Expect(a.Body["description"]).To(ContainSubstring("secrets"))
+		_, ok, err := e.store.Secret(ctx, "b-4/bindings/x")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "no binding is stored")
 	})
 
 	It("refuses to bind a service that is not bindable with 400", func() {

@@ -24,12 +24,9 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 	}
 	unlock := b.locks.lock(id)
 	defer unlock()
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
-		return none, b.internal("could not read the instance's record", err, "instance", id)
-	}
-	if rec == nil {
-		return none, apiresponses.ErrInstanceDoesNotExist
+		return none, err
 	}
 	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
 		if op.Type == opTypeDeprovision {
@@ -98,25 +95,25 @@ func deploymentOf(id string, rec *vault.Record) string {
 	return deploymentName(rec.PlanID, id)
 }
 
-// cleanup removes an instance's record (Remove backs it up first), then its
-// bindings' credentials and its secrets.
+// cleanup deletes an instance's bindings' credentials and its secrets, then
+// its record (Remove backs it up first). The record goes last, so that a
+// cleanup that fails half-way is tried again on the next last_operation.
 func (b *Broker) cleanup(ctx context.Context, id string) error {
-	if err := b.opts.Store.Remove(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
-		return fmt.Errorf("removing the record of instance %s: %w", id, err)
-	}
 	ids, err := b.bindingIDs(ctx, id)
 	if err != nil {
 		return err
 	}
+	paths := make([]string, 0, len(ids)+2)
 	for _, bid := range ids {
-		if err := b.opts.Store.DeleteSecret(ctx, bindingPath(id, bid)); err != nil {
-			return fmt.Errorf("deleting binding %s of instance %s: %w", bid, id, err)
-		}
+		paths = append(paths, bindingPath(id, bid))
 	}
-	for _, p := range []string{bindingsListPath(id), credentialsPath(id)} {
+	for _, p := range append(paths, bindingsListPath(id), credentialsPath(id)) {
 		if err := b.opts.Store.DeleteSecret(ctx, p); err != nil {
 			return fmt.Errorf("deleting secret %s: %w", p, err)
 		}
+	}
+	if err := b.opts.Store.Remove(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
+		return fmt.Errorf("removing the record of instance %s: %w", id, err)
 	}
 	return nil
 }

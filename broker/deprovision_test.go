@@ -2,13 +2,16 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -34,12 +37,14 @@ var _ = Describe("Deprovision", func() {
 		Expect(op.TaskID).To(BeNumerically(">", 0))
 		Expect(deprovision("d-1").Status).To(Equal(http.StatusAccepted), "a repeat while in progress")
 
+		backupsBefore, err := e.store.Backups(ctx, "d-1")
+		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() int { s, _, _ := e.lastOperation("d-1"); return s }).
 			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusGone))
 		Expect(e.record("d-1")).To(BeNil())
 		backups, err := e.store.Backups(ctx, "d-1")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(backups).NotTo(BeEmpty())
+		Expect(backups).To(HaveLen(len(backupsBefore)+1), "the record was backed up before it went")
 		for _, p := range []string{"d-1/credentials", "d-1/bindings/b-1"} {
 			_, ok, err := e.store.Secret(ctx, p)
 			Expect(err).NotTo(HaveOccurred())
@@ -71,9 +76,46 @@ var _ = Describe("Deprovision", func() {
 		Expect(a.Body).To(HaveKeyWithValue("error", "ConcurrencyError"))
 	})
 
+	It("keeps the record until the instance's secrets and bindings are gone, so that a failed cleanup is retried", func() {
+		deletes := &failingDeletes{Store: e.store}
+		e = newEnv(func(o *broker.Options) { deletes.Store = o.Store; o.Store = deletes })
+		e.provisioned("d-5", "redis-small")
+		Expect(e.request("PUT", instancePath("d-5")+"/service_bindings/b-5",
+			map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": "app"}).Status).To(Equal(http.StatusCreated))
+		deletes.failing.Store(true)
+		Expect(deprovision("d-5").Status).To(Equal(http.StatusAccepted))
+		Eventually(func() string { _, _, desc := e.lastOperation("d-5"); return desc }).
+			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(ContainSubstring("removing the instance's records"))
+		Expect(e.record("d-5")).NotTo(BeNil(), "the record stays while its secrets cannot be deleted")
+
+		deletes.failing.Store(false)
+		Eventually(func() int { s, _, _ := e.lastOperation("d-5"); return s }).
+			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusGone))
+		Expect(e.record("d-5")).To(BeNil())
+		for _, p := range []string{"d-5/credentials", "d-5/bindings/b-5", "d-5/binding-ids"} {
+			_, ok, err := e.store.Secret(ctx, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeFalse(), p)
+		}
+	})
+
 	It("refuses clients that do not accept asynchronous operations with 422", func() {
 		e.provisioned("d-4", "redis-small")
 		Expect(e.request("DELETE", instancePath("d-4")+"?service_id=redis&plan_id=redis-small", nil).Status).
 			To(Equal(http.StatusUnprocessableEntity))
 	})
 })
+
+// failingDeletes is the real store whose secret deletions fail while failing
+// is set, as when Vault refuses writes for a while.
+type failingDeletes struct {
+	broker.Store
+	failing atomic.Bool
+}
+
+func (f *failingDeletes) DeleteSecret(ctx context.Context, path string) error {
+	if f.failing.Load() {
+		return errors.New("vault is refusing writes")
+	}
+	return f.Store.DeleteSecret(ctx, path)
+}

@@ -266,3 +266,15 @@ func (e *env) provisioned(id, planID string) {
 	e.provision(id, planID, nil)
 	e.eventuallyState(id, "succeeded")
 }
+
+// deployed creates a deployment on the Director behind the broker's back (as
+// one the reconciler adopts) and waits for its task.
+func deployed(name string, e *env) {
+	GinkgoHelper()
+	ctx := context.Background()
+	task, err := e.client.Deploy(ctx, []byte(fmtManifest(name)))
+	Expect(err).NotTo(HaveOccurred())
+	task, err = e.client.WaitTask(ctx, task.ID, 50*time.Millisecond)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(task.Succeeded()).To(BeTrue(), task.Result)
+}

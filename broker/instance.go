@@ -5,6 +5,8 @@ import (
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // GetInstance answers GET /v2/service_instances/:id from the record: 404
@@ -12,12 +14,9 @@ import (
 // 422 ConcurrencyError while an update is in progress.
 func (b *Broker) GetInstance(ctx context.Context, id string, _ domain.FetchInstanceDetails) (domain.GetInstanceDetailsSpec, error) {
 	var none domain.GetInstanceDetailsSpec
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := b.readRecord(ctx, id, errNotFound)
 	if err != nil {
-		return none, b.internal("could not read the instance's record", err, "instance", id)
-	}
-	if rec == nil {
-		return none, errNotFound
+		return none, err
 	}
 	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
 		switch op.Type {
@@ -32,4 +31,17 @@ func (b *Broker) GetInstance(ctx context.Context, id string, _ domain.FetchInsta
 		PlanID:     rec.PlanID,
 		Parameters: rec.Parameters,
 	}, nil
+}
+
+// readRecord reads the instance's record: notFound when there is none, a
+// 500 (logged) when Vault cannot be read.
+func (b *Broker) readRecord(ctx context.Context, id string, notFound error) (*vault.Record, error) {
+	rec, err := b.opts.Store.Record(ctx, id)
+	switch {
+	case err != nil:
+		return nil, b.internal("could not read the instance's record", err, "instance", id)
+	case rec == nil:
+		return nil, notFound
+	}
+	return rec, nil
 }

@@ -18,12 +18,9 @@ import (
 // deprovision that succeeded removes the record (and the instance's
 // secrets); the instance then answers 410.
 func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDetails) (domain.LastOperation, error) {
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
-		return domain.LastOperation{}, b.internal("could not read the instance's record", err, "instance", id)
-	}
-	if rec == nil {
-		return domain.LastOperation{}, apiresponses.ErrInstanceDoesNotExist
+		return domain.LastOperation{}, err
 	}
 	if op := rec.LastOperation; op == nil || op.State != stateInProgress {
 		return answer(rec.LastOperation), nil
@@ -43,12 +40,10 @@ func answer(op *vault.Operation) domain.LastOperation {
 
 // poll follows an operation in progress to the Director (under the instance's lock).
 func (b *Broker) poll(ctx context.Context, id string) (domain.LastOperation, error) {
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	switch {
 	case err != nil:
-		return domain.LastOperation{}, b.internal("could not read the instance's record", err, "instance", id)
-	case rec == nil:
-		return domain.LastOperation{}, apiresponses.ErrInstanceDoesNotExist
+		return domain.LastOperation{}, err
 	case rec.LastOperation == nil || rec.LastOperation.State != stateInProgress:
 		return answer(rec.LastOperation), nil
 	}

@@ -91,13 +91,9 @@ func (req instanceRequest) sameAs(r *vault.Record) bool {
 // provision renders the manifest, reserves the instance and starts the deploy.
 func (b *Broker) provision(ctx context.Context, req instanceRequest, prev *vault.Record) (domain.ProvisionedServiceSpec, error) {
 	var none domain.ProvisionedServiceSpec
-	secrets, stored, err := b.instanceSecrets(ctx, req.id)
+	manifest, newSecrets, err := b.render(ctx, req)
 	if err != nil {
-		return none, b.internal("could not read the instance's secrets", err, "instance", req.id)
-	}
-	manifest, err := renderManifest(req.plan.Manifest, req.manifestData(secrets))
-	if err != nil {
-		return none, b.internal("the plan's manifest template could not be rendered", err, "plan", req.plan.ID)
+		return none, err
 	}
 	op := newOperation(opTypeProvision, "provision in progress: creating the deployment")
 	if err := b.reserve(ctx, req, req.record(op), prev, true); err != nil {
@@ -106,20 +102,44 @@ func (b *Broker) provision(ctx context.Context, req instanceRequest, prev *vault
 	b.log.Info("provisioning", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
+	b.deploy(wctx, req.id, op, newSecrets, manifest)
+	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
+}
+
+// render renders req's manifest with the instance's secrets. newSecrets are
+// the secrets generated for an instance that had none (deploy stores them),
+// nil when the stored ones were used.
+func (b *Broker) render(ctx context.Context, req instanceRequest) (manifest []byte, newSecrets map[string]any, err error) {
+	secrets, stored, err := b.instanceSecrets(ctx, req.id)
+	if err != nil {
+		return nil, nil, b.internal("could not read the instance's secrets", err, "instance", req.id)
+	}
+	manifest, err = renderManifest(req.plan.Manifest, req.manifestData(secrets))
+	if err != nil {
+		return nil, nil, b.internal("the plan's manifest template could not be rendered", err, "plan", req.plan.ID)
+	}
 	if !stored {
-		if err := b.opts.Store.PutSecret(wctx, credentialsPath(req.id), secrets); err != nil {
-			b.failOp(wctx, req.id, op, "provision failed: could not store the instance's secrets", err)
-			return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
+		newSecrets = secrets
+	}
+	return manifest, newSecrets, nil
+}
+
+// deploy stores what op's deploy needs (newSecrets unless nil, then the
+// manifest) and starts the Director's task; a failure is recorded on op.
+func (b *Broker) deploy(ctx context.Context, id string, op *vault.Operation, newSecrets map[string]any, manifest []byte) {
+	if newSecrets != nil {
+		if err := b.opts.Store.PutSecret(ctx, credentialsPath(id), newSecrets); err != nil {
+			b.failOp(ctx, id, op, op.Type+" failed: could not store the instance's secrets", err)
+			return
 		}
 	}
-	if err := b.opts.Store.PutManifest(wctx, req.id, string(manifest)); err != nil {
-		b.failOp(wctx, req.id, op, "provision failed: could not store the deployment manifest", err)
-		return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
+	if err := b.opts.Store.PutManifest(ctx, id, string(manifest)); err != nil {
+		b.failOp(ctx, id, op, op.Type+" failed: could not store the deployment manifest", err)
+		return
 	}
-	b.startTask(wctx, req.id, op, func(ctx context.Context) (bosh.Task, error) {
+	b.startTask(ctx, id, op, func(ctx context.Context) (bosh.Task, error) {
 		return b.opts.Director.Deploy(ctx, manifest)
 	})
-	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
 }
 
 // manifestData is what the plan's manifest template sees.

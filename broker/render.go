@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"text/template"
 
 	"gopkg.in/yaml.v3"
@@ -128,6 +129,9 @@ func renderCredentials(text string, d CredentialsData) (map[string]any, error) {
 	}
 	return renderMapping("credentials", text, d)
 }
+
+// usesSecrets says whether a template reads .Secrets.
+func usesSecrets(text string) bool { return strings.Contains(text, ".Secrets") }
 
 // deepMerge merges src into a copy of dst: mappings key by key, recursively;
 // any other value of src replaces dst's.

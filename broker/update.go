@@ -7,7 +7,6 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 
-	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -17,7 +16,8 @@ import (
 // subject to the new plan's limit. New parameters are
 // deep-merged over the recorded ones (as the manifest merges them). The
 // record takes the new plan and parameters, the manifest is rendered again
-// (same deployment name, same secrets) and deployed; 202. A request that
+// (same deployment name, same secrets; new ones, stored first, for an
+// instance adopted without any) and deployed; 202. A request that
 // changes nothing is answered 200 at once.
 func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, async bool) (domain.UpdateServiceSpec, error) {
 	var none domain.UpdateServiceSpec
@@ -26,12 +26,9 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	}
 	unlock := b.locks.lock(id)
 	defer unlock()
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := b.readRecord(ctx, id, errNotFound)
 	if err != nil {
-		return none, b.internal("could not read the instance's record", err, "instance", id)
-	}
-	if rec == nil {
-		return none, errNotFound
+		return none, err
 	}
 	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
 		return none, concurrency("a " + op.Type)
@@ -72,13 +69,9 @@ func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDeta
 // update renders the new manifest, records the update and starts the deploy.
 func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Record) (domain.UpdateServiceSpec, error) {
 	var none domain.UpdateServiceSpec
-	secrets, _, err := b.opts.Store.Secret(ctx, credentialsPath(req.id))
+	manifest, newSecrets, err := b.render(ctx, req)
 	if err != nil {
-		return none, b.internal("could not read the instance's secrets", err, "instance", req.id)
-	}
-	manifest, err := renderManifest(req.plan.Manifest, req.manifestData(secrets))
-	if err != nil {
-		return none, b.internal("the plan's manifest template could not be rendered", err, "plan", req.plan.ID)
+		return none, err
 	}
 	op := newOperation(opTypeUpdate, "update in progress: deploying the new manifest")
 	next := rec.Clone()
@@ -92,12 +85,6 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	b.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	if err := b.opts.Store.PutManifest(wctx, req.id, string(manifest)); err != nil {
-		b.failOp(wctx, req.id, op, "update failed: could not store the deployment manifest", err)
-		return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
-	}
-	b.startTask(wctx, req.id, op, func(ctx context.Context) (bosh.Task, error) {
-		return b.opts.Director.Deploy(ctx, manifest)
-	})
+	b.deploy(wctx, req.id, op, newSecrets, manifest)
 	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
 }

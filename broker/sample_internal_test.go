@@ -1,0 +1,41 @@
+package broker
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"gopkg.in/yaml.v3"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+)
+
+var _ = Describe("the sample catalog, rendered by the broker", func() {
+	It("gives every plan a named manifest with properties.blacksmith and credentials with a host and the password", func() {
+		c, err := catalog.Load("../manifests/catalog")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.PlanIDs()).NotTo(BeEmpty())
+		secrets := newSecrets()
+		for _, s := range c.Services {
+			for _, p := range s.Plans {
+				const id = "6c1e4c5e-5d5a-4f6e-9a43-0d2f1b7e8c11"
+				md := ManifestData{DeploymentName: deploymentName(p.ID, id), InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
+					Params: map[string]any{}, Secrets: secrets}
+				out, err := renderManifest(p.Manifest, md)
+				Expect(err).NotTo(HaveOccurred(), p.ID)
+				var m struct {
+					Name       string
+					Properties struct{ Blacksmith map[string]any }
+				}
+				Expect(yaml.Unmarshal(out, &m)).To(Succeed(), p.ID)
+				Expect(m.Name).To(Equal(md.DeploymentName), p.ID)
+				Expect(m.Properties.Blacksmith).To(HaveKeyWithValue("plan_id", p.ID), p.ID)
+				Expect(string(out)).NotTo(ContainSubstring("no value"), p.ID)
+
+				creds, err := renderCredentials(p.Credentials, CredentialsData{ManifestData: md,
+					IPs: []string{"10.0.0.1", "10.0.0.2"}, Host: "10.0.0.1", BindingID: "b", AppGUID: "a"})
+				Expect(err).NotTo(HaveOccurred(), p.ID)
+				Expect(creds).To(HaveKeyWithValue("host", "10.0.0.1"), p.ID)
+				Expect(creds).To(HaveKeyWithValue("password", secrets["password"]), p.ID)
+			}
+		}
+	})
+})
