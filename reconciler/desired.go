@@ -29,6 +29,11 @@ type desired struct {
 	fingerprint string
 	scan        *scanned
 
+	// Set by load: what the index record gets, and the manifest's
+	// properties.blacksmith block when it names the instance (else nil).
+	serviceID, planID string
+	props             *blacksmithProps
+
 	// Set by the updater.
 	hadManifest   bool          // Vault held a manifest when it was read
 	changes       changes       // what differed from Vault
@@ -38,10 +43,11 @@ type desired struct {
 	prefetched    *prefetch     // Vault read started beside the Director fetch, or nil
 }
 
-// newDesired computes the records of a matched deployment; the stemcells
-// (which the manifest's digest covers) wait for loadStemcells.
+// newDesired computes the records of a matched deployment; what it takes
+// from the manifest (which the manifest's digest covers) waits for load.
 func newDesired(d bosh.Deployment, s *scanned, m Match) *desired {
-	w := &desired{match: m, deployment: d.Name, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest), scan: s}
+	w := &desired{match: m, deployment: d.Name, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest), scan: s,
+		serviceID: m.ServiceID, planID: m.PlanID}
 	for _, r := range d.Releases {
 		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
 	}
@@ -80,16 +86,22 @@ func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
 	h.Write([]byte{'\x1d'})
 }
 
-// loadStemcells reads the stemcells from the manifest.
-func (w *desired) loadStemcells() error {
-	stemcells, err := stemcellsOf(w.manifest, w.scan.info)
+// load reads the stemcells and properties.blacksmith from the manifest; the
+// service and plan it names for the instance win over the matcher's.
+func (w *desired) load(m *matcher) error {
+	info, err := recordInfo(w.manifest, w.scan.info)
 	if err != nil {
 		return terminal(err)
 	}
 	w.stemcells = nil
-	for _, st := range stemcells {
+	for _, st := range info.Stemcells {
 		w.stemcells = append(w.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
 	}
+	if p := info.blacksmith(); p != nil && p.InstanceID == w.match.InstanceID {
+		w.props = p
+	}
+	refined := m.refine(w.match, w.props)
+	w.serviceID, w.planID = refined.ServiceID, refined.PlanID
 	return nil
 }
 

@@ -19,11 +19,17 @@
 //     {planID}-{instanceID}, by properties.blacksmith in its manifest, by a
 //     release mapped to a service (Config.Releases), by a configured name rule
 //     (Config.Rules); first match wins, each with a confidence; unmatched
-//     deployments are reported with the reason each strategy gave;
+//     deployments are reported with the reason each strategy gave. The
+//     service and plan recorded are those the manifest's properties.blacksmith
+//     names for the matched instance when it does: the broker renders them
+//     there on every deploy, while a name keeps the plan the instance was
+//     created with;
 //   - the updater computes the records each matched instance should have (the
 //     index record, its metadata, its manifest). The index record keeps a
 //     fingerprint of them, so an instance in step costs no Vault request
-//     beyond the one Index read of the run. For the others it reads what Vault
+//     beyond the one Index read of the run; a forced run trusts no
+//     fingerprint, so that documents lost from Vault while the index kept
+//     the instance are written again. For the others it reads what Vault
 //     holds (for an instance the index lacks, beside the Director fetch),
 //     writes only what differs, after a backup when something existing is
 //     about to change, and records drift (a manifest changed behind the

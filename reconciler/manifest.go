@@ -9,12 +9,16 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// blacksmithProps are the properties.blacksmith keys that tie a deployment to
-// a service instance (matcher strategy 2).
+// blacksmithProps is a properties.blacksmith block: the keys that tie a
+// deployment to a service instance (matcher strategy 2), and the broker
+// fields it renders there, which restore an index entry that was lost.
 type blacksmithProps struct {
-	ServiceID  string `yaml:"service_id"`
-	PlanID     string `yaml:"plan_id"`
-	InstanceID string `yaml:"instance_id"`
+	ServiceID        string `yaml:"service_id"`
+	PlanID           string `yaml:"plan_id"`
+	InstanceID       string `yaml:"instance_id"`
+	OrganizationGUID string `yaml:"organization_guid"`
+	SpaceGUID        string `yaml:"space_guid"`
+	Parameters       any    `yaml:"parameters"` // kept only when a mapping
 }
 
 // propsHolder is anything with a properties.blacksmith block.
@@ -43,49 +47,63 @@ type manifestInfo struct {
 	Stemcells []stemcellRef `yaml:"stemcells"`
 }
 
-// stemcellsOf returns a manifest's stemcells. It parses only the top-level
-// stemcells block when that can be cut out of the text safely (parsing a
-// whole manifest is the costliest step of a cold run), else the whole manifest.
-func stemcellsOf(text string, full func() (*manifestInfo, error)) ([]stemcellRef, error) {
-	if block, ok := stemcellsBlock(text); ok {
-		var m struct {
-			Stemcells []stemcellRef `yaml:"stemcells"`
-		}
-		if yaml.Unmarshal([]byte(block), &m) == nil {
-			return m.Stemcells, nil
+// recordInfo returns what an instance's records take from its manifest: the
+// stemcells and the properties.blacksmith block. It parses only the
+// top-level stemcells and properties blocks when they can be cut out of the
+// text safely and tell as much as the whole manifest would (parsing a whole
+// manifest is the costliest step of a cold run), else the whole manifest.
+func recordInfo(text string, full func() (*manifestInfo, error)) (*manifestInfo, error) {
+	if block, ok := topLevelBlocks(text, "stemcells:", "properties:"); ok {
+		var m manifestInfo
+		if yaml.Unmarshal([]byte(block), &m) == nil && m.answersAlone(text) {
+			return &m, nil
 		}
 	}
-	info, err := full()
-	if err != nil {
-		return nil, err
-	}
-	return info.Stemcells, nil
+	return full()
 }
 
-// stemcellsBlock cuts the top-level "stemcells:" key and its value out of a
-// single-document manifest; false when the text uses what a cut could
-// misread (several documents, anchors, aliases, tags, tabs, the key twice).
-func stemcellsBlock(text string) (string, bool) {
+// answersAlone says whether m, cut from text, picks the properties.blacksmith
+// block that the whole manifest would: a top-level one naming an instance
+// wins over the instance groups'; without one, only a text that cannot hold
+// a blacksmith key anywhere else (not even written with escapes) is enough.
+func (m *manifestInfo) answersAlone(text string) bool {
+	if p := m.Properties.Blacksmith; p != nil && p.InstanceID != "" {
+		return true
+	}
+	return m.Properties.Blacksmith == nil && !strings.Contains(text, "blacksmith") && !strings.Contains(text, `\`)
+}
+
+// topLevelBlocks cuts the given top-level keys (each written "key:") and
+// their values out of a single-document manifest; false when the text uses
+// what a cut could misread (several documents, anchors, aliases, tags, tabs,
+// quoted or complex keys, directives, a key twice).
+func topLevelBlocks(text string, keys ...string) (string, bool) {
 	if strings.ContainsAny(text, "&*!\t") || strings.Contains(text, "\n---") || strings.Contains(text, "\n...") {
 		return "", false
 	}
 	var b strings.Builder
-	found, in := false, false
+	found := map[string]bool{}
+	in := false
 	for line := range strings.Lines(text) {
 		if in && strings.ContainsRune(" -#\r\n", rune(line[0])) {
 			b.WriteString(line)
 			continue
 		}
 		in = false
-		if strings.HasPrefix(line, "stemcells:") {
-			if found {
-				return "", false
+		if strings.ContainsRune(`"'?{[%`, rune(line[0])) { // a key the prefixes below could miss
+			return "", false
+		}
+		for _, k := range keys {
+			if strings.HasPrefix(line, k) {
+				if found[k] {
+					return "", false
+				}
+				found[k], in = true, true
+				b.WriteString(line)
 			}
-			found, in = true, true
-			b.WriteString(line)
 		}
 	}
-	return b.String(), true // "" when there is no stemcells key
+	return b.String(), true // "" when there is none of the keys
 }
 
 // parseManifest reads the parts of a manifest the reconciler uses.

@@ -221,6 +221,26 @@ func (m *matcher) resolveRulePlan(got *Match) {
 	}
 }
 
+// refine takes the service and plan of a match from the manifest's
+// properties.blacksmith block when it names the matched instance: the broker
+// renders the plan there on every deploy, while a name keeps the plan the
+// instance was created with.
+func (m *matcher) refine(got Match, p *blacksmithProps) Match {
+	if p == nil || p.InstanceID != got.InstanceID {
+		return got
+	}
+	if p.PlanID != "" {
+		got.PlanID = p.PlanID
+		if svc, _, ok := m.plan(p.PlanID); ok {
+			got.ServiceID = svc.ID
+		}
+	}
+	if p.ServiceID != "" {
+		got.ServiceID = p.ServiceID
+	}
+	return got
+}
+
 // plan looks a plan id up in the catalog.
 func (m *matcher) plan(id string) (catalog.Service, catalog.Plan, bool) {
 	if m.catalog == nil || id == "" {

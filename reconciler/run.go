@@ -186,12 +186,21 @@ func (r *run) observe(ctx context.Context, d bosh.Deployment, writes chan<- *des
 		r.done.Add(1)
 		return
 	}
-	cur := r.index[w.match.InstanceID]
-	if cur != nil && cur.Fingerprint == w.fingerprint && !cur.Orphaned && !ownedFieldsDiffer(cur, w) {
+	if r.inStep(r.index[w.match.InstanceID], w) {
 		r.done.Add(1)
 		return
 	}
 	writes <- w
+}
+
+// inStep says whether the index record shows the instance in step, so that
+// nothing more is read: it holds the fingerprint of what the reconciler last
+// wrote, no orphan flag and the deployment's name. A forced run trusts no
+// fingerprint: it reads every instance's records again, so that a metadata
+// or manifest document lost or changed in Vault is written again.
+func (r *run) inStep(cur *vault.Record, w *desired) bool {
+	return !r.opts.Force && cur != nil && cur.Fingerprint == w.fingerprint && !cur.Orphaned &&
+		cur.DeploymentName == w.deployment
 }
 
 // observed fetches and matches a deployment; false when it is busy,

@@ -17,7 +17,8 @@ const (
 type RunOptions struct {
 	// DryRun computes the plan and writes nothing.
 	DryRun bool `json:"dry_run"`
-	// Force clears the scanner's cache first, so every manifest is fetched again.
+	// Force clears the scanner's cache first, so every manifest is fetched
+	// again, and trusts no fingerprint, so every instance's records are read again.
 	Force bool `json:"force"`
 	// Reason says why the run was asked for (logged and kept in the summary).
 	Reason string `json:"reason,omitempty"`

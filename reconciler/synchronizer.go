@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,8 +20,8 @@ var inFlightStates = []string{bosh.TaskQueued, bosh.TaskProcessing, bosh.TaskCan
 
 // indexChange is the index change of a matched instance: create the entry
 // when it is missing (from the broker fields of its newest backup when
-// there is one), set the fields the reconciler owns, and un-orphan it.
-// Every other field is kept.
+// there is one, else of its manifest), set the fields the reconciler owns,
+// and un-orphan it. Every other field is kept.
 func (r *run) indexChange(w *desired) *pending {
 	p := &pending{id: w.match.InstanceID, eff: new(effect), w: w}
 	now := r.stamp()
@@ -28,11 +29,7 @@ func (r *run) indexChange(w *desired) *pending {
 		*p.eff = 0
 		next := cur
 		if next == nil {
-			next = w.restored.Clone()
-			if next == nil {
-				next = &vault.Record{Created: r.start.Unix()}
-			}
-			next.Orphaned, next.OrphanedAt = false, ""
+			next = r.newRecord(w)
 			*p.eff |= effectCreated
 		}
 		if ownedFieldsDiffer(next, w) || next.Fingerprint != w.fingerprint {
@@ -54,21 +51,39 @@ func (r *run) indexChange(w *desired) *pending {
 	return p
 }
 
+// newRecord is the index entry of an instance the index lacks: the one kept
+// in its newest backup, with the broker fields its manifest still holds
+// where that has none.
+func (r *run) newRecord(w *desired) *vault.Record {
+	next := w.restored.Clone()
+	if next == nil {
+		next = &vault.Record{Created: r.start.Unix()}
+	}
+	next.Orphaned, next.OrphanedAt = false, ""
+	if p := w.props; p != nil {
+		next.OrganizationGUID = cmp.Or(next.OrganizationGUID, p.OrganizationGUID)
+		next.SpaceGUID = cmp.Or(next.SpaceGUID, p.SpaceGUID)
+		if params, ok := p.Parameters.(map[string]any); ok && next.Parameters == nil {
+			next.Parameters = params
+		}
+	}
+	return next
+}
+
 // ownedFieldsDiffer says whether rec names another service, plan or deployment than w.
 func ownedFieldsDiffer(rec *vault.Record, w *desired) bool {
-	m := w.match
-	return (m.ServiceID != "" && rec.ServiceID != m.ServiceID) || (m.PlanID != "" && rec.PlanID != m.PlanID) ||
+	return (w.serviceID != "" && rec.ServiceID != w.serviceID) || (w.planID != "" && rec.PlanID != w.planID) ||
 		rec.DeploymentName != w.deployment
 }
 
-// setOwnedFields sets what the reconciler owns; an id the matcher could not
-// tell is left as it is.
+// setOwnedFields sets what the reconciler owns; an id that neither the
+// matcher nor the manifest could tell is left as it is.
 func setOwnedFields(rec *vault.Record, w *desired) {
-	if w.match.ServiceID != "" {
-		rec.ServiceID = w.match.ServiceID
+	if w.serviceID != "" {
+		rec.ServiceID = w.serviceID
 	}
-	if w.match.PlanID != "" {
-		rec.PlanID = w.match.PlanID
+	if w.planID != "" {
+		rec.PlanID = w.planID
 	}
 	rec.DeploymentName, rec.Fingerprint = w.deployment, w.fingerprint
 }

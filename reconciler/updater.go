@@ -33,16 +33,14 @@ type changes struct {
 // changes), with retries, then queues its index change.
 func (r *run) write(ctx context.Context, w *desired) {
 	id, cur := w.match.InstanceID, r.index[w.match.InstanceID]
-	if cur == nil || cur.Fingerprint != w.fingerprint { // else only the orphan flag differs
-		err := w.loadStemcells()
-		if err == nil {
-			err = retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", id),
-				func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
-		}
-		if err != nil {
-			r.failUnlessStopped(ctx, id, fmt.Errorf("instance %s (deployment %s): %w", id, w.deployment, err))
-			return
-		}
+	err := w.load(r.m.matcher)
+	if err == nil && (r.opts.Force || cur == nil || cur.Fingerprint != w.fingerprint) { // else only the index record differs
+		err = retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", id),
+			func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
+	}
+	if err != nil {
+		r.failUnlessStopped(ctx, id, fmt.Errorf("instance %s (deployment %s): %w", id, w.deployment, err))
+		return
 	}
 	r.queueIndex(r.indexChange(w))
 }
@@ -243,8 +241,8 @@ func (r *run) put(kind string, write func() error) error {
 // planRecords adds what a dry run would write for an instance to the plan;
 // e is what its index change would do.
 func (r *run) planRecords(w *desired, e effect) {
-	item := PlanItem{InstanceID: w.match.InstanceID, Deployment: w.deployment, ServiceID: w.match.ServiceID,
-		PlanID: w.match.PlanID, Strategy: w.match.Strategy, Drift: w.changes.drift}
+	item := PlanItem{InstanceID: w.match.InstanceID, Deployment: w.deployment, ServiceID: w.serviceID,
+		PlanID: w.planID, Strategy: w.match.Strategy, Drift: w.changes.drift}
 	if e != 0 {
 		item.Records = append(item.Records, recordIndex)
 	}

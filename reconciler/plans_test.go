@@ -1,0 +1,51 @@
+package reconciler_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var _ = Describe("an instance whose plan was changed by the broker", func() {
+	It("keeps the plan its manifest names, though its name still says the old one, and restores it and the broker fields after a loss", func() {
+		e := newEnv(envOptions{})
+		name := e.sim.SeedDeployments(1, sim.DefaultSeedPlans()[:1])[0]
+		Expect(name).To(HavePrefix("redis-small-"))
+		id := instanceID(name)
+		e.run(reconciler.RunOptions{})
+		Expect(e.index()[id].PlanID).To(Equal("redis-small"))
+
+		// What the broker does on an update to redis-large: the record's plan,
+		// the manifest in Vault, then the deploy (the deployment keeps its name).
+		// The broker's manifest also carries the instance's broker fields.
+		updated := strings.Replace(e.manifest(name), "plan_id: redis-small", "plan_id: redis-large", 1)
+		Expect(updated).To(HaveSuffix("instance_id: " + id + "\n"))
+		updated += "    organization_guid: org-9\n    space_guid: space-9\n    parameters: {size: 3}\n"
+		_, err := e.store.Update(context.Background(), map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+			cur.PlanID = "redis-large"
+			return cur, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e.store.PutManifest(context.Background(), id, updated)).To(Succeed())
+		Expect(e.sim.PutDeployment(updated)).To(Succeed())
+
+		s := e.run(reconciler.RunOptions{Force: true})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Drift).To(BeZero(), "the broker wrote the manifest it deployed")
+		Expect(e.index()[id].PlanID).To(Equal("redis-large"), "the plan is not turned back to the name's")
+		Expect(e.run(reconciler.RunOptions{Force: true}).Writes).To(BeZero())
+
+		e.wipeIndex()
+		Expect(e.run(reconciler.RunOptions{Force: true}).Created).To(Equal(1))
+		Expect(e.index()[id]).To(SatisfyAll(HaveField("PlanID", "redis-large"), HaveField("ServiceID", "redis"),
+			HaveField("OrganizationGUID", "org-9"), HaveField("SpaceGUID", "space-9"),
+			HaveField("Parameters", HaveKeyWithValue("size", WithTransform(func(v any) string { return fmt.Sprint(v) }, Equal("3"))))), "broker fields found in the manifest")
+	})
+})
