@@ -6,59 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/vault/api"
 )
-
-// Options configures a Store. Defaults are filled in by New.
-type Options struct {
-	// Address is Vault's URL, e.g. https://vault.example:8200. Required.
-	Address string
-	// Token is the Vault token. Default: $VAULT_TOKEN; one of them is required.
-	Token string
-	// Mount is the KV mount holding the broker's records. Default "secret".
-	Mount string
-	// CACert is the path of a PEM file with the CA(s) that sign Vault's
-	// certificate. Default: the system roots.
-	CACert string
-	// SkipSSLValidation turns off TLS certificate verification. Default false.
-	SkipSSLValidation bool
-	// KVVersion is the mount's KV version, 1 or 2. Default 0: detected from
-	// sys/internal/ui/mounts, then sys/mounts; set it when the token may read
-	// neither. When set and the token may read them, New checks it against
-	// the mount and refuses a mismatch.
-	KVVersion int
-	// Backup configures backups taken before destructive changes.
-	Backup BackupOptions
-	// HistoryCap is the number of history entries kept in metadata. Default 50.
-	HistoryCap int
-	// Timeout bounds each request to Vault. Default 30s.
-	Timeout time.Duration
-	// Logger receives warnings (token renewal, fields kept raw). Default slog.Default().
-	Logger *slog.Logger
-}
-
-// BackupOptions configures backups at {mount}/{id}/{Path}/{unix timestamp}.
-// A zero BackupOptions means the defaults: enabled, retention 10, cleanup on,
-// path "backups". To turn backups off, set Enabled false and any other field
-// (e.g. Path), as config does by always filling Path.
-type BackupOptions struct {
-	// Enabled turns backups on. Default true (see above).
-	Enabled bool
-	// Retention is how many backups are kept per instance when Cleanup is on.
-	// Default 10; 0 keeps all.
-	Retention int
-	// Cleanup deletes the oldest backups beyond Retention. Default true;
-	// false keeps all.
-	Cleanup bool
-	// Path is the folder under {mount}/{id}/ that holds backups. Default "backups".
-	Path string
-}
 
 // Store reads and writes the broker's records in one KV mount of Vault.
 // It is safe for concurrent use.
@@ -81,42 +33,11 @@ type Stats struct {
 	Renewals uint64
 }
 
-func (o *Options) defaults() error {
-	if o.Token == "" {
-		o.Token = os.Getenv("VAULT_TOKEN")
-	}
-	if o.Address == "" || o.Token == "" {
-		return fmt.Errorf("%w: vault address and token are required", ErrInvalid)
-	}
-	o.Mount = strings.Trim(o.Mount, "/")
-	if o.Mount == "" {
-		o.Mount = "secret"
-	}
-	if o.KVVersion != 0 && o.KVVersion != 1 && o.KVVersion != 2 {
-		return fmt.Errorf("%w: kv version %d (want 1 or 2)", ErrInvalid, o.KVVersion)
-	}
-	if o.Backup == (BackupOptions{}) {
-		o.Backup = BackupOptions{Enabled: true, Retention: 10, Cleanup: true}
-	}
-	if o.Backup.Path = strings.Trim(o.Backup.Path, "/"); o.Backup.Path == "" {
-		o.Backup.Path = "backups"
-	}
-	if o.HistoryCap == 0 {
-		o.HistoryCap = 50
-	}
-	if o.Timeout == 0 {
-		o.Timeout = 30 * time.Second
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	return nil
-}
-
-// New connects to Vault: it checks that Vault is reachable and unsealed and
-// that the token is valid, detects the KV version of the mount unless
-// Options.KVVersion is set, and starts renewing the token when it is
-// renewable (Close stops that).
+// New validates opts (every problem at once, ErrInvalid) and connects to
+// Vault: it checks that Vault is reachable and unsealed and that the token is
+// valid, detects the KV version of the mount (or checks the configured one
+// when it can), and starts renewing the token when it is renewable (Close
+// stops that).
 func New(ctx context.Context, opts Options) (*Store, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err

@@ -1,0 +1,130 @@
+package vault
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Options configures a Store. Defaults are filled in by New.
+type Options struct {
+	// Address is Vault's URL, e.g. https://vault.example:8200. Required.
+	Address string
+	// Token is the Vault token. Default: $VAULT_TOKEN; one of them is required.
+	Token string
+	// Mount is the KV mount holding the broker's records. Default "secret".
+	Mount string
+	// CACert is the path of a PEM file with the CA(s) that sign Vault's
+	// certificate. Default: the system roots.
+	CACert string
+	// SkipSSLValidation turns off TLS certificate verification. Default false.
+	SkipSSLValidation bool
+	// KVVersion is the mount's KV version, 1 or 2. Default 0: detected from
+	// sys/internal/ui/mounts, then sys/mounts; set it when the token may read
+	// neither. When set and the token may read them, New checks it against
+	// the mount and refuses a mismatch.
+	KVVersion int
+	// Backup configures backups taken before destructive changes.
+	Backup BackupOptions
+	// HistoryCap is the number of history entries kept in metadata. Default 50; negative is refused.
+	HistoryCap int
+	// Timeout bounds each request to Vault. Default 30s; negative is refused.
+	Timeout time.Duration
+	// Logger receives warnings (token renewal, fields kept raw). Default slog.Default().
+	Logger *slog.Logger
+}
+
+// BackupOptions configures backups at {mount}/{id}/{Path}/{unix timestamp}.
+// A zero BackupOptions means the defaults: enabled, retention 10, cleanup on,
+// path "backups". To turn backups off, set Enabled false and any other field
+// (e.g. Path), as config does by always filling Path.
+type BackupOptions struct {
+	// Enabled turns backups on. Default true (see above).
+	Enabled bool
+	// Retention is how many backups are kept per instance when Cleanup is on.
+	// Default 10; 0 keeps all; negative is refused.
+	Retention int
+	// Cleanup deletes the oldest backups beyond Retention. Default true;
+	// false keeps all.
+	Cleanup bool
+	// Path is the folder under {mount}/{id}/ that holds backups. Default "backups".
+	Path string
+}
+
+// defaults fills in the defaults and validates the result.
+func (o *Options) defaults() error {
+	if o.Token == "" {
+		o.Token = os.Getenv("VAULT_TOKEN")
+	}
+	if o.Mount = strings.Trim(o.Mount, "/"); o.Mount == "" {
+		o.Mount = "secret"
+	}
+	if o.Backup == (BackupOptions{}) {
+		o.Backup = BackupOptions{Enabled: true, Retention: 10, Cleanup: true}
+	}
+	if o.Backup.Path = strings.Trim(o.Backup.Path, "/"); o.Backup.Path == "" {
+		o.Backup.Path = "backups"
+	}
+	if o.HistoryCap == 0 {
+		o.HistoryCap = 50
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o.validate()
+}
+
+// validate reports every problem of filled-in options at once, each naming
+// the option.
+func (o *Options) validate() error {
+	var bad []string
+	if !validAddress(o.Address) {
+		bad = append(bad, fmt.Sprintf("address %q (want http(s)://host:port)", o.Address))
+	}
+	if o.Token == "" {
+		bad = append(bad, "token (set it or $VAULT_TOKEN)")
+	}
+	if validPath(o.Mount) != nil {
+		bad = append(bad, fmt.Sprintf("mount %q", o.Mount))
+	}
+	if o.KVVersion < 0 || o.KVVersion > 2 {
+		bad = append(bad, fmt.Sprintf("kv version %d (want 1 or 2, or 0 to detect)", o.KVVersion))
+	}
+	if validPath(o.Backup.Path) != nil {
+		bad = append(bad, fmt.Sprintf("backup path %q", o.Backup.Path))
+	}
+	if o.Backup.Retention < 0 {
+		bad = append(bad, fmt.Sprintf("backup retention %d (want 0 to keep all, or more)", o.Backup.Retention))
+	}
+	if o.HistoryCap < 0 {
+		bad = append(bad, fmt.Sprintf("history cap %d (must not be negative)", o.HistoryCap))
+	}
+	if o.Timeout < 0 {
+		bad = append(bad, fmt.Sprintf("timeout %s (must not be negative)", o.Timeout))
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: vault options: %s", ErrInvalid, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+// validAddress accepts the addresses Vault's client dials: http(s)://host
+// and unix:///path.
+func validAddress(addr string) bool {
+	u, err := url.Parse(addr)
+	switch {
+	case err != nil:
+		return false
+	case u.Scheme == "http" || u.Scheme == "https":
+		return u.Host != ""
+	case u.Scheme == "unix":
+		return u.Path != ""
+	}
+	return false
+}
