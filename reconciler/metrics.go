@@ -121,7 +121,9 @@ func (m *metrics) init() {
 	m.instances.WithLabelValues("synced")
 }
 
-// observe records a finished run (not a dry run).
+// observe records a finished run (not a dry run). The gauges that describe
+// what the Director runs keep the last complete run's values: a run that
+// could not list the deployments or read the index saw nothing of them.
 func (m *metrics) observe(s Summary, end time.Time) {
 	result := resultSuccess
 	if s.ErrorCount > 0 {
@@ -129,20 +131,27 @@ func (m *metrics) observe(s Summary, end time.Time) {
 	}
 	m.runs.WithLabelValues(result).Inc()
 	m.duration.Observe(s.Duration.Seconds())
-	m.deployments.Set(float64(s.DeploymentsSeen))
-	m.unmatched.Set(float64(s.Unmatched))
-	m.state.WithLabelValues(stateMatched).Set(float64(s.Matched))
-	m.state.WithLabelValues(stateOrphaned).Set(float64(s.OrphansTotal))
-	m.state.WithLabelValues(stateFailed).Set(float64(s.Failed))
 	m.instances.WithLabelValues("found").Add(float64(s.Matched))
 	m.instances.WithLabelValues("synced").Add(float64(s.InstancesSynced))
 	m.scanned.Add(float64(s.DeploymentsSeen))
 	m.errs.Add(float64(s.ErrorCount))
 	m.converged.Set(boolGauge(s.Converged))
+	if s.aborted == nil {
+		m.setState(s)
+	}
 	if result == resultSuccess {
 		m.lastSuccess.Set(float64(end.UnixNano()) / 1e9)
 	}
 	m.record(s, result == resultSuccess)
+}
+
+// setState sets the gauges that describe the deployments and instances.
+func (m *metrics) setState(s Summary) {
+	m.deployments.Set(float64(s.DeploymentsSeen))
+	m.unmatched.Set(float64(s.Unmatched))
+	m.state.WithLabelValues(stateMatched).Set(float64(s.Matched))
+	m.state.WithLabelValues(stateOrphaned).Set(float64(s.OrphansTotal))
+	m.state.WithLabelValues(stateFailed).Set(float64(s.Failed))
 }
 
 // record adds a run to the Snapshot.

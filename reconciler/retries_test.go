@@ -95,5 +95,8 @@ var _ = Describe("retries", func() {
 		}
 		Expect(counter(e.reg, "blacksmith_reconciler_runs_total", map[string]string{"result": "failure"})).To(Equal(1.0))
 		Expect(e.m.Status().Converged).To(BeFalse())
+		Expect(counter(e.reg, "blacksmith_reconciler_converged", nil)).To(BeZero())
+		Expect(counter(e.reg, "blacksmith_reconciler_deployments", nil)).To(Equal(2.0), "a run that saw nothing does not say there is nothing")
+		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "matched"})).To(Equal(2.0))
 	})
 })
