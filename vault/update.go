@@ -23,6 +23,7 @@ const maxAttempts = 50
 // is. A Change may be invoked again, on a fresh copy, after a check-and-set
 // conflict, so it must not have side effects that cannot be repeated, and it
 // must not call the Store. The Changes of one Update are called one at a time.
+// A Change that panics fails the Update like one that returns an error.
 type Change func(cur *Record) (next *Record, err error)
 
 // UpdateResult says what an Update did.
@@ -137,40 +138,58 @@ func (s *Store) plan(sh *shard, ids []string, edits map[string]edit) (*plan, err
 			}
 			continue
 		}
-		if e.set != nil {
-			if !present || !bytes.Equal(e.set, raw) {
-				p.next[id] = e.set
-				p.changed = append(p.changed, id)
+		b := e.set
+		if e.change != nil {
+			var err error
+			if b, err = p.applyChange(s.kv.display(sh.path), id, e.change); err != nil {
+				return nil, err
 			}
-			continue
 		}
-		var cur *Record
-		if present {
-			rec, problems := decodeRecord(s.kv.display(sh.path), id, raw)
-			if rec == nil {
-				p.skipped = append(p.skipped, problems[0])
-				continue
-			}
-			cur = rec
+		if b != nil && !(present && bytes.Equal(b, raw)) {
+			p.next[id] = b
+			p.changed = append(p.changed, id)
 		}
-		next, err := e.change(cur)
-		if err != nil {
-			return nil, fmt.Errorf("change of %s: %w", id, err)
-		}
-		if next == nil {
-			continue
-		}
-		b, err := json.Marshal(next)
-		if err != nil {
-			return nil, fmt.Errorf("encoding the record of %s: %w", id, err)
-		}
-		if present && bytes.Equal(b, raw) {
-			continue
-		}
-		p.next[id] = b
-		p.changed = append(p.changed, id)
 	}
 	return p, nil
+}
+
+// applyChange runs change on the current record of id and returns the new
+// bytes (nil: leave it as it is). A stored value that is not a record is
+// not handed to the change: it is left alone and reported in p.skipped.
+func (p *plan) applyChange(path, id string, change Change) (json.RawMessage, error) {
+	var cur *Record
+	if raw, present := p.sh.entries[id]; present {
+		rec, problems := decodeRecord(path, id, raw)
+		if rec == nil {
+			p.skipped = append(p.skipped, problems...)
+			return nil, nil
+		}
+		cur = rec
+	}
+	next, err := call(change, cur)
+	if err != nil {
+		return nil, fmt.Errorf("change of %s: %w", id, err)
+	}
+	if next == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(next)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the record of %s: %w", id, err)
+	}
+	return b, nil
+}
+
+// call runs a Change and turns a panic into an error: after a conflict a
+// Change runs again on a writer goroutine, where a panic would end the
+// process.
+func call(change Change, cur *Record) (next *Record, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			next, err = nil, fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	return change(cur)
 }
 
 // commitAll writes every plan that changes something, in parallel.
