@@ -20,6 +20,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -90,7 +91,8 @@ type env struct {
 	reg   *prometheus.Registry
 	cfg   config.ReconcilerConfig
 	m     *reconciler.Manager
-	names []string // seeded deployments, sorted
+	names []string      // seeded deployments, sorted
+	logs  *gbytes.Buffer // the reconciler's logs, debug level and up
 }
 
 // envOptions tunes newEnv.
@@ -103,7 +105,7 @@ type envOptions struct {
 
 func newEnv(o envOptions) *env {
 	GinkgoHelper()
-	e := &env{cfg: testConfig(), reg: prometheus.NewRegistry()}
+	e := &env{cfg: testConfig(), reg: prometheus.NewRegistry(), logs: gbytes.NewBuffer()}
 	if o.config != nil {
 		o.config(&e.cfg)
 	}
@@ -133,7 +135,8 @@ func (e *env) newManager() *reconciler.Manager {
 	GinkgoHelper()
 	m, err := reconciler.New(reconciler.Options{
 		Config: e.cfg, Director: e.bosh, Tasks: e.bosh, Store: e.store,
-		Catalog: testCatalog, Registerer: e.reg, Logger: testLogger(),
+		Catalog: testCatalog, Registerer: e.reg,
+		Logger: slog.New(slog.NewTextHandler(io.MultiWriter(GinkgoWriter, e.logs), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	return m

@@ -66,6 +66,16 @@ var _ = Describe("the manager", func() {
 		Eventually(ch2).Should(BeClosed())
 	})
 
+	It("runs again every interval", func() {
+		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.Interval = 300 * time.Millisecond }})
+		began := time.Now()
+		e.start()
+		Eventually(func() int64 { return e.m.Status().Metrics.TotalRuns }, 10*time.Second).Should(BeNumerically(">=", 3))
+		Expect(time.Since(began)).To(BeNumerically(">=", 600*time.Millisecond), "runs at start, then an interval apart")
+		Expect(e.sim.Stats().Requests["GET /deployments"]).To(BeNumerically(">=", 3))
+		Expect(e.m.Status().LastRun.Reason).To(Equal("interval"))
+	})
+
 	It("makes RunOnce wait for the run in progress", func() {
 		e := newEnv(envOptions{seed: 4, sim: sim.Options{Latency: 40 * time.Millisecond}, config: slow})
 		e.start()
@@ -84,6 +94,8 @@ var _ = Describe("the manager", func() {
 		}})
 		stopped, stop := e.start()
 		Eventually(func() int { return e.m.Status().Progress.Done }, 5*time.Second).Should(BeNumerically(">=", 2))
+		Expect(e.m.Status()).To(SatisfyAll(HaveField("Running", true), HaveField("Phase", reconciler.PhaseUpdating),
+			HaveField("Progress.Total", 20)))
 		began := time.Now()
 		stop()
 		Eventually(stopped, 5*time.Second).Should(BeClosed())

@@ -3,6 +3,7 @@ package reconciler_test
 import (
 	"context"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -27,6 +28,7 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		Expect(first).To(haveCounts(7, 7, 0))
 		Expect(first.ManifestsFetched).To(Equal(7))
 		Expect(first.Backups).To(BeZero(), "nothing existed, so nothing to back up")
+		Expect(e.sim.Stats().Tasks).To(BeZero(), "no task: never a format=full VM listing")
 		Expect(first.Converged).To(BeFalse())
 
 		idx := e.index()
@@ -91,6 +93,23 @@ instance_groups:
 		Expect(md.Stemcells).To(ConsistOf(HaveField("Name", "ubuntu-jammy")))
 		Expect(e.m.Status().Unmatched).To(ConsistOf(reconciler.Unmatched{
 			Deployment: "cache-b", Reason: "instance " + strayID + " is already matched by deployment cache-a"}))
+	})
+
+	It("logs each matcher decision at debug level, with its strategy and confidence or the reasons", func() {
+		e := newEnv(envOptions{seed: 1})
+		Expect(e.sim.PutDeployment("name: cf\nreleases: [{name: capi, version: '1'}]\n")).To(Succeed())
+		e.run(reconciler.RunOptions{})
+		logs := string(e.logs.Contents())
+		Expect(logs).To(MatchRegexp(`level=DEBUG msg="deployment matched" .*deployment=%s instance=%s strategy=name confidence=0.9`,
+			e.names[0], instanceID(e.names[0])))
+		Expect(logs).To(MatchRegexp(`level=DEBUG msg="deployment unmatched" .*deployment=cf reason="name: no trailing instance UUID; metadata: no properties.blacksmith;`))
+	})
+
+	It("fetches a manifest again once its cached answer is older than cache_ttl", func() {
+		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.CacheTTL = 2 * time.Second }})
+		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(Equal(2))
+		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(BeZero(), "within the TTL")
+		Eventually(func() int { return e.run(reconciler.RunOptions{}).ManifestsFetched }, 10*time.Second, 250*time.Millisecond).Should(Equal(2))
 	})
 
 	It("restores a wiped index from BOSH with the same ids, keeping broker fields found in a backup", func() {

@@ -1,0 +1,65 @@
+package reconciler
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+)
+
+var _ = Describe("the scanner's cache", func() {
+	var (
+		client *bosh.Client
+		deps   []bosh.Deployment
+		ctx    = context.Background()
+	)
+	BeforeEach(func() {
+		d, err := sim.New(sim.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(d.Close()).To(Succeed()) })
+		d.SeedDeployments(3, nil)
+		client, err = bosh.New(bosh.Options{Address: d.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+		Expect(err).NotTo(HaveOccurred())
+		deps, err = client.Deployments(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deps).To(HaveLen(3))
+	})
+
+	fetchAll := func(s *scanner) {
+		GinkgoHelper()
+		for _, d := range deps {
+			_, err := s.fetch(ctx, d, false)
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
+
+	It("fetches again only a deployment whose listing entry changed, and drops those no longer listed", func() {
+		s := newScanner(client, time.Hour)
+		fetchAll(s)
+		fetchAll(s)
+		Expect(s.fetches.Load()).To(BeEquivalentTo(3))
+
+		changed := deps[0]
+		changed.Releases = append(changed.Releases[:0:0], changed.Releases...)
+		changed.Releases[0].Version += ".1"
+		_, err := s.fetch(ctx, changed, false)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.fetches.Load()).To(BeEquivalentTo(4))
+
+		s.purge(deps[1:])
+		Expect(s.cache.ItemCount()).To(Equal(2))
+		s.clear()
+		Expect(s.cache.ItemCount()).To(BeZero())
+	})
+
+	It("purges expired entries", func() {
+		s := newScanner(client, 50*time.Millisecond)
+		fetchAll(s)
+		Expect(s.cache.ItemCount()).To(Equal(3))
+		Eventually(func() int { s.purge(deps); return s.cache.ItemCount() }).Should(BeZero())
+	})
+})
