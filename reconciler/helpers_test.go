@@ -91,7 +91,7 @@ type env struct {
 	reg   *prometheus.Registry
 	cfg   config.ReconcilerConfig
 	m     *reconciler.Manager
-	names []string      // seeded deployments, sorted
+	names []string       // seeded deployments, sorted
 	logs  *gbytes.Buffer // the reconciler's logs, debug level and up
 }
 
