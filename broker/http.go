@@ -67,6 +67,7 @@ type statusWriter struct {
 	wroteHeader bool
 }
 
+// WriteHeader remembers the first status code and writes it.
 func (w *statusWriter) WriteHeader(code int) {
 	if !w.wroteHeader {
 		w.status, w.wroteHeader = code, true

@@ -45,6 +45,7 @@ type runAnswer struct {
 	Error   string              `json:"error,omitempty"`
 }
 
+// ServeHTTP serves GET (status) and POST (force a run) on /b/reconcile.
 func (h reconcileHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.rec == nil {
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{Description: "the reconciler is not available"})

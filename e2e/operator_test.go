@@ -114,6 +114,10 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 		}).WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
 
 		d.session.Terminate()
+		Eventually(func() string { return string(d.session.Err.Contents()) }).
+			WithTimeout(10 * time.Second).Should(ContainSubstring("stopping: no new requests"))
+		code, body = d.get("/healthz", "", "")
+		Expect(code).To(BeZero(), "no request is taken once stopping: %s", body)
 		Eventually(d.session).WithTimeout(45 * time.Second).Should(gexec.Exit(0))
 		log := string(d.session.Err.Contents())
 		Expect(log).To(ContainSubstring("stopping: no new requests"))
@@ -167,23 +171,30 @@ var _ = Describe("Starting without the Director", func() {
 
 var _ = Describe("A catalog with a bad file", func() {
 	It("stops the daemon at start with exit code 1, naming the file and the field", func() {
-		dir := GinkgoT().TempDir()
-		Expect(os.MkdirAll(dir+"/svc/plan", 0o755)).To(Succeed())
-		Expect(os.WriteFile(dir+"/svc/service.yml", []byte("name: svc\ndescription: no id\n"), 0o644)).To(Succeed())
-		Expect(os.WriteFile(dir+"/svc/plan/plan.yml", []byte("id: p\nname: p\ndescription: p\n"), 0o644)).To(Succeed())
-		Expect(os.WriteFile(dir+"/svc/plan/manifest.yml", []byte("name: x\n"), 0o644)).To(Succeed())
 		addr := freeAddr()
-		cfg := writeConfig(addr, vaultServer.Addr, "")
-		text, err := os.ReadFile(cfg)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(cfg, []byte(strings.Replace(string(text), catalogDir, dir, 1)), 0o600)).To(Succeed())
-		d := &daemon{url: "http://" + addr, config: cfg}
+		d := &daemon{url: "http://" + addr, config: badCatalogConfig(addr)}
 		DeferCleanup(d.stop)
 		d.start()
 		Eventually(d.session).WithTimeout(20 * time.Second).Should(gexec.Exit(1))
-		Expect(string(d.session.Err.Contents())).To(And(ContainSubstring("service.yml"), ContainSubstring("id")))
+		Expect(string(d.session.Err.Contents())).To(ContainSubstring("svc/service.yml: id: required"))
 	})
 })
+
+// badCatalogConfig writes a catalog whose service.yml has no id and a
+// configuration that uses it.
+func badCatalogConfig(addr string) string {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	Expect(os.MkdirAll(dir+"/svc/plan", 0o755)).To(Succeed())
+	Expect(os.WriteFile(dir+"/svc/service.yml", []byte("name: svc\ndescription: no id\n"), 0o644)).To(Succeed())
+	Expect(os.WriteFile(dir+"/svc/plan/plan.yml", []byte("id: p\nname: p\ndescription: p\n"), 0o644)).To(Succeed())
+	Expect(os.WriteFile(dir+"/svc/plan/manifest.yml", []byte("name: x\n"), 0o644)).To(Succeed())
+	cfg := writeConfig(addr, vaultServer.Addr, "")
+	text, err := os.ReadFile(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(cfg, []byte(strings.Replace(string(text), catalogDir, dir, 1)), 0o600)).To(Succeed())
+	return cfg
+}
 
 var _ = Describe("The subcommands", func() {
 	run := func(args ...string) *gexec.Session {
@@ -205,6 +216,13 @@ var _ = Describe("The subcommands", func() {
 		s = run("check-config", "-c", bad)
 		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(1))
 		Expect(string(s.Err.Contents())).To(ContainSubstring("nonsense"))
+	})
+
+	It("checks the catalog the configuration names, naming the file and the field", func() {
+		s := run("check-config", "-c", badCatalogConfig(freeAddr()))
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(1))
+		Expect(string(s.Err.Contents())).To(ContainSubstring("svc/service.yml: id: required"))
+		Expect(string(s.Out.Contents())).To(BeEmpty(), "no configuration is printed as if it were good")
 	})
 
 	It("prints a dry run's plan as JSON", func() {

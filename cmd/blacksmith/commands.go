@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,26 +12,54 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
-// checkConfigCommand is `blacksmith check-config -c FILE`.
+// checkConfigCommand is `blacksmith check-config -c FILE`: the configuration
+// (see config.CheckConfig), then the catalog it names. The configuration is
+// printed only when both are good.
 func checkConfigCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
 	path, code, ok := flags("check-config", args, stderr, env, nil)
 	if !ok {
 		return code
 	}
-	return config.CheckConfig(path, env, stdout, stderr)
+	var out bytes.Buffer
+	if code := config.CheckConfig(path, env, &out, stderr); code != exitOK {
+		return code
+	}
+	cfg, err := config.Load(path, env)
+	if err == nil {
+		_, err = catalog.Load(cfg.Catalog.Dirs...)
+	}
+	if err != nil {
+		printCatalogProblems(stderr, err)
+		return exitError
+	}
+	if _, err := stdout.Write(out.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "check-config: writing configuration: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// printCatalogProblems prints each problem of the catalog on its own line.
+func printCatalogProblems(w io.Writer, err error) {
+	var problems *catalog.Problems
+	if !errors.As(err, &problems) {
+		fmt.Fprintf(w, "check-config: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "check-config: %d problem(s) in the catalog:\n", len(problems.List))
+	for _, p := range problems.List {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
 }
 
 // serveCommand is `blacksmith [serve] -c FILE`: the daemon, until SIGTERM or SIGINT.
 func serveCommand(args []string, stderr io.Writer, env func(string) (string, bool)) int {
-	path, code, ok := flags("serve", args, stderr, env, nil)
-	if !ok {
-		return code
-	}
-	cfg, log, code, ok := loadConfig(path, stderr, env)
+	cfg, log, code, ok := setup("serve", args, stderr, env, nil)
 	if !ok {
 		return code
 	}
@@ -48,44 +78,56 @@ func serveCommand(args []string, stderr io.Writer, env func(string) (string, boo
 // for a dry run) printed as JSON. Exit 1 when the run could not complete.
 func reconcileCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
 	var dryRun bool
-	path, code, ok := flags("reconcile", args, stderr, env, func(fs *flag.FlagSet) {
+	cfg, log, code, ok := setup("reconcile", args, stderr, env, func(fs *flag.FlagSet) {
 		fs.BoolVar(&dryRun, "dry-run", false, "compute the plan and write nothing")
 	})
 	if !ok {
 		return code
 	}
-	cfg, log, code, ok := loadConfig(path, stderr, env)
-	if !ok {
-		return code
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	s, err := reconcileOnce(ctx, cfg, log, dryRun)
+	if s != nil {
+		if perr := printJSON(stdout, s); perr != nil {
+			log.Error("cannot print the summary", "error", perr)
+			return exitError
+		}
+	}
+	if err != nil {
+		log.Error("the run did not complete", "error", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// reconcileOnce builds the reconciler and makes one forced run. The summary
+// is nil when no run could start.
+func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, dryRun bool) (*reconciler.Summary, error) {
 	p, err := newParts(cfg, log)
 	if err != nil {
-		log.Error("cannot start", "error", err)
-		return exitError
+		return nil, fmt.Errorf("starting: %w", err)
 	}
 	store, err := connectVault(ctx, cfg)
 	if err != nil {
-		log.Error("cannot connect to vault", "error", err)
-		return exitError
+		return nil, fmt.Errorf("connecting to vault: %w", err)
 	}
 	defer store.Close()
 	m, err := p.manager(store)
 	if err != nil {
-		log.Error("cannot start the reconciler", "error", err)
-		return exitError
+		return nil, fmt.Errorf("creating the reconciler: %w", err)
 	}
-	s, runErr := m.RunOnce(ctx, reconciler.RunOptions{DryRun: dryRun, Force: true, Reason: "blacksmith reconcile"})
-	if err := printJSON(stdout, s); err != nil {
-		log.Error("cannot print the summary", "error", err)
-		return exitError
+	s, err := m.RunOnce(ctx, reconciler.RunOptions{DryRun: dryRun, Force: true, Reason: "blacksmith reconcile"})
+	return &s, err
+}
+
+// setup parses a subcommand's flags and loads the configuration; ok is
+// false when the process must exit with code.
+func setup(name string, args []string, stderr io.Writer, env func(string) (string, bool), extra func(*flag.FlagSet)) (*config.Config, *slog.Logger, int, bool) {
+	path, code, ok := flags(name, args, stderr, env, extra)
+	if !ok {
+		return nil, nil, code, false
 	}
-	if runErr != nil {
-		log.Error("the run did not complete", "error", runErr)
-		return exitError
-	}
-	return exitOK
+	return loadConfig(path, stderr, env)
 }
 
 // loadConfig loads the configuration and makes the logger it asks for.

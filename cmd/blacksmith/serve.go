@@ -54,6 +54,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	d := &daemon{parts: p, gate: newGate(cfg.Broker.Username, cfg.Broker.Password), health: h}
 	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	// Shutdown calls this once the listener is closed.
+	srv.RegisterOnShutdown(func() { log.Info("stopping: no new requests") })
 	log.Info("blacksmith listening", "address", ln.Addr().String(), "tls", cfg.Broker.TLS.Enabled, "version", version)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.serveHTTP(gctx, srv, ln) })
@@ -89,7 +91,6 @@ func (d *daemon) serveHTTP(ctx context.Context, srv *http.Server, ln net.Listene
 		return fmt.Errorf("serving http: %w", err)
 	case <-ctx.Done():
 	}
-	d.log.Info("stopping: no new requests")
 	sctx, cancel := context.WithTimeout(context.Background(), httpStopTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -176,6 +177,7 @@ func newGate(username, password string) *gate {
 
 func (g *gate) open(h http.Handler) { g.h.Store(&h) }
 
+// ServeHTTP hands r to the broker once it is open, else answers 503.
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h := g.h.Load(); h != nil {
 		(*h).ServeHTTP(w, r)
