@@ -29,6 +29,9 @@ func startRenewer(client *api.Client, lookup *api.Secret, log *slog.Logger) *ren
 	ttl := secondsField(lookup, "ttl")
 	renewable, _ := lookup.Data["renewable"].(bool)
 	if !renewable || ttl <= 0 {
+		if ttl > 0 {
+			log.Warn("vault token is not renewable: requests will fail once it expires", "expires_in", ttl)
+		}
 		close(r.done)
 		return r
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -13,6 +14,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -77,6 +79,30 @@ var _ = Describe("Tokens and mounts", func() {
 		Expect(s.Stats().Renewals).To(BeNumerically(">=", 2))
 		s.Close()
 		s.Close() // idempotent
+	})
+
+	It("warns when the token expires and cannot be renewed, and only then", func() {
+		srv := server()
+		mount := newMount(srv, 2)
+		for _, c := range []struct {
+			token string
+			warn  bool
+		}{
+			{createToken(srv, `{"policies":["root"],"ttl":"1h","renewable":false}`), true},
+			{createToken(srv, `{"policies":["root"],"ttl":"1h","renewable":true}`), false},
+			{srv.Token, false}, // no TTL
+		} {
+			logs := gbytes.NewBuffer()
+			openStore(srv.Addr, c.token, mount, func(o *vault.Options) {
+				o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+			})
+			if c.warn {
+				Expect(string(logs.Contents())).To(ContainSubstring("vault token is not renewable"))
+				Expect(string(logs.Contents())).To(MatchRegexp(`expires_in=(59m|1h)`))
+			} else {
+				Expect(string(logs.Contents())).NotTo(ContainSubstring("not renewable"))
+			}
+		}
 	})
 
 	It("takes the token from VAULT_TOKEN and requires one", func() {
