@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -47,5 +49,25 @@ var _ = Describe("an instance whose plan was changed by the broker", func() {
 		Expect(e.index()[id]).To(SatisfyAll(HaveField("PlanID", "redis-large"), HaveField("ServiceID", "redis"),
 			HaveField("OrganizationGUID", "org-9"), HaveField("SpaceGUID", "space-9"),
 			HaveField("Parameters", HaveKeyWithValue("size", WithTransform(func(v any) string { return fmt.Sprint(v) }, Equal("3"))))), "broker fields found in the manifest")
+	})
+})
+
+var _ = Describe("two deployments that claim one instance", func() {
+	It("leave the instance to the one named {planID}-{instanceID}, whichever is fetched first", func() {
+		e := newEnv(envOptions{seed: 1, sim: sim.Options{Latency: 20 * time.Millisecond}, config: func(c *config.ReconcilerConfig) {
+			c.MaxConcurrency = 2
+		}})
+		name, id := e.names[0], instanceID(e.names[0])
+		copied := strings.Replace(e.manifest(name), "name: "+name, "name: a-copy", 1)
+		Expect(copied).To(ContainSubstring("instance_id: " + id))
+		Expect(e.sim.PutDeployment(copied)).To(Succeed())
+
+		for range 3 {
+			s := e.run(reconciler.RunOptions{Force: true})
+			Expect(s.Errors).To(BeEmpty())
+			Expect(e.index()[id].DeploymentName).To(Equal(name))
+			Expect(e.m.Status().Unmatched).To(ConsistOf(reconciler.Unmatched{
+				Deployment: "a-copy", Reason: "instance " + id + " is already matched by deployment " + name}))
+		}
 	})
 })

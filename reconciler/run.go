@@ -81,6 +81,7 @@ func (r *run) do(ctx context.Context) error {
 	}
 	r.total.Store(int64(len(deps)))
 	r.count(func(s *Summary) { s.DeploymentsSeen = len(deps) })
+	r.preclaim(deps)
 	r.startBatcher(ctx)
 	r.phase.Store(PhaseUpdating)
 	r.pipeline(ctx, deps)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
 )
 
 // retries is Config.RetryAttempts, or none once ctx has ended.
@@ -70,6 +72,18 @@ func (r *run) unmatched(name, reason string) {
 	defer r.mu.Unlock()
 	r.unmatch = append(r.unmatch, Unmatched{Deployment: name, Reason: reason})
 	r.sum.Unmatched++
+}
+
+// preclaim ties the instances that deployments named {planID}-{instanceID}
+// stand for to those deployments before anything is fetched, so that another
+// deployment claiming one of them (a copy of its manifest, say) never wins,
+// however the fetches are timed; among such names the first listed wins.
+func (r *run) preclaim(deps []bosh.Deployment) {
+	for _, d := range deps {
+		if mt, ok := r.m.matcher.matchByName(d.Name); ok {
+			r.claim(mt.InstanceID, d.Name)
+		}
+	}
 }
 
 // claim ties an instance id to a deployment; false (and the deployment that
