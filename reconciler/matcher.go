@@ -104,11 +104,23 @@ func (m *matcher) match(d bosh.Deployment, man *manifestInfo) (Match, bool, stri
 	} {
 		got, reason := try(d, man)
 		if got.Strategy != "" {
-			return got, true, ""
+			if reason = badInstanceID(got); reason == "" {
+				return got, true, ""
+			}
 		}
 		reasons = append(reasons, reason)
 	}
 	return Match{}, false, strings.Join(reasons, "; ")
+}
+
+// badInstanceID says why a match's instance id cannot name Vault documents
+// (empty, "." or "..", a slash, a NUL, spaces at either end), or "".
+func badInstanceID(got Match) string {
+	id := got.InstanceID
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") || strings.TrimSpace(id) != id {
+		return fmt.Sprintf("%s: %q cannot be an instance id (empty, \".\", \"..\", a slash, a NUL or spaces at either end)", got.Strategy, id)
+	}
+	return ""
 }
 
 // matchByName is strategy 1 on its own: when the name alone matches, the

@@ -139,6 +139,12 @@ var _ = Describe("matcher", func() {
 		Entry("mapped release without UUID", deployment("redis-main", "redis"), "",
 			"release: redis maps to service redis but the name has no trailing instance UUID"),
 		Entry("a rule must match the whole name", deployment("xkafka-42"), "", "rule: no rule matches the name"),
+		Entry("metadata naming an instance id that cannot name Vault documents", deployment("x"),
+			"properties: {blacksmith: {plan_id: redis-small, instance_id: ../../sys/policy}}",
+			`metadata: "../../sys/policy" cannot be an instance id`),
+		Entry("an instance id with a space at one end", deployment("x"),
+			"properties: {blacksmith: {plan_id: redis-small, instance_id: ' i1'}}",
+			`metadata: " i1" cannot be an instance id`),
 	)
 
 	It("tells which names strategy 1 matches on its own", func() {
