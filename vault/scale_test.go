@@ -76,58 +76,72 @@ var _ = Describe("Concurrent updates", func() {
 })
 
 var _ = Describe("Scale", func() {
-	It("writes, lists and reads back 25,000 instances against Vault's default listener limits", func() {
-		srv := server()
-		store, mount := newStore(srv, 2)
-
-		By("showing that this Vault refuses a single map of more than 10,000 entries")
-		var big strings.Builder
-		big.WriteString(`{"data":{`)
-		for i := range 10001 {
-			if i > 0 {
-				big.WriteString(",")
-			}
-			fmt.Fprintf(&big, `"id-%d":{"service_id":"s","plan_id":"p"}`, i)
-		}
-		big.WriteString(`}}`)
-		code, out, err := srv.Do(http.MethodPut, "/v1/"+mount+"/data/single-map", big.String())
-		Expect(err).NotTo(HaveOccurred())
-		AddReportEntry("vault on a 10,001-entry map", fmt.Sprintf("%d %s", code, out))
-		Expect(code).NotTo(Equal(http.StatusOK))
-		Expect(string(out)).To(ContainSubstring("exceeds allowed entry count"))
-
-		By("writing 25,000 records in one batched update")
-		const n = 25000
-		changes := make(map[string]vault.Change, n)
+	// singleMap is a request body holding one map of n index entries.
+	singleMap := func(version, n int) string {
+		var b strings.Builder
+		b.WriteString(`{`)
 		for i := range n {
-			id := fmt.Sprintf("%08d-0000-4000-8000-%012d", i, i)
-			r := &vault.Record{ServiceID: "redis", PlanID: "small", DeploymentName: "small-" + id, Created: int64(1700000000 + i),
-				OrganizationGUID: "org", SpaceGUID: "space", Parameters: map[string]any{"n": json.Number(fmt.Sprint(i))}}
-			changes[id] = put(r)
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"id-%d":{"service_id":"s","plan_id":"p"}`, i)
 		}
-		start := time.Now()
-		res, err := store.Update(ctx, changes)
-		Expect(err).NotTo(HaveOccurred())
-		AddReportEntry("25k cold write", fmt.Sprintf("%s, %d writes", time.Since(start), res.Writes))
-		Expect(res.Changed).To(HaveLen(n))
-		Expect(res.Writes).To(Equal(vault.DefaultShards))
+		b.WriteString(`}`)
+		if version == 2 {
+			return `{"data":` + b.String() + `}`
+		}
+		return b.String()
+	}
 
-		By("listing and reading every record back")
-		start = time.Now()
-		idx, err := store.Index(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		AddReportEntry("25k Index()", time.Since(start).String())
-		Expect(idx.Problems).To(BeEmpty())
-		Expect(idx.Records).To(HaveLen(n))
-		for i := 0; i < n; i += 997 {
-			id := fmt.Sprintf("%08d-0000-4000-8000-%012d", i, i)
-			Expect(idx.Records[id].Created).To(Equal(int64(1700000000 + i)))
-			Expect(idx.Records[id].Parameters["n"]).To(Equal(json.Number(fmt.Sprint(i))))
-		}
-		r, err := store.Record(ctx, "00024999-0000-4000-8000-000000024999")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(r.DeploymentName).To(Equal("small-00024999-0000-4000-8000-000000024999"))
-	})
+	for _, version := range []int{1, 2} {
+		It(fmt.Sprintf("writes, lists and reads back 25,000 instances against Vault's default listener limits (KV v%d)", version), func() {
+			srv := server()
+			store, mount := newStore(srv, version)
+
+			By("showing that this Vault refuses a single map of more than 10,000 entries")
+			path := "/v1/" + mount + "/single-map"
+			if version == 2 {
+				path = "/v1/" + mount + "/data/single-map"
+			}
+			code, out, err := srv.Do(http.MethodPut, path, singleMap(version, 10001))
+			Expect(err).NotTo(HaveOccurred())
+			AddReportEntry("vault on a 10,001-entry map", fmt.Sprintf("%d %s", code, out))
+			Expect(code).NotTo(Equal(http.StatusOK))
+			Expect(string(out)).To(ContainSubstring("exceeds allowed entry count"))
+
+			By("writing 25,000 records in one batched update")
+			const n = 25000
+			changes := make(map[string]vault.Change, n)
+			for i := range n {
+				id := fmt.Sprintf("%08d-0000-4000-8000-%012d", i, i)
+				r := &vault.Record{ServiceID: "redis", PlanID: "small", DeploymentName: "small-" + id, Created: int64(1700000000 + i),
+					OrganizationGUID: "org", SpaceGUID: "space", Parameters: map[string]any{"n": json.Number(fmt.Sprint(i))}}
+				changes[id] = put(r)
+			}
+			start := time.Now()
+			res, err := store.Update(ctx, changes)
+			Expect(err).NotTo(HaveOccurred())
+			AddReportEntry("25k cold write", fmt.Sprintf("%s, %d writes", time.Since(start), res.Writes))
+			Expect(res.Changed).To(HaveLen(n))
+			Expect(res.Writes).To(Equal(vault.DefaultShards))
+
+			By("listing and reading every record back")
+			start = time.Now()
+			idx, err := store.Index(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			AddReportEntry("25k Index()", time.Since(start).String())
+			Expect(idx.Problems).To(BeEmpty())
+			Expect(idx.Records).To(HaveLen(n))
+			for i := 0; i < n; i += 997 {
+				id := fmt.Sprintf("%08d-0000-4000-8000-%012d", i, i)
+				Expect(idx.Records[id].Created).To(Equal(int64(1700000000 + i)))
+				Expect(idx.Records[id].Parameters["n"]).To(Equal(json.Number(fmt.Sprint(i))))
+			}
+			r, err := store.Record(ctx, "00024999-0000-4000-8000-000000024999")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.DeploymentName).To(Equal("small-00024999-0000-4000-8000-000000024999"))
+		})
+	}
 
 	It("runs a warm pass over 10,000 instances (one Index, no-op changes) with no write in under 2s", func() {
 		srv := server()
