@@ -211,6 +211,19 @@ func simAdmin(method, path string, body any) {
 	Expect(res.StatusCode).To(BeNumerically("<", 300), path)
 }
 
+// simDeployment puts a deployment with the given manifest on the simulator,
+// behind the broker's back.
+func simDeployment(manifest string) {
+	GinkgoHelper()
+	req, err := http.NewRequest(http.MethodPut, directorURL+"/_sim/deployments", strings.NewReader(manifest))
+	Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "text/yaml")
+	res, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	res.Body.Close()
+	Expect(res.StatusCode).To(Equal(http.StatusNoContent))
+}
+
 // director sends an authenticated request to the simulator's Director API.
 func director(path string) (int, string) {
 	GinkgoHelper()

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 var _ = Describe("The operator's endpoints", Ordered, func() {
@@ -101,6 +104,30 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		Expect(cmd.Run()).To(Succeed(), out.String())
+	})
+
+	It("shows on GET /b/reconcile the last run, its metrics, the orphans and the deployments no plan matches", func() {
+		simDeployment("name: e2e-foreign-1\nreleases: [{name: concourse, version: '7'}]\n")
+		DeferCleanup(func() { simAdmin(http.MethodDelete, "/_sim/deployments/e2e-foreign-1", nil) })
+		_, err := store.Update(context.Background(), map[string]vault.Change{"e2e-orphan-1": func(*vault.Record) (*vault.Record, error) {
+			return &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-e2e-orphan-1",
+				Created: time.Now().Add(-24 * time.Hour).Unix()}, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(store.Remove(context.Background(), "e2e-orphan-1")).To(Succeed()) })
+
+		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusOK), body)
+		runID := decode(body)["run_id"]
+		code, body = d.get("/b/reconcile", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusOK), body)
+		st := decode(body)
+		Expect(st).To(HaveKeyWithValue("running", false))
+		Expect(st).To(HaveKeyWithValue("last_run", HaveKeyWithValue("run_id", runID)))
+		Expect(st).To(HaveKeyWithValue("metrics", Not(BeEmpty())))
+		Expect(st["unmatched"]).To(ContainElement(And(HaveKeyWithValue("deployment", "e2e-foreign-1"),
+			HaveKeyWithValue("reason", ContainSubstring("no properties.blacksmith")))))
+		Expect(st["orphans"]).To(ContainElement(HaveKeyWithValue("instance_id", "e2e-orphan-1")))
 	})
 
 	It("stops on SIGTERM with exit code 0, letting the run in progress finish", func() {
