@@ -95,6 +95,26 @@ var _ = Describe("Authentication", func() {
 			Expect(time.Since(start)).To(BeNumerically("<", 3*time.Second))
 		})
 
+		It("keeps using a token that has not expired while UAA cannot renew it", func() {
+			d := startDirector(sim.Options{Auth: sim.AuthUAA, TokenTTL: 3 * time.Second})
+			c := newClient(d)
+			_, err := c.Deployments(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(d.InjectFailure(sim.Failure{Endpoint: "POST /oauth/token", Status: 503, Count: 1})).To(Succeed())
+
+			var failures []error
+			call := func() {
+				if _, err := c.Deployments(ctx); err != nil {
+					failures = append(failures, err)
+				}
+			}
+			// The renewal is due at 2.4 s; the first attempt meets the 503, a later one succeeds.
+			Eventually(func() int { call(); return d.Stats().Tokens }).WithTimeout(6 * time.Second).
+				WithPolling(50 * time.Millisecond).Should(Equal(2))
+			Expect(d.Failures()).To(BeEmpty(), "the renewal met the injected 503")
+			Expect(failures).To(BeEmpty())
+		})
+
 		It("gives a clear error for a wrong client secret, without reaching the Director", func() {
 			d := startDirector(sim.Options{Auth: sim.AuthUAA})
 			c := newClient(d, func(o *bosh.Options) { o.Name = "prod"; o.ClientSecret = "wrong" })

@@ -3,6 +3,7 @@ package bosh_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -136,6 +137,37 @@ var _ = Describe("Client calls against the simulator", func() {
 		Expect(c.WaitTask(ctx, del.ID, 20*time.Millisecond)).To(HaveField("State", bosh.TaskDone))
 		_, err = c.Manifest(ctx, "redis-b")
 		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+	})
+
+	It("returns the task's id beside the error when the task was created but could not be read", func() {
+		Expect(d.InjectFailure(sim.Failure{Endpoint: "GET /tasks/:id", Status: 503, Count: 1})).To(Succeed())
+		task, err := c.Deploy(ctx, []byte(manifest("redis-lost")))
+		Expect(err).To(MatchError(ContainSubstring("status 503")))
+		Expect(task.ID).To(BeNumerically(">", 0))
+		Expect(d.Stats().Tasks).To(Equal(1))
+		Expect(c.Task(ctx, task.ID)).To(HaveField("Deployment", "redis-lost"))
+	})
+
+	It("refuses an empty deployment name without sending a request", func() {
+		_, err := c.Manifest(ctx, "")
+		Expect(err).To(MatchError(ContainSubstring("the deployment name is empty")))
+		_, err = c.VMs(ctx, "")
+		Expect(err).To(MatchError(ContainSubstring("listing VMs of deployment : the deployment name is empty")))
+		_, err = c.Instances(ctx, "")
+		Expect(err).To(MatchError(ContainSubstring("the deployment name is empty")))
+		_, err = c.DeleteDeployment(ctx, "", true)
+		Expect(err).To(MatchError(ContainSubstring("deleting deployment: the deployment name is empty")))
+		Expect(d.Stats().Requests).To(BeEmpty())
+		Expect(d.Stats().Tasks).To(BeZero())
+	})
+
+	It("surfaces the Director's refusal of a context id longer than 64 characters", func() {
+		_, err := c.Deployments(bosh.WithContextID(ctx, strings.Repeat("x", 65)))
+		var apiErr *bosh.APIError
+		Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
+		Expect(apiErr.StatusCode).To(Equal(400))
+		Expect(apiErr.Code).To(Equal(190024))
+		Expect(err.Error()).To(ContainSubstring("X-Bosh-Context-Id cannot be more than 64 characters"))
 	})
 
 	It("surfaces a manifest the Director refuses at once", func() {

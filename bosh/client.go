@@ -170,7 +170,8 @@ func newTLSConfig(o Options) (*tls.Config, error) {
 type contextIDKey struct{}
 
 // WithContextID returns a context whose requests carry X-Bosh-Context-Id: id,
-// which tags the tasks they create (the Director keeps at most 64 characters).
+// which tags the tasks they create. The Director refuses an id longer than
+// 64 characters with a 400 (code 190024), which the call returns as an *APIError.
 func WithContextID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, contextIDKey{}, id)
 }

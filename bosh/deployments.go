@@ -3,6 +3,7 @@ package bosh
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -40,7 +41,7 @@ func (c *Client) Deployments(ctx context.Context) ([]Deployment, error) {
 // Manifest returns a deployment's manifest; ErrDeploymentNotFound when it does not exist.
 func (c *Client) Manifest(ctx context.Context, name string) (string, error) {
 	var m gogobosh.Manifest
-	if err := c.getJSON(ctx, request{path: deploymentPath(name), endpoint: epDeployment}, &m); err != nil {
+	if err := c.getDeploymentJSON(ctx, name, "", epDeployment, &m); err != nil {
 		return "", fmt.Errorf("getting manifest of deployment %s: %w", name, err)
 	}
 	return m.Manifest, nil
@@ -50,7 +51,7 @@ func (c *Client) Manifest(ctx context.Context, name string) (string, error) {
 // (never ?format=full, which starts a task that contacts every agent).
 func (c *Client) VMs(ctx context.Context, name string) ([]VM, error) {
 	var out []VM
-	if err := c.getJSON(ctx, request{path: deploymentPath(name) + "/vms", endpoint: epVMs}, &out); err != nil {
+	if err := c.getDeploymentJSON(ctx, name, "/vms", epVMs, &out); err != nil {
 		return nil, fmt.Errorf("listing VMs of deployment %s: %w", name, err)
 	}
 	return out, nil
@@ -59,7 +60,7 @@ func (c *Client) VMs(ctx context.Context, name string) ([]VM, error) {
 // Instances lists a deployment's instances, those without a VM included.
 func (c *Client) Instances(ctx context.Context, name string) ([]Instance, error) {
 	var out []Instance
-	if err := c.getJSON(ctx, request{path: deploymentPath(name) + "/instances", endpoint: epInstances}, &out); err != nil {
+	if err := c.getDeploymentJSON(ctx, name, "/instances", epInstances, &out); err != nil {
 		return nil, fmt.Errorf("listing instances of deployment %s: %w", name, err)
 	}
 	return out, nil
@@ -83,6 +84,9 @@ func (c *Client) Deploy(ctx context.Context, manifest []byte) (Task, error) {
 // and returns the Director's task. Deleting a deployment that does not exist
 // gives a task that ends done.
 func (c *Client) DeleteDeployment(ctx context.Context, name string, force bool) (Task, error) {
+	if name == "" {
+		return Task{}, fmt.Errorf("deleting deployment: %w", errNoName)
+	}
 	r := request{method: http.MethodDelete, path: deploymentPath(name), endpoint: epDeployment}
 	if force {
 		r.query = url.Values{"force": {"true"}}
@@ -94,8 +98,21 @@ func (c *Client) DeleteDeployment(ctx context.Context, name string, force bool) 
 	return t, nil
 }
 
+// errNoName refuses an empty deployment name before any request is sent:
+// "/deployments/" + "" is another route, or none.
+var errNoName = errors.New("the deployment name is empty")
+
 // deploymentPath is the escaped path of a deployment.
 func deploymentPath(name string) string { return "/deployments/" + url.PathEscape(name) }
+
+// getDeploymentJSON GETs the deployment's path followed by sub and decodes
+// the answer into out; an empty name is refused without a request.
+func (c *Client) getDeploymentJSON(ctx context.Context, name, sub, endpoint string, out any) error {
+	if name == "" {
+		return errNoName
+	}
+	return c.getJSON(ctx, request{path: deploymentPath(name) + sub, endpoint: endpoint}, out)
+}
 
 // getJSON sends a GET (r.method is ignored) and decodes its JSON answer into out.
 func (c *Client) getJSON(ctx context.Context, r request, out any) error {

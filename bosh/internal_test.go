@@ -20,15 +20,17 @@ func fixture(name string) []byte {
 }
 
 var _ = Describe("pure helpers", func() {
-	DescribeTable("renewAt renews a token before it expires",
-		func(expiresIn int, want time.Duration) {
+	DescribeTable("tokenTimes renews a token before it expires",
+		func(expiresIn int, want, life time.Duration) {
 			start := time.Unix(1_000_000, 0)
-			Expect(renewAt(start, expiresIn).Sub(start)).To(Equal(want))
+			renew, expires := tokenTimes(start, expiresIn)
+			Expect(renew.Sub(start)).To(Equal(want))
+			Expect(expires.Sub(start)).To(Equal(life))
 		},
-		Entry("5 s token: at 80%", 5, 4*time.Second),
-		Entry("60 s token: at 80%", 60, 48*time.Second),
-		Entry("1 h token: 30 s before", 3600, 3570*time.Second),
-		Entry("no expires_in: as a 60 s token", 0, 48*time.Second),
+		Entry("5 s token: at 80%", 5, 4*time.Second, 5*time.Second),
+		Entry("60 s token: at 80%", 60, 48*time.Second, time.Minute),
+		Entry("1 h token: 30 s before", 3600, 3570*time.Second, time.Hour),
+		Entry("no expires_in: as a 60 s token", 0, 48*time.Second, time.Minute),
 	)
 
 	DescribeTable("codeClass",

@@ -13,10 +13,12 @@ import (
 
 // Token lifetimes: a token is renewed when a fifth of its lifetime (at most
 // maxRefreshMargin) is left; a token without expires_in is taken to live
-// defaultTokenLifetime.
+// defaultTokenLifetime. When a renewal fails, the held token is used until
+// it expires, and the renewal tried again after renewRetry.
 const (
 	maxRefreshMargin     = 30 * time.Second
 	defaultTokenLifetime = 60 * time.Second
+	renewRetry           = time.Second
 )
 
 // uaaAuth sends UAA client-credential tokens. One goroutine at a time
@@ -30,10 +32,10 @@ type uaaAuth struct {
 	tok uaaToken
 }
 
-// uaaToken is a token and the time to renew it.
+// uaaToken is a token, the time to renew it and the time it expires.
 type uaaToken struct {
-	value, kind string
-	renewAt     time.Time
+	value, kind        string
+	renewAt, expiresAt time.Time
 }
 
 func newUAAAuth(c *Client, tokenURL string) *uaaAuth {
@@ -83,12 +85,29 @@ func (u *uaaAuth) token(ctx context.Context) (uaaToken, error) {
 	}
 	t, err := u.fetch(ctx)
 	if err != nil {
-		return uaaToken{}, err
+		return u.keepAfterFailure(ctx, err)
 	}
 	u.mu.Lock()
 	u.tok = t
 	u.mu.Unlock()
 	return t, nil
+}
+
+// keepAfterFailure returns the held token when it has not expired yet, so
+// that a UAA outage shorter than the token's remaining life does not fail
+// Director calls; the renewal is tried again after renewRetry. Otherwise it
+// returns err.
+func (u *uaaAuth) keepAfterFailure(ctx context.Context, err error) (uaaToken, error) {
+	now := time.Now()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.tok.value == "" || !now.Before(u.tok.expiresAt) || ctx.Err() != nil {
+		return uaaToken{}, err
+	}
+	u.tok.renewAt = now.Add(renewRetry)
+	u.c.log.Warn("bosh uaa token renewal failed, using the current token until it expires",
+		"error", err, "expires_in", u.tok.expiresAt.Sub(now).Round(time.Second))
+	return u.tok, nil
 }
 
 // fetch asks UAA for a client-credentials token.
@@ -118,7 +137,8 @@ func (u *uaaAuth) fetch(ctx context.Context) (uaaToken, error) {
 		return uaaToken{}, fmt.Errorf("bosh director %q: UAA %s answered no access token", u.c.name, u.tokenURL)
 	}
 	u.c.log.Debug("bosh uaa token fetched", "expires_in", body.ExpiresIn)
-	return uaaToken{value: body.AccessToken, kind: tokenKind(body.TokenType), renewAt: renewAt(start, body.ExpiresIn)}, nil
+	renew, expires := tokenTimes(start, body.ExpiresIn)
+	return uaaToken{value: body.AccessToken, kind: tokenKind(body.TokenType), renewAt: renew, expiresAt: expires}, nil
 }
 
 // refused turns UAA's refusal into an error; bad client credentials match ErrUnauthorized.
@@ -144,11 +164,12 @@ func tokenKind(tokenType string) string {
 	return tokenType
 }
 
-// renewAt is when a token fetched at start, living expiresIn seconds, is renewed.
-func renewAt(start time.Time, expiresIn int) time.Time {
+// tokenTimes are when a token fetched at start, living expiresIn seconds,
+// is renewed and when it expires.
+func tokenTimes(start time.Time, expiresIn int) (renew, expires time.Time) {
 	life := time.Duration(expiresIn) * time.Second
 	if life <= 0 {
 		life = defaultTokenLifetime
 	}
-	return start.Add(life - min(life/5, maxRefreshMargin))
+	return start.Add(life - min(life/5, maxRefreshMargin)), start.Add(life)
 }

@@ -68,6 +68,7 @@ type Instance struct {
 // unixTime is a time in Unix seconds read from an RFC 3339 string, a number or null.
 type unixTime int64
 
+// UnmarshalJSON reads null, Unix seconds or an RFC 3339 time.
 func (u *unixTime) UnmarshalJSON(b []byte) error {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
