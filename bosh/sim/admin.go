@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -104,6 +105,11 @@ func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 	if !decodeAdmin(w, r, &c) {
 		return
 	}
+	failures, err := c.check()
+	if err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
 	if c.LatencyMS != nil {
 		d.SetLatency(time.Duration(*c.LatencyMS) * time.Millisecond)
 	}
@@ -114,13 +120,35 @@ func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 		d.SetTokenTTL(time.Duration(*c.TokenTTLS) * time.Second)
 	}
 	if c.Failures != nil {
-		d.ClearFailures()
-		for _, f := range *c.Failures {
-			f.Delay = time.Duration(f.DelayMS) * time.Millisecond
-			d.InjectFailure(f.Failure)
-		}
+		d.knobs.setFailures(failures)
 	}
 	writeJSON(w, http.StatusOK, d.adminConfig())
+}
+
+// check refuses negative durations, a token lifetime below one second and
+// failures InjectFailure would refuse, so that a refused body changes
+// nothing; it returns the failures.
+func (c adminConfig) check() ([]Failure, error) {
+	switch {
+	case c.LatencyMS != nil && *c.LatencyMS < 0:
+		return nil, fmt.Errorf("latency_ms %d is negative", *c.LatencyMS)
+	case c.TaskDurationMS != nil && *c.TaskDurationMS < 0:
+		return nil, fmt.Errorf("task_duration_ms %d is negative", *c.TaskDurationMS)
+	case c.TokenTTLS != nil && *c.TokenTTLS < 1:
+		return nil, fmt.Errorf("token_ttl_s %d is less than 1", *c.TokenTTLS)
+	case c.Failures == nil:
+		return nil, nil
+	}
+	out := make([]Failure, 0, len(*c.Failures))
+	for _, af := range *c.Failures {
+		f := af.Failure
+		f.Delay = time.Duration(af.DelayMS) * time.Millisecond
+		if err := f.validate(); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func (d *Director) adminSeed(w http.ResponseWriter, r *http.Request) {
@@ -128,16 +156,33 @@ func (d *Director) adminSeed(w http.ResponseWriter, r *http.Request) {
 	if !decodeAdmin(w, r, &s) {
 		return
 	}
-	var plans []SeedPlan
-	for _, p := range s.Plans {
-		plans = append(plans, SeedPlan{ServiceID: p.ServiceID, PlanID: p.PlanID, Release: p.Release,
-			Version: p.Version, Instances: p.Instances})
+	plans, err := s.check()
+	if err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
 	}
 	names := d.SeedDeployments(s.Count, plans)
 	if names == nil {
 		names = []string{}
 	}
 	writeJSON(w, http.StatusOK, map[string][]string{"names": names})
+}
+
+// check refuses a count outside 1..MaxSeed and plans New would refuse; it
+// returns the plans.
+func (s adminSeed) check() ([]SeedPlan, error) {
+	if s.Count < 1 || s.Count > MaxSeed {
+		return nil, fmt.Errorf("count %d is not between 1 and %d", s.Count, MaxSeed)
+	}
+	var plans []SeedPlan
+	for _, p := range s.Plans {
+		plan := SeedPlan{ServiceID: p.ServiceID, PlanID: p.PlanID, Release: p.Release, Version: p.Version, Instances: p.Instances}
+		if err := plan.validate(); err != nil {
+			return nil, err
+		}
+		plans = append(plans, plan)
+	}
+	return plans, nil
 }
 
 func (d *Director) adminNextTask(w http.ResponseWriter, r *http.Request) {

@@ -52,6 +52,36 @@ var _ = Describe("the /_sim admin API", func() {
 		Expect(post("/_sim/config", `{"latency": 5}`).status).To(Equal(http.StatusBadRequest), "unknown fields are refused")
 	})
 
+	DescribeTable("refuses a config it cannot apply, naming what is wrong and changing nothing",
+		func(body, problem string) {
+			Expect(post("/_sim/config", `{"latency_ms": 7, "failures": [{"endpoint": "/info", "status": 503}]}`).status).To(Equal(http.StatusOK))
+			before := admin.getJSON("/_sim/config")
+			r := post("/_sim/config", body)
+			Expect(r.status).To(Equal(http.StatusBadRequest))
+			Expect(r.json()).To(HaveKeyWithValue("error", ContainSubstring(problem)))
+			Expect(admin.getJSON("/_sim/config")).To(Equal(before))
+		},
+		Entry("a negative latency", `{"latency_ms": -5, "failures": []}`, "latency_ms -5 is negative"),
+		Entry("a negative task duration", `{"task_duration_ms": -1}`, "task_duration_ms -1 is negative"),
+		Entry("a token lifetime under a second", `{"token_ttl_s": 0}`, "token_ttl_s 0 is less than 1"),
+		Entry("a failure status no server can send", `{"latency_ms": 1, "failures": [{"status": 42}]}`, "status 42 is not between 200 and 599"),
+		Entry("a failure rate above 1", `{"failures": [{"endpoint": "/info", "rate": 5}]}`, "rate 5 is not between 0 and 1"),
+		Entry("a negative delay", `{"failures": [{"delay_ms": -10}]}`, "delay -10ms is negative"),
+	)
+
+	DescribeTable("refuses a seed it cannot make, naming what is wrong",
+		func(body, problem string) {
+			r := post("/_sim/seed", body)
+			Expect(r.status).To(Equal(http.StatusBadRequest))
+			Expect(r.json()).To(HaveKeyWithValue("error", ContainSubstring(problem)))
+			Expect(d.Stats().Deployments).To(BeZero())
+		},
+		Entry("no count", `{}`, "count 0 is not between 1 and 100000"),
+		Entry("too many", `{"count": 100001}`, "count 100001 is not between 1 and 100000"),
+		Entry("a plan without release", `{"count": 1, "plans": [{"plan_id": "p"}]}`, "the release is required"),
+		Entry("a plan whose release breaks YAML", `{"count": 1, "plans": [{"plan_id": "p", "release": "x\ny: 1"}]}`, "use letters, digits"),
+	)
+
 	It("seeds deployments", func() {
 		r := post("/_sim/seed", `{"count": 5, "plans": [{"service_id": "redis", "plan_id": "redis-tiny", "release": "redis"}]}`)
 		Expect(r.status).To(Equal(http.StatusOK))

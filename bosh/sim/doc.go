@@ -36,11 +36,13 @@
 //	                                [{"endpoint":"/deployments/:name","method":"GET","rate":0.5,
 //	                                  "status":500,"delay_ms":0,"count":0}]
 //	POST   /_sim/seed               {"count":10000,"plans":[{"service_id","plan_id","release","version","instances"}]}
-//	                                -> {"names":[...]}
+//	                                -> {"names":[...]}; count 1 to MaxSeed
 //	POST   /_sim/next-task          {"deployment":"name or empty for any","state":"error|timeout|cancelled"}
 //	POST   /_sim/revoke-tokens      every UAA token issued so far is refused from now on
 //	PUT    /_sim/cloud-config       body: a new cloud config; older deployments become "outdated"
 //	PUT    /_sim/deployments        body: a manifest, applied at once without a task
 //	DELETE /_sim/deployments        remove every deployment at once
 //	DELETE /_sim/deployments/:name  remove one deployment at once
+//
+// A refused admin request is answered 400 {"error": "..."} and changes nothing.
 package sim

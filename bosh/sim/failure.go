@@ -35,22 +35,49 @@ func (f *Failure) matches(method, tmpl string) bool {
 	return (endpoint == "" || endpoint == tmpl) && (fMethod == "" || strings.EqualFold(fMethod, method))
 }
 
+// validate refuses a failure the simulator cannot apply as asked.
+func (f *Failure) validate() error {
+	switch {
+	case f.Rate < 0 || f.Rate > 1:
+		return fmt.Errorf("%w: failure %+v: rate %v is not between 0 and 1", ErrBadOptions, *f, f.Rate)
+	case f.Status != 0 && (f.Status < 200 || f.Status > 599):
+		return fmt.Errorf("%w: failure %+v: status %d is not between 200 and 599", ErrBadOptions, *f, f.Status)
+	case f.Delay < 0:
+		return fmt.Errorf("%w: failure %+v: delay %v is negative", ErrBadOptions, *f, f.Delay)
+	case f.Count < 0:
+		return fmt.Errorf("%w: failure %+v: count %d is negative", ErrBadOptions, *f, f.Count)
+	}
+	return nil
+}
+
 // ParseFailure reads a failure written as comma-separated key=value pairs,
 // e.g. "endpoint=/deployments/:name,method=GET,rate=0.1,status=503,delay=2s,count=5"
 // (keys: endpoint, method, rate, status, delay, count). It is the syntax of
 // the binary's -failure flag.
 func ParseFailure(spec string) (Failure, error) {
 	var f Failure
+	if err := parseKeyValues("failure", spec, f.set); err != nil {
+		return Failure{}, err
+	}
+	if err := f.validate(); err != nil {
+		return Failure{}, err
+	}
+	return f, nil
+}
+
+// parseKeyValues calls set for each key=value of a comma-separated spec of a
+// kind ("failure", "seed plan").
+func parseKeyValues(kind, spec string, set func(key, value string) error) error {
 	for _, kv := range strings.Split(spec, ",") {
 		key, value, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
-			return Failure{}, fmt.Errorf("%w: failure %q: %q is not key=value", ErrBadOptions, spec, kv)
+			return fmt.Errorf("%w: %s %q: %q is not key=value", ErrBadOptions, kind, spec, kv)
 		}
-		if err := f.set(key, value); err != nil {
-			return Failure{}, fmt.Errorf("%w: failure %q: %s: %v", ErrBadOptions, spec, key, err)
+		if err := set(key, value); err != nil {
+			return fmt.Errorf("%w: %s %q: %s: %v", ErrBadOptions, kind, spec, key, err)
 		}
 	}
-	return f, nil
+	return nil
 }
 
 func (f *Failure) set(key, value string) error {
@@ -62,9 +89,6 @@ func (f *Failure) set(key, value string) error {
 		f.Method = value
 	case "rate":
 		f.Rate, err = strconv.ParseFloat(value, 64)
-		if err == nil && (f.Rate < 0 || f.Rate > 1) {
-			err = fmt.Errorf("%v is not between 0 and 1", f.Rate)
-		}
 	case "status":
 		f.Status, err = strconv.Atoi(value)
 	case "delay":

@@ -58,11 +58,27 @@ func (d *Director) SetTokenTTL(ttl time.Duration) {
 }
 
 // InjectFailure adds a failure; the first added failure that picks a
-// request decides what happens to it.
-func (d *Director) InjectFailure(f Failure) {
+// request decides what happens to it. A failure with a rate outside 0..1, a
+// status outside 200..599 (0 = 500), or a negative delay or count is
+// refused with an error matching ErrBadOptions.
+func (d *Director) InjectFailure(f Failure) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
 	d.knobs.mu.Lock()
 	defer d.knobs.mu.Unlock()
 	d.knobs.failures = append(d.knobs.failures, &f)
+	return nil
+}
+
+// setFailures replaces every failure with fs, which are valid.
+func (k *knobs) setFailures(fs []Failure) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.failures = nil
+	for _, f := range fs {
+		k.failures = append(k.failures, &f)
+	}
 }
 
 // ClearFailures removes every injected failure.

@@ -47,7 +47,7 @@ var _ = Describe("knobs", func() {
 	})
 
 	It("fails the requests of one endpoint and method with an empty 500", func() {
-		d.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Method: "GET"})
+		Expect(d.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Method: "GET"})).To(Succeed())
 		Expect(d.PutDeployment(redisManifest("r1", "1"))).To(Succeed())
 		r := c.get("/deployments/r1")
 		Expect(r.status).To(Equal(http.StatusInternalServerError))
@@ -60,14 +60,14 @@ var _ = Describe("knobs", func() {
 	})
 
 	It("fails only the next Count requests with the status asked", func() {
-		d.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: http.StatusServiceUnavailable, Count: 2})
+		Expect(d.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: http.StatusServiceUnavailable, Count: 2})).To(Succeed())
 		Expect([]int{c.get("/deployments").status, c.get("/deployments").status, c.get("/deployments").status}).
 			To(Equal([]int{503, 503, 200}))
 		Expect(d.Failures()).To(BeEmpty())
 	})
 
 	It("fails about the share of requests asked", func() {
-		d.InjectFailure(sim.Failure{Rate: 0.3})
+		Expect(d.InjectFailure(sim.Failure{Rate: 0.3})).To(Succeed())
 		failed := 0
 		for range 300 {
 			if c.get("/info").status == http.StatusInternalServerError {
@@ -77,8 +77,23 @@ var _ = Describe("knobs", func() {
 		Expect(failed).To(BeNumerically("~", 90, 45))
 	})
 
+	DescribeTable("refuses a failure it cannot apply as asked, naming what is wrong",
+		func(f sim.Failure, problem string) {
+			err := d.InjectFailure(f)
+			Expect(err).To(MatchError(sim.ErrBadOptions))
+			Expect(err).To(MatchError(ContainSubstring(problem)))
+			Expect(d.Failures()).To(BeEmpty())
+			Expect(c.get("/info").status).To(Equal(http.StatusOK))
+		},
+		Entry("a status no server can send", sim.Failure{Status: 42}, "status 42 is not between 200 and 599"),
+		Entry("a rate above 1", sim.Failure{Rate: 2}, "rate 2 is not between 0 and 1"),
+		Entry("a negative rate", sim.Failure{Rate: -0.5}, "rate -0.5 is not between 0 and 1"),
+		Entry("a negative count", sim.Failure{Count: -1}, "count -1 is negative"),
+		Entry("a negative delay", sim.Failure{Delay: -time.Second}, "delay -1s is negative"),
+	)
+
 	It("slows down answers without failing them", func() {
-		d.InjectFailure(sim.Failure{Endpoint: "/info", Delay: time.Second})
+		Expect(d.InjectFailure(sim.Failure{Endpoint: "/info", Delay: time.Second})).To(Succeed())
 		var r reply
 		Expect(elapsed(func() { r = c.get("/info") })).To(BeNumerically(">=", time.Second))
 		Expect(r.status).To(Equal(http.StatusOK))
@@ -129,6 +144,49 @@ var _ = DescribeTable("ParseFailure",
 	Entry("unknown key", "colour=red", sim.Failure{}, "colour: unknown key"),
 	Entry("rate above 1", "rate=1.5", sim.Failure{}, "not between 0 and 1"),
 	Entry("bad delay", "delay=soon", sim.Failure{}, "delay"),
+	Entry("a status no server can send", "status=1000", sim.Failure{}, "status 1000 is not between 200 and 599"),
+	Entry("a negative count", "endpoint=/info,count=-2", sim.Failure{}, "count -2 is negative"),
+)
+
+var _ = DescribeTable("ParseSeedPlan",
+	func(spec string, want sim.SeedPlan, wantErr string) {
+		got, err := sim.ParseSeedPlan(spec)
+		if wantErr != "" {
+			Expect(err).To(MatchError(sim.ErrBadOptions))
+			Expect(err).To(MatchError(ContainSubstring(wantErr)))
+			return
+		}
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(Equal(want))
+	},
+	Entry("every key", "service_id=redis,plan_id=redis-small,release=redis,version=16.1.0+dev.2,instances=3",
+		sim.SeedPlan{ServiceID: "redis", PlanID: "redis-small", Release: "redis", Version: "16.1.0+dev.2", Instances: 3}, ""),
+	Entry("only what is required", "plan_id=p,release=r", sim.SeedPlan{PlanID: "p", Release: "r"}, ""),
+	Entry("no plan id", "release=r", sim.SeedPlan{}, "the plan id is required"),
+	Entry("no release", "plan_id=p", sim.SeedPlan{}, "the release is required"),
+	Entry("a release that would break the manifest", "plan_id=p,release=a: b", sim.SeedPlan{}, `release "a: b": use letters`),
+	Entry("a plan id that is no deployment name", "plan_id=a/b,release=r", sim.SeedPlan{}, `plan id "a/b"`),
+	Entry("too many instances", "plan_id=p,release=r,instances=1001", sim.SeedPlan{}, "instances 1001 is not between 0 and 1000"),
+	Entry("instances not a number", "plan_id=p,release=r,instances=many", sim.SeedPlan{}, "instances"),
+	Entry("unknown key", "plan=p", sim.SeedPlan{}, "plan: unknown key"),
+)
+
+var _ = DescribeTable("New refuses options it cannot serve, naming what is wrong",
+	func(opts sim.Options, problem string) {
+		d, err := sim.New(opts)
+		if err == nil {
+			_ = d.Close()
+		}
+		Expect(err).To(MatchError(sim.ErrBadOptions))
+		Expect(err).To(MatchError(ContainSubstring(problem)))
+	},
+	Entry("an unknown auth", sim.Options{Auth: "ldap"}, `auth "ldap"`),
+	Entry("a CA path without TLS", sim.Options{CACertPath: "/nonexistent/ca.pem"}, "only written with TLS on"),
+	Entry("a negative seed", sim.Options{Seed: -1}, "seed -1 is not between 0 and 100000"),
+	Entry("a seed above MaxSeed", sim.Options{Seed: sim.MaxSeed + 1}, "seed 100001"),
+	Entry("a seed plan without release", sim.Options{SeedPlans: []sim.SeedPlan{{PlanID: "p"}}}, "the release is required"),
+	Entry("a seed plan whose version breaks YAML", sim.Options{SeedPlans: []sim.SeedPlan{{PlanID: "p", Release: "r", Version: `1"`}}}, `version "1\""`),
+	Entry("a failure with a bad status", sim.Options{Failures: []sim.Failure{{Status: 99}}}, "status 99"),
 )
 
 var _ = It("injects Options.Failures from the start", func() {

@@ -17,7 +17,10 @@ type manifestError struct {
 	msg  string
 }
 
-func (e *manifestError) Error() string        { return e.msg }
+// Error is the Director's description of the refusal.
+func (e *manifestError) Error() string { return e.msg }
+
+// Is makes every refused manifest match ErrInvalidManifest.
 func (e *manifestError) Is(target error) bool { return target == ErrInvalidManifest }
 
 // errMissingName is answered synchronously (400) rather than through a task.
@@ -148,6 +151,9 @@ func (g *groupDoc) validate(i int, releases, aliases map[string]bool) error {
 	case *g.Instances < 0:
 		return &manifestError{code: codeValidationType,
 			msg: fmt.Sprintf("Instance group '%s' has a negative number of instances", g.Name)}
+	case *g.Instances > maxInstances:
+		return &manifestError{code: codeValidationType,
+			msg: fmt.Sprintf("Instance group '%s' has %d instances; the simulator serves at most %d", g.Name, *g.Instances, maxInstances)}
 	case g.Stemcell != "" && !aliases[g.Stemcell]:
 		return &manifestError{code: codeMissingField,
 			msg: fmt.Sprintf("Stemcell '%s' referenced by instance group '%s' is not declared in 'stemcells'", g.Stemcell, g.Name)}

@@ -73,7 +73,7 @@ type Options struct {
 	// it ends in error. Default 10s.
 	LockTimeout time.Duration
 	// Seed is the number of deployments created at start (no tasks, no
-	// events), see SeedDeployments. Default 0.
+	// events), see SeedDeployments; at most MaxSeed. Default 0.
 	Seed int
 	// SeedPlans are the plans seeded deployments are drawn from. Default
 	// DefaultSeedPlans(): redis-small, redis-large, postgresql-small.
@@ -92,13 +92,16 @@ type Options struct {
 // SeedPlan is a service plan seeded deployments are drawn from.
 type SeedPlan struct {
 	// ServiceID and PlanID go into properties.blacksmith; the deployment is
-	// named "{PlanID}-{instance uuid}".
+	// named "{PlanID}-{instance uuid}". PlanID is required; ServiceID has no
+	// default. Both, like Release and Version, are letters, digits, '.',
+	// '_', '+' and '-'.
 	ServiceID, PlanID string
 	// Release is the BOSH release (and the name of its main job). Required.
 	Release string
 	// Version is the release version. Default "1.0.0".
 	Version string
-	// Instances is the size of the main instance group. Default 1.
+	// Instances is the size of the main instance group, at most 1000.
+	// Default (0) 1.
 	Instances int
 }
 
@@ -148,13 +151,24 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// validate refuses options the simulator cannot serve as asked.
 func (o Options) validate() error {
-	if o.Auth != AuthBasic && o.Auth != AuthUAA {
+	switch {
+	case o.Auth != AuthBasic && o.Auth != AuthUAA:
 		return fmt.Errorf("%w: auth %q is neither %q nor %q", ErrBadOptions, o.Auth, AuthBasic, AuthUAA)
+	case o.CACertPath != "" && !o.TLS:
+		return fmt.Errorf("%w: a CA certificate path (%s) is only written with TLS on", ErrBadOptions, o.CACertPath)
+	case o.Seed < 0 || o.Seed > MaxSeed:
+		return fmt.Errorf("%w: seed %d is not between 0 and %d", ErrBadOptions, o.Seed, MaxSeed)
 	}
 	for _, p := range o.SeedPlans {
-		if p.PlanID == "" || p.Release == "" {
-			return fmt.Errorf("%w: seed plan %+v needs a plan id and a release", ErrBadOptions, p)
+		if err := p.validate(); err != nil {
+			return err
+		}
+	}
+	for _, f := range o.Failures {
+		if err := f.validate(); err != nil {
+			return err
 		}
 	}
 	return nil

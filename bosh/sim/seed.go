@@ -1,6 +1,20 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// MaxSeed is the most deployments Options.Seed and POST /_sim/seed create.
+const MaxSeed = 100_000
+
+// maxInstances bounds the size of an instance group, seeded or posted.
+const maxInstances = 1000
+
+// seedName is what a seed plan's ids, release and version may hold: they
+// stand unquoted in a deployment name and in its YAML manifest.
+var seedName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 
 // seedManifest is the manifest of a seeded deployment: 1 name, 2 release,
 // 3 version, 4 instances, 5 service id, 6 plan id, 7 instance id.
@@ -70,12 +84,64 @@ func (s *seedInfo) render() string {
 	return fmt.Sprintf(seedManifest, s.name, p.Release, p.Version, p.Instances, p.ServiceID, p.PlanID, s.uuid)
 }
 
+// validate refuses a plan whose manifest could not be rendered as asked.
+func (p SeedPlan) validate() error {
+	fields := []struct {
+		key, value string
+		required   bool
+	}{{"plan id", p.PlanID, true}, {"release", p.Release, true}, {"service id", p.ServiceID, false}, {"version", p.Version, false}}
+	for _, f := range fields {
+		switch {
+		case f.value == "" && f.required:
+			return fmt.Errorf("%w: seed plan %+v: the %s is required", ErrBadOptions, p, f.key)
+		case f.value != "" && !seedName.MatchString(f.value):
+			return fmt.Errorf("%w: seed plan %+v: %s %q: use letters, digits, '.', '_', '+' and '-'", ErrBadOptions, p, f.key, f.value)
+		}
+	}
+	if p.Instances < 0 || p.Instances > maxInstances {
+		return fmt.Errorf("%w: seed plan %+v: instances %d is not between 0 and %d", ErrBadOptions, p, p.Instances, maxInstances)
+	}
+	return nil
+}
+
+// ParseSeedPlan reads a seed plan written as comma-separated key=value
+// pairs, e.g. "service_id=redis,plan_id=redis-small,release=redis,version=16.1.0,instances=1".
+// It is the syntax of the binary's -seed-plan flag.
+func ParseSeedPlan(spec string) (SeedPlan, error) {
+	var p SeedPlan
+	err := parseKeyValues("seed plan", spec, func(key, value string) error {
+		var err error
+		switch key {
+		case "service_id":
+			p.ServiceID = value
+		case "plan_id":
+			p.PlanID = value
+		case "release":
+			p.Release = value
+		case "version":
+			p.Version = value
+		case "instances":
+			p.Instances, err = strconv.Atoi(value)
+		default:
+			err = fmt.Errorf("unknown key")
+		}
+		return err
+	})
+	if err == nil {
+		err = p.validate()
+	}
+	if err != nil {
+		return SeedPlan{}, err
+	}
+	return p, nil
+}
+
 // prepareSeedPlans fills in plan defaults and parses each plan's manifest
-// once; plans without a plan id or a release are left out.
+// once; plans that validate refuses are left out.
 func prepareSeedPlans(plans []SeedPlan) []*seedPlan {
 	var out []*seedPlan
 	for _, p := range plans {
-		if p.PlanID == "" || p.Release == "" {
+		if p.validate() != nil {
 			continue
 		}
 		p.Version = or(p.Version, "1.0.0")
@@ -96,6 +162,8 @@ func prepareSeedPlans(plans []SeedPlan) []*seedPlan {
 // "{planID}-{uuid}" and has a realistic manifest with
 // properties.blacksmith{service_id, plan_id, instance_id}, the plan's
 // release, a stemcell and instance groups with VMs. It returns the names.
+// Plans that New would refuse are left out: with none left, it seeds nothing
+// and returns nil.
 func (d *Director) SeedDeployments(n int, plans []SeedPlan) []string {
 	if len(plans) == 0 {
 		plans = d.opts.SeedPlans

@@ -86,6 +86,12 @@ var _ = Describe("seeded deployments", func() {
 		Expect(c.getJSON("/deployments/" + names[0] + "/vms")).To(HaveLen(1))
 	})
 
+	It("are not made from plans New would refuse", func() {
+		d := start(sim.Options{TaskDuration: -1})
+		Expect(d.SeedDeployments(3, []sim.SeedPlan{{PlanID: "p", Release: "a: b"}, {PlanID: "a/b", Release: "r"}})).To(BeNil())
+		Expect(d.Stats().Deployments).To(BeZero())
+	})
+
 	It("scale to 10,000: fast listings, modest memory, hundreds of concurrent requests", func() {
 		before := heapBytes()
 		d := start(sim.Options{TaskDuration: -1})

@@ -88,9 +88,7 @@ func newDirector(opts Options, ln net.Listener) *Director {
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.knobs.init(opts)
-	for _, f := range opts.Failures {
-		d.InjectFailure(f)
-	}
+	d.knobs.setFailures(opts.Failures) // checked by Options.validate
 	d.tokens.rotate()
 	d.srv = &http.Server{
 		Handler:           d.routes(),

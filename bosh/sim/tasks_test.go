@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -58,6 +59,15 @@ var _ = Describe("tasks", func() {
 		Expect(t["result"]).To(ContainSubstring("unknown release 'nope'"))
 		Expect(c.getJSON("/deployments/r1")).To(Equal(map[string]any{"manifest": ""}))
 		Expect(c.getJSON("/deployments/r1/vms")).To(BeEmpty())
+	})
+
+	It("end in error for an instance group larger than the simulator serves", func() {
+		big := strings.Replace(redisManifest("r1", "1"), "instances: 1\n  azs: [z1]\n  jobs:\n  - name: redis", "instances: 1001\n  azs: [z1]\n  jobs:\n  - name: redis", 1)
+		Expect(big).To(ContainSubstring("instances: 1001"))
+		t := c.waitTask(c.deploy(big))
+		Expect(t["state"]).To(Equal("error"))
+		Expect(t["result"]).To(Equal("Instance group 'redis' has 1001 instances; the simulator serves at most 1000"))
+		Expect(d.PutDeployment(big)).To(MatchError(sim.ErrInvalidManifest))
 	})
 
 	It("end as injected, keeping the deployment as it was", func() {

@@ -49,6 +49,7 @@ func run(args []string, stderr io.Writer) int {
 	return 0
 }
 
+// parseFlags reads the flags into simulator options; the bool is -v.
 func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	var o sim.Options
 	var scopes string
@@ -73,12 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	fs.StringVar(&o.ExternalHost, "external-host", "", "host:port put in task redirects (default: the listen address)")
 	fs.StringVar(&o.Name, "name", sim.DefaultName, "Director name in /info")
 	fs.StringVar(&o.UUID, "uuid", "", "Director UUID in /info (default: random)")
-	fs.Func("failure", "inject a failure, e.g. endpoint=/deployments/:name,method=GET,rate=0.1,status=503,delay=2s,count=5 (repeatable)",
-		func(spec string) error {
-			f, err := sim.ParseFailure(spec)
-			o.Failures = append(o.Failures, f)
-			return err
-		})
+	repeatableFlags(fs, &o)
 	verbose := fs.Bool("v", false, "log every finished task")
 	if err := fs.Parse(args); err != nil {
 		return o, false, err
@@ -89,4 +85,21 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	}
 	o.ClientScopes = strings.Split(scopes, ",")
 	return o, *verbose, nil
+}
+
+// repeatableFlags defines -failure and -seed-plan, which may be given more than once.
+func repeatableFlags(fs *flag.FlagSet, o *sim.Options) {
+	fs.Func("failure", "inject a failure, e.g. endpoint=/deployments/:name,method=GET,rate=0.1,status=503,delay=2s,count=5 (repeatable)",
+		func(spec string) error {
+			f, err := sim.ParseFailure(spec)
+			o.Failures = append(o.Failures, f)
+			return err
+		})
+	fs.Func("seed-plan", "a plan -seed draws from, e.g. service_id=redis,plan_id=redis-small,release=redis,version=16.1.0,instances=1 "+
+		"(repeatable; default: redis-small, redis-large, postgresql-small)",
+		func(spec string) error {
+			p, err := sim.ParseSeedPlan(spec)
+			o.SeedPlans = append(o.SeedPlans, p)
+			return err
+		})
 }

@@ -89,8 +89,24 @@ var _ = Describe("bosh-director-sim", func() {
 		Eventually(session).Should(gexec.Exit(0))
 	})
 
+	It("seeds deployments from the plans given on the command line", func() {
+		_, base := startSim("-seed", "4", "-seed-plan", "service_id=mysql,plan_id=mysql-tiny,release=pxc,version=1.2.3,instances=2",
+			"-seed-plan", "plan_id=kafka-small,release=kafka")
+		req := must(http.NewRequest(http.MethodGet, base+"/deployments", nil))
+		req.SetBasicAuth("admin", "admin")
+		var names []string
+		for _, d := range getJSON(http.DefaultClient, req).([]any) {
+			names = append(names, d.(map[string]any)["name"].(string))
+		}
+		Expect(names).To(HaveLen(4))
+		Expect(names).To(HaveEach(MatchRegexp(`^(mysql-tiny|kafka-small)-[0-9a-f-]{36}$`)))
+		Expect(names).To(ContainElement(HavePrefix("mysql-tiny-")))
+		Expect(names).To(ContainElement(HavePrefix("kafka-small-")))
+	})
+
 	It("exits 2 on bad flags and 1 when it cannot start", func() {
-		for _, bad := range [][]string{{"-no-such-flag"}, {"-failure", "rate=2"}, {"extra-argument"}} {
+		for _, bad := range [][]string{{"-no-such-flag"}, {"-failure", "rate=2"}, {"-failure", "status=42"}, {"extra-argument"},
+			{"-seed-plan", "plan_id=p"}, {"-seed-plan", "plan_id=p,release=a b"}} {
 			session, err := gexec.Start(exec.Command(binary, bad...), GinkgoWriter, GinkgoWriter)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(session).Should(gexec.Exit(2), "%v", bad)
@@ -99,6 +115,11 @@ var _ = Describe("bosh-director-sim", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(session).Should(gexec.Exit(1))
 		Expect(session.Err).To(gbytes.Say(`auth \\"ldap\\"`))
+
+		session, err = gexec.Start(exec.Command(binary, "-ca-cert", filepath.Join(GinkgoT().TempDir(), "ca.pem")), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).Should(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say("only written with TLS on"))
 	})
 })
 
