@@ -103,12 +103,9 @@ func repeatBind(stored map[string]any, appGUID string, params map[string]any) (d
 // credentials renders the plan's credentials template for a new binding.
 func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *vault.Record, params map[string]any) (map[string]any, error) {
 	_, plan, _ := b.opts.Catalog.Plan(rec.PlanID)
-	vms, err := b.opts.DirectorReader.VMs(ctx, deploymentOf(id, rec))
-	if errors.Is(err, bosh.ErrDeploymentNotFound) {
-		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
-	}
+	ips, err := b.deploymentIPs(ctx, id, rec)
 	if err != nil {
-		return nil, b.internal("could not list the deployment's VMs", err, "instance", id)
+		return nil, err
 	}
 	secrets, ok, err := b.opts.Store.Secret(ctx, credentialsPath(id))
 	if err != nil {
@@ -123,16 +120,29 @@ func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *
 			DeploymentName: deploymentOf(id, rec), InstanceID: id, ServiceID: rec.ServiceID, PlanID: rec.PlanID,
 			OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: params, Secrets: secrets,
 		},
-		IPs: vmIPs(vms), BindingID: bid, AppGUID: appGUID,
+		IPs: ips, BindingID: bid, AppGUID: appGUID,
 	}
-	if len(data.IPs) > 0 {
-		data.Host = data.IPs[0]
+	if len(ips) > 0 {
+		data.Host = ips[0]
 	}
 	creds, err := renderCredentials(plan.Credentials, data)
 	if err != nil {
 		return nil, b.internal("the plan's credentials template could not be rendered", err, "plan", plan.ID)
 	}
 	return creds, nil
+}
+
+// deploymentIPs lists the addresses of the instance's VMs: 422 when its
+// deployment does not exist.
+func (b *Broker) deploymentIPs(ctx context.Context, id string, rec *vault.Record) ([]string, error) {
+	vms, err := b.opts.DirectorReader.VMs(ctx, deploymentOf(id, rec))
+	if errors.Is(err, bosh.ErrDeploymentNotFound) {
+		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
+	}
+	if err != nil {
+		return nil, b.internal("could not list the deployment's VMs", err, "instance", id)
+	}
+	return vmIPs(vms), nil
 }
 
 // vmIPs lists the VMs' addresses in the Director's order.

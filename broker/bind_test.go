@@ -73,6 +73,13 @@ var _ = Describe("Bind", func() {
 		Expect(ok).To(BeFalse(), "no binding is stored")
 	})
 
+	It("refuses with 422 to bind an instance whose deployment is gone", func() {
+		putRecord(e, "b-5", &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-b-5"})
+		a := e.request("PUT", bindingPath("b-5", "x"), bindBody("a"))
+		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity), a.Raw)
+		Expect(a.Body["description"]).To(ContainSubstring("deployment does not exist"))
+	})
+
 	It("refuses to bind a service that is not bindable with 400", func() {
 		e.provisioned("b-2", "memo-one")
 		a := e.request("PUT", bindingPath("b-2", "x"), map[string]any{"service_id": "memo", "plan_id": "memo-one", "app_guid": "a"})
