@@ -5,7 +5,8 @@
 // configurable CA, basic and UAA client-credential authentication are
 // detected lazily from GET /info (a Director that is down at start-up is an
 // error the caller retries, not a crash), UAA tokens are refreshed before
-// they expire and once on a 401 from many goroutines at a time, a retried
+// they expire and once on a 401 from many goroutines at a time (a token
+// that has not expired is kept while UAA cannot renew it), a retried
 // request resends its body, every call honours its context, and the
 // Director's {code, description} error is surfaced as an *APIError that
 // matches the sentinel errors with errors.Is.

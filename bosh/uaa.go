@@ -104,7 +104,7 @@ func (u *uaaAuth) keepAfterFailure(ctx context.Context, err error) (uaaToken, er
 	if u.tok.value == "" || !now.Before(u.tok.expiresAt) || ctx.Err() != nil {
 		return uaaToken{}, err
 	}
-	u.tok.renewAt = now.Add(renewRetry)
+	u.tok.renewAt = now.Add(min(renewRetry, u.tok.expiresAt.Sub(now)))
 	u.c.log.Warn("bosh uaa token renewal failed, using the current token until it expires",
 		"error", err, "expires_in", u.tok.expiresAt.Sub(now).Round(time.Second))
 	return u.tok, nil
