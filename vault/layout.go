@@ -54,6 +54,12 @@ func (s *Store) readLayout(ctx context.Context) (*layout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the index layout: %w", err)
 	}
+	if !doc.Exists && doc.Version > 0 {
+		// Every shard is still there: an empty index, or a new layout and
+		// a migration over it, would hide or overwrite them.
+		return nil, fmt.Errorf("index layout at %s: %w: deleted, version %d remains (vault kv undelete -versions=%d %s)",
+			s.kv.display(metaPath), ErrCorrupt, doc.Version, doc.Version, s.kv.display(metaPath))
+	}
 	if !doc.Exists {
 		return nil, nil
 	}
@@ -114,7 +120,9 @@ func (s *Store) createLayout(ctx context.Context, l layout) (*layout, error) {
 	l.CreatedAt = time.Now().UTC().Format(time.RFC3339)
 	err := s.kv.write(ctx, metaPath, l, 0)
 	if errors.Is(err, ErrConflict) {
-		return s.readLayout(ctx)
+		if theirs, rerr := s.readLayout(ctx); rerr != nil || theirs != nil {
+			return theirs, rerr
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("creating the index layout: %w", err)
