@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+)
+
+var _ = Describe("judging a run", func() {
+	cold := func(wall float64, errs int) result {
+		return result{Deployments: 1000, WallS: wall, Matched: 1000, Errors: errs,
+			DirectorRequests: map[string]int{"GET /deployments": 1, "GET /deployments/:name": 1000, "GET /deployments/:name/vms": 1000}}
+	}
+	warm := func(wall float64, requests map[string]int, writes uint64) result {
+		return result{Deployments: 1000, WallS: wall, Matched: 1000, Converged: true, DirectorRequests: requests, VaultWrites: writes}
+	}
+	listing := map[string]int{"GET /deployments": 1}
+
+	DescribeTable("sets the lower bound and the ratio, and says whether the target was met",
+		func(r result, scenario string, bound, ratio float64, met bool) {
+			r.judge(scenario, 10*time.Millisecond, 5)
+			Expect(r.LowerBoundS).To(BeNumerically("~", bound, 1e-9))
+			Expect(r.Ratio).To(BeNumerically("~", ratio, 1e-9))
+			Expect(r.TargetMet).To(Equal(met))
+		},
+		Entry("cold within 1.2 x N x L / max_concurrency", cold(2.3, 0), "cold", 2.0, 1.15, true),
+		Entry("cold too slow", cold(2.5, 0), "cold", 2.0, 1.25, false),
+		Entry("cold with an error", cold(2.1, 1), "cold", 2.0, 1.05, false),
+		Entry("warm: one listing, nothing written", warm(0.5, listing, 0), "warm", 0.01, 50.0, true),
+		Entry("warm with a manifest fetched", warm(0.5, map[string]int{"GET /deployments": 1, "GET /deployments/:name": 1}, 0), "warm", 0.01, 50.0, false),
+		Entry("warm with a Vault write", warm(0.5, listing, 1), "warm", 0.01, 50.0, false),
+		Entry("warm over 2 s", warm(2.5, listing, 0), "warm", 0.01, 250.0, false),
+	)
+})
+
+var _ = Describe("the bench", func() {
+	BeforeEach(func() {
+		if _, err := testvault.Binary(); errors.Is(err, testvault.ErrNoBinary) && !testvault.InCI() {
+			Skip("no Vault binary (run `make vault`): " + err.Error())
+		}
+	})
+
+	It("prints a BENCH line per scenario with the figures asked for", func() {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"-n", "40", "-latency", "2ms"}, &stdout, &stderr)
+		Expect(code).To(BeZero(), stderr.String())
+
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		Expect(lines).To(HaveLen(2))
+		var got []map[string]any
+		for _, l := range lines {
+			Expect(l).To(HavePrefix("BENCH {"))
+			var doc map[string]any
+			Expect(json.Unmarshal([]byte(strings.TrimPrefix(l, "BENCH ")), &doc)).To(Succeed())
+			for _, k := range []string{"scenario", "deployments", "latency_ms", "max_concurrency", "wall_s", "director_requests",
+				"director_tasks", "vault_reads", "vault_writes", "peak_rss_bytes", "lower_bound_s", "ratio"} {
+				Expect(doc).To(HaveKey(k))
+			}
+			got = append(got, doc)
+		}
+		coldRun, warmRun := got[0], got[1]
+		Expect(coldRun).To(SatisfyAll(HaveKeyWithValue("scenario", "cold-40"), HaveKeyWithValue("deployments", 40.0),
+			HaveKeyWithValue("latency_ms", 2.0), HaveKeyWithValue("max_concurrency", 5.0), HaveKeyWithValue("matched", 40.0),
+			HaveKeyWithValue("created", 40.0), HaveKeyWithValue("director_tasks", 0.0)))
+		Expect(coldRun["lower_bound_s"]).To(BeNumerically("~", 40*0.002/5, 1e-9))
+		Expect(coldRun["director_requests"]).To(HaveKeyWithValue("GET /deployments/:name", 40.0))
+		Expect(coldRun["vault_writes"]).To(BeNumerically(">=", 80), "a manifest and metadata per instance, and the index")
+		Expect(coldRun["peak_rss_bytes"]).To(BeNumerically(">", 0))
+
+		Expect(warmRun).To(SatisfyAll(HaveKeyWithValue("scenario", "warm-40"), HaveKeyWithValue("director_tasks", 0.0),
+			HaveKeyWithValue("vault_writes", 0.0), HaveKeyWithValue("converged", true), HaveKeyWithValue("target_met", true)))
+		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 1.0}))
+	})
+
+	It("refuses a size that is not a positive number", func() {
+		var stdout, stderr bytes.Buffer
+		Expect(run([]string{"-n", "10,x"}, &stdout, &stderr)).To(Equal(2))
+		Expect(stderr.String()).To(ContainSubstring(`-n: "x" is not a positive number`))
+		Expect(stdout.String()).To(BeEmpty())
+	})
+})
