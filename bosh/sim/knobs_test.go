@@ -187,7 +187,19 @@ var _ = DescribeTable("New refuses options it cannot serve, naming what is wrong
 	Entry("a seed plan without release", sim.Options{SeedPlans: []sim.SeedPlan{{PlanID: "p"}}}, "the release is required"),
 	Entry("a seed plan whose version breaks YAML", sim.Options{SeedPlans: []sim.SeedPlan{{PlanID: "p", Release: "r", Version: `1"`}}}, `version "1\""`),
 	Entry("a failure with a bad status", sim.Options{Failures: []sim.Failure{{Status: 99}}}, "status 99"),
+	Entry("a private external host", sim.Options{ExternalHost: "10.0.0.6:25555"}, `external host "10.0.0.6:25555" is neither loopback`),
+	Entry("a public external host", sim.Options{ExternalHost: "director.example.com:25555"}, "is neither loopback, localhost nor under .invalid"),
+	Entry("a private UAA", sim.Options{Auth: sim.AuthUAA, UAAURL: "https://192.168.50.4:8443"}, `UAA URL "https://192.168.50.4:8443"`),
+	Entry("a UAA URL without scheme", sim.Options{Auth: sim.AuthUAA, UAAURL: "uaa.bosh.invalid:8443"}, "is not http(s)"),
 )
+
+var _ = It("takes loopback, localhost and .invalid external hosts and UAA URLs", func() {
+	for _, o := range []sim.Options{{ExternalHost: "127.0.0.2:25555"}, {ExternalHost: "[::1]:25555"},
+		{ExternalHost: "director.bosh.invalid:25555"}, {ExternalHost: "localhost:25555"},
+		{Auth: sim.AuthUAA, UAAURL: "https://uaa.bosh.invalid:8443"}, {Auth: sim.AuthUAA, UAAURL: "http://127.0.0.1:9"}} {
+		start(o)
+	}
+})
 
 var _ = It("injects Options.Failures from the start", func() {
 	d := start(sim.Options{Failures: []sim.Failure{{Endpoint: "/info", Status: http.StatusTeapot}}})

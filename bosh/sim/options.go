@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -50,8 +53,10 @@ type Options struct {
 	// TokenTTL is the lifetime of issued tokens, rounded up to whole seconds.
 	// Default 10m.
 	TokenTTL time.Duration
-	// UAAURL is the UAA address /info advertises in uaa mode. Default: the
-	// simulator's own URL, which serves POST /oauth/token.
+	// UAAURL is the UAA address /info advertises in uaa mode; its host must
+	// be a loopback address, localhost or a name under .invalid, since
+	// clients contact it. Default: the simulator's own URL, which serves
+	// POST /oauth/token.
 	UAAURL string
 	// TLS serves HTTPS with a certificate signed by a CA generated at start.
 	// Default false (plain HTTP).
@@ -79,7 +84,9 @@ type Options struct {
 	// DefaultSeedPlans(): redis-small, redis-large, postgresql-small.
 	SeedPlans []SeedPlan
 	// ExternalHost is the host:port the Director believes it has, used in the
-	// absolute Location of task redirects. Default: its own listen address.
+	// absolute Location of task redirects: a loopback address, localhost or a
+	// name under .invalid (e.g. 127.0.0.2:25555), so that a client that
+	// wrongly follows it reaches no real host. Default: its own listen address.
 	ExternalHost string
 	// Name is the Director name in /info. Default "bosh-director-sim".
 	Name string
@@ -161,6 +168,9 @@ func (o Options) validate() error {
 	case o.Seed < 0 || o.Seed > MaxSeed:
 		return fmt.Errorf("%w: seed %d is not between 0 and %d", ErrBadOptions, o.Seed, MaxSeed)
 	}
+	if err := o.validateHosts(); err != nil {
+		return err
+	}
 	for _, p := range o.SeedPlans {
 		if err := p.validate(); err != nil {
 			return err
@@ -172,6 +182,32 @@ func (o Options) validate() error {
 		}
 	}
 	return nil
+}
+
+// validateHosts refuses an external host or UAA URL that could make a
+// client contact a real host.
+func (o Options) validateHosts() error {
+	if o.ExternalHost != "" && !harmlessHost(hostOf(o.ExternalHost)) {
+		return fmt.Errorf("%w: external host %q is neither loopback, localhost nor under .invalid", ErrBadOptions, o.ExternalHost)
+	}
+	if o.UAAURL == "" {
+		return nil
+	}
+	u, err := url.Parse(o.UAAURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !harmlessHost(u.Hostname()) {
+		return fmt.Errorf("%w: UAA URL %q is not http(s) on a loopback address, localhost or a name under .invalid", ErrBadOptions, o.UAAURL)
+	}
+	return nil
+}
+
+// harmlessHost says whether host is a loopback address, localhost or a name
+// under .invalid: nothing outside this machine answers any of them.
+func harmlessHost(host string) bool {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasSuffix(h, ".invalid")
 }
 
 func or(s, def string) string {
