@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -181,6 +182,36 @@ var _ = Describe("Backups", func() {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeFalse())
 				Expect(s.Record(ctx, "ra")).NotTo(BeNil())
+			})
+
+			It("refuses a backup with a part it cannot restore, changing nothing", func() {
+				s, mount := newStore(srv, version)
+				seed(s, "rc", "small")
+				good, err := s.Backup(ctx, "rc")
+				Expect(err).NotTo(HaveOccurred())
+				seed(s, "rc", "large")
+				var snap map[string]json.RawMessage
+				Expect(json.Unmarshal([]byte(rawGet(srv, mount, version, "rc/backups/"+good).Data), &snap)).To(Succeed())
+				state := func() []stored {
+					return []stored{rawGet(srv, mount, version, "rc/metadata"), rawGet(srv, mount, version, "rc/manifest"),
+						rawGet(srv, mount, version, vault.ShardPath(vault.ShardOf("rc", vault.DefaultShards)))}
+				}
+				before, backups := state(), backupsOf(s, "rc")
+				for i, part := range []string{"metadata", "manifest", "record"} {
+					bad := maps.Clone(snap)
+					bad[part] = json.RawMessage(`5`)
+					body, _ := json.Marshal(bad)
+					name := fmt.Sprint(100 + i) // older than every real backup
+					rawPut(srv, mount, version, "rc/backups/"+name, string(body))
+
+					err := s.Restore(ctx, "rc", name)
+					Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+					Expect(err.Error()).To(ContainSubstring("its " + part + " cannot be restored"))
+					Expect(err.Error()).To(ContainSubstring(mount + "/rc/backups/" + name))
+					Expect(state()).To(Equal(before), part)
+					backups = append(backups, name)
+					Expect(backupsOf(s, "rc")).To(ConsistOf(backups), "no backup of the current state taken")
+				}
 			})
 
 			It("refuses an unknown or malformed backup id", func() {
