@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"strings"
+
 	"github.com/cloudfoundry-community/gogobosh"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -23,10 +25,14 @@ var testCatalog = &catalog.Catalog{Services: []catalog.Service{
 	{ID: "postgresql", Name: "postgresql", Plans: []catalog.Plan{
 		{ID: "pg-1", Name: "standalone", ServiceID: "postgresql"},
 	}},
+	{ID: "kafka", Name: "kafka", Plans: []catalog.Plan{
+		{ID: "kafka-std", Name: "standard", ServiceID: "kafka"},
+		{ID: "kafka-big", Name: "big", ServiceID: "kafka"},
+	}},
 }}
 
 var testMatchConfig = config.ReconcilerConfig{
-	Releases: map[string]string{"redis": "redis", "postgres": "postgresql", "orphan-release": "nosuch"},
+	Releases: map[string]string{"redis": "redis", "postgres": "postgresql"},
 	Rules: []config.Rule{
 		{Name: "legacy", Pattern: `legacy-(?P<plan>[a-z-]+)--(?P<instance>[0-9a-f]{8})`},
 		{Name: "kafka", Pattern: `kafka-(?P<instance>\d+)`, ServiceID: "kafka", PlanID: "kafka-std"},
@@ -162,8 +168,29 @@ var _ = Describe("matcher", func() {
 			_, err := newMatcher(testCatalog, config.ReconcilerConfig{Rules: []config.Rule{r}})
 			Expect(err).To(MatchError(ContainSubstring(want)))
 		},
-		Entry("bad regexp", config.Rule{Pattern: `(?P<instance>[`}, "compiling pattern"),
+		Entry("bad regexp", config.Rule{Pattern: `(?P<instance>[`}, "reconciler.rules[0]: compiling pattern"),
 		Entry("no instance group", config.Rule{Pattern: `(?P<plan>.+)`}, "no (?P<instance>...) group"),
 		Entry("no plan group nor plan id", config.Rule{Pattern: `x-(?P<instance>.+)`}, "no plan_id is set"),
+		Entry("a service the catalog lacks", config.Rule{Pattern: `x-(?P<plan>.+)-(?P<instance>.+)`, ServiceID: "kafak"},
+			`reconciler.rules[0].service_id: service "kafak" is not in the catalog`),
+		Entry("a plan the catalog lacks", config.Rule{Pattern: `x-(?P<instance>.+)`, PlanID: "kafka-xl"},
+			`reconciler.rules[0].plan_id: "kafka-xl" is no plan id or name of the catalog`),
+		Entry("a plan of another service", config.Rule{Pattern: `x-(?P<instance>.+)`, ServiceID: "kafka", PlanID: "redis-small"},
+			`reconciler.rules[0].plan_id: "redis-small" is no plan id or name of service "kafka"`),
 	)
+
+	It("names every release and rule whose service or plan the catalog lacks, at once", func() {
+		_, err := newMatcher(testCatalog, config.ReconcilerConfig{
+			Releases: map[string]string{"redis": "rediss", "postgres": "postgresql", "kafka": "nosuch"},
+			Rules:    []config.Rule{{Pattern: `(?P<instance>.+)`, PlanID: "big"}, {Pattern: `(?P<instance>.+)`, PlanID: "huge"}},
+		})
+		Expect(err).To(HaveOccurred())
+		Expect(strings.Split(err.Error(), "\n")).To(Equal([]string{
+			`reconciler.releases.kafka: service "nosuch" is not in the catalog`,
+			`reconciler.releases.redis: service "rediss" is not in the catalog`,
+			`reconciler.rules[1].plan_id: "huge" is no plan id or name of the catalog`,
+		}))
+		_, err = newMatcher(nil, config.ReconcilerConfig{Releases: map[string]string{"redis": "rediss"}})
+		Expect(err).NotTo(HaveOccurred(), "without a catalog there is nothing to check against")
+	})
 })
