@@ -24,15 +24,10 @@ type adminFailure struct {
 	DelayMS int64 `json:"delay_ms"`
 }
 
+// adminSeed is the body of POST /_sim/seed.
 type adminSeed struct {
-	Count int `json:"count"`
-	Plans []struct {
-		ServiceID string `json:"service_id"`
-		PlanID    string `json:"plan_id"`
-		Release   string `json:"release"`
-		Version   string `json:"version"`
-		Instances int    `json:"instances"`
-	} `json:"plans"`
+	Count int        `json:"count"`
+	Plans []SeedPlan `json:"plans"`
 }
 
 type adminNextTask struct {
@@ -169,20 +164,17 @@ func (d *Director) adminSeed(w http.ResponseWriter, r *http.Request) {
 }
 
 // check refuses a count outside 1..MaxSeed and plans New would refuse; it
-// returns the plans.
+// returns the plans (nil: Options.SeedPlans).
 func (s adminSeed) check() ([]SeedPlan, error) {
 	if s.Count < 1 || s.Count > MaxSeed {
 		return nil, fmt.Errorf("count %d is not between 1 and %d", s.Count, MaxSeed)
 	}
-	var plans []SeedPlan
 	for _, p := range s.Plans {
-		plan := SeedPlan{ServiceID: p.ServiceID, PlanID: p.PlanID, Release: p.Release, Version: p.Version, Instances: p.Instances}
-		if err := plan.validate(); err != nil {
+		if err := p.validate(); err != nil {
 			return nil, err
 		}
-		plans = append(plans, plan)
 	}
-	return plans, nil
+	return s.Plans, nil
 }
 
 func (d *Director) adminNextTask(w http.ResponseWriter, r *http.Request) {

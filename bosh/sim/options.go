@@ -96,20 +96,22 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// SeedPlan is a service plan seeded deployments are drawn from.
+// SeedPlan is a service plan seeded deployments are drawn from (in JSON as
+// POST /_sim/seed takes it).
 type SeedPlan struct {
-	// ServiceID and PlanID go into properties.blacksmith; the deployment is
-	// named "{PlanID}-{instance uuid}". PlanID is required; ServiceID has no
-	// default. Both, like Release and Version, are letters, digits, '.',
-	// '_', '+' and '-'.
-	ServiceID, PlanID string
+	// ServiceID goes into properties.blacksmith. No default.
+	ServiceID string `json:"service_id"`
+	// PlanID goes into properties.blacksmith, and the deployment is named
+	// "{PlanID}-{instance uuid}". Required. It, the service id, the release
+	// and the version are letters, digits, '.', '_', '+' and '-'.
+	PlanID string `json:"plan_id"`
 	// Release is the BOSH release (and the name of its main job). Required.
-	Release string
+	Release string `json:"release"`
 	// Version is the release version. Default "1.0.0".
-	Version string
+	Version string `json:"version"`
 	// Instances is the size of the main instance group, at most 1000.
 	// Default (0) 1.
-	Instances int
+	Instances int `json:"instances"`
 }
 
 // DefaultSeedPlans are the plans used when Options.SeedPlans is empty.
