@@ -1,0 +1,110 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Start runs the reconciler until ctx ends: one run at once, then one every
+// Config.Interval, and those asked for with Trigger. When ctx ends it waits
+// for the run in progress up to Config.StopTimeout, then cancels it (the
+// instance being written is finished, nothing is left half-written) and
+// returns. With reconciler.enabled false it runs nothing and just waits.
+func (m *Manager) Start(ctx context.Context) error {
+	if !m.cfg.Enabled {
+		m.log.Info("reconciler disabled")
+		<-ctx.Done()
+		return nil
+	}
+	if err := m.setStarted(true); err != nil {
+		return err
+	}
+	defer m.setStarted(false)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		var req *request
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+			req = m.scheduled()
+		case <-m.wake:
+			req = m.takePending()
+		}
+		if req == nil {
+			continue
+		}
+		start := m.opts.Now()
+		m.serve(ctx, req)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !req.opts.DryRun {
+			timer.Reset(max(0, m.cfg.Interval-m.opts.Now().Sub(start)))
+		}
+		m.signalIfPending()
+	}
+}
+
+// serve makes one run for req and hands its summary to every waiter. When
+// ctx ends during the run, the run gets Config.StopTimeout to finish before
+// it is cancelled.
+func (m *Manager) serve(ctx context.Context, req *request) {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	done := make(chan Summary, 1)
+	go func() { done <- m.runLocked(runCtx, req.id, req.opts) }()
+	var s Summary
+	select {
+	case s = <-done:
+	case <-ctx.Done():
+		s = m.stopRun(done, cancel)
+	}
+	for _, w := range req.waiters {
+		w <- s
+		close(w)
+	}
+}
+
+// stopRun waits for the run up to Config.StopTimeout, then cancels it and
+// waits for it to return.
+func (m *Manager) stopRun(done <-chan Summary, cancel context.CancelFunc) Summary {
+	m.log.Info("reconciler stopping: waiting for the run in progress", "timeout", m.cfg.StopTimeout)
+	t := time.NewTimer(m.cfg.StopTimeout)
+	defer t.Stop()
+	select {
+	case s := <-done:
+		return s
+	case <-t.C:
+		m.log.Warn("reconciler stop timeout: cancelling the run in progress")
+		cancel()
+		return <-done
+	}
+}
+
+// RunOnce makes one run now in the caller's goroutine (used by `blacksmith
+// reconcile --dry-run` and the bench) and returns its summary. It waits for
+// a run in progress to end first: runs never overlap. The error is set when
+// the run could not be made or could not complete (listing or index failed,
+// ctx ended); per-instance errors are in Summary.Errors only.
+func (m *Manager) RunOnce(ctx context.Context, opts RunOptions) (Summary, error) {
+	s := m.runLocked(ctx, newRunID(), opts)
+	if s.aborted != nil {
+		return s, s.aborted
+	}
+	return s, nil
+}
+
+// runLocked waits for the run lock, then makes the run.
+func (m *Manager) runLocked(ctx context.Context, id string, opts RunOptions) Summary {
+	select {
+	case m.runLock <- struct{}{}:
+	case <-ctx.Done():
+		err := fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
+		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: m.opts.Now(), Errors: []string{err.Error()}, aborted: err}
+	}
+	defer func() { <-m.runLock }()
+	return m.execute(ctx, id, opts)
+}
