@@ -65,8 +65,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stopProfile()
 	}
+	return b.all(ctx, stdout, stderr)
+}
+
+// all runs every size and prints a BENCH line per scenario; its exit code
+// is 1 when a run fails, or (with -strict) when a target is missed.
+func (b *bench) all(ctx context.Context, stdout, stderr io.Writer) int {
 	ok := true
-	for _, n := range f.sizes {
+	for _, n := range b.f.sizes {
 		results, err := b.size(ctx, n)
 		for _, r := range results {
 			fmt.Fprintln(stdout, "BENCH "+r.json())
@@ -79,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if !ok {
 		fmt.Fprintln(stderr, "blacksmith-bench: a target was missed (see target_met)")
-		if f.strict {
+		if b.f.strict {
 			return 1
 		}
 	}

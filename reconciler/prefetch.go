@@ -1,0 +1,82 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// prefetch is a read of an instance's metadata and manifest started beside
+// the Director fetch.
+type prefetch struct {
+	done chan struct{}
+	have current
+	err  error
+}
+
+// prefetch starts reading the records of an instance that the index does
+// not hold (a cold or restore run: they must be read before they are
+// written) so that the read is hidden behind the Director's latency; nil
+// when the index holds the instance (its fingerprint may spare the read).
+func (r *run) prefetch(ctx context.Context, id string) *prefetch {
+	if r.index[id] != nil {
+		return nil
+	}
+	p := &prefetch{done: make(chan struct{})}
+	if !r.owned.mayHave(ctx, r, id) { // nothing to read: the instance is new to Vault
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		p.have, p.err = r.readCurrent(ctx, id)
+	}()
+	return p
+}
+
+// current returns what Vault holds of the instance: the prefetched read
+// the first time when there is one, else a new read.
+func (r *run) current(ctx context.Context, w *desired) (current, error) {
+	if p := w.prefetched; p != nil {
+		w.prefetched = nil // a retry reads again
+		select {
+		case <-p.done:
+			if p.err == nil {
+				return p.have, nil
+			}
+		case <-ctx.Done():
+			return current{}, ctx.Err()
+		}
+	}
+	return r.readCurrent(ctx, w.match.InstanceID)
+}
+
+// readCurrent reads an instance's metadata and manifest at once.
+func (r *run) readCurrent(ctx context.Context, id string) (current, error) {
+	var have current
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		have.md, err = r.m.opts.Store.Metadata(gctx, id)
+		return err
+	})
+	g.Go(func() (err error) {
+		have.manifest, have.hasManifest, err = r.m.opts.Store.Manifest(gctx, id)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return current{}, fmt.Errorf("reading records: %w", markCorrupt(err))
+	}
+	return have, nil
+}
+
+// markCorrupt makes a corrupt document terminal: retrying cannot mend it.
+func markCorrupt(err error) error {
+	if errors.Is(err, vault.ErrCorrupt) || errors.Is(err, vault.ErrInvalid) {
+		return terminal(err)
+	}
+	return err
+}
