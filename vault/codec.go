@@ -47,6 +47,14 @@ func decodeObject(data []byte, fields []field) (extra map[string]json.RawMessage
 	return all, mismatch, nil
 }
 
+// decodeInto is decodeObject for an UnmarshalJSON method: a known field of
+// an unexpected type is kept raw in *extra without complaint.
+func decodeInto(data []byte, fields []field, extra *map[string]json.RawMessage) error {
+	var err error
+	*extra, _, err = decodeObject(data, fields)
+	return err
+}
+
 // encodeObject is the inverse of decodeObject: known fields that are set (or
 // are always written) override extra, and a zero field leaves a raw value
 // kept in extra alone. Keys are sorted and the output is compact, as Vault

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -138,6 +139,11 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 				Expect(idx.Records).NotTo(HaveKey("misplaced"))
 				Expect(string(idx.Records[badType].Extra["orphaned"])).To(Equal(`"yes"`))
 				Expect(idx.Problems).To(HaveLen(3))
+				var msgs []string
+				for _, p := range idx.Problems {
+					msgs = append(msgs, p.Error())
+				}
+				Expect(slices.IsSorted(msgs)).To(BeTrue(), "problems are sorted: %q", msgs)
 				for _, p := range idx.Problems {
 					var re *vault.RecordError
 					Expect(errors.As(p, &re)).To(BeTrue())

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -16,7 +18,7 @@ type Index struct {
 	// Records maps instance id to record.
 	Records map[string]*Record
 	// Problems lists the records that could not be fully decoded, each a
-	// *RecordError naming its path and id. A record that is not a JSON
+	// *RecordError naming its path and id, sorted. A record that is not a JSON
 	// object, or that sits in a shard its id does not hash to, is absent
 	// from Records; one with a field of an unexpected type is present, with
 	// the raw field in Extra.
@@ -51,20 +53,28 @@ func (s *Store) Index(ctx context.Context) (*Index, error) {
 		return nil, err
 	}
 	for _, sh := range shards {
-		for id, raw := range sh.entries {
-			if want := ShardOf(id, l.Shards); want != sh.num {
-				idx.Problems = append(idx.Problems, &RecordError{Path: s.kv.display(sh.path), ID: id,
-					Err: fmt.Errorf("misplaced: belongs in %s, ignored", s.kv.display(ShardPath(want)))})
-				continue
-			}
-			rec, problems := decodeRecord(s.kv.display(sh.path), id, raw)
-			idx.Problems = append(idx.Problems, problems...)
-			if rec != nil {
-				idx.Records[id] = rec
-			}
+		s.collect(idx, sh, l.Shards)
+	}
+	slices.SortFunc(idx.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return idx, nil
+}
+
+// collect adds the records of one shard of an index of n shards to idx, and
+// what is wrong with them to idx.Problems.
+func (s *Store) collect(idx *Index, sh *shard, n int) {
+	path := s.kv.display(sh.path)
+	for id, raw := range sh.entries {
+		if want := ShardOf(id, n); want != sh.num {
+			idx.Problems = append(idx.Problems, &RecordError{Path: path, ID: id,
+				Err: fmt.Errorf("misplaced: belongs in %s, ignored", s.kv.display(ShardPath(want)))})
+			continue
+		}
+		rec, problems := decodeRecord(path, id, raw)
+		idx.Problems = append(idx.Problems, problems...)
+		if rec != nil {
+			idx.Records[id] = rec
 		}
 	}
-	return idx, nil
 }
 
 // Record returns the index record of id, or nil, nil when there is none.

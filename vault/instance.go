@@ -82,11 +82,8 @@ func (s *Store) Manifest(ctx context.Context, id string) (string, bool, error) {
 // PutManifest stores text as the manifest of id, keeping any other keys of
 // the document. Vault's listener refuses strings over 1 MiB (ErrTooLarge).
 func (s *Store) PutManifest(ctx context.Context, id, text string) error {
-	if err := validID(id); err != nil {
+	if err := checkManifest(id, text); err != nil {
 		return err
-	}
-	if len(text) > maxString {
-		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, maxString)
 	}
 	p := manifestPath(id)
 	doc, err := s.kv.read(ctx, p)
@@ -110,16 +107,25 @@ func (s *Store) CreateManifest(ctx context.Context, id, text string) error {
 	if s.kv.version == 1 {
 		return s.PutManifest(ctx, id, text)
 	}
-	if err := validID(id); err != nil {
+	if err := checkManifest(id, text); err != nil {
 		return err
-	}
-	if len(text) > maxString {
-		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, maxString)
 	}
 	b, _ := json.Marshal(text)
 	data := map[string]json.RawMessage{"manifest": b}
 	if err := s.kv.write(ctx, manifestPath(id), data, 0); err != nil {
 		return fmt.Errorf("creating the manifest of %s: %w", id, err)
+	}
+	return nil
+}
+
+// checkManifest refuses what Vault would refuse: a bad id, or a manifest
+// longer than the listener accepts.
+func checkManifest(id, text string) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	if len(text) > maxString {
+		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, maxString)
 	}
 	return nil
 }

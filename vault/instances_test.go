@@ -2,6 +2,7 @@ package vault_test
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -46,6 +47,9 @@ var _ = Describe("Instances and CreateManifest", func() {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeTrue())
 				Expect(text).To(Equal("name: first\n"))
+
+				Expect(store.CreateManifest(ctx, "c2", strings.Repeat("x", 1<<20+1))).To(MatchError(vault.ErrTooLarge))
+				Expect(store.CreateManifest(ctx, "a/b", "name: x\n")).To(MatchError(vault.ErrInvalid))
 
 				err = store.CreateManifest(ctx, "c1", "name: second\n")
 				if version == 2 {

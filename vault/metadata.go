@@ -75,9 +75,7 @@ func (m *Metadata) fields() []field {
 // UnmarshalJSON decodes metadata, keeping unknown fields in Extra.
 func (m *Metadata) UnmarshalJSON(data []byte) error {
 	*m = Metadata{}
-	extra, _, err := decodeObject(data, m.fields())
-	m.Extra = extra
-	return err
+	return decodeInto(data, m.fields(), &m.Extra)
 }
 
 // MarshalJSON encodes the known fields and Extra with sorted keys.
@@ -92,9 +90,7 @@ func (r *Resource) fields() []field {
 // UnmarshalJSON decodes a resource, keeping unknown fields in Extra.
 func (r *Resource) UnmarshalJSON(data []byte) error {
 	*r = Resource{}
-	extra, _, err := decodeObject(data, r.fields())
-	r.Extra = extra
-	return err
+	return decodeInto(data, r.fields(), &r.Extra)
 }
 
 // MarshalJSON encodes the known fields and Extra.
@@ -115,9 +111,7 @@ func (v *VMSummary) fields() []field {
 // UnmarshalJSON decodes a VM summary, keeping unknown fields in Extra.
 func (v *VMSummary) UnmarshalJSON(data []byte) error {
 	*v = VMSummary{}
-	extra, _, err := decodeObject(data, v.fields())
-	v.Extra = extra
-	return err
+	return decodeInto(data, v.fields(), &v.Extra)
 }
 
 // MarshalJSON encodes the known fields and Extra.
@@ -137,9 +131,7 @@ func (h *HistoryEntry) fields() []field {
 // UnmarshalJSON decodes a history entry, keeping unknown fields in Extra.
 func (h *HistoryEntry) UnmarshalJSON(data []byte) error {
 	*h = HistoryEntry{}
-	extra, _, err := decodeObject(data, h.fields())
-	h.Extra = extra
-	return err
+	return decodeInto(data, h.fields(), &h.Extra)
 }
 
 // MarshalJSON encodes the known fields and Extra.

@@ -68,9 +68,7 @@ func (r *Record) fields() []field {
 // error; a known field of the wrong type is kept raw in Extra.
 func (r *Record) UnmarshalJSON(data []byte) error {
 	*r = Record{}
-	extra, _, err := decodeObject(data, r.fields())
-	r.Extra = extra
-	return err
+	return decodeInto(data, r.fields(), &r.Extra)
 }
 
 // MarshalJSON encodes the known fields and Extra as one JSON object with
@@ -105,9 +103,7 @@ func (o *Operation) fields() []field {
 // UnmarshalJSON decodes an operation, keeping unknown fields in Extra.
 func (o *Operation) UnmarshalJSON(data []byte) error {
 	*o = Operation{}
-	extra, _, err := decodeObject(data, o.fields())
-	o.Extra = extra
-	return err
+	return decodeInto(data, o.fields(), &o.Extra)
 }
 
 // MarshalJSON encodes the known fields and Extra.
