@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/vault/api"
 )
@@ -85,4 +87,9 @@ func (k *kv) classify(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", ErrDenied, err)
 	}
 	return err
+}
+
+// sortErrors sorts errs by message, so that reports read the same each time.
+func sortErrors(errs []error) {
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -55,7 +53,7 @@ func (s *Store) Index(ctx context.Context) (*Index, error) {
 	for _, sh := range shards {
 		s.collect(idx, sh, l.Shards)
 	}
-	slices.SortFunc(idx.Problems, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	sortErrors(idx.Problems)
 	return idx, nil
 }
 

@@ -101,7 +101,23 @@ func (s *Store) layoutFor(ctx context.Context) (*layout, error) {
 	if legacy.Exists {
 		return nil, fmt.Errorf("%s holds a legacy index: %w (run Migrate)", s.kv.display(LegacyIndexPath), ErrNotMigrated)
 	}
-	return nil, nil
+	return nil, s.checkNoShards(ctx)
+}
+
+// checkNoShards makes sure that an index without a layout document really
+// is empty: shards without it mean the document was deleted, and an empty
+// index would hide every record they hold.
+func (s *Store) checkNoShards(ctx context.Context) error {
+	names, err := s.kv.list(ctx, shardPrefix)
+	if err != nil {
+		return fmt.Errorf("looking for index shards: %w", err)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	want, _ := json.Marshal(layout{Version: LayoutVersion, Shards: DefaultShards, Hash: hashName})
+	return fmt.Errorf("index layout at %s: %w: missing while %d shards exist under %s; write it back: %s",
+		s.kv.display(metaPath), ErrCorrupt, len(names), s.kv.display(shardPrefix), want)
 }
 
 // ensureLayout returns the layout, creating it when the index is new.

@@ -2,6 +2,7 @@ package vault_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -47,6 +48,42 @@ var _ = Describe("A deleted layout document (KV v2)", func() {
 		Expect(idx.Records).To(HaveLen(len(ids)))
 		Expect(idx.Records[ids[0]].PlanID).To(Equal("p"))
 	})
+})
+
+var _ = Describe("A missing layout document while shards exist", func() {
+	for _, version := range []int{1, 2} {
+		It(fmt.Sprintf("fails reads and updates with the document to write back, on KV v%d", version), func() {
+			srv := server()
+			store, mount := newStore(srv, version)
+			ids := idsInShards("kept", 20, vault.DefaultShards)
+			_, err := store.Update(ctx, touchAllWith(ids, "p"))
+			Expect(err).NotTo(HaveOccurred())
+			path := "/v1/" + mount + "/blacksmith/index/meta"
+			if version == 2 {
+				path = "/v1/" + mount + "/metadata/blacksmith/index/meta" // every version gone
+			}
+			code, out, err := srv.Do(http.MethodDelete, path, "")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(code/100).To(Equal(2), string(out))
+			before := indexState(srv, mount, version)
+
+			idx, err := store.Index(ctx)
+			Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+			Expect(idx).To(BeNil(), "never an empty index while the shards hold records")
+			Expect(err.Error()).To(ContainSubstring(`write it back: {"layout_version":1,"shards":128,"hash":"sha256-be32"}`))
+			_, err = store.Record(ctx, ids[0])
+			Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+			_, err = store.Update(ctx, touchAllWith(ids, "q"))
+			Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+			Expect(indexState(srv, mount, version)).To(Equal(before))
+
+			By("working again once it is written back as the error says")
+			rawPut(srv, mount, version, "blacksmith/index/meta", `{"layout_version":1,"shards":128,"hash":"sha256-be32"}`)
+			idx, err = store.Index(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(idx.Records).To(HaveLen(len(ids)))
+		})
+	}
 })
 
 // touchAllWith sets every id's record to service "s" and the given plan.

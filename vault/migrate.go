@@ -22,8 +22,8 @@ type MigrationReport struct {
 	LegacyFound bool
 	// Records is the number of legacy records copied into the shards.
 	Records int
-	// Problems lists legacy records not fully understood; they were copied
-	// byte for byte all the same.
+	// Problems lists legacy records not fully understood, sorted; they were
+	// copied byte for byte all the same.
 	Problems []error
 	// Writes is the number of shard writes issued.
 	Writes int
@@ -76,6 +76,7 @@ func (s *Store) migrateLegacy(ctx context.Context, legacy document, rep *Migrati
 		n := ShardOf(id, DefaultShards)
 		groups[n] = append(groups[n], id)
 	}
+	sortErrors(rep.Problems)
 	writes, err := s.copyShards(ctx, legacy.Data, groups)
 	rep.Writes = writes
 	if err != nil {
@@ -117,6 +118,9 @@ func (s *Store) copyShard(ctx context.Context, n int, ids []string, legacy map[s
 		}
 		next := maps.Clone(sh.entries)
 		for _, id := range ids {
+			if cur, ok := sh.entries[id]; ok && !sameJSON(cur, legacy[id]) {
+				return writes, s.notOverwriting(sh.path, id)
+			}
 			next[id] = legacy[id]
 		}
 		if maps.EqualFunc(next, sh.entries, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
@@ -128,6 +132,15 @@ func (s *Store) copyShard(ctx context.Context, n int, ids []string, legacy map[s
 		}
 	}
 	return writes, fmt.Errorf("shard %03d: %w", n, ErrConflict)
+}
+
+// notOverwriting is the error for a shard entry that an interrupted
+// migration did not write: the record is newer than the legacy one.
+func (s *Store) notOverwriting(path, id string) error {
+	return fmt.Errorf("%s already holds record %q, unlike the legacy index: %w: nothing overwritten; "+
+		"either the sharded index was in use and its layout document %s was deleted (write it back, see Index), "+
+		"or the legacy index changed after an interrupted migration (compare the two, then delete the shard and migrate again)",
+		s.kv.display(path), id, ErrCorrupt, s.kv.display(metaPath))
 }
 
 // verifyShards reads the shards back and checks every legacy record is there

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -128,6 +129,27 @@ var _ = Describe("Migrating a legacy Blacksmith index", func() {
 				idx, err := store.Index(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(len(idx.Records) + 1).To(Equal(len(db)))
+			})
+
+			It("never overwrites a record that a migration did not write", func() {
+				ids := idsInShards("live", 20, vault.DefaultShards)
+				_, err := store.Update(ctx, touchAllWith(ids, "current"))
+				Expect(err).NotTo(HaveOccurred())
+				rawPut(srv, mount, version, "db", `{"`+ids[0]+`":{"plan_id":"stale","service_id":"s"}}`)
+				path := "/v1/" + mount + "/blacksmith/index/meta"
+				if version == 2 {
+					path = "/v1/" + mount + "/metadata/blacksmith/index/meta"
+				}
+				code, out, err := srv.Do(http.MethodDelete, path, "")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(code/100).To(Equal(2), string(out))
+				before := indexState(srv, mount, version)
+
+				_, err = store.Migrate(ctx)
+				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+				Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("already holds record %q", ids[0])))
+				Expect(err.Error()).To(ContainSubstring("nothing overwritten"))
+				Expect(indexState(srv, mount, version)).To(Equal(before))
 			})
 
 			It("records the layout when there is no legacy index", func() {
