@@ -59,7 +59,7 @@ func (s *Store) backupPath(id, name string) string {
 // beyond the retention (when cleanup is on). It returns the backup id, ""
 // when backups are off, and ErrNotFound when the instance has none of the
 // three. On KV v2 a backup never overwrites another (check-and-set); on KV v1
-// only backups taken by the same Store are guaranteed distinct.
+// only backups taken by the same process are guaranteed distinct.
 func (s *Store) Backup(ctx context.Context, id string) (string, error) {
 	if !s.opts.Backup.Enabled {
 		return "", nil
@@ -71,7 +71,7 @@ func (s *Store) Backup(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}
-	mu := &s.backups[ShardOf(id, len(s.backups))]
+	mu := &s.locks.backups[ShardOf(id, len(s.locks.backups))]
 	mu.Lock()
 	defer mu.Unlock()
 	names, err := s.backupNames(ctx, id)

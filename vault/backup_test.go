@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -59,39 +60,39 @@ var _ = Describe("Backups", func() {
 				Expect(string(snap["manifest"])).To(Equal(`"plan: small"`))
 			})
 
-			if version == 2 {
-				It("never lets two stores overwrite each other's backups in the same second", func() {
-					a, mount := newStore(srv, version, func(o *vault.Options) {
-						o.Backup = vault.BackupOptions{Enabled: true, Retention: 0, Cleanup: true, Path: "backups"}
-					})
-					b := openStore(srv.Addr, srv.Token, mount, func(o *vault.Options) {
-						o.Backup = vault.BackupOptions{Enabled: true, Retention: 0, Cleanup: true, Path: "backups"}
-					})
-					seed(a, "two", "p")
-					var (
-						wg  sync.WaitGroup
-						mu  sync.Mutex
-						ids []string
-					)
-					for _, s := range []*vault.Store{a, b} {
-						wg.Add(1)
-						go func() {
-							defer GinkgoRecover()
-							defer wg.Done()
-							for range 5 {
-								id, err := s.Backup(ctx, "two")
-								Expect(err).NotTo(HaveOccurred())
-								mu.Lock()
-								ids = append(ids, id)
-								mu.Unlock()
-							}
-						}()
-					}
-					wg.Wait()
-					Expect(ids).To(HaveLen(10))
-					Expect(backupsOf(a, "two")).To(ConsistOf(ids))
-				})
-			}
+			It("never lets stores of one process overwrite each other's backups in the same second", func() {
+				opts := func(o *vault.Options) {
+					o.Backup = vault.BackupOptions{Enabled: true, Retention: 0, Cleanup: true, Path: "backups"}
+				}
+				a, mount := newStore(srv, version, opts)
+				stores := []*vault.Store{a}
+				for range 3 {
+					stores = append(stores, openStore(srv.Addr, srv.Token, mount, opts))
+				}
+				seed(a, "two", "p")
+				var (
+					wg  sync.WaitGroup
+					mu  sync.Mutex
+					ids = map[string]int{}
+				)
+				for _, s := range stores {
+					wg.Add(1)
+					go func() {
+						defer GinkgoRecover()
+						defer wg.Done()
+						for range 8 {
+							id, err := s.Backup(ctx, "two")
+							Expect(err).NotTo(HaveOccurred())
+							mu.Lock()
+							ids[id]++
+							mu.Unlock()
+						}
+					}()
+				}
+				wg.Wait()
+				Expect(ids).To(HaveLen(32), "every backup got a name of its own: %v", ids)
+				Expect(backupsOf(a, "two")).To(ConsistOf(slices.Collect(maps.Keys(ids))))
+			})
 
 			It("says ErrNotFound for an instance with nothing to back up", func() {
 				s, _ := newStore(srv, version)

@@ -26,7 +26,7 @@
 // With KV version 2 every shard write is check-and-set against the version
 // that was read; on a conflict the shard is re-read and the changes are
 // re-applied, so no update is lost between processes. With KV version 1
-// Vault offers no check-and-set: updates are serialized within one Store,
+// Vault offers no check-and-set: updates are serialized within the process,
 // and two processes writing the same shard at the same moment can lose one
 // of the updates (last writer wins). Use KV v2 when several broker VMs share
 // an index.

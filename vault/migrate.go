@@ -41,8 +41,8 @@ type MigrationReport struct {
 func (s *Store) Migrate(ctx context.Context) (MigrationReport, error) {
 	var rep MigrationReport
 	if s.kv.version == 1 {
-		s.v1mu.Lock()
-		defer s.v1mu.Unlock()
+		s.locks.v1.Lock()
+		defer s.locks.v1.Unlock()
 	}
 	l, err := s.readLayout(ctx)
 	if err != nil {

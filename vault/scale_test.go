@@ -68,8 +68,8 @@ var _ = Describe("Concurrent updates", func() {
 		Expect(writes).To(BeNumerically(">", 1600))
 	})
 
-	It("loses none of 8 goroutines x 200 updates on KV v1 within one store (serialized)", func() {
-		n, writes := run(1, 8, 200, false)
+	It("loses none of 8 goroutines x 200 updates on KV v1 across stores of one process (serialized)", func() {
+		n, writes := run(1, 8, 200, true)
 		Expect(n).To(Equal(1600))
 		Expect(writes).To(Equal(1600))
 	})

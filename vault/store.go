@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-cleanhttp"
@@ -15,12 +16,25 @@ import (
 // Store reads and writes the broker's records in one KV mount of Vault.
 // It is safe for concurrent use.
 type Store struct {
-	kv      *kv
-	opts    Options
-	log     *slog.Logger
-	v1mu    sync.Mutex     // serializes index updates on KV v1
-	backups [16]sync.Mutex // serialize backup naming per instance (striped)
-	renew   *renewer
+	kv    *kv
+	opts  Options
+	log   *slog.Logger
+	locks *mountLocks
+	renew *renewer
+}
+
+// mountLocks serialize, within the process, what Vault cannot on one mount:
+// every Store of the same address and mount shares them.
+type mountLocks struct {
+	v1      sync.Mutex     // index updates on KV v1
+	backups [16]sync.Mutex // backup naming per instance (striped)
+}
+
+var processLocks sync.Map // address + "\x00" + mount -> *mountLocks
+
+func locksFor(address, mount string) *mountLocks {
+	l, _ := processLocks.LoadOrStore(strings.TrimRight(address, "/")+"\x00"+mount, &mountLocks{})
+	return l.(*mountLocks)
 }
 
 // Stats are cumulative counts of KV requests issued by a Store.
@@ -46,7 +60,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: &kv{client: client, mount: opts.Mount}, opts: opts, log: opts.Logger}
+	s := &Store{kv: &kv{client: client, mount: opts.Mount}, opts: opts, log: opts.Logger, locks: locksFor(opts.Address, opts.Mount)}
 	if err := s.checkSeal(ctx); err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ type plan struct {
 //
 // On KV v2 each shard is written with check-and-set; on a conflict it is
 // re-read and its changes re-applied. On KV v1 updates are serialized within
-// the Store. Writes to different shards are not atomic together: when a write
+// the process (every Store of the same address and mount). Writes to different shards are not atomic together: when a write
 // fails, Changed says which records were written.
 func (s *Store) Update(ctx context.Context, changes map[string]Change) (UpdateResult, error) {
 	edits := make(map[string]edit, len(changes))
@@ -97,8 +97,8 @@ func (s *Store) apply(ctx context.Context, edits map[string]edit) (UpdateResult,
 		return UpdateResult{}, nil
 	}
 	if s.kv.version == 1 {
-		s.v1mu.Lock()
-		defer s.v1mu.Unlock()
+		s.locks.v1.Lock()
+		defer s.locks.v1.Unlock()
 	}
 	l, err := s.ensureLayout(ctx)
 	if err != nil {
