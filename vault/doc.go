@@ -33,7 +33,10 @@
 //
 // Nothing is ever written from a failed, partial or unparseable read: Index
 // returns an error rather than a partial map, and Update aborts before any
-// write when a touched shard cannot be read. A record that is not a JSON
+// write when a touched shard cannot be read. A 404 counts as "absent" only
+// when Vault says so (not for a missing mount or a path of the other KV
+// version), and an index whose layout document is gone while shards remain
+// is an error, never an empty index. A record that is not a JSON
 // object is reported (Index.Problems, errors.Is ErrCorrupt) and kept byte
 // for byte; fields this package does not know are kept on every write.
 package vault
