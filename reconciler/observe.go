@@ -23,11 +23,23 @@ func (r *run) observe(ctx context.Context, d bosh.Deployment, writes chan<- *des
 		r.done.Add(1)
 		return
 	}
-	if r.inStep(r.index[w.match.InstanceID], w) {
+	cur := r.index[w.match.InstanceID]
+	if brokerBusy(cur) {
+		r.log.Debug("broker operation in progress on the instance, skipped", "deployment", d.Name, "instance", w.match.InstanceID)
+		r.count(func(s *Summary) { s.Busy++ })
+	}
+	if brokerBusy(cur) || r.inStep(cur, w) {
 		r.done.Add(1)
 		return
 	}
 	writes <- w
+}
+
+// brokerBusy says whether the broker's operation on an instance is in
+// progress: its records are the broker's to change until it ends (the
+// Director may not have locked the deployment yet).
+func brokerBusy(rec *vault.Record) bool {
+	return rec != nil && rec.LastOperation != nil && rec.LastOperation.State == opInProgress
 }
 
 // inStep says whether the index record shows the instance in step, so that

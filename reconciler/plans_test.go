@@ -71,3 +71,46 @@ var _ = Describe("two deployments that claim one instance", func() {
 		}
 	})
 })
+
+var _ = Describe("an instance the broker is working on", func() {
+	It("is left alone while the broker's operation is in progress, even before the Director locks the deployment", func() {
+		e := newEnv(envOptions{seed: 1})
+		e.run(reconciler.RunOptions{})
+		name, id := e.names[0], instanceID(e.names[0])
+		old := e.manifest(name)
+		updated := strings.Replace(old, "max_in_flight: 1", "max_in_flight: 2", 1)
+		Expect(updated).NotTo(Equal(old))
+
+		// The broker has recorded its update and stored the new manifest; the
+		// Director has not started the deploy yet.
+		op := &vault.Operation{Type: "update", State: "in progress", TaskID: 99}
+		_, err := e.store.Update(context.Background(), map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+			cur.LastOperation = op
+			return cur, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e.store.PutManifest(context.Background(), id, updated)).To(Succeed())
+
+		s := e.run(reconciler.RunOptions{Force: true})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Busy).To(Equal(1))
+		Expect(s.Drift).To(BeZero())
+		Expect(s.Writes).To(BeZero())
+		text, _, err := e.store.Manifest(context.Background(), id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(text).To(Equal(updated), "the broker's manifest is not turned back to the one still deployed")
+		Expect(e.index()[id].Orphaned).To(BeFalse())
+
+		// The deploy ran and the broker recorded its end.
+		Expect(e.sim.PutDeployment(updated)).To(Succeed())
+		_, err = e.store.Update(context.Background(), map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+			cur.LastOperation.State = "succeeded"
+			return cur, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		s = e.run(reconciler.RunOptions{Force: true})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Busy).To(BeZero())
+		Expect(s.Drift).To(BeZero(), "what runs is what the broker deployed")
+	})
+})

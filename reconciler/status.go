@@ -49,7 +49,8 @@ type Summary struct {
 	// Unmatched is the number of deployments no strategy could tie to an instance.
 	Unmatched int `json:"unmatched"`
 	// Busy is the number of deployments skipped because a task holds their
-	// lock or their first deploy has not run yet (no manifest).
+	// lock, their first deploy has not run yet (no manifest), or the
+	// broker's operation on their instance is in progress.
 	Busy int `json:"busy"`
 	// InstancesSynced is the number of instances whose records were written.
 	InstancesSynced int `json:"instances_synced"`
