@@ -14,7 +14,8 @@
 //     deployment behind the broker's back that leaves its listing entry as it
 //     was is seen once the cached answer expires, or at once by a forced run,
 //     which clears the cache. A locked deployment is skipped (a task is
-//     changing it); a format=full VM listing is never asked for;
+//     changing it), and so is an instance whose broker operation is in
+//     progress; a format=full VM listing is never asked for;
 //   - the matcher ties each deployment to a service instance: by its name
 //     {planID}-{instanceID}, by properties.blacksmith in its manifest, by a
 //     release mapped to a service (Config.Releases), by a configured name rule
