@@ -100,6 +100,33 @@ var _ = Describe("Failures", func() {
 				Entry("a body without data", http.StatusOK, `{"warnings":["injected"]}`, vault.ErrCorrupt),
 			)
 
+			It("says exactly which records were written when one shard write fails", func() {
+				px := newProxy(srv.Addr, mount)
+				store := openStore(px.URL(), srv.Token, mount)
+				px.setFault(failRequest(http.MethodPut, "/"+shard, http.StatusInternalServerError, `{"errors":["injected"]}`))
+
+				res, err := store.Update(ctx, touchAll(ids))
+				Expect(err).To(MatchError(ContainSubstring(mount + "/" + shard + " not written")))
+				var lost, written []string
+				for _, id := range ids {
+					if vault.ShardPath(vault.ShardOf(id, vault.DefaultShards)) == shard {
+						lost = append(lost, id)
+					} else {
+						written = append(written, id)
+					}
+				}
+				slices.Sort(written)
+				Expect(res.Changed).To(Equal(written))
+				idx, err := store.Index(ctx)
+				Expect(err).NotTo(HaveOccurred())
+				for _, id := range written {
+					Expect(idx.Records[id].ReconciledAt).To(Equal("2030-01-01T00:00:00Z"), id)
+				}
+				for _, id := range lost {
+					Expect(idx.Records[id].ReconciledAt).To(BeEmpty(), id)
+				}
+			})
+
 			It("fails the whole update when a policy denies reading one shard", func() {
 				policy := fmt.Sprintf(`path "%[1]s/*" { capabilities = ["create","read","update","delete","list"] }
 path "%[1]s/data/%[2]s" { capabilities = ["deny"] }

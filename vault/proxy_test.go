@@ -56,8 +56,14 @@ func (p *proxy) setFault(f func(w http.ResponseWriter, r *http.Request) bool) {
 // failGET answers every GET whose path ends with suffix with the given status
 // and body, without asking Vault.
 func failGET(suffix string, status int, body string) func(http.ResponseWriter, *http.Request) bool {
+	return failRequest(http.MethodGet, suffix, status, body)
+}
+
+// failRequest answers every request of method whose path ends with suffix
+// with the given status and body, without asking Vault.
+func failRequest(method, suffix string, status int, body string) func(http.ResponseWriter, *http.Request) bool {
 	return func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, suffix) {
+		if r.Method != method || !strings.HasSuffix(r.URL.Path, suffix) {
 			return false
 		}
 		w.Header().Set("Content-Type", "application/json")
