@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 const (
@@ -146,10 +148,19 @@ func (s *Store) createLayout(ctx context.Context, l layout) (*layout, error) {
 	return &l, nil
 }
 
-// validID rejects instance ids that cannot be used as a path segment.
+// validID rejects instance ids that cannot be used as a path segment: a
+// slash, control characters (Go refuses them in a URL), invalid UTF-8,
+// surrounding space.
 func validID(id string) error {
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") || strings.TrimSpace(id) != id {
+	bad := id == "" || id == "." || id == ".." || strings.Contains(id, "/") || strings.TrimSpace(id) != id
+	if bad || !printable(id) {
 		return fmt.Errorf("%w: instance id %q", ErrInvalid, id)
 	}
 	return nil
+}
+
+// printable reports whether s is valid UTF-8 without control characters,
+// which Go refuses in a URL.
+func printable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }

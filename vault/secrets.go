@@ -54,7 +54,7 @@ func (s *Store) DeleteSecret(ctx context.Context, path string) error {
 }
 
 func validPath(p string) error {
-	if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") || !printable(p) {
 		return fmt.Errorf("%w: secret path %q", ErrInvalid, p)
 	}
 	for _, seg := range strings.Split(p, "/") {

@@ -185,7 +185,7 @@ var _ = Describe("Store round trips", func() {
 				Expect(ok).To(BeFalse())
 				Expect(store.DeleteSecret(ctx, "s1/bindings/b1")).To(Succeed())
 
-				for _, p := range []string{"db", "blacksmith/index/meta", "blacksmith/index/v1/shards/000", "../x", "/x", "a//b", ""} {
+				for _, p := range []string{"db", "blacksmith/index/meta", "blacksmith/index/v1/shards/000", "../x", "/x", "a//b", "", "a/\nb"} {
 					Expect(errors.Is(store.PutSecret(ctx, p, data), vault.ErrInvalid)).To(BeTrue(), p)
 				}
 			})
@@ -206,7 +206,7 @@ var _ = Describe("Store round trips", func() {
 			})
 
 			It("rejects ids that cannot name a path", func() {
-				for _, id := range []string{"", "a/b", "..", " x"} {
+				for _, id := range []string{"", "a/b", "..", " x", "a\nb", "a\x7fb", "\xff"} {
 					_, err := store.Update(ctx, map[string]vault.Change{id: put(rec("s", "p"))})
 					Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), id)
 				}
