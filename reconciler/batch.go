@@ -33,12 +33,15 @@ type pending struct {
 // rather than once per batch_size instances.
 const flushEvery = 5 * time.Second
 
+// shardsWrite is about what one write of every index shard takes: the end
+// of a run is foreseen at least twice this far ahead (the first write, of
+// batch_size changes, says little of how long a write of every shard takes).
+const shardsWrite = 150 * time.Millisecond
+
 // batcher collects index changes and writes them with one Update (one read
 // and at most one write per touched shard) at a time, in goroutines of its
-// own so that the writers never wait for the index. A write starts when
-// Config.BatchSize changes are waiting and flushEvery has passed since the
-// last one began, and at the end of the run; changes that come in during a
-// write join the next one.
+// own so that the writers never wait for the index. Changes that come in
+// during a write join the next one; flushPolicy says when a write starts.
 type batcher struct {
 	in   chan *pending
 	done chan struct{}
@@ -62,8 +65,8 @@ func (r *run) startBatcher(ctx context.Context) {
 // collect gathers changes and hands them to one flush at a time.
 func (r *run) collect(ctx context.Context, in <-chan *pending) {
 	var waiting []*pending
-	var last time.Time
-	flushed := make(chan struct{}, 1)
+	policy := flushPolicy{batchSize: r.m.cfg.BatchSize, began: time.Now()}
+	flushed := make(chan time.Duration, 1)
 	busy := false
 	tick := time.NewTicker(flushEvery / 4)
 	defer tick.Stop()
@@ -75,20 +78,48 @@ func (r *run) collect(ctx context.Context, in <-chan *pending) {
 			} else {
 				in = nil
 			}
-		case <-flushed:
+		case policy.took = <-flushed:
 			busy = false
 		case <-tick.C:
 		}
-		due := in == nil || (len(waiting) >= r.m.cfg.BatchSize && time.Since(last) >= flushEvery)
-		if !busy && len(waiting) > 0 && due {
-			busy, last = true, time.Now()
+		if !busy && len(waiting) > 0 && policy.due(len(waiting), in == nil, r.progress()) {
+			busy, policy.last = true, time.Now()
 			go func(batch []*pending) {
-				defer func() { flushed <- struct{}{} }()
+				defer func(start time.Time) { flushed <- time.Since(start) }(time.Now())
 				r.safely("index batch", func() { r.flush(ctx, batch) })
 			}(waiting)
 			waiting = nil
 		}
 	}
+}
+
+// flushPolicy says when the batcher writes.
+type flushPolicy struct {
+	batchSize int
+	began     time.Time     // when the batcher started
+	last      time.Time     // when the last write began
+	took      time.Duration // how long the last write took
+}
+
+// due says whether the n changes waiting are to be written now: at the end
+// of the run; else once Config.BatchSize of them are waiting and either
+// flushEvery has passed since the last write began, or the run looks set to
+// end within two writes like the last one, so that what is left for the end
+// of the run is a small write rather than one of every shard.
+func (f *flushPolicy) due(n int, closed bool, p Progress) bool {
+	switch {
+	case closed:
+		return true
+	case n < f.batchSize:
+		return false
+	case time.Since(f.last) >= flushEvery:
+		return true
+	}
+	if p.Done == 0 || p.Total <= p.Done {
+		return false
+	}
+	left := time.Duration(float64(time.Since(f.began)) * float64(p.Total-p.Done) / float64(p.Done))
+	return left <= 2*max(f.took, shardsWrite)
 }
 
 // stopBatcher writes what is left and waits for it.

@@ -22,18 +22,18 @@ type prefetch struct {
 // not hold (a cold or restore run: they must be read before they are
 // written) so that the read is hidden behind the Director's latency; nil
 // when the index holds the instance (its fingerprint may spare the read).
+// Whether Vault may hold them at all is asked in the same goroutine, so
+// that the Director fetch never waits for the run's one listing of Vault.
 func (r *run) prefetch(ctx context.Context, id string) *prefetch {
 	if r.index[id] != nil {
 		return nil
 	}
 	p := &prefetch{done: make(chan struct{})}
-	if !r.owned.mayHave(ctx, r, id) { // nothing to read: the instance is new to Vault
-		close(p.done)
-		return p
-	}
 	go func() {
 		defer close(p.done)
-		p.have, p.err = r.readCurrent(ctx, id)
+		if r.owned.mayHave(ctx, r, id) { // else nothing to read: the instance is new to Vault
+			p.have, p.err = r.readCurrent(ctx, id)
+		}
 	}()
 	return p
 }
