@@ -39,7 +39,8 @@
 //     writers write, so that Director fetches do not wait for Vault; index
 //     changes are written together, one Update at a time (at least
 //     Config.BatchSize of them, at most one Update every 5 s while changes
-//     keep coming, the rest at the end of the run);
+//     keep coming, back to back once the run is about to end, the rest at
+//     its end);
 //   - the synchronizer flags index entries whose deployment is gone as
 //     orphaned (never while the broker's operation on it is in progress or a
 //     Director task for its deployment is queued or running, nor within
