@@ -131,6 +131,9 @@ func (s *Store) readShards(ctx context.Context, nums []int) ([]*shard, error) {
 func (s *Store) readShard(ctx context.Context, n int) (*shard, error) {
 	p := ShardPath(n)
 	doc, err := s.kv.read(ctx, p)
+	if err == nil {
+		err = s.notDeleted("index shard", p, doc)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -56,11 +56,10 @@ func (s *Store) readLayout(ctx context.Context) (*layout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the index layout: %w", err)
 	}
-	if !doc.Exists && doc.Version > 0 {
+	if err := s.notDeleted("index layout", metaPath, doc); err != nil {
 		// Every shard is still there: an empty index, or a new layout and
 		// a migration over it, would hide or overwrite them.
-		return nil, fmt.Errorf("index layout at %s: %w: deleted, version %d remains (vault kv undelete -versions=%d %s)",
-			s.kv.display(metaPath), ErrCorrupt, doc.Version, doc.Version, s.kv.display(metaPath))
+		return nil, err
 	}
 	if !doc.Exists {
 		return nil, nil
@@ -86,6 +85,17 @@ func (l *layout) validate(path string) error {
 			path, ErrCorrupt, l.Version, l.Shards, l.Hash)
 	}
 	return nil
+}
+
+// notDeleted refuses an index document whose latest KV v2 version was
+// deleted (vault kv delete): this package never deletes one, and reading it
+// as empty would hide what its earlier version holds.
+func (s *Store) notDeleted(what, p string, doc document) error {
+	if doc.Exists || doc.Version == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s at %s: %w: deleted, version %d remains (vault kv undelete -versions=%d %s)",
+		what, s.kv.display(p), ErrCorrupt, doc.Version, doc.Version, s.kv.display(p))
 }
 
 // layoutFor returns the layout to read from, or nil when the index is empty

@@ -50,6 +50,31 @@ var _ = Describe("A deleted layout document (KV v2)", func() {
 	})
 })
 
+var _ = Describe("A deleted shard (KV v2)", func() {
+	It("fails reads and updates with a hint rather than hide its records, and writes nothing", func() {
+		srv := server()
+		store, mount := newStore(srv, 2)
+		ids := idsInShards("sh", 40, 4)
+		_, err := store.Update(ctx, touchAllWith(ids, "p"))
+		Expect(err).NotTo(HaveOccurred())
+		shard := vault.ShardPath(vault.ShardOf(ids[0], vault.DefaultShards))
+		code, out, err := srv.Do(http.MethodDelete, "/v1/"+mount+"/data/"+shard, "")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code/100).To(Equal(2), string(out))
+		before := indexState(srv, mount, 2)
+
+		idx, err := store.Index(ctx)
+		Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("vault kv undelete -versions=1 " + mount + "/" + shard))
+		Expect(idx).To(BeNil(), "never an index without that shard's records")
+		_, err = store.Record(ctx, ids[0])
+		Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+		_, err = store.Update(ctx, touchAllWith(ids, "q"))
+		Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
+		Expect(indexState(srv, mount, 2)).To(Equal(before))
+	})
+})
+
 var _ = Describe("A missing layout document while shards exist", func() {
 	for _, version := range []int{1, 2} {
 		It(fmt.Sprintf("fails reads and updates with the document to write back, on KV v%d", version), func() {
