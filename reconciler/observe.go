@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -12,34 +13,12 @@ import (
 // change), matches it and compares it with the index record; an instance
 // that is not in step goes to the writers.
 func (r *run) observe(ctx context.Context, d bosh.Deployment, writes chan<- *desired) {
-	if d.Locked {
-		r.log.Debug("deployment locked by a task, skipped", "deployment", d.Name)
-		r.count(func(s *Summary) { s.Busy++ })
-		r.done.Add(1)
-		return
-	}
 	w, ok := r.observed(ctx, d)
-	if !ok {
-		r.done.Add(1)
-		return
-	}
-	cur := r.index[w.match.InstanceID]
-	if brokerBusy(cur) {
-		r.log.Debug("broker operation in progress on the instance, skipped", "deployment", d.Name, "instance", w.match.InstanceID)
-		r.count(func(s *Summary) { s.Busy++ })
-	}
-	if brokerBusy(cur) || r.inStep(cur, w) {
+	if !ok || r.inStep(r.index[w.match.InstanceID], w) {
 		r.done.Add(1)
 		return
 	}
 	writes <- w
-}
-
-// brokerBusy says whether the broker's operation on an instance is in
-// progress: its records are the broker's to change until it ends (the
-// Director may not have locked the deployment yet).
-func brokerBusy(rec *vault.Record) bool {
-	return rec != nil && rec.LastOperation != nil && rec.LastOperation.State == opInProgress
 }
 
 // inStep says whether the index record shows the instance in step, so that
@@ -52,31 +31,35 @@ func (r *run) inStep(cur *vault.Record, w *desired) bool {
 		cur.DeploymentName == w.deployment
 }
 
-// observed fetches and matches a deployment; false when it is busy,
-// unmatched, a duplicate, or could not be fetched (each recorded).
+// observed fetches and matches a deployment; false when it is busy (locked
+// by a task, not deployed yet, its instance's broker operation in
+// progress), unmatched, a duplicate, gone, or could not be fetched (each
+// recorded). A name that tells the instance spares a busy one's fetch.
 func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) {
+	if d.Locked {
+		return nil, r.busy(d.Name, "deployment locked by a task, skipped")
+	}
 	early, byName := r.m.matcher.matchByName(d.Name)
+	if byName && r.instanceBusy(d.Name, early.InstanceID) {
+		return nil, false
+	}
 	var pf *prefetch
 	if byName {
 		pf = r.prefetch(ctx, early.InstanceID)
 	}
-	sc, err := r.fetch(ctx, d, byName)
-	if err != nil {
-		r.failUnlessStopped(ctx, "deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
-		return nil, false
-	}
-	if sc.manifest == "" {
-		r.log.Debug("deployment has no manifest yet, skipped", "deployment", d.Name)
-		r.count(func(s *Summary) { s.Busy++ })
-		return nil, false
-	}
-	mt, ok := r.matchDeployment(d, sc, byName)
+	sc, ok := r.fetched(ctx, d, byName)
 	if !ok {
 		return nil, false
 	}
+	if sc.manifest == "" {
+		return nil, r.busy(d.Name, "deployment has no manifest yet, skipped")
+	}
+	mt, ok := r.matchDeployment(d, sc, byName)
+	if !ok || (!byName && r.instanceBusy(d.Name, mt.InstanceID)) {
+		return nil, false
+	}
 	if !byName { // the VMs were not fetched with the manifest
-		if sc, err = r.fetch(ctx, d, true); err != nil {
-			r.failUnlessStopped(ctx, mt.InstanceID, fmt.Errorf("deployment %s: %w", d.Name, err))
+		if sc, ok = r.fetched(ctx, d, true); !ok {
 			return nil, false
 		}
 	}
@@ -84,6 +67,47 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 	w := newDesired(d, sc, mt)
 	w.prefetched = pf
 	return w, true
+}
+
+// busy logs and counts a deployment skipped because something is changing
+// it; it returns false, for observed.
+func (r *run) busy(name, msg string) bool {
+	r.log.Debug(msg, "deployment", name)
+	r.count(func(s *Summary) { s.Busy++ })
+	return false
+}
+
+// instanceBusy says whether the broker's operation on the instance is in
+// progress (and counts it matched and busy): its records are the broker's to
+// change until it ends, and the Director may not have locked the deployment yet.
+func (r *run) instanceBusy(name, id string) bool {
+	if !operationInProgress(r.index[id]) {
+		return false
+	}
+	r.log.Debug("broker operation in progress on the instance, skipped", "deployment", name, "instance", id)
+	r.count(func(s *Summary) { s.Matched++; s.Busy++ })
+	return true
+}
+
+// operationInProgress says whether the broker's operation on rec is in progress.
+func operationInProgress(rec *vault.Record) bool {
+	return rec != nil && rec.LastOperation != nil && rec.LastOperation.State == opInProgress
+}
+
+// fetched asks the scanner (with retries) and records a failure; a
+// deployment deleted since the listing is skipped without an error (the
+// next run sees it gone).
+func (r *run) fetched(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, bool) {
+	sc, err := r.fetch(ctx, d, withVMs)
+	switch {
+	case err == nil:
+		return sc, true
+	case errors.Is(err, bosh.ErrDeploymentNotFound):
+		r.log.Info("deployment deleted since the listing, skipped", "deployment", d.Name)
+	default:
+		r.failUnlessStopped(ctx, "deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+	}
+	return nil, false
 }
 
 // matchDeployment runs the matcher (the manifest is parsed only when the

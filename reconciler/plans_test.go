@@ -94,6 +94,8 @@ var _ = Describe("an instance the broker is working on", func() {
 		s := e.run(reconciler.RunOptions{Force: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Busy).To(Equal(1))
+		Expect(s.Matched).To(Equal(1))
+		Expect(s.ManifestsFetched).To(BeZero(), "its name tells the instance: nothing is fetched")
 		Expect(s.Drift).To(BeZero())
 		Expect(s.Writes).To(BeZero())
 		text, _, err := e.store.Manifest(context.Background(), id)

@@ -82,6 +82,24 @@ var _ = Describe("retries", func() {
 		Expect(next.Created).To(Equal(1))
 	})
 
+	It("skips, without an error, a deployment deleted between the listing and its fetch", func() {
+		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.MaxConcurrency = 1 }})
+		first := listedNames(e)[0]
+		e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Delay: 500 * time.Millisecond, Count: 1})
+		done := make(chan reconciler.Summary, 1)
+		go func() {
+			defer GinkgoRecover()
+			done <- e.run(reconciler.RunOptions{})
+		}()
+		Eventually(func() int { return e.sim.Stats().Requests["GET /deployments/:name"] }).Should(Equal(1))
+		e.sim.RemoveDeployment(first)
+		var s reconciler.Summary
+		Eventually(done, 10*time.Second).Should(Receive(&s))
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Created).To(Equal(1))
+		Expect(e.index()).NotTo(HaveKey(instanceID(first)))
+	})
+
 	It("flags no orphan and reports the failure when the listing keeps failing", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 1 }})
 		e.run(reconciler.RunOptions{})
@@ -100,3 +118,15 @@ var _ = Describe("retries", func() {
 		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "matched"})).To(Equal(2.0))
 	})
 })
+
+// listedNames returns the deployments in the order the Director lists them.
+func listedNames(e *env) []string {
+	GinkgoHelper()
+	deps, err := e.bosh.Deployments(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, d := range deps {
+		out = append(out, d.Name)
+	}
+	return out
+}

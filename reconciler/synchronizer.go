@@ -104,7 +104,7 @@ func (r *run) orphans(ctx context.Context, listed []bosh.Deployment) {
 // mayOrphan says whether rec may be flagged: no operation in progress, and
 // past the grace period.
 func (r *run) mayOrphan(rec *vault.Record) bool {
-	if brokerBusy(rec) {
+	if operationInProgress(rec) {
 		return false
 	}
 	grace := r.m.cfg.OrphanGracePeriod
