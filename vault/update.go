@@ -54,9 +54,11 @@ type plan struct {
 // reported in the error, matching ErrCorrupt, while the other changes apply.
 //
 // On KV v2 each shard is written with check-and-set; on a conflict it is
-// re-read and its changes re-applied. On KV v1 updates are serialized within
-// the process (every Store of the same address and mount). Writes to different shards are not atomic together: when a write
-// fails, Changed says which records were written.
+// re-read and its changes re-applied (a Change failing then fails that shard
+// only: others may be written already). On KV v1 updates are serialized
+// within the process (every Store of the same address and mount). Writes to
+// different shards are not atomic together: when a write fails, Changed says
+// which records were written.
 func (s *Store) Update(ctx context.Context, changes map[string]Change) (UpdateResult, error) {
 	edits := make(map[string]edit, len(changes))
 	for id, c := range changes {
