@@ -35,7 +35,10 @@ func (b backoff) delay(attempt int) time.Duration {
 // terminalError marks an error that retrying cannot mend.
 type terminalError struct{ err error }
 
+// Error is the marked error's text.
 func (e terminalError) Error() string { return e.err.Error() }
+
+// Unwrap returns the marked error.
 func (e terminalError) Unwrap() error { return e.err }
 
 // terminal marks err as not worth retrying.

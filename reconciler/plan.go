@@ -33,9 +33,11 @@ type PlanItem struct {
 	InstanceID string `json:"instance_id"`
 	// Deployment is its BOSH deployment.
 	Deployment string `json:"deployment"`
-	// ServiceID and PlanID are what the matcher found.
+	// ServiceID is the service the index record gets: the one the manifest's
+	// properties.blacksmith names for the instance, else the matcher's.
 	ServiceID string `json:"service_id"`
-	PlanID    string `json:"plan_id"`
+	// PlanID is the plan the index record gets, found as ServiceID is.
+	PlanID string `json:"plan_id"`
 	// Strategy is the matcher strategy that found the instance.
 	Strategy Strategy `json:"strategy"`
 	// Records are the records that would be written: index, metadata, manifest.
