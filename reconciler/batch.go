@@ -43,7 +43,7 @@ func (r *run) startBatcher(ctx context.Context) {
 	if r.opts.DryRun {
 		return
 	}
-	b := &batcher{in: make(chan *pending, r.m.cfg.BatchSize), done: make(chan struct{})}
+	b := &batcher{in: make(chan *pending, min(r.m.cfg.BatchSize, 1024)), done: make(chan struct{})}
 	r.batch = b
 	go func() {
 		defer close(b.done)

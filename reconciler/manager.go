@@ -26,12 +26,18 @@ var (
 	ErrBadOptions = errors.New("bad reconciler options")
 )
 
+// maxConcurrencyLimit bounds Config.MaxConcurrency: each unit is two
+// goroutines and 64 queued instances, and the Director and Vault see as many
+// requests at once.
+const maxConcurrencyLimit = 1000
+
 // Options configures a Manager. New fills in the defaults.
 type Options struct {
 	// Config tunes the reconciler. Enabled, Backup.Enabled, RetryAttempts and
 	// OrphanGracePeriod are taken as given; other zero fields take the defaults
-	// of config.Default(): interval 1h, max_concurrency 5, batch_size 10,
-	// retry_delay 10s, cache_ttl 5m, stop_timeout 30s, backup path "backups".
+	// of config.Default(): interval 1h, max_concurrency 5 (at most 1000),
+	// batch_size 10, retry_delay 10s, cache_ttl 5m, stop_timeout 30s, backup
+	// path "backups".
 	Config config.ReconcilerConfig
 	// Director lists deployments and fetches manifests and VMs. Required.
 	Director Director
@@ -76,6 +82,9 @@ func New(opts Options) (*Manager, error) {
 	opts = withDefaults(opts)
 	if opts.Director == nil || opts.Store == nil {
 		return nil, fmt.Errorf("%w: Director and Store are required", ErrBadOptions)
+	}
+	if n := opts.Config.MaxConcurrency; n > maxConcurrencyLimit {
+		return nil, fmt.Errorf("%w: reconciler.max_concurrency %d is more than %d", ErrBadOptions, n, maxConcurrencyLimit)
 	}
 	match, err := newMatcher(opts.Catalog, opts.Config)
 	if err != nil {

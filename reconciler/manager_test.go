@@ -142,6 +142,16 @@ var _ = Describe("the manager", func() {
 		Expect(e.m.Status().LastRun).To(BeNil())
 	})
 
+	It("refuses a max_concurrency it cannot work with, and takes any batch_size", func() {
+		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.BatchSize = 1 << 40 }})
+		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(2))
+
+		e.cfg.MaxConcurrency = 100000
+		_, err := reconciler.New(reconciler.Options{Config: e.cfg, Director: e.bosh, Store: e.store})
+		Expect(err).To(MatchError(reconciler.ErrBadOptions))
+		Expect(err).To(MatchError(ContainSubstring("reconciler.max_concurrency 100000 is more than 1000")))
+	})
+
 	It("refuses a trigger when not started", func() {
 		e := newEnv(envOptions{})
 		_, _, err := e.m.Trigger(reconciler.RunOptions{})
