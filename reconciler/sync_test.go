@@ -156,6 +156,10 @@ instance_groups:
 		changed := strings.Replace(old, "max_in_flight: 1", "max_in_flight: 2", 1)
 		Expect(changed).NotTo(Equal(old))
 		Expect(e.sim.PutDeployment(changed)).To(Succeed())
+		md, err := e.store.Metadata(context.Background(), id)
+		Expect(err).NotTo(HaveOccurred())
+		md.Properties = map[string]any{"team": "cache"} // a field the reconciler does not own
+		Expect(e.store.PutMetadata(context.Background(), id, md)).To(Succeed())
 
 		unforced := e.run(reconciler.RunOptions{})
 		Expect(unforced.Drift).To(BeZero(), "same listing entry within the cache TTL: not fetched again")
@@ -170,10 +174,12 @@ instance_groups:
 		text, _, err := e.store.Manifest(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(text).To(Equal(changed))
-		md, err := e.store.Metadata(context.Background(), id)
+		md, err = e.store.Metadata(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.History).To(ContainElement(SatisfyAll(
 			HaveField("Action", "drift"), HaveField("ManifestSHA256", sha256Hex(changed)))))
+		Expect(md.History).To(ContainElement(HaveField("Action", "created")), "the history is kept")
+		Expect(md.Properties).To(HaveKeyWithValue("team", "cache"), "fields the reconciler does not own are kept")
 
 		backups, err := e.store.Backups(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
