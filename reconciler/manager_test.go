@@ -178,6 +178,9 @@ var _ = Describe("the manager", func() {
 			}
 		}
 		Expect(counter(e.reg, "blacksmith_reconciler_runs_total", map[string]string{"result": "success"})).To(Equal(2.0))
+		Expect(mfs).To(ContainElement(SatisfyAll(
+			HaveField("GetName()", "blacksmith_reconciler_run_duration_seconds"),
+			HaveField("GetMetric()", ConsistOf(HaveField("GetHistogram().GetSampleCount()", BeEquivalentTo(2)))))))
 		Expect(counter(e.reg, "blacksmith_reconciler_deployments", nil)).To(Equal(4.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_unmatched_deployments", nil)).To(Equal(1.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "matched"})).To(Equal(3.0))
