@@ -258,6 +258,40 @@ var _ = Describe("The subcommands", func() {
 		Expect(decode(string(s.Out.Contents()))).To(HaveKeyWithValue("dry_run", true))
 	})
 
+	It("lists an instance's backups and restores the newest, backing up the current state first", func() {
+		ctx := context.Background()
+		const id = "e2e-restore-1"
+		_, err := store.Update(ctx, map[string]vault.Change{id: func(*vault.Record) (*vault.Record, error) {
+			return &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-" + id}, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.PutManifest(ctx, id, "name: before\n")).To(Succeed())
+		taken, err := store.Backup(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.PutManifest(ctx, id, "name: after\n")).To(Succeed())
+		cfg := writeConfig(freeAddr(), vaultServer.Addr, "")
+
+		s := run("backups", "-c", cfg, id)
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+		Expect(strings.Fields(string(s.Out.Contents()))).To(Equal([]string{taken}))
+
+		s = run("restore", "-c", cfg, id)
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+		Expect(string(s.Out.Contents())).To(ContainSubstring("from backup " + taken))
+		text, _, err := store.Manifest(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(text).To(Equal("name: before\n"))
+		all, err := store.Backups(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(all).To(HaveLen(2), "the state before the restore was backed up")
+
+		s = run("restore", "-c", cfg, id, "not-a-backup")
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(1))
+		Expect(string(s.Err.Contents())).To(ContainSubstring("not-a-backup"))
+		s = run("restore", "-c", cfg)
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(2))
+	})
+
 	It("prints its version and refuses unknown commands with exit code 2", func() {
 		s := run("version")
 		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(0))

@@ -44,6 +44,10 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return checkConfigCommand(args, stdout, stderr, env)
 	case "reconcile":
 		return reconcileCommand(args, stdout, stderr, env)
+	case "backups":
+		return backupsCommand(args, stdout, stderr, env)
+	case "restore":
+		return restoreCommand(args, stdout, stderr, env)
 	case "version":
 		fmt.Fprintf(stdout, "blacksmith %s\n", version)
 		return exitOK
@@ -61,6 +65,10 @@ func usage(w io.Writer) {
   blacksmith [serve] -c FILE                run the daemon
   blacksmith check-config -c FILE           check a configuration file
   blacksmith reconcile [--dry-run] -c FILE  make one reconciler run, print its summary
+  blacksmith backups -c FILE INSTANCE       list an instance's backups, newest first
+  blacksmith restore -c FILE INSTANCE [BACKUP]
+                                            put an instance's records back from a backup
+                                            (default the newest; the current state is backed up first)
   blacksmith version                        print the version
 The configuration file defaults to $BLACKSMITH_CONFIG; the environment
 overrides it (see the README's configuration reference).
@@ -70,6 +78,13 @@ overrides it (see the README's configuration reference).
 // flags parses a subcommand's flags: -c FILE, plus the ones extra adds.
 // ok is false when the process must exit with code.
 func flags(name string, args []string, stderr io.Writer, env func(string) (string, bool), extra func(*flag.FlagSet)) (path string, code int, ok bool) {
+	path, _, code, ok = flagsAndArgs(name, args, stderr, env, extra, 0, 0)
+	return path, code, ok
+}
+
+// flagsAndArgs is flags for a subcommand that also takes between least and
+// most positional arguments, after the flags.
+func flagsAndArgs(name string, args []string, stderr io.Writer, env func(string) (string, bool), extra func(*flag.FlagSet), least, most int) (path string, rest []string, code int, ok bool) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	def, _ := env("BLACKSMITH_CONFIG")
@@ -80,13 +95,13 @@ func flags(name string, args []string, stderr io.Writer, env func(string) (strin
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return "", exitOK, false
+			return "", nil, exitOK, false
 		}
-		return "", exitUsage, false
+		return "", nil, exitUsage, false
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "blacksmith %s: unexpected arguments %q\n", name, fs.Args())
-		return "", exitUsage, false
+	if fs.NArg() < least || fs.NArg() > most {
+		fmt.Fprintf(stderr, "blacksmith %s: want %d to %d arguments after the flags, got %q\n", name, least, most, fs.Args())
+		return "", nil, exitUsage, false
 	}
-	return path, exitOK, true
+	return path, fs.Args(), exitOK, true
 }
