@@ -15,6 +15,8 @@ cd "$root"
 run=tmp/run
 rm -rf "$run" && mkdir -p "$run"
 vault_bin=${VAULT_BIN:-$(ci/vault-bin.sh)}
+blacksmith_bin=${BLACKSMITH_BIN:-bin/blacksmith}      # `make run` builds both
+sim_bin=${DIRECTOR_SIM_BIN:-bin/bosh-director-sim}
 
 pids=()
 cleanup() {
@@ -40,7 +42,7 @@ wait_for() { # url what
 HOME="$root/$run" "$vault_bin" server -dev -dev-root-token-id=root \
   -dev-listen-address=127.0.0.1:8200 -dev-no-store-token >"$run/vault.log" 2>&1 &
 pids+=($!)
-bin/bosh-director-sim -listen 127.0.0.1:25555 -tls -ca-cert "$run/director-ca.pem" \
+"$sim_bin" -listen 127.0.0.1:25555 -tls -ca-cert "$run/director-ca.pem" \
   -task-duration 3s >"$run/director.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:8200/v1/sys/health "Vault"
@@ -68,6 +70,6 @@ curl -sf -H 'X-Vault-Token: root' -X POST --data @"$run/db.json" \
 echo "make run: Director deployments: $(curl -sf "${ca[@]}" -u admin:admin https://127.0.0.1:25555/deployments | python3 -c 'import json,sys; print(", ".join(d["name"] for d in json.load(sys.stdin)))')"
 echo "make run: legacy Blacksmith db in Vault: $id1 (deployed), $orphan (orphan-to-be)"
 echo "make run: blacksmith on http://127.0.0.1:3000 (broker/broker); Ctrl-C stops everything"
-bin/blacksmith -c manifests/run/blacksmith.conf &
+"$blacksmith_bin" -c manifests/run/blacksmith.conf &
 pids+=($!)
 wait "${pids[-1]}"

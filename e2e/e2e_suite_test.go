@@ -31,6 +31,7 @@ func TestE2E(t *testing.T) {
 // The suite's shared parts: the binaries, one Vault, one Director simulator.
 var (
 	blacksmithBin string
+	simBin        string
 	vaultServer   *testvault.Server
 	directorURL   string
 	store         *vault.Store
@@ -53,7 +54,7 @@ var _ = BeforeSuite(func() {
 	}
 	blacksmithBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/blacksmith", buildArgs...)
 	Expect(err).NotTo(HaveOccurred())
-	simBin, err := gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/bosh-director-sim")
+	simBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/bosh-director-sim")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 
