@@ -106,6 +106,24 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 		Expect(cmd.Run()).To(Succeed(), out.String())
 	})
 
+	It("exposes only blacksmith metrics that the README's metrics table documents", func() {
+		readme, err := os.ReadFile("../README.md")
+		Expect(err).NotTo(HaveOccurred())
+		code, body := d.get("/metrics", "", "")
+		Expect(code).To(Equal(http.StatusOK))
+		seen := 0
+		for _, line := range strings.Split(body, "\n") {
+			name, ok := strings.CutPrefix(line, "# TYPE ")
+			if !ok || !strings.HasPrefix(name, "blacksmith_") {
+				continue
+			}
+			name = strings.Fields(name)[0]
+			seen++
+			Expect(string(readme)).To(ContainSubstring("| `"+name+"` |"), "README metrics table lacks %s", name)
+		}
+		Expect(seen).To(BeNumerically(">=", 15))
+	})
+
 	It("shows on GET /b/reconcile the last run, its metrics, the orphans and the deployments no plan matches", func() {
 		simDeployment("name: e2e-foreign-1\nreleases: [{name: concourse, version: '7'}]\n")
 		DeferCleanup(func() { simAdmin(http.MethodDelete, "/_sim/deployments/e2e-foreign-1", nil) })
