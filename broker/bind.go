@@ -12,6 +12,7 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -34,6 +35,10 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	params, err := parseParams(d.RawParameters)
 	if err != nil {
 		return domain.Binding{}, err
+	}
+	_, plan, _ := b.opts.Catalog.Plan(rec.PlanID) // bindable checked that it exists
+	if err := plan.CheckParameters(catalog.Bind, params, nil); err != nil {
+		return domain.Binding{}, badRequest("%v", err)
 	}
 	appGUID := appGUIDOf(d)
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
@@ -111,23 +116,23 @@ func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *
 	if err != nil {
 		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
 	}
-	if !ok && usesSecrets(plan.Credentials) {
+	if !ok && plan.Credentials != nil && plan.Credentials.UsesSecrets() {
 		return nil, b.internal("the instance has no secrets in Vault for its credentials",
 			errors.New("no secrets at "+credentialsPath(id)+"; an update of the instance generates them"), "instance", id)
 	}
-	data := CredentialsData{
-		ManifestData: ManifestData{
+	data := catalog.CredentialsData{
+		ManifestData: catalog.ManifestData{
 			DeploymentName: deploymentOf(id, rec), InstanceID: id, ServiceID: rec.ServiceID, PlanID: rec.PlanID,
-			OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: params, Secrets: secrets,
+			OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: instanceParams(rec), Secrets: secrets,
 		},
-		IPs: ips, BindingID: bid, AppGUID: appGUID,
+		BindParams: params, IPs: ips, BindingID: bid, AppGUID: appGUID,
 	}
 	if len(ips) > 0 {
 		data.Host = ips[0]
 	}
 	creds, err := renderCredentials(plan.Credentials, data)
 	if err != nil {
-		return nil, b.internal("the plan's credentials template could not be rendered", err, "plan", plan.ID)
+		return nil, b.renderFailed("credentials", plan.ID, params, err)
 	}
 	return creds, nil
 }
@@ -169,4 +174,12 @@ func (b *Broker) storeBinding(ctx context.Context, id, bid string, data map[stri
 		return fmt.Errorf("writing binding %s: %w", bid, err)
 	}
 	return nil
+}
+
+// instanceParams are the parameters recorded for an instance, never nil.
+func instanceParams(rec *vault.Record) map[string]any {
+	if rec.Parameters == nil {
+		return map[string]any{}
+	}
+	return rec.Parameters
 }

@@ -74,6 +74,8 @@ type Options struct {
 	// after its record is written; they run even when the platform hangs up.
 	// Default 2m.
 	DirectorTimeout time.Duration
+	// Limits bound what one request may hold. Default DefaultLimits.
+	Limits Limits
 	// Metrics receives the broker's series. Default nil: not counted.
 	Metrics *Metrics
 	// Logger receives the operator's log. Default slog.Default().
@@ -132,6 +134,7 @@ func withDefaults(o Options) Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Limits = o.Limits.withDefaults()
 	return o
 }
 

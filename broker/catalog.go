@@ -39,6 +39,7 @@ func osbService(s catalog.Service) domain.Service {
 			Name:        p.Name,
 			Description: p.Description,
 			Free:        domain.FreeValue(true),
+			Schemas:     osbSchemas(p.Schemas),
 		})
 	}
 	return svc
@@ -54,4 +55,22 @@ func (b *Broker) findPlan(serviceID, planID string) (catalog.Service, catalog.Pl
 		return svc, plan, badRequest("plan %q does not belong to service %q", planID, serviceID)
 	}
 	return svc, plan, nil
+}
+
+// osbSchemas is a plan's parameter schemas as the OSB catalog shows them;
+// nil when the plan declares none.
+func osbSchemas(s catalog.Schemas) *domain.ServiceSchemas {
+	if s.InstanceCreate == nil && s.InstanceUpdate == nil && s.BindingCreate == nil {
+		return nil
+	}
+	doc := func(s *catalog.Schema) domain.Schema {
+		if s == nil {
+			return domain.Schema{}
+		}
+		return domain.Schema{Parameters: s.Document()}
+	}
+	return &domain.ServiceSchemas{
+		Instance: domain.ServiceInstanceSchema{Create: doc(s.InstanceCreate), Update: doc(s.InstanceUpdate)},
+		Binding:  domain.ServiceBindingSchema{Create: doc(s.BindingCreate)},
+	}
 }

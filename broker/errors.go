@@ -56,3 +56,16 @@ func (b *Broker) internal(msg string, err error, attrs ...any) error {
 		errors.New(msg+"; the broker's log has the details"),
 		http.StatusInternalServerError, "internal-error").Build()
 }
+
+// renderFailed answers a template that could not be rendered. With
+// parameters the platform user's values are the likely cause (the catalog
+// renders every template without any when it loads): 400, the detail in the
+// operator's log. Without, it is the broker's own fault: 500.
+func (b *Broker) renderFailed(what, planID string, params map[string]any, err error) error {
+	if len(params) == 0 {
+		return b.internal("the plan's "+what+" template could not be rendered", err, "plan", planID)
+	}
+	b.log.Warn("the plan's "+what+" template could not be rendered with the request's parameters",
+		"plan", planID, "error", err)
+	return badRequest("the parameters could not be applied to the plan's %s template; check their types and values", what)
+}

@@ -58,18 +58,29 @@ password: {{ .Secrets.password }}
 binding: {{ .BindingID }}
 `
 
+// mustTemplate parses a template as the catalog does.
+func mustTemplate(name, text string) *catalog.Template {
+	t, err := catalog.ParseTemplate(name, text)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 // testCatalog: service redis (limit 3) with plans small (limit 2) and large
-// (updatable); service memo, not bindable.
+// (updatable), both taking any parameters and merging them into the
+// manifest's properties; service memo, not bindable, taking no parameters.
 func testCatalog() *catalog.Catalog {
+	m, c := mustTemplate("manifest.yml", manifestTemplate), mustTemplate("credentials.yml", credentialsTemplate)
 	return &catalog.Catalog{Services: []catalog.Service{
 		{ID: "redis", Name: "redis", Description: "Redis", Bindable: true, Tags: []string{"kv"}, Limit: 3, Plans: []catalog.Plan{
 			{ID: "redis-small", Name: "small", Description: "one node", Limit: 2, ServiceID: "redis",
-				Manifest: manifestTemplate, Credentials: credentialsTemplate},
+				Manifest: m, Credentials: c, AcceptAnyParameters: true, MergeParameters: true},
 			{ID: "redis-large", Name: "large", Description: "three nodes", Updatable: true, ServiceID: "redis",
-				Manifest: manifestTemplate, Credentials: credentialsTemplate},
+				Manifest: m, Credentials: c, AcceptAnyParameters: true, MergeParameters: true},
 		}},
 		{ID: "memo", Name: "memo", Description: "not bindable", Bindable: false, Plans: []catalog.Plan{
-			{ID: "memo-one", Name: "one", Description: "one", ServiceID: "memo", Manifest: manifestTemplate},
+			{ID: "memo-one", Name: "one", Description: "one", ServiceID: "memo", Manifest: m},
 		}},
 	}}
 }

@@ -19,7 +19,7 @@ func (b *Broker) Handler() http.Handler {
 	// parameters); the broker logs what the operator needs itself.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mux := http.NewServeMux()
-	mux.Handle("/v2/", checkIDs(brokerapi.NewWithOptions(b, quiet)))
+	mux.Handle("/v2/", guard(b.opts.Limits, brokerapi.NewWithOptions(b, quiet)))
 	mux.Handle("/b/reconcile", reconcileHandler{rec: b.opts.Reconciler, log: b.log})
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{Description: "no such endpoint"})

@@ -44,6 +44,9 @@ func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDet
 	if err != nil {
 		return none, err
 	}
+	if err := plan.CheckParameters(catalog.Provision, params, nil); err != nil {
+		return none, badRequest("%v", err)
+	}
 	req := instanceRequest{id: id, svc: svc, plan: plan, org: d.OrganizationGUID, space: d.SpaceGUID,
 		params: params, deployedName: deploymentName(plan.ID, id)}
 	unlock := b.locks.lock(id)
@@ -114,9 +117,9 @@ func (b *Broker) render(ctx context.Context, req instanceRequest) (manifest []by
 	if err != nil {
 		return nil, nil, b.internal("could not read the instance's secrets", err, "instance", req.id)
 	}
-	manifest, err = renderManifest(req.plan.Manifest, req.manifestData(secrets))
+	manifest, err = renderManifest(req.plan.Manifest, req.manifestData(secrets), req.plan.MergeParameters)
 	if err != nil {
-		return nil, nil, b.internal("the plan's manifest template could not be rendered", err, "plan", req.plan.ID)
+		return nil, nil, b.renderFailed("manifest", req.plan.ID, req.params, err)
 	}
 	if !stored {
 		newSecrets = secrets
@@ -143,8 +146,8 @@ func (b *Broker) deploy(ctx context.Context, id string, op *vault.Operation, new
 }
 
 // manifestData is what the plan's manifest template sees.
-func (req instanceRequest) manifestData(secrets map[string]any) ManifestData {
-	return ManifestData{
+func (req instanceRequest) manifestData(secrets map[string]any) catalog.ManifestData {
+	return catalog.ManifestData{
 		DeploymentName: req.deployedName, InstanceID: req.id, ServiceID: req.svc.ID, PlanID: req.plan.ID,
 		OrganizationGUID: req.org, SpaceGUID: req.space, Params: req.params, Secrets: secrets,
 	}

@@ -4,6 +4,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"gopkg.in/yaml.v3"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 )
 
 var _ = DescribeTable("deepMerge",
@@ -23,11 +25,18 @@ var _ = DescribeTable("deepMerge",
 )
 
 var _ = Describe("renderManifest", func() {
-	data := ManifestData{DeploymentName: "p-i", InstanceID: "i", ServiceID: "s", PlanID: "p",
+	data := catalog.ManifestData{DeploymentName: "p-i", InstanceID: "i", ServiceID: "s", PlanID: "p",
 		Params: map[string]any{"blacksmith": "overridden?", "size": 3}, Secrets: map[string]any{"password": "pw"}}
 
+	tmpl := func(text string) *catalog.Template {
+		GinkgoHelper()
+		t, err := catalog.ParseTemplate("manifest", text)
+		Expect(err).NotTo(HaveOccurred())
+		return t
+	}
+
 	It("names the deployment, merges parameters and sets properties.blacksmith last", func() {
-		out, err := renderManifest("name: x\nproperties: {size: 1, keep: true}\npw: {{ .Secrets.password }}\nn: {{ default 1 .Params.missing }}\n", data)
+		out, err := renderManifest(tmpl("name: x\nproperties: {size: 1, keep: true}\npw: {{ .Secrets.password }}\nn: {{ default 1 .Params.missing }}\n"), data, true)
 		Expect(err).NotTo(HaveOccurred())
 		var m map[string]any
 		Expect(yaml.Unmarshal(out, &m)).To(Succeed())
@@ -43,9 +52,25 @@ var _ = Describe("renderManifest", func() {
 	})
 
 	It("reports a template that does not render as a mapping", func() {
-		_, err := renderManifest("- a list", data)
+		_, err := renderManifest(tmpl("- a list"), data, true)
 		Expect(err).To(MatchError(ContainSubstring("not a YAML mapping")))
-		_, err = renderManifest("{{ .Nope }}", data)
+		_, err = renderManifest(tmpl("{{ .Nope }}"), data, true)
 		Expect(err).To(MatchError(ContainSubstring("rendering manifest template")))
+	})
+})
+
+var _ = Describe("renderManifest without merge_parameters", func() {
+	It("puts parameters only where the template does, and in properties.blacksmith", func() {
+		t, err := catalog.ParseTemplate("manifest", "name: x\nproperties: {size: {{ .Params.size }}}\n")
+		Expect(err).NotTo(HaveOccurred())
+		data := catalog.ManifestData{DeploymentName: "p-i", InstanceID: "i", PlanID: "p",
+			Params: map[string]any{"size": 3, "hba_entries": []any{"host all all 0.0.0.0/0 trust"}}}
+		out, err := renderManifest(t, data, false)
+		Expect(err).NotTo(HaveOccurred())
+		var m struct{ Properties map[string]any }
+		Expect(yaml.Unmarshal(out, &m)).To(Succeed())
+		Expect(m.Properties).To(HaveKeyWithValue("size", 3))
+		Expect(m.Properties).NotTo(HaveKey("hba_entries"))
+		Expect(m.Properties["blacksmith"]).To(HaveKeyWithValue("parameters", HaveKey("hba_entries")))
 	})
 })

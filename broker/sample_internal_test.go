@@ -17,9 +17,9 @@ var _ = Describe("the sample catalog, rendered by the broker", func() {
 		for _, s := range c.Services {
 			for _, p := range s.Plans {
 				const id = "6c1e4c5e-5d5a-4f6e-9a43-0d2f1b7e8c11"
-				md := ManifestData{DeploymentName: deploymentName(p.ID, id), InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
+				md := catalog.ManifestData{DeploymentName: deploymentName(p.ID, id), InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
 					Params: map[string]any{}, Secrets: secrets}
-				out, err := renderManifest(p.Manifest, md)
+				out, err := renderManifest(p.Manifest, md, p.MergeParameters)
 				Expect(err).NotTo(HaveOccurred(), p.ID)
 				var m struct {
 					Name       string
@@ -30,7 +30,7 @@ var _ = Describe("the sample catalog, rendered by the broker", func() {
 				Expect(m.Properties.Blacksmith).To(HaveKeyWithValue("plan_id", p.ID), p.ID)
 				Expect(string(out)).NotTo(ContainSubstring("no value"), p.ID)
 
-				creds, err := renderCredentials(p.Credentials, CredentialsData{ManifestData: md,
+				creds, err := renderCredentials(p.Credentials, catalog.CredentialsData{ManifestData: md,
 					IPs: []string{"10.0.0.1", "10.0.0.2"}, Host: "10.0.0.1", BindingID: "b", AppGUID: "a"})
 				Expect(err).NotTo(HaveOccurred(), p.ID)
 				Expect(creds).To(HaveKeyWithValue("host", "10.0.0.1"), p.ID)

@@ -7,6 +7,7 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -60,9 +61,13 @@ func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDeta
 	if err != nil {
 		return instanceRequest{}, err
 	}
+	merged := deepMerge(rec.Parameters, params)
+	if err := plan.CheckParameters(catalog.Update, params, merged); err != nil {
+		return instanceRequest{}, badRequest("%v", err)
+	}
 	return instanceRequest{
 		id: id, svc: svc, plan: plan, org: rec.OrganizationGUID, space: rec.SpaceGUID,
-		params: deepMerge(rec.Parameters, params), deployedName: deploymentOf(id, rec),
+		params: merged, deployedName: deploymentOf(id, rec),
 	}, nil
 }
 

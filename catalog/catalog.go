@@ -40,11 +40,21 @@ type Plan struct {
 	Limit int
 	// Updatable says whether instances may change to this plan. Default false.
 	Updatable bool
-	// Manifest is the BOSH manifest template (manifest.yml), as text. Required.
-	Manifest string
-	// Credentials is the binding credentials template (credentials.yml), as
-	// text; empty when the plan has none.
-	Credentials string
+	// Manifest is the BOSH manifest template (manifest.yml). Required.
+	Manifest *Template
+	// Credentials is the binding credentials template (credentials.yml);
+	// nil when the plan has none.
+	Credentials *Template
+	// Schemas are the JSON Schemas of the parameters the plan takes. Default none.
+	Schemas Schemas
+	// AcceptAnyParameters lets a plan without a schema for an operation take
+	// any parameters on it (they are still inserted as YAML values). Default false:
+	// such a plan refuses parameters.
+	AcceptAnyParameters bool
+	// MergeParameters deep-merges the (checked) parameters into the
+	// manifest's top-level properties, besides what the template does with
+	// them. Default false: parameters reach the manifest where the template puts them.
+	MergeParameters bool
 	// ServiceID is the id of the service the plan belongs to.
 	ServiceID string
 }

@@ -23,10 +23,16 @@ var _ = Describe("Load", func() {
 		Expect(s.Bindable).To(BeTrue(), "bindable defaults to true")
 		Expect(s.Tags).To(Equal([]string{"redis", "cache"}))
 		Expect(s.Limit).To(Equal(20))
-		Expect(s.Plans).To(Equal([]catalog.Plan{
-			{ID: "redis-large", Name: "large", Description: "Large", Manifest: manifest, ServiceID: "redis"},
-			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, Updatable: true,
-				Manifest: manifest, Credentials: "host: {{ index .IPs 0 }}\n", ServiceID: "redis"},
+		Expect(s.Plans).To(HaveLen(2))
+		large, small := s.Plans[0], s.Plans[1]
+		Expect(large.Manifest.Text()).To(Equal(manifest))
+		Expect(large.Credentials).To(BeNil())
+		Expect(small.Manifest.Text()).To(Equal(manifest))
+		Expect(small.Credentials.Text()).To(Equal("host: {{ index .IPs 0 }}\n"))
+		large.Manifest, small.Manifest, small.Credentials = nil, nil, nil
+		Expect([]catalog.Plan{large, small}).To(Equal([]catalog.Plan{
+			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis"},
+			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, Updatable: true, ServiceID: "redis"},
 		}))
 	})
 

@@ -2,56 +2,95 @@ package catalog
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/template/parse"
+
+	"gopkg.in/yaml.v3"
 )
 
 func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, bool) {
 	file := filepath.Join(dir, "plan.yml")
 	p := Plan{ServiceID: serviceID}
+	before := len(l.problems.List)
 	given, ok := decodeFile(file, map[string]setter{
-		"id":          str(&p.ID),
-		"name":        str(&p.Name),
-		"description": str(&p.Description),
-		"limit":       integer(&p.Limit),
-		"updatable":   boolean(&p.Updatable),
+		"id":                    str(&p.ID),
+		"name":                  str(&p.Name),
+		"description":           str(&p.Description),
+		"limit":                 integer(&p.Limit),
+		"updatable":             boolean(&p.Updatable),
+		"accept_any_parameters": boolean(&p.AcceptAnyParameters),
+		"merge_parameters":      boolean(&p.MergeParameters),
+		"schemas": func(n *yaml.Node) string {
+			p.Schemas = decodeSchemas(n, p.ID, func(field, msg string) { l.problems.add(file, field, "%s", msg) })
+			return ""
+		},
 	}, l.problems)
 	if ok {
 		l.common(file, given, p.ID, p.Name, p.Description, p.Limit)
 		l.unique(l.planIDs, p.ID, file, "id", "plan id")
 		l.unique(names, p.Name, file, "name", "plan name")
 	}
-	manifest, mok := l.template(filepath.Join(dir, "manifest.yml"), true)
-	creds, cok := l.template(filepath.Join(dir, "credentials.yml"), false)
-	p.Manifest, p.Credentials = manifest, creds
-	return p, ok && mok && cok
+	p.Manifest = l.template(filepath.Join(dir, "manifest.yml"), true)
+	p.Credentials = l.template(filepath.Join(dir, "credentials.yml"), false)
+	l.tryRender(dir, p)
+	return p, ok && len(l.problems.List) == before
 }
 
-// template reads a template file and checks that it parses as a Go
-// text/template. Function names are not checked: the broker's renderer
-// decides which functions exist. A missing optional file is "", true.
-func (l *loader) template(path string, required bool) (string, bool) {
+// template reads and parses a template file. A missing optional file is
+// nil with no problem.
+func (l *loader) template(path string, required bool) *Template {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if !required && errors.Is(err, fs.ErrNotExist) {
-			return "", true
+			return nil
 		}
 		reportRead(path, err, l.problems)
-		return "", false
+		return nil
 	}
 	text := string(data)
 	if strings.TrimSpace(text) == "" {
 		l.problems.add(path, "", "is empty")
-		return "", false
+		return nil
 	}
-	t := parse.New(filepath.Base(path))
-	t.Mode = parse.SkipFuncCheck
-	if _, err := t.Parse(text, "", "", map[string]*parse.Tree{}); err != nil {
+	t, err := ParseTemplate(filepath.Base(path), text)
+	if err != nil {
 		l.problems.List = append(l.problems.List, Problem{File: path, Message: "not a valid template: " + err.Error(), Err: err})
-		return "", false
+		return nil
 	}
-	return text, true
+	return t
+}
+
+// tryRender renders the plan's templates with sample data (no parameters)
+// so that a template that cannot give a YAML mapping is found when the
+// catalog loads, not by the first platform user.
+func (l *loader) tryRender(dir string, p Plan) {
+	data := SampleData(p)
+	if p.Manifest != nil {
+		if _, err := p.Manifest.RenderMapping(data.ManifestData); err != nil {
+			l.problems.add(filepath.Join(dir, "manifest.yml"), "", "does not render with sample data: %v", err)
+		}
+	}
+	if p.Credentials != nil {
+		if _, err := p.Credentials.RenderMapping(data); err != nil {
+			l.problems.add(filepath.Join(dir, "credentials.yml"), "", "does not render with sample data: %v", err)
+		}
+	}
+}
+
+// SampleData is what the catalog renders a plan's templates with when it
+// loads: no parameters, sample secrets, three VM addresses.
+func SampleData(p Plan) CredentialsData {
+	const id = "00000000-0000-4000-8000-000000000000"
+	return CredentialsData{
+		ManifestData: ManifestData{
+			DeploymentName: fmt.Sprintf("%s-%s", p.ID, id), InstanceID: id, ServiceID: p.ServiceID, PlanID: p.ID,
+			OrganizationGUID: id, SpaceGUID: id, Params: map[string]any{},
+			Secrets: map[string]any{"username": "usample", "password": "sample"},
+		},
+		BindParams: map[string]any{}, IPs: []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}, Host: "127.0.0.1",
+		BindingID: id, AppGUID: id,
+	}
 }

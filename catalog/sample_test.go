@@ -1,9 +1,6 @@
 package catalog_test
 
 import (
-	"bytes"
-	"text/template"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"gopkg.in/yaml.v3"
@@ -14,37 +11,27 @@ import (
 // sampleDir is the sample catalog shipped for `make run`.
 const sampleDir = "../manifests/catalog"
 
-// templateData mirrors broker.CredentialsData (which embeds ManifestData),
-// the data manifests/catalog/README.md documents.
-type templateData struct {
-	DeploymentName, InstanceID, ServiceID, PlanID string
-	OrganizationGUID, SpaceGUID                   string
-	Params                                        map[string]any
-	Secrets                                       map[string]any
-	IPs                                           []string
-	Host, BindingID, AppGUID                      string
-}
-
-func render(name, text string, data templateData) string {
+func render(name string, t *catalog.Template, data catalog.CredentialsData) string {
 	GinkgoHelper()
-	t, err := template.New(name).Option("missingkey=error").Parse(text)
-	Expect(err).NotTo(HaveOccurred())
-	var out bytes.Buffer
-	Expect(t.Execute(&out, data)).To(Succeed())
-	return out.String()
+	Expect(t).NotTo(BeNil(), name)
+	out, err := t.Render(data)
+	Expect(err).NotTo(HaveOccurred(), name)
+	return string(out)
 }
 
-func dataFor(s catalog.Service, p catalog.Plan, params map[string]any) templateData {
+func dataFor(s catalog.Service, p catalog.Plan, params map[string]any) catalog.CredentialsData {
 	const id = "6c1e4c5e-5d5a-4f6e-9a43-0d2f1b7e8c11"
 	if params == nil {
 		params = map[string]any{} // the broker never passes nil
 	}
-	return templateData{
-		DeploymentName: p.ID + "-" + id, InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
-		Params:  params,
-		Secrets: map[string]any{"password": "Xk2v9QpL7mZ3", "username": "u3kd8s7a6f5g4h3"},
-		IPs:     []string{"10.244.0.2", "10.244.0.3", "10.244.0.4"},
-		Host:    "10.244.0.2",
+	return catalog.CredentialsData{
+		ManifestData: catalog.ManifestData{
+			DeploymentName: p.ID + "-" + id, InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
+			Params:  params,
+			Secrets: map[string]any{"password": "Xk2v9QpL7mZ3", "username": "u3kd8s7a6f5g4h3"},
+		},
+		IPs:  []string{"10.244.0.2", "10.244.0.3", "10.244.0.4"},
+		Host: "10.244.0.2",
 	}
 }
 
@@ -84,7 +71,7 @@ var _ = Describe("the sample catalog", func() {
 			Expect(ok).To(BeTrue(), id)
 			Expect(s.Bindable).To(BeTrue())
 			for _, p := range s.Plans {
-				Expect(p.Credentials).NotTo(BeEmpty(), p.ID)
+				Expect(p.Credentials).NotTo(BeNil(), p.ID)
 			}
 		}
 	})

@@ -1,0 +1,310 @@
+package broker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+)
+
+// Limits bound what one request may hold. Zero fields take the defaults
+// (see DefaultLimits).
+type Limits struct {
+	// MaxBodyBytes bounds a request body: 413 beyond, before it is read
+	// when the request says its length. Default 256 KiB.
+	MaxBodyBytes int64
+	// MaxParametersBytes bounds the parameters of a provision, update or
+	// bind, as sent (JSON): 400 beyond. Default 16 KiB.
+	MaxParametersBytes int
+	// MaxParametersDepth bounds how deeply parameters nest (an object or
+	// list in an object is depth 2): 400 beyond. Default 10.
+	MaxParametersDepth int
+	// MaxIDLength bounds an instance or binding id: 400 beyond. Default 64
+	// (a UUID is 36).
+	MaxIDLength int
+}
+
+// DefaultLimits are the limits a zero Limits field takes.
+var DefaultLimits = Limits{MaxBodyBytes: 256 << 10, MaxParametersBytes: 16 << 10, MaxParametersDepth: 10, MaxIDLength: 64}
+
+// maxFieldLength bounds the other strings of a request the broker keeps
+// (organization, space and app guids, service and plan ids).
+const maxFieldLength = 255
+
+// bodyDepthSlack is how much deeper than the parameters the whole body may
+// nest (the body, parameters or context, and a little room).
+const bodyDepthSlack = 3
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxBodyBytes > 0 {
+		d.MaxBodyBytes = l.MaxBodyBytes
+	}
+	if l.MaxParametersBytes > 0 {
+		d.MaxParametersBytes = l.MaxParametersBytes
+	}
+	if l.MaxParametersDepth > 0 {
+		d.MaxParametersDepth = l.MaxParametersDepth
+	}
+	if l.MaxIDLength > 0 {
+		d.MaxIDLength = l.MaxIDLength
+	}
+	return d
+}
+
+// requestError is a request refused before it reaches the OSB handlers.
+type requestError struct {
+	status int
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badInput(format string, args ...any) *requestError {
+	return &requestError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// guard checks every request before brokerapi sees it: the body's size
+// (413), the ids in the path, and for the bodies of provision, update and
+// bind: JSON that is an object, fields of the right types and lengths, and
+// parameters within their bounds (400, naming what is wrong). brokerapi
+// would answer malformed JSON with 422 and Go's own error text.
+func guard(l Limits, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := l.check(w, r); err != nil {
+			body := errorBody{Description: err.msg}
+			if err.status == http.StatusBadRequest {
+				body.Error = "BadRequest"
+			}
+			writeJSON(w, err.status, body)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// check refuses r, or leaves it ready for the next handler (its body read
+// and put back).
+func (l Limits) check(w http.ResponseWriter, r *http.Request) *requestError {
+	if r.ContentLength > l.MaxBodyBytes {
+		return tooLarge(r.ContentLength, l.MaxBodyBytes)
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, l.MaxBodyBytes)
+	kind, err := l.pathKind(r.URL.EscapedPath())
+	if err != nil {
+		return err
+	}
+	if kind == "" || (r.Method != http.MethodPut && r.Method != http.MethodPatch) {
+		return nil
+	}
+	body, rerr := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(rerr, &mbe) {
+		return tooLarge(-1, l.MaxBodyBytes)
+	}
+	if rerr != nil {
+		return badInput("the request body could not be read")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return l.checkBody(kind, r.Method, body)
+}
+
+func tooLarge(got, limit int64) *requestError {
+	if got < 0 {
+		return &requestError{status: http.StatusRequestEntityTooLarge,
+			msg: fmt.Sprintf("the request body is over %d bytes, the most this broker accepts", limit)}
+	}
+	return &requestError{status: http.StatusRequestEntityTooLarge,
+		msg: fmt.Sprintf("the request body is %d bytes; this broker accepts at most %d", got, limit)}
+}
+
+// pathKind checks the ids of a /v2/service_instances/{id}[/service_bindings/{bid}]
+// path and says what the path names: "instance", "binding" or "" (any other path).
+func (l Limits) pathKind(escaped string) (string, *requestError) {
+	parts := strings.Split(strings.Trim(escaped, "/"), "/")
+	if len(parts) < 3 || parts[0] != "v2" || parts[1] != "service_instances" {
+		return "", nil
+	}
+	if err := idError("instance", parts[2], l.MaxIDLength); err != nil {
+		return "", badInput("%v", err)
+	}
+	if len(parts) >= 5 && parts[3] == "service_bindings" {
+		if err := idError("binding", parts[4], l.MaxIDLength); err != nil {
+			return "", badInput("%v", err)
+		}
+		if len(parts) == 5 {
+			return "binding", nil
+		}
+		return "", nil
+	}
+	if len(parts) == 3 {
+		return "instance", nil
+	}
+	return "", nil
+}
+
+// checkBody checks the JSON body of a provision or update (kind
+// "instance") or a bind (kind "binding").
+func (l Limits) checkBody(kind, method string, body []byte) *requestError {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badInput("the request body is empty; a JSON object is expected")
+	}
+	if err := checkJSON(body, l.MaxParametersDepth+bodyDepthSlack); err != nil {
+		return err
+	}
+	var details any
+	switch {
+	case kind == "binding":
+		details = &domain.BindDetails{}
+	case method == http.MethodPatch:
+		details = &domain.UpdateDetails{}
+	default:
+		details = &domain.ProvisionDetails{}
+	}
+	if err := json.Unmarshal(body, details); err != nil {
+		return typeError(err)
+	}
+	if err := checkStrings(reflect.ValueOf(details).Elem(), ""); err != nil {
+		return err
+	}
+	var raw struct {
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	_ = json.Unmarshal(body, &raw) // checked above
+	return l.checkParameters(raw.Parameters)
+}
+
+// checkParameters checks a request's parameters: absent, null or an object
+// of at most MaxParametersBytes nesting at most MaxParametersDepth.
+func (l Limits) checkParameters(raw json.RawMessage) *requestError {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] != '{' {
+		return badInput("parameters must be a JSON object")
+	}
+	if len(raw) > l.MaxParametersBytes {
+		return badInput("parameters are %d bytes; this broker accepts at most %d", len(raw), l.MaxParametersBytes)
+	}
+	if d := depthOf(raw); d > l.MaxParametersDepth {
+		return badInput("parameters nest %d levels deep; this broker accepts at most %d", d, l.MaxParametersDepth)
+	}
+	return nil
+}
+
+// checkJSON says whether body is one JSON object nesting at most maxDepth.
+func checkJSON(body []byte, maxDepth int) *requestError {
+	if !json.Valid(body) {
+		var v any
+		err := json.Unmarshal(body, &v)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return badInput("the request body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
+		}
+		return badInput("the request body is not valid JSON")
+	}
+	if t := bytes.TrimSpace(body); t[0] != '{' {
+		return badInput("the request body must be a JSON object")
+	}
+	if d := depthOf(body); d > maxDepth {
+		return badInput("the request body nests %d levels deep; this broker accepts at most %d", d, maxDepth)
+	}
+	return nil
+}
+
+// depthOf is how deeply valid JSON nests: 0 for a scalar, 1 for an object
+// or list of scalars. It does not recurse.
+func depthOf(data []byte) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range data {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString:
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// typeError turns a JSON decoding error into a sentence naming the field
+// and the JSON type it takes, without Go's type names.
+func typeError(err error) *requestError {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return badInput("field %s must be %s", te.Field, jsonKind(te.Type))
+	}
+	return badInput("the request body does not have the fields of an OSB request")
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64, reflect.Float32, reflect.Uint, reflect.Uint64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
+}
+
+// checkStrings bounds the length of every string field of a decoded request
+// and refuses control characters in them (they end up in Vault records and logs).
+func checkStrings(v reflect.Value, path string) *requestError {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return checkStrings(v.Elem(), path)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if err := checkStrings(v.Field(i), join(path, name)); err != nil {
+				return err
+			}
+		}
+	case reflect.String:
+		s := v.String()
+		if len(s) > maxFieldLength {
+			return badInput("field %s is %d characters; at most %d are accepted", path, len(s), maxFieldLength)
+		}
+		if !utf8.ValidString(s) || strings.ContainsFunc(s, isControl) {
+			return badInput("field %s holds control characters or invalid UTF-8", path)
+		}
+	}
+	return nil
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }
