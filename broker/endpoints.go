@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sort"
 	"time"
@@ -30,22 +31,33 @@ type healthAnswer struct {
 }
 
 // HealthHandler serves /healthz: 200 {"status":"ok"} when every check passes
-// within timeout, else 503 {"status":"unavailable"}; each check says "ok" or
-// its error. It needs no credentials.
-func HealthHandler(checks map[string]HealthCheck, timeout time.Duration) http.Handler {
+// within timeout, else 503 {"status":"unavailable"}. Each check says "ok"
+// or "unavailable"; a request carrying the given basic-auth credentials
+// (the broker's) gets the error text instead, which may name internal
+// addresses. The failures are in the operator's log (debug level: load
+// balancers probe often).
+func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, username, password string, log *slog.Logger) http.Handler {
 	names := make([]string, 0, len(checks))
 	for n := range checks {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	if log == nil {
+		log = slog.Default()
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
+		detail := username != "" && authorized(r, username, password)
 		ans := healthAnswer{Status: "ok", Checks: make(map[string]string, len(checks))}
 		for _, n := range names {
 			ans.Checks[n] = "ok"
 			if err := checks[n](ctx); err != nil {
-				ans.Checks[n], ans.Status = err.Error(), "unavailable"
+				ans.Checks[n], ans.Status = "unavailable", "unavailable"
+				log.Debug("health check failed", "check", n, "error", err)
+				if detail {
+					ans.Checks[n] = err.Error()
+				}
 			}
 		}
 		status := http.StatusOK

@@ -23,6 +23,8 @@ const (
 	maxWait = 10 * time.Minute
 	// dryRunWait is how long a dry run without ?wait= is waited for.
 	dryRunWait = time.Minute
+	// answerSlack is the time left to write the answer once a wait ends.
+	answerSlack = 30 * time.Second
 )
 
 // reconcileHandler serves /b/reconcile:
@@ -88,6 +90,10 @@ func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 
 // await answers with the run's summary, or 504 when wait ends first.
 func (h reconcileHandler) await(w http.ResponseWriter, r *http.Request, id string, dryRun bool, done <-chan reconciler.Summary, wait time.Duration) {
+	// The server's write timeout is sized for OSB answers; this one may wait longer.
+	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + answerSlack)); err != nil {
+		h.log.Debug("cannot extend the write deadline", "error", err)
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {

@@ -60,6 +60,12 @@ func (ck checker) atLeast(key string, n, least int) {
 	}
 }
 
+func (ck checker) between(key string, n, least, most int) {
+	if n < least || n > most {
+		ck.fail(key, "must be between %d and %d, got %d", least, most, n)
+	}
+}
+
 func (ck checker) positive(key string, d time.Duration) {
 	if d <= 0 {
 		ck.fail(key, "must be a positive duration, got %s", d)

@@ -31,6 +31,22 @@ type BrokerConfig struct {
 	Password string `yaml:"password"`
 	// TLS optionally serves HTTPS instead of HTTP.
 	TLS TLSConfig `yaml:"tls"`
+	// MaxBodyBytes bounds a request body (413 beyond). Default 262144; env BLACKSMITH_BROKER_MAX_BODY_BYTES.
+	MaxBodyBytes int `yaml:"max_body_bytes"`
+	// MaxParametersBytes bounds the parameters of a provision, update or bind, as JSON (400 beyond).
+	// Default 16384; env BLACKSMITH_BROKER_MAX_PARAMETERS_BYTES.
+	MaxParametersBytes int `yaml:"max_parameters_bytes"`
+	// MaxParametersDepth bounds how deeply parameters nest (400 beyond). Default 10; env BLACKSMITH_BROKER_MAX_PARAMETERS_DEPTH.
+	MaxParametersDepth int `yaml:"max_parameters_depth"`
+	// MaxIDLength bounds instance and binding ids (400 beyond; a UUID is 36). Default 64; env BLACKSMITH_BROKER_MAX_ID_LENGTH.
+	MaxIDLength int `yaml:"max_id_length"`
+	// ReadTimeout bounds reading a whole request, body included. Default 30s; env BLACKSMITH_BROKER_READ_TIMEOUT.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds writing an answer; POST /b/reconcile?wait= extends it by its wait.
+	// Default 1m; env BLACKSMITH_BROKER_WRITE_TIMEOUT.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes a keep-alive connection idle this long. Default 2m; env BLACKSMITH_BROKER_IDLE_TIMEOUT.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 }
 
 // TLSConfig is an optional TLS server certificate.
@@ -57,6 +73,10 @@ type VaultConfig struct {
 	SkipSSLValidation bool `yaml:"skip_ssl_validation"`
 	// KVVersion is 1 or 2, or 0 to detect it from sys/mounts. Default 0; env BLACKSMITH_VAULT_KV_VERSION.
 	KVVersion int `yaml:"kv_version"`
+	// MaxRecordBytes bounds one instance's index record, so that no tenant can grow an index
+	// shard past Vault's limits (a larger record is refused before anything is written).
+	// Default 32768; env BLACKSMITH_VAULT_MAX_RECORD_BYTES.
+	MaxRecordBytes int `yaml:"max_record_bytes"`
 }
 
 // BOSHConfig is the BOSH Director. Authenticate with Username/Password on a
@@ -164,8 +184,10 @@ type Rule struct {
 // the environment sets. Required fields are left empty.
 func Default() *Config {
 	return &Config{
-		Broker:  BrokerConfig{Listen: "127.0.0.1:3000"},
-		Vault:   VaultConfig{Mount: "secret"},
+		Broker: BrokerConfig{Listen: "127.0.0.1:3000", MaxBodyBytes: 256 << 10, MaxParametersBytes: 16 << 10,
+			MaxParametersDepth: 10, MaxIDLength: 64, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute,
+			IdleTimeout: 2 * time.Minute},
+		Vault:   VaultConfig{Mount: "secret", MaxRecordBytes: 32 << 10},
 		BOSH:    BOSHConfig{Timeout: 30 * time.Second, RateBurst: 10, MaxInFlight: 10},
 		Metrics: MetricsConfig{Enabled: true},
 		Reconciler: ReconcilerConfig{

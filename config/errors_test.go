@@ -227,3 +227,26 @@ reconciler:
 		Expect(c.Reconciler.Interval).To(Equal(2 * time.Hour))
 	})
 })
+
+var _ = Describe("request bounds", func() {
+	It("are checked, each naming its key", func() {
+		path := confFile(`
+broker:
+  max_body_bytes: 2048
+  max_parameters_bytes: 4096
+  max_parameters_depth: 0
+  max_id_length: 10
+  read_timeout: 0s
+vault:
+  max_record_bytes: 100
+`)
+		_, err := config.Load(path, envOf(requiredEnv()))
+		Expect(problems(err)).To(ConsistOf(
+			"broker.max_parameters_bytes: must not exceed broker.max_body_bytes (2048), got 4096",
+			"broker.max_parameters_depth: must be between 1 and 100, got 0",
+			"broker.max_id_length: must be between 36 and 255, got 10",
+			"broker.read_timeout: must be a positive duration, got 0s",
+			"vault.max_record_bytes: must be between 1024 and 1048576, got 100",
+		))
+	})
+})

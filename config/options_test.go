@@ -54,6 +54,14 @@ func expandMap(m map[string]string) map[string]string {
 }
 
 var options = []option{
+	{"broker.max_body_bytes", "BLACKSMITH_BROKER_MAX_BODY_BYTES", func(c *config.Config) any { return c.Broker.MaxBodyBytes }, 262144, "1048576", 1048576, "65536", 65536, nil},
+	{"broker.max_parameters_bytes", "BLACKSMITH_BROKER_MAX_PARAMETERS_BYTES", func(c *config.Config) any { return c.Broker.MaxParametersBytes }, 16384, "8192", 8192, "4096", 4096, nil},
+	{"broker.max_parameters_depth", "BLACKSMITH_BROKER_MAX_PARAMETERS_DEPTH", func(c *config.Config) any { return c.Broker.MaxParametersDepth }, 10, "5", 5, "20", 20, nil},
+	{"broker.max_id_length", "BLACKSMITH_BROKER_MAX_ID_LENGTH", func(c *config.Config) any { return c.Broker.MaxIDLength }, 64, "36", 36, "128", 128, nil},
+	{"broker.read_timeout", "BLACKSMITH_BROKER_READ_TIMEOUT", func(c *config.Config) any { return c.Broker.ReadTimeout }, 30 * time.Second, "10s", 10 * time.Second, "1m", time.Minute, nil},
+	{"broker.write_timeout", "BLACKSMITH_BROKER_WRITE_TIMEOUT", func(c *config.Config) any { return c.Broker.WriteTimeout }, time.Minute, "2m", 2 * time.Minute, "45s", 45 * time.Second, nil},
+	{"broker.idle_timeout", "BLACKSMITH_BROKER_IDLE_TIMEOUT", func(c *config.Config) any { return c.Broker.IdleTimeout }, 2 * time.Minute, "30s", 30 * time.Second, "5m", 5 * time.Minute, nil},
+	{"vault.max_record_bytes", "BLACKSMITH_VAULT_MAX_RECORD_BYTES", func(c *config.Config) any { return c.Vault.MaxRecordBytes }, 32768, "65536", 65536, "16384", 16384, nil},
 	{"debug", "BLACKSMITH_DEBUG", func(c *config.Config) any { return c.Debug }, false, "true", true, "false", false, nil},
 	{"broker.listen", "BLACKSMITH_BROKER_LISTEN", func(c *config.Config) any { return c.Broker.Listen }, "127.0.0.1:3000", "127.0.0.1:4000", "127.0.0.1:4000", "[::1]:5000", "[::1]:5000", nil},
 	{"broker.tls.enabled", "BLACKSMITH_BROKER_TLS_ENABLED", func(c *config.Config) any { return c.Broker.TLS.Enabled }, false, "true", true, "0", false,

@@ -49,6 +49,16 @@ func validateBroker(b BrokerConfig, ck checker) {
 	}
 	ck.required("broker.username", b.Username)
 	ck.required("broker.password", b.Password)
+	ck.atLeast("broker.max_body_bytes", b.MaxBodyBytes, 1024)
+	ck.atLeast("broker.max_parameters_bytes", b.MaxParametersBytes, 2)
+	if b.MaxParametersBytes > b.MaxBodyBytes && b.MaxBodyBytes >= 1024 {
+		ck.fail("broker.max_parameters_bytes", "must not exceed broker.max_body_bytes (%d), got %d", b.MaxBodyBytes, b.MaxParametersBytes)
+	}
+	ck.between("broker.max_parameters_depth", b.MaxParametersDepth, 1, 100)
+	ck.between("broker.max_id_length", b.MaxIDLength, 36, 255)
+	ck.positive("broker.read_timeout", b.ReadTimeout)
+	ck.positive("broker.write_timeout", b.WriteTimeout)
+	ck.positive("broker.idle_timeout", b.IdleTimeout)
 	if !b.TLS.Enabled {
 		return
 	}
@@ -71,6 +81,7 @@ func validateVault(v VaultConfig, ck checker) {
 		ck.fail("vault.kv_version", "must be 1, 2 or 0 (detect), got %d", v.KVVersion)
 	}
 	ck.caCert("vault.ca_cert", v.CACert, false)
+	ck.between("vault.max_record_bytes", v.MaxRecordBytes, 1024, 1<<20)
 }
 
 func validateBOSH(b BOSHConfig, ck checker) {

@@ -117,7 +117,13 @@ func (p *parts) broker(store *vault.Store, m *reconciler.Manager) (*broker.Broke
 		Reconciler:     m,
 		Username:       p.cfg.Broker.Username,
 		Password:       p.cfg.Broker.Password,
-		Metrics:        broker.NewMetrics(p.registry),
-		Logger:         p.log.With("component", "broker"),
+		Limits: broker.Limits{
+			MaxBodyBytes:       int64(p.cfg.Broker.MaxBodyBytes),
+			MaxParametersBytes: p.cfg.Broker.MaxParametersBytes,
+			MaxParametersDepth: p.cfg.Broker.MaxParametersDepth,
+			MaxIDLength:        p.cfg.Broker.MaxIDLength,
+		},
+		Metrics: broker.NewMetrics(p.registry),
+		Logger:  p.log.With("component", "broker"),
 	})
 }

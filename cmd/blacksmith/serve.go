@@ -21,6 +21,8 @@ import (
 const (
 	// httpStopTimeout bounds the wait for requests in flight at shutdown.
 	httpStopTimeout = 15 * time.Second
+	// maxHeaderBytes bounds a request's headers (Go's default is 1 MiB).
+	maxHeaderBytes = 64 << 10
 	// healthTimeout bounds one /healthz answer.
 	healthTimeout = 3 * time.Second
 	// firstRetry and maxRetry bound the backoff toward Vault and the Director at start-up.
@@ -53,7 +55,16 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return fmt.Errorf("listening on %s: %w", cfg.Broker.Listen, err)
 	}
 	d := &daemon{parts: p, gate: newGate(cfg.Broker.Username, cfg.Broker.Password), health: h}
-	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	b := cfg.Broker
+	srv := &http.Server{
+		Handler:           d.routes(),
+		ReadHeaderTimeout: min(10*time.Second, b.ReadTimeout),
+		ReadTimeout:       b.ReadTimeout,
+		WriteTimeout:      b.WriteTimeout,
+		IdleTimeout:       b.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelDebug),
+	}
 	// Shutdown calls this once the listener is closed.
 	srv.RegisterOnShutdown(func() { log.Info("stopping: no new requests") })
 	log.Info("blacksmith listening", "address", ln.Addr().String(), "tls", cfg.Broker.TLS.Enabled, "version", version)
@@ -67,7 +78,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 // credentials are configured), and everything else behind the gate.
 func (d *daemon) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", broker.HealthHandler(d.health.checks(), healthTimeout))
+	mux.Handle("/healthz", broker.HealthHandler(d.health.checks(), healthTimeout,
+		d.cfg.Broker.Username, d.cfg.Broker.Password, d.log.With("component", "health")))
 	if m := d.cfg.Metrics; m.Enabled {
 		mux.Handle("/metrics", broker.MetricsHandler(d.registry, m.Username, m.Password))
 	}
