@@ -32,6 +32,17 @@ run: build vault ## run the daemon on embedded defaults: real Vault dev server +
 test: vault ## run every suite against a real Vault (race detector on)
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) test $(GOFLAGS_TEST) ./...
 
+.PHONY: fuzz
+FUZZTIME ?= 30s
+fuzz: vault ## run every fuzz test for FUZZTIME each (default 30s); `make test` runs their seeds only
+	@set -euo pipefail; export VAULT_BIN=$$(ci/vault-bin.sh); \
+	for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) | tail -n 3; \
+	  done; \
+	done
+
 .PHONY: lint
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
