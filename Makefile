@@ -39,7 +39,8 @@ fuzz: vault ## run every fuzz test for FUZZTIME each (default 30s); `make test` 
 	for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) | tail -n 3; \
+	    out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \
+	    echo "$$out" | grep -E '^fuzz: elapsed' | tail -n 1; \
 	  done; \
 	done
 
