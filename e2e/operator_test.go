@@ -172,7 +172,7 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 })
 
 var _ = Describe("Starting without Vault", func() {
-	It("keeps serving /healthz (503, naming Vault), answers the broker with 503, and stops cleanly", func() {
+	It("keeps serving /healthz (503, naming Vault, its error only to the broker's credentials), answers the broker with 503, and stops cleanly", func() {
 		addr := freeAddr()
 		d := &daemon{url: "http://" + addr, config: writeConfig(addr, "http://127.0.0.2:1", "")}
 		DeferCleanup(d.stop)
@@ -180,7 +180,10 @@ var _ = Describe("Starting without Vault", func() {
 		Eventually(func() int { code, _ := d.get("/healthz", "", ""); return code }).
 			WithTimeout(10 * time.Second).Should(Equal(http.StatusServiceUnavailable))
 		_, body := d.get("/healthz", "", "")
-		Expect(decode(body)["checks"]).To(HaveKeyWithValue("vault", ContainSubstring("not connected yet")))
+		Expect(decode(body)["checks"]).To(HaveKeyWithValue("vault", "unavailable"))
+		Expect(body).NotTo(ContainSubstring("127.0.0.2"), "no internal address to an unauthenticated caller")
+		_, body = d.get("/healthz", brokerUser, brokerPass)
+		Expect(decode(body)["checks"]).To(HaveKeyWithValue("vault", And(ContainSubstring("not connected yet"), ContainSubstring("127.0.0.2:1"))))
 		code, _ := d.get("/v2/catalog", brokerUser, brokerPass)
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
 		code, _ = d.get("/v2/catalog", brokerUser, "wrong")

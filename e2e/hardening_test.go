@@ -1,0 +1,188 @@
+package e2e_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"gopkg.in/yaml.v3"
+)
+
+// goInternals matches what Go's own error texts would show a platform user.
+const goInternals = `Go struct|Go value|json: cannot|json: unknown|(?i)unmarshal|domain\.|reflect|\[\]uint8|map\[string\]`
+
+// send sends an authenticated OSB request with body as given (length -1:
+// chunked) and returns the status, the body and how long the answer took.
+func (d *daemon) send(method, path string, body io.Reader, length int64) (int, string, time.Duration) {
+	GinkgoHelper()
+	req, err := http.NewRequest(method, d.url+path, body)
+	Expect(err).NotTo(HaveOccurred())
+	req.ContentLength = length
+	req.SetBasicAuth(brokerUser, brokerPass)
+	req.Header.Set("X-Broker-API-Version", "2.14")
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	res, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer res.Body.Close()
+	return res.StatusCode, readAll(res), time.Since(start)
+}
+
+// rssBytes is the resident set size of the daemon's process.
+func (d *daemon) rssBytes() int64 {
+	GinkgoHelper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.session.Command.Process.Pid))
+	Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			return kb << 10
+		}
+	}
+	Fail("no VmRSS in /proc status")
+	return 0
+}
+
+var _ = Describe("The broker, tried as an attacker would", Ordered, func() {
+	var d *daemon
+	BeforeAll(func() {
+		d = startDaemon("")
+	})
+
+	provision := func(id, body string) (int, string) {
+		code, answer, _ := d.send(http.MethodPut, "/v2/service_instances/"+id+"?accepts_incomplete=true", strings.NewReader(body), int64(len(body)))
+		return code, answer
+	}
+
+	It("refuses the max_connections injection, and the Director never sees it", func() {
+		code, body := provision("e2e-inj-1", `{"service_id":"postgresql","plan_id":"postgresql-small","organization_guid":"o","space_guid":"s",`+
+			`"parameters":{"max_connections":"100\n            hba_entries: [\"host all all 0.0.0.0/0 trust\"]"}}`)
+		Expect(code).To(Equal(http.StatusBadRequest), body)
+		Expect(decode(body)["description"]).To(And(ContainSubstring("max_connections"), ContainSubstring("integer")))
+		code, _ = director("/deployments/postgresql-small-e2e-inj-1")
+		Expect(code).To(Equal(http.StatusNotFound))
+
+		code, body = provision("e2e-inj-2", `{"service_id":"redis","plan_id":"redis-small","organization_guid":"o","space_guid":"s",`+
+			`"parameters":{"maxmemory":"100mb\naddons:\n- name: evil"}}`)
+		Expect(code).To(Equal(http.StatusBadRequest), body)
+		Expect(decode(body)["description"]).To(ContainSubstring("maxmemory"))
+	})
+
+	It("deploys declared parameters where the template puts them, and nothing else", func() {
+		client := newOSBClient(d, brokerUser, brokerPass)
+		code, body := provision("e2e-inj-3", `{"service_id":"postgresql","plan_id":"postgresql-small","organization_guid":"o","space_guid":"s",`+
+			`"parameters":{"max_connections":150,"database":"orders"}}`)
+		Expect(code).To(Equal(http.StatusAccepted), body)
+		eventuallySucceeded(client, "e2e-inj-3")
+		code, body = director("/deployments/postgresql-small-e2e-inj-3")
+		Expect(code).To(Equal(http.StatusOK), body)
+		var dep struct{ Manifest string }
+		Expect(yaml.Unmarshal([]byte(body), &dep)).To(Succeed())
+		var m struct {
+			Properties     map[string]any
+			InstanceGroups []struct {
+				Jobs []struct{ Properties map[string]any }
+			} `yaml:"instance_groups"`
+		}
+		Expect(yaml.Unmarshal([]byte(dep.Manifest), &m)).To(Succeed(), dep.Manifest)
+		dbs := m.InstanceGroups[0].Jobs[0].Properties["databases"].(map[string]any)
+		Expect(dbs["max_connections"]).To(Equal(150))
+		Expect(dep.Manifest).NotTo(ContainSubstring("hba_entries"))
+		Expect(m.Properties).To(HaveLen(1), "only properties.blacksmith")
+	})
+
+	It("answers a 56 MB body with 413 within a second, its memory growing less than 20 MB", func() {
+		params := strings.Repeat(`"k0000000": 1, `, 56<<20/15)
+		big := []byte(`{"service_id":"redis","plan_id":"redis-small","parameters":{` + params + `"end": 1}}`)
+		before := d.rssBytes()
+		code, body, took := d.send(http.MethodPut, "/v2/service_instances/e2e-big-1?accepts_incomplete=true", bytes.NewReader(big), int64(len(big)))
+		Expect(code).To(Equal(http.StatusRequestEntityTooLarge), body)
+		Expect(took).To(BeNumerically("<", time.Second))
+		growth := d.rssBytes() - before
+		Expect(growth).To(BeNumerically("<", 20<<20))
+		AddReportEntry("56 MB provision body", fmt.Sprintf("413 in %s, RSS growth %d KiB", took, growth>>10))
+
+		code, body, _ = d.send(http.MethodPut, "/v2/service_instances/e2e-big-1?accepts_incomplete=true", io.MultiReader(bytes.NewReader(big)), -1)
+		Expect(code).To(Equal(http.StatusRequestEntityTooLarge), body)
+		Expect(d.rssBytes() - before).To(BeNumerically("<", 20<<20))
+	})
+
+	It("refuses a 10,240-character instance id", func() {
+		code, body := provision(strings.Repeat("a", 10240), `{"service_id":"redis","plan_id":"redis-small"}`)
+		Expect(code).To(Equal(http.StatusBadRequest), body)
+		Expect(decode(body)["description"]).To(ContainSubstring("instance id is 10240 characters; at most 64"))
+	})
+
+	It("refuses parameters that would grow an index shard (900 KB) with 400", func() {
+		body := `{"service_id":"redis","plan_id":"redis-small","parameters":{"maxmemory":"` + strings.Repeat("x", 900<<10) + `"}}`
+		code, answer := provision("e2e-big-2", body)
+		Expect(code).To(Equal(http.StatusRequestEntityTooLarge), answer)
+		body = `{"service_id":"redis","plan_id":"redis-small","parameters":{"maxmemory":"` + strings.Repeat("x", 20<<10) + `"}}`
+		code, answer = provision("e2e-big-2", body)
+		Expect(code).To(Equal(http.StatusBadRequest), answer)
+		Expect(decode(answer)["description"]).To(ContainSubstring("at most 16384"))
+	})
+
+	DescribeTable("answers malformed requests with 400 and no Go internals",
+		func(body, want string) {
+			code, answer := provision("e2e-bad-1", body)
+			Expect(code).To(Equal(http.StatusBadRequest), answer)
+			Expect(decode(answer)["description"]).To(ContainSubstring(want))
+			Expect(answer).NotTo(MatchRegexp(goInternals))
+		},
+		Entry("malformed JSON", `{"service_id": `, "not valid JSON"),
+		Entry("a number for a string", `{"service_id": 1, "plan_id": "redis-small"}`, "field service_id must be a string"),
+		Entry("parameters nested 5,000 deep", `{"service_id":"redis","plan_id":"redis-small","parameters":{"a":`+strings.Repeat("[", 5000)+strings.Repeat("]", 5000)+`}}`, "levels deep"),
+		Entry("parameters nested 298 deep", `{"service_id":"redis","plan_id":"redis-small","parameters":{"a":`+strings.Repeat("[", 297)+strings.Repeat("]", 297)+`}}`, "levels deep"),
+	)
+
+	It("closes a connection that sends nothing, and an idle keep-alive one", func() {
+		addr := freeAddr()
+		fast := &daemon{url: "http://" + addr, config: writeConfig(addr, vaultServer.Addr, "")}
+		text, err := os.ReadFile(fast.config)
+		Expect(err).NotTo(HaveOccurred())
+		text = []byte(strings.Replace(string(text), "vault:", "  read_timeout: 2s\n  idle_timeout: 1s\nvault:", 1))
+		Expect(os.WriteFile(fast.config, text, 0o600)).To(Succeed())
+		DeferCleanup(fast.stop)
+		fast.start()
+		fast.waitReady()
+
+		silent, err := net.Dial("tcp", addr)
+		Expect(err).NotTo(HaveOccurred())
+		defer silent.Close()
+		Expect(closedWithin(silent, 5*time.Second)).To(BeTrue(), "a connection that sends nothing is closed after read_timeout")
+
+		idle, err := net.Dial("tcp", addr)
+		Expect(err).NotTo(HaveOccurred())
+		defer idle.Close()
+		_, err = fmt.Fprintf(idle, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := http.ReadResponse(bufio.NewReader(idle), nil)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		Expect(closedWithin(idle, 4*time.Second)).To(BeTrue(), "an idle keep-alive connection is closed after idle_timeout")
+	})
+})
+
+// closedWithin says whether the server closes conn within d.
+func closedWithin(conn net.Conn, d time.Duration) bool {
+	Expect(conn.SetReadDeadline(time.Now().Add(d))).To(Succeed())
+	_, err := io.Copy(io.Discard, conn)
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return true
+}
