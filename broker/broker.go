@@ -38,16 +38,18 @@ type Records interface {
 type Secrets interface {
 	Secret(ctx context.Context, path string) (map[string]any, bool, error)
 	PutSecret(ctx context.Context, path string, data map[string]any) error
-	DeleteSecret(ctx context.Context, path string) error
 }
 
 // Store is everything the broker keeps in Vault: records (backed up when an
-// operation succeeds, removed with a backup first), manifests and secrets.
+// operation succeeds), manifests and secrets. Nothing is deleted without a
+// backup: an instance goes with RemoveAll (one backup holding its record,
+// metadata, manifest and every secret), a binding with DeleteSecretsBackedUp.
 type Store interface {
 	Records
 	Secrets
 	Backup(ctx context.Context, id string) (string, error)
-	Remove(ctx context.Context, id string) error
+	RemoveAll(ctx context.Context, id string) (string, error)
+	DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error)
 	PutManifest(ctx context.Context, id, text string) error
 }
 

@@ -95,25 +95,16 @@ func deploymentOf(id string, rec *vault.Record) string {
 	return deploymentName(rec.PlanID, id)
 }
 
-// cleanup deletes an instance's bindings' credentials and its secrets, then
-// its record (Remove backs it up first). The record goes last, so that a
-// cleanup that fails half-way is tried again on the next last_operation.
+// cleanup removes an instance whole: one backup of its record, metadata,
+// manifest, secrets and bindings' credentials (so that `blacksmith restore`
+// brings it back), then its secrets, then its record. A cleanup that fails
+// half-way is tried again on the next last_operation, and its retry keeps
+// a backup that holds everything.
 func (b *Broker) cleanup(ctx context.Context, id string) error {
-	ids, err := b.bindingIDs(ctx, id)
+	backup, err := b.opts.Store.RemoveAll(ctx, id)
 	if err != nil {
-		return err
+		return fmt.Errorf("removing instance %s: %w", id, err)
 	}
-	paths := make([]string, 0, len(ids)+2)
-	for _, bid := range ids {
-		paths = append(paths, bindingPath(id, bid))
-	}
-	for _, p := range append(paths, bindingsListPath(id), credentialsPath(id)) {
-		if err := b.opts.Store.DeleteSecret(ctx, p); err != nil {
-			return fmt.Errorf("deleting secret %s: %w", p, err)
-		}
-	}
-	if err := b.opts.Store.Remove(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
-		return fmt.Errorf("removing the record of instance %s: %w", id, err)
-	}
+	b.log.Info("instance removed; its backup holds its records and secrets", "instance", id, "backup", backup)
 	return nil
 }

@@ -99,6 +99,59 @@ var _ = Describe("Deprovision", func() {
 		}
 	})
 
+	It("backs up everything it deletes, so that restore brings the instance back whole", func() {
+		e.provisioned("d-6", "redis-small")
+		Expect(e.request("PUT", instancePath("d-6")+"/service_bindings/b-6",
+			map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": "app"}).Status).To(Equal(http.StatusCreated))
+		creds, _, err := e.store.Secret(ctx, "d-6/credentials")
+		Expect(err).NotTo(HaveOccurred())
+		binding, _, err := e.store.Secret(ctx, "d-6/bindings/b-6")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deprovision("d-6").Status).To(Equal(http.StatusAccepted))
+		Eventually(func() int { s, _, _ := e.lastOperation("d-6"); return s }).
+			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusGone))
+		_, ok, err := e.store.Secret(ctx, "d-6/credentials")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "deleted")
+
+		backups, err := e.store.Backups(ctx, "d-6")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(backups).NotTo(BeEmpty())
+		parts, err := e.store.BackupParts(ctx, "d-6", backups[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(parts.Secrets).To(ContainElements("d-6/credentials", "d-6/binding-ids", "d-6/bindings/b-6"))
+		Expect(e.store.Restore(ctx, "d-6", backups[0])).To(Succeed())
+		Expect(e.record("d-6")).NotTo(BeNil())
+		back, ok, err := e.store.Secret(ctx, "d-6/credentials")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(back).To(Equal(creds))
+		back, _, err = e.store.Secret(ctx, "d-6/bindings/b-6")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).To(Equal(binding))
+	})
+
+	It("backs up a binding before an unbind deletes it", func() {
+		e.provisioned("d-7", "redis-small")
+		Expect(e.request("PUT", instancePath("d-7")+"/service_bindings/b-7",
+			map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": "app"}).Status).To(Equal(http.StatusCreated))
+		binding, _, err := e.store.Secret(ctx, "d-7/bindings/b-7")
+		Expect(err).NotTo(HaveOccurred())
+		a := e.request("DELETE", instancePath("d-7")+"/service_bindings/b-7?service_id=redis&plan_id=redis-small", nil)
+		Expect(a.Status).To(Equal(http.StatusOK), a.Raw)
+		backups, err := e.store.Backups(ctx, "d-7")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(backups).NotTo(BeEmpty())
+		parts, err := e.store.BackupParts(ctx, "d-7", backups[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(parts.Secrets).To(ContainElement("d-7/bindings/b-7"))
+		Expect(e.store.Restore(ctx, "d-7", backups[0])).To(Succeed())
+		back, ok, err := e.store.Secret(ctx, "d-7/bindings/b-7")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(back).To(Equal(binding))
+	})
+
 	It("refuses clients that do not accept asynchronous operations with 422", func() {
 		e.provisioned("d-4", "redis-small")
 		Expect(e.request("DELETE", instancePath("d-4")+"?service_id=redis&plan_id=redis-small", nil).Status).
@@ -106,16 +159,16 @@ var _ = Describe("Deprovision", func() {
 	})
 })
 
-// failingDeletes is the real store whose secret deletions fail while failing
-// is set, as when Vault refuses writes for a while.
+// failingDeletes is the real store whose removals fail while failing is
+// set, as when Vault refuses writes for a while.
 type failingDeletes struct {
 	broker.Store
 	failing atomic.Bool
 }
 
-func (f *failingDeletes) DeleteSecret(ctx context.Context, path string) error {
+func (f *failingDeletes) RemoveAll(ctx context.Context, id string) (string, error) {
 	if f.failing.Load() {
-		return errors.New("vault is refusing writes")
+		return "", errors.New("vault is refusing writes")
 	}
-	return f.Store.DeleteSecret(ctx, path)
+	return f.Store.RemoveAll(ctx, id)
 }

@@ -47,6 +47,9 @@ func (b *Broker) reserve(ctx context.Context, req instanceRequest, rec, prev *va
 	switch {
 	case errors.Is(err, errRaced):
 		return errInstanceConflict
+	case errors.Is(err, vault.ErrTooLarge):
+		b.log.Warn("refused: the instance's record would be too large", "instance", req.id, "error", err)
+		return badRequest("the instance's record would be larger than this broker keeps; send fewer or smaller parameters")
 	case err != nil:
 		return b.internal("could not write the instance's record", err, "instance", req.id)
 	}

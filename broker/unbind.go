@@ -10,7 +10,8 @@ import (
 )
 
 // Unbind answers DELETE /v2/service_instances/:id/service_bindings/:bid:
-// the binding's credentials are deleted; an unknown binding is 410.
+// the binding's credentials are deleted after a backup of the instance that
+// holds them; an unknown binding is 410.
 func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDetails, _ bool) (domain.UnbindSpec, error) {
 	unlock := b.locks.lock(id)
 	defer unlock()
@@ -21,8 +22,9 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDeta
 	if !ok {
 		return domain.UnbindSpec{}, apiresponses.ErrBindingDoesNotExist
 	}
-	if err := b.opts.Store.DeleteSecret(ctx, bindingPath(id, bid)); err != nil {
-		return domain.UnbindSpec{}, b.internal("could not delete the binding", err, "instance", id, "binding", bid)
+	backup, err := b.opts.Store.DeleteSecretsBackedUp(ctx, id, bindingPath(id, bid))
+	if err != nil {
+		return domain.UnbindSpec{}, b.internal("could not back up and delete the binding", err, "instance", id, "binding", bid)
 	}
 	ids, err := b.bindingIDs(ctx, id)
 	if err == nil {
@@ -31,7 +33,7 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDeta
 	if err != nil {
 		b.log.Warn("could not unlist a deleted binding", "instance", id, "binding", bid, "error", err)
 	}
-	b.log.Info("unbound", "instance", id, "binding", bid)
+	b.log.Info("unbound", "instance", id, "binding", bid, "backup", backup)
 	return domain.UnbindSpec{}, nil
 }
 

@@ -3,19 +3,23 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
 	"gopkg.in/yaml.v3"
+	osb "sigs.k8s.io/go-open-service-broker-client/v2"
 )
 
 // goInternals matches what Go's own error texts would show a platform user.
@@ -186,3 +190,61 @@ func closedWithin(conn net.Conn, d time.Duration) bool {
 	}
 	return true
 }
+
+var _ = Describe("Deprovision and unbind", func() {
+	It("back up every secret they delete, so that blacksmith restore brings the instance back whole", func() {
+		ctx := context.Background()
+		const id = "e2e-restore-whole"
+		d := startDaemon("")
+		client := newOSBClient(d, brokerUser, brokerPass)
+		_, err := client.ProvisionInstance(&osb.ProvisionRequest{InstanceID: id, AcceptsIncomplete: true,
+			ServiceID: "redis", PlanID: "redis-small", OrganizationGUID: "o", SpaceGUID: "s"})
+		Expect(err).NotTo(HaveOccurred())
+		eventuallySucceeded(client, id)
+		for _, bid := range []string{"b-keep", "b-gone"} {
+			_, err = client.Bind(&osb.BindRequest{BindingID: bid, InstanceID: id, ServiceID: "redis", PlanID: "redis-small", AppGUID: strPtr("app")})
+			Expect(err).NotTo(HaveOccurred())
+		}
+		_, err = client.Unbind(&osb.UnbindRequest{BindingID: "b-gone", InstanceID: id, ServiceID: "redis", PlanID: "redis-small"})
+		Expect(err).NotTo(HaveOccurred())
+		want := map[string]map[string]any{}
+		for _, p := range []string{id + "/credentials", id + "/bindings/b-keep"} {
+			s, ok, err := store.Secret(ctx, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeTrue(), p)
+			want[p] = s
+		}
+		record, err := store.Record(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+
+		_, err = client.DeprovisionInstance(&osb.DeprovisionRequest{InstanceID: id, AcceptsIncomplete: true, ServiceID: "redis", PlanID: "redis-small"})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func() bool { _, _, gone := lastOperation(client, id); return gone }).WithTimeout(60 * time.Second).Should(BeTrue())
+		for p := range want {
+			_, ok, err := store.Secret(ctx, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeFalse(), "deleted: "+p)
+		}
+
+		cmd := exec.Command(blacksmithBin, "restore", "-c", d.config, id)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		s, err := gexec.Start(cmd, GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(s).WithTimeout(20 * time.Second).Should(gexec.Exit(0))
+		Expect(string(s.Out.Contents())).To(And(ContainSubstring("record, "), ContainSubstring("manifest, 3 secrets")))
+		back, err := store.Record(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).NotTo(BeNil())
+		Expect(back.ServiceID).To(Equal(record.ServiceID))
+		for p, data := range want {
+			s, ok, err := store.Secret(ctx, p)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeTrue(), p)
+			Expect(s).To(Equal(data), p)
+		}
+		ids, ok, err := store.Secret(ctx, id+"/binding-ids")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(ids["ids"]).To(Equal([]any{"b-keep"}))
+	})
+})

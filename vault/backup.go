@@ -59,26 +59,41 @@ func (s *Store) backupPath(id, name string) string {
 // beyond the retention (when cleanup is on). It returns the backup id, ""
 // when backups are off, and ErrNotFound when the instance has none of the
 // three. On KV v2 a backup never overwrites another (check-and-set); on KV v1
-// only backups taken by the same process are guaranteed distinct.
+// only backups taken by the same process are guaranteed distinct. It holds
+// no secret: see BackupAll.
 func (s *Store) Backup(ctx context.Context, id string) (string, error) {
+	return s.backup(ctx, id, false)
+}
+
+// BackupAll is Backup plus every secret stored under {mount}/{id}/ other
+// than the instance's metadata, manifest and backups (found by listing,
+// recursively, at most 1,000 paths: ErrTooLarge beyond), in the backup's
+// "secrets" part. A KV v2 secret whose latest version is deleted is not
+// included. ErrNotFound when the instance has nothing to back up.
+func (s *Store) BackupAll(ctx context.Context, id string) (string, error) {
+	return s.backup(ctx, id, true)
+}
+
+func (s *Store) backup(ctx context.Context, id string, secrets bool) (string, error) {
 	if !s.opts.Backup.Enabled {
 		return "", nil
 	}
 	if err := validID(id); err != nil {
 		return "", err
 	}
-	snap, err := s.snapshot(ctx, id)
+	st, err := s.readState(ctx, id, secrets)
+	if err == nil && st.empty() {
+		err = ErrNotFound
+	}
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}
-	mu := &s.locks.backups[ShardOf(id, len(s.locks.backups))]
-	mu.Lock()
-	defer mu.Unlock()
+	defer s.lockBackups(id)()
 	names, err := s.backupNames(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}
-	name, err := s.writeBackup(ctx, id, snap, names)
+	name, err := s.writeBackup(ctx, id, st.document(id), names)
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}
@@ -86,38 +101,12 @@ func (s *Store) Backup(ctx context.Context, id string) (string, error) {
 	return name.String(), nil
 }
 
-// snapshot gathers what a backup holds; ErrNotFound when there is nothing.
-func (s *Store) snapshot(ctx context.Context, id string) (map[string]json.RawMessage, error) {
-	snap := map[string]json.RawMessage{}
-	rec, _, err := s.recordRaw(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if rec != nil {
-		snap["record"] = rec
-	}
-	md, err := s.kv.read(ctx, metadataPath(id))
-	if err != nil {
-		return nil, err
-	}
-	if md.Exists {
-		if snap["metadata"], err = json.Marshal(md.Data); err != nil {
-			return nil, err
-		}
-	}
-	mf, err := s.kv.read(ctx, manifestPath(id))
-	if err != nil {
-		return nil, err
-	}
-	if text, ok := mf.Data["manifest"]; ok {
-		snap["manifest"] = text
-	}
-	if len(snap) == 0 {
-		return nil, ErrNotFound
-	}
-	snap["instance_id"], _ = json.Marshal(id)
-	snap["taken_at"], _ = json.Marshal(time.Now().UTC().Format(time.RFC3339Nano))
-	return snap, nil
+// lockBackups serializes, within the process, the naming of id's backups;
+// it returns the unlock.
+func (s *Store) lockBackups(id string) func() {
+	mu := &s.locks.backups[ShardOf(id, len(s.locks.backups))]
+	mu.Lock()
+	return mu.Unlock
 }
 
 // writeBackup writes snap under a name newer than every existing one: this

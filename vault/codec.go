@@ -23,7 +23,7 @@ type field struct {
 // an unexpected type (then it is also named in mismatch).
 func decodeObject(data []byte, fields []field) (extra map[string]json.RawMessage, mismatch []string, err error) {
 	all := make(map[string]json.RawMessage, len(fields)+4)
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
+	if t := trimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
 		return nil, nil, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
 	}
 	// What is left in all is extra; json.Unmarshal copied the raw values.
@@ -239,6 +239,12 @@ func cloneMap(m map[string]any) map[string]any {
 		out[k] = cloneAny(v)
 	}
 	return out
+}
+
+// trimSpace trims JSON's whitespace (not bytes.TrimSpace's, which takes
+// more: "\f{}" is not JSON).
+func trimSpace(data []byte) []byte {
+	return bytes.Trim(data, " \t\r\n")
 }
 
 // snippet shortens data for an error message.

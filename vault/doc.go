@@ -11,7 +11,7 @@
 //	db                                    legacy Blacksmith index (read by Migrate, never written)
 //	{id}/manifest                         {"manifest": "<yaml>"}
 //	{id}/metadata                         releases, stemcells, vms, properties, history
-//	{id}/{backup path}/{unix}[-N]         backups (see Backup)
+//	{id}/{backup path}/{unix}[-N]         backups (see Backup, BackupAll)
 //	{id}/credentials, {id}/bindings/...   owned by the broker, via Secret/PutSecret
 //
 // The index is split into a fixed number of shards (128 by default, recorded
@@ -39,4 +39,12 @@
 // is an error, never an empty index. A record that is not a JSON
 // object is reported (Index.Problems, errors.Is ErrCorrupt) and kept byte
 // for byte; fields this package does not know are kept on every write.
+//
+// Nothing is deleted without a backup (when backups are on):
+// DeleteSecretsBackedUp and RemoveAll take a BackupAll, which holds the
+// instance's secrets too, before deleting anything, and a RemoveAll retried
+// after a partial failure leaves a newest backup that still holds all it
+// deleted. Records, manifests and secrets are bounded in size
+// (Options.MaxRecordBytes, MaxManifestBytes, MaxSecretBytes; ErrTooLarge),
+// so that no one instance can grow an index shard past Vault's limits.
 package vault

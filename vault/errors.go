@@ -35,7 +35,9 @@ var (
 	ErrUnsupportedLayout = errors.New("unsupported index layout version")
 	// ErrInvalid marks an invalid argument (instance id, path, option).
 	ErrInvalid = errors.New("invalid argument")
-	// ErrTooLarge means a value exceeds what Vault's listener accepts.
+	// ErrTooLarge means a value exceeds a size bound (Options.MaxRecordBytes,
+	// MaxManifestBytes, MaxSecretBytes) or an instance holds more paths than
+	// a backup may hold; nothing was written.
 	ErrTooLarge = errors.New("value too large for vault")
 )
 

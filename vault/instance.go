@@ -80,9 +80,11 @@ func (s *Store) Manifest(ctx context.Context, id string) (string, bool, error) {
 }
 
 // PutManifest stores text as the manifest of id, keeping any other keys of
-// the document. Vault's listener refuses strings over 1 MiB (ErrTooLarge).
+// the document. A manifest over Options.MaxManifestBytes (default 1 MiB, the
+// longest string Vault's listener accepts) is refused, unwritten
+// (ErrTooLarge).
 func (s *Store) PutManifest(ctx context.Context, id, text string) error {
-	if err := checkManifest(id, text); err != nil {
+	if err := s.checkManifest(id, text); err != nil {
 		return err
 	}
 	p := manifestPath(id)
@@ -107,7 +109,7 @@ func (s *Store) CreateManifest(ctx context.Context, id, text string) error {
 	if s.kv.version == 1 {
 		return s.PutManifest(ctx, id, text)
 	}
-	if err := checkManifest(id, text); err != nil {
+	if err := s.checkManifest(id, text); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(text)
@@ -118,14 +120,13 @@ func (s *Store) CreateManifest(ctx context.Context, id, text string) error {
 	return nil
 }
 
-// checkManifest refuses what Vault would refuse: a bad id, or a manifest
-// longer than the listener accepts.
-func checkManifest(id, text string) error {
+// checkManifest refuses a bad id, or a manifest longer than the bound.
+func (s *Store) checkManifest(id, text string) error {
 	if err := validID(id); err != nil {
 		return err
 	}
-	if len(text) > maxString {
-		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, maxString)
+	if len(text) > s.opts.MaxManifestBytes {
+		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, s.opts.MaxManifestBytes)
 	}
 	return nil
 }

@@ -217,16 +217,25 @@ func (k *kv) list(ctx context.Context, p string) ([]string, error) {
 			return nil, nil
 		}
 	}
+	var keys []string
+	if err == nil {
+		keys, err = decodeKeys(raw)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", k.display(p), err)
 	}
+	return keys, nil
+}
+
+// decodeKeys parses the body of a LIST answer.
+func decodeKeys(raw []byte) ([]string, error) {
 	var b struct {
 		Data struct {
 			Keys []string `json:"keys"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return nil, fmt.Errorf("listing %s: %w: %s", k.display(p), ErrCorrupt, snippet(raw))
+		return nil, fmt.Errorf("%w: unparseable list: %s", ErrCorrupt, snippet(raw))
 	}
 	return b.Data.Keys, nil
 }

@@ -64,15 +64,23 @@ func (s *Store) readLayout(ctx context.Context) (*layout, error) {
 	if !doc.Exists {
 		return nil, nil
 	}
-	raw, err := json.Marshal(doc.Data)
+	return parseLayout(s.kv.display(metaPath), doc.Data)
+}
+
+// parseLayout decodes and checks the layout document data read at path.
+func parseLayout(path string, data map[string]json.RawMessage) (*layout, error) {
+	raw, err := json.Marshal(data)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("index layout at %s: %w: %v", path, ErrCorrupt, err)
 	}
 	var l layout
 	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("index layout at %s: %w: %v", s.kv.display(metaPath), ErrCorrupt, err)
+		return nil, fmt.Errorf("index layout at %s: %w: %v", path, ErrCorrupt, err)
 	}
-	return &l, l.validate(s.kv.display(metaPath))
+	if err := l.validate(path); err != nil {
+		return nil, err
+	}
+	return &l, nil
 }
 
 func (l *layout) validate(path string) error {

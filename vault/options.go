@@ -9,6 +9,13 @@ import (
 	"time"
 )
 
+// Default size bounds (see Options).
+const (
+	DefaultMaxRecordBytes   = 32 << 10
+	DefaultMaxManifestBytes = maxString
+	DefaultMaxSecretBytes   = 256 << 10
+)
+
 // Options configures a Store. Defaults are filled in by New.
 type Options struct {
 	// Address is Vault's URL, e.g. https://vault.example:8200. Required.
@@ -33,6 +40,20 @@ type Options struct {
 	HistoryCap int
 	// Timeout bounds each request to Vault. Default 30s; negative is refused.
 	Timeout time.Duration
+	// MaxRecordBytes bounds the encoded size of one index record: Update
+	// refuses (ErrTooLarge, nothing written) a change that would store a
+	// larger one, so that no record can grow its shard past what Vault
+	// accepts. Default 32 KiB (0 means the default); at most 1 MiB; negative
+	// is refused. It cannot be turned off.
+	MaxRecordBytes int
+	// MaxManifestBytes bounds a manifest (PutManifest, CreateManifest,
+	// Restore: ErrTooLarge). Default 1 MiB, the longest string Vault's
+	// listener accepts by default (0 means the default); negative is refused.
+	MaxManifestBytes int
+	// MaxSecretBytes bounds the JSON encoding of one secret (PutSecret,
+	// Restore: ErrTooLarge). Default 256 KiB (0 means the default); negative
+	// is refused.
+	MaxSecretBytes int
 	// Logger receives warnings (token renewal, fields kept raw). Default slog.Default().
 	Logger *slog.Logger
 }
@@ -74,6 +95,15 @@ func (o *Options) defaults() error {
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
 	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if o.MaxManifestBytes == 0 {
+		o.MaxManifestBytes = DefaultMaxManifestBytes
+	}
+	if o.MaxSecretBytes == 0 {
+		o.MaxSecretBytes = DefaultMaxSecretBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -107,6 +137,15 @@ func (o *Options) validate() error {
 	}
 	if o.Timeout < 0 {
 		bad = append(bad, fmt.Sprintf("timeout %s (must not be negative)", o.Timeout))
+	}
+	if o.MaxRecordBytes < 0 || o.MaxRecordBytes > maxString {
+		bad = append(bad, fmt.Sprintf("max record bytes %d (want 1 to %d, or 0 for the default)", o.MaxRecordBytes, maxString))
+	}
+	if o.MaxManifestBytes < 0 {
+		bad = append(bad, fmt.Sprintf("max manifest bytes %d (must not be negative)", o.MaxManifestBytes))
+	}
+	if o.MaxSecretBytes < 0 {
+		bad = append(bad, fmt.Sprintf("max secret bytes %d (must not be negative)", o.MaxSecretBytes))
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%w: vault options: %s", ErrInvalid, strings.Join(bad, "; "))

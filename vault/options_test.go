@@ -37,6 +37,10 @@ var _ = Describe("Options", func() {
 			Backup: vault.BackupOptions{Enabled: true, Retention: -1, Cleanup: true}}, "backup retention -1"),
 		Entry("a negative history cap", vault.Options{Address: nowhere, HistoryCap: -5}, "history cap -5"),
 		Entry("a negative timeout", vault.Options{Address: nowhere, Timeout: -time.Second}, "timeout -1s"),
+		Entry("a negative record bound", vault.Options{Address: nowhere, MaxRecordBytes: -1}, "max record bytes -1"),
+		Entry("a record bound over 1 MiB", vault.Options{Address: nowhere, MaxRecordBytes: 1<<20 + 1}, "max record bytes 1048577"),
+		Entry("a negative manifest bound", vault.Options{Address: nowhere, MaxManifestBytes: -1}, "max manifest bytes -1"),
+		Entry("a negative secret bound", vault.Options{Address: nowhere, MaxSecretBytes: -1}, "max secret bytes -1"),
 		Entry("every problem at once", vault.Options{Address: "x", Mount: "..", HistoryCap: -1},
 			`address "x"`, `mount ".."`, "history cap -1"),
 	)

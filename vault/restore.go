@@ -5,15 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
-// Restore puts the index record, metadata and manifest of id back as they
-// were in backup backupID, after backing up the current state (when backups
-// are on). A part that was absent in the backup is removed. The restored
-// metadata gets a "restored" history entry. The backup is read and checked
-// whole first: a backup with a part that cannot be restored changes nothing
-// (ErrCorrupt, naming the part). The index record is written last.
+// Restore puts the index record, metadata, manifest and (when the backup
+// holds them) secrets of id back as they were in backup backupID, after
+// backing up the current state with BackupAll (when backups are on), so that
+// the secrets it overwrites are kept. A record, metadata or manifest absent
+// from the backup is removed; a secret the backup does not name is left
+// alone. The restored metadata gets a "restored" history entry. The backup is
+// read and checked whole first: a backup with a part that cannot be restored
+// (ErrCorrupt, naming the part) or that is over a size bound (ErrTooLarge)
+// changes nothing. The index record is written last.
 func (s *Store) Restore(ctx context.Context, id, backupID string) error {
 	if err := validID(id); err != nil {
 		return err
@@ -22,10 +27,13 @@ func (s *Store) Restore(ctx context.Context, id, backupID string) error {
 		return fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
 	}
 	b, err := s.readBackup(ctx, id, backupID)
+	if err == nil {
+		err = s.restorable(s.kv.display(s.backupPath(id, backupID)), b)
+	}
 	if err != nil {
 		return fmt.Errorf("restoring %s from %s: %w", id, backupID, err)
 	}
-	if _, err := s.Backup(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+	if _, err := s.BackupAll(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("restoring %s: backing up the current state first: %w", id, err)
 	}
 	if err := s.restoreMetadata(ctx, id, backupID, b.metadata); err != nil {
@@ -34,52 +42,39 @@ func (s *Store) Restore(ctx context.Context, id, backupID string) error {
 	if err := s.restoreManifest(ctx, id, b.manifest); err != nil {
 		return fmt.Errorf("restoring the manifest of %s from %s: %w", id, backupID, err)
 	}
+	for _, p := range slices.Sorted(maps.Keys(b.secrets)) {
+		if err := s.putSecret(ctx, p, b.secrets[p]); err != nil {
+			return fmt.Errorf("restoring the secrets of %s from %s: %w", id, backupID, err)
+		}
+	}
 	if err := s.restoreRecord(ctx, id, b.record); err != nil {
 		return fmt.Errorf("restoring the record of %s from %s: %w", id, backupID, err)
 	}
 	return nil
 }
 
-// backupParts is a backup as read and checked; nil marks an absent part.
-type backupParts struct {
-	metadata *Metadata
-	manifest *string
-	record   json.RawMessage
-}
-
-// readBackup reads backup backupID of id and decodes every part of it.
-func (s *Store) readBackup(ctx context.Context, id, backupID string) (*backupParts, error) {
-	p := s.backupPath(id, backupID)
-	doc, err := s.kv.read(ctx, p)
-	if err != nil {
-		return nil, err
+// restorable checks the parts of a decoded backup against what the store
+// may write, so that a restore does not fail half-way.
+func (s *Store) restorable(path string, b *backupParts) error {
+	tooLarge := func(part string, size, limit int) error {
+		return fmt.Errorf("backup %s: its %s is %d bytes: %w (limit %d)", path, part, size, ErrTooLarge, limit)
 	}
-	if !doc.Exists {
-		return nil, fmt.Errorf("backup %s: %w", s.kv.display(p), ErrNotFound)
+	if len(b.record) > s.opts.MaxRecordBytes {
+		return tooLarge("record", len(b.record), s.opts.MaxRecordBytes)
 	}
-	bad := func(part string, err error) error {
-		return fmt.Errorf("backup %s: %w: its %s cannot be restored: %v", s.kv.display(p), ErrCorrupt, part, err)
+	if b.manifest != nil && len(*b.manifest) > s.opts.MaxManifestBytes {
+		return tooLarge("manifest", len(*b.manifest), s.opts.MaxManifestBytes)
 	}
-	var b backupParts
-	if raw, ok := doc.Data["metadata"]; ok {
-		b.metadata = &Metadata{}
-		if err := b.metadata.UnmarshalJSON(raw); err != nil {
-			return nil, bad("metadata", err)
+	for p, raw := range b.secrets {
+		if len(raw) > s.opts.MaxSecretBytes {
+			return tooLarge("secret "+p, len(raw), s.opts.MaxSecretBytes)
+		}
+		var m map[string]json.RawMessage
+		if s.kv.version == 1 && (json.Unmarshal(raw, &m) != nil || len(m) == 0) {
+			return fmt.Errorf("backup %s: %w: its secret %s is empty, which KV v1 cannot store", path, ErrCorrupt, p)
 		}
 	}
-	if raw, ok := doc.Data["manifest"]; ok {
-		b.manifest = new(string)
-		if err := json.Unmarshal(raw, b.manifest); err != nil {
-			return nil, bad("manifest", fmt.Errorf("not a string: %s", snippet(raw)))
-		}
-	}
-	if raw, ok := doc.Data["record"]; ok {
-		if rec, problems := decodeRecord(s.kv.display(p), id, raw); rec == nil {
-			return nil, bad("record", problems[0])
-		}
-		b.record = raw
-	}
-	return &b, nil
+	return nil
 }
 
 func (s *Store) restoreMetadata(ctx context.Context, id, backupID string, md *Metadata) error {

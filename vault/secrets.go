@@ -33,7 +33,9 @@ func (s *Store) Secret(ctx context.Context, path string) (map[string]any, bool, 
 }
 
 // PutSecret writes data at path, replacing what was there. The index paths
-// are refused (ErrInvalid): the index is written by Update only.
+// are refused (ErrInvalid): the index is written by Update only. Data whose
+// JSON encoding is over Options.MaxSecretBytes (default 256 KiB) is refused,
+// unwritten (ErrTooLarge).
 func (s *Store) PutSecret(ctx context.Context, path string, data map[string]any) error {
 	if err := writablePath(path); err != nil {
 		return err
@@ -41,11 +43,30 @@ func (s *Store) PutSecret(ctx context.Context, path string, data map[string]any)
 	if data == nil {
 		data = map[string]any{}
 	}
-	return s.kv.write(ctx, path, data, noCAS)
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encoding the secret at %s: %w", s.kv.display(path), err)
+	}
+	return s.putSecret(ctx, path, raw)
 }
 
-// DeleteSecret deletes path; on KV v2 with every version. Deleting an absent
-// secret is not an error.
+// putSecret writes the encoded secret raw at path, within the bound.
+func (s *Store) putSecret(ctx context.Context, path string, raw json.RawMessage) error {
+	if err := s.checkSecret(path, raw); err != nil {
+		return err
+	}
+	return s.kv.write(ctx, path, raw, noCAS)
+}
+
+func (s *Store) checkSecret(path string, raw json.RawMessage) error {
+	if len(raw) > s.opts.MaxSecretBytes {
+		return fmt.Errorf("secret at %s is %d bytes: %w (limit %d)", s.kv.display(path), len(raw), ErrTooLarge, s.opts.MaxSecretBytes)
+	}
+	return nil
+}
+
+// DeleteSecret deletes path; on KV v2 with every version, without a backup
+// (see DeleteSecretsBackedUp). Deleting an absent secret is not an error.
 func (s *Store) DeleteSecret(ctx context.Context, path string) error {
 	if err := writablePath(path); err != nil {
 		return err
@@ -69,7 +90,7 @@ func writablePath(p string) error {
 	if err := validPath(p); err != nil {
 		return err
 	}
-	if p == LegacyIndexPath || p == metaPath || strings.HasPrefix(p, "blacksmith/index/") {
+	if isIndexPath(p) {
 		return fmt.Errorf("%w: %q belongs to the index", ErrInvalid, p)
 	}
 	return nil

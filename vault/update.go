@@ -59,6 +59,12 @@ type plan struct {
 // within the process (every Store of the same address and mount). Writes to
 // different shards are not atomic together: when a write fails, Changed says
 // which records were written.
+//
+// A change that would store a record whose encoding is over
+// Options.MaxRecordBytes (default 32 KiB) fails the Update like a Change
+// returning an error (ErrTooLarge, naming the id, the size and the bound):
+// nothing is written. A record already stored over the bound is left as it
+// is by a change that does not alter it.
 func (s *Store) Update(ctx context.Context, changes map[string]Change) (UpdateResult, error) {
 	edits := make(map[string]edit, len(changes))
 	for id, c := range changes {
@@ -75,7 +81,9 @@ func (s *Store) Update(ctx context.Context, changes map[string]Change) (UpdateRe
 
 // Remove backs the instance up (when backups are on) and then removes its
 // index entry. Its per-instance paths (manifest, metadata, secrets, backups)
-// are kept. Removing an absent instance is not an error.
+// are kept, and its backup holds no secret: to delete the secrets too, with
+// a backup that holds them, see RemoveAll. Removing an absent instance is
+// not an error.
 func (s *Store) Remove(ctx context.Context, id string) error {
 	if err := validID(id); err != nil {
 		return err
@@ -142,10 +150,14 @@ func (s *Store) plan(sh *shard, ids []string, edits map[string]edit) (*plan, err
 				return nil, err
 			}
 		}
-		if b != nil && !(present && bytes.Equal(b, raw)) {
-			p.next[id] = b
-			p.changed = append(p.changed, id)
+		if b == nil || present && bytes.Equal(b, raw) {
+			continue
 		}
+		if len(b) > s.opts.MaxRecordBytes {
+			return nil, fmt.Errorf("record of %s is %d bytes: %w (limit %d)", id, len(b), ErrTooLarge, s.opts.MaxRecordBytes)
+		}
+		p.next[id] = b
+		p.changed = append(p.changed, id)
 	}
 	return p, nil
 }

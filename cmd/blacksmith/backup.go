@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -38,12 +39,37 @@ func restoreCommand(args []string, stdout, stderr io.Writer, env func(string) (s
 		if err != nil {
 			return err
 		}
+		parts, err := store.BackupParts(ctx, id, backup)
+		if err != nil {
+			return err
+		}
 		if err := store.Restore(ctx, id, backup); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "restored instance %s from backup %s\n", id, backup)
+		fmt.Fprintf(stdout, "restored instance %s from backup %s (%s)\n", id, backup, describeParts(parts))
+		fmt.Fprintln(stdout, "the Vault records are repaired; the next reconciler run re-derives the manifest from BOSH")
 		return nil
 	})
+}
+
+// describeParts says what a backup holds: "record, metadata, manifest, 3 secrets".
+func describeParts(p vault.BackupContents) string {
+	var out []string
+	for _, part := range []struct {
+		has  bool
+		name string
+	}{{p.Record, "record"}, {p.Metadata, "metadata"}, {p.Manifest, "manifest"}} {
+		if part.has {
+			out = append(out, part.name)
+		}
+	}
+	if p.HasSecrets {
+		out = append(out, fmt.Sprintf("%d secrets", len(p.Secrets)))
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, ", ")
 }
 
 // chosenBackup is the backup named on the command line, else the newest.

@@ -81,6 +81,7 @@ func connectVault(ctx context.Context, cfg *config.Config) (*vault.Store, error)
 		CACert:            cfg.Vault.CACert,
 		SkipSSLValidation: cfg.Vault.SkipSSLValidation,
 		KVVersion:         cfg.Vault.KVVersion,
+		MaxRecordBytes:    cfg.Vault.MaxRecordBytes,
 		Backup:            vault.BackupOptions{Enabled: b.Enabled, Retention: b.Retention, Cleanup: b.Cleanup, Path: b.Path},
 		Logger:            slog.Default().With("component", "vault"),
 	})

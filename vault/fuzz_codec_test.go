@@ -1,0 +1,202 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Fuzz tests of the record and metadata codec (the other parsers are in
+// fuzz_test.go): run one with
+// go test ./vault -run '^$' -fuzz '^FuzzRecord$' -fuzztime 60s
+
+const fuzzShard = "secret/blacksmith/index/v1/shards/007"
+
+// Realistic documents, in the shapes the specs store.
+var (
+	seedRecords = []string{
+		`{"plan_id":"p","service_id":"s"}`,
+		`{"created":1700000000,"created_at":"2024-01-01T00:00:00Z","instance_name":"cache-1","organization_guid":"org-1","plan":{"id":"redis-small","name":"Small"},"plan_id":"redis-small","service_id":"redis","space_guid":"space-1","status":"provisioning_completed"}`,
+		`{"created":"2024-01-01","orphaned":"yes","plan_id":"p","service_id":"s"}`,
+		`{"created":0,"deployment_name":"","orphaned":false,"plan_id":"p","service_id":"s","space_guid":null}`,
+		`{"parameters":{"big":12345678901234567890,"f":0.1000000000000000055511151231257827},"plan_id":"p","service_id":"s"}`,
+		`{"last_operation":{"state":"in progress","task_id":42,"type":"provision","x":1},"plan_id":"p","reconciler_fingerprint":"sha256:abc","service_id":"s"}`,
+		`{"last_operation":{},"plan_id":"p\u003c\u0026\u003e","service_id":"s"}`,
+		`{"created":1700000000.5,"plan_id":"pg-1","service_id":"pg"}`,
+		`"legacy garbage"`,
+		`{"service_id": broken`,
+	}
+	seedMetadata = []string{
+		`{"history":[{"action":"created","by":"broker","time":"2024-01-01T00:00:00Z"}],"legacy":{"a":1},"releases":[{"name":"redis","sha1":"abc","version":"1"}],"vms":[{"id":"i","index":0,"job":"redis","state":"running"}]}`,
+		`{"legacy_field":{"a":[1,2]},"releases":[{"name":"redis","version":"1","url":"x"}],"stemcells":[{"name":"ubuntu-jammy","version":"1.1"}],"properties":{"port":6379}}`,
+		`{"history":"not a list"}`,
+		`{"vms":[{"az":"z1","id":"vm-1","index":0,"ips":["10.0.0.1"],"job":"redis"}],"releases":[{}]}`,
+	}
+)
+
+func FuzzRecord(f *testing.F) {
+	for _, s := range seedRecords {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rec, problems := decodeRecord(fuzzShard, "inst-1", data)
+		if rec == nil {
+			checkRecordErrors(t, problems, 1)
+			return
+		}
+		checkRecordErrors(t, problems, len(problems))
+		for _, p := range problems {
+			var re *RecordError
+			if errors.As(p, &re); rec.Extra[re.Field] == nil {
+				t.Fatalf("mistyped field %q not kept: %v", re.Field, p)
+			}
+		}
+		out, err := rec.MarshalJSON()
+		if err != nil {
+			t.Fatalf("encoding a decoded record: %v", err)
+		}
+		checkRoundTrip(t, data, out, rec.fields())
+		again, _ := decodeRecord(fuzzShard, "inst-1", out)
+		if again == nil {
+			t.Fatalf("re-encoded record does not decode: %s", out)
+		}
+		if out2, _ := again.MarshalJSON(); !bytes.Equal(out, out2) {
+			t.Fatalf("encoding is not stable:\n%s\n%s", out, out2)
+		}
+		stored, err := json.Marshal(rec) // what Update writes
+		if err != nil || !sameJSON(stored, out) {
+			t.Fatalf("json.Marshal of a record: %v: %s", err, stored)
+		}
+	})
+}
+
+// checkRecordErrors checks that problems are n *RecordError naming the
+// path and id and matching ErrCorrupt.
+func checkRecordErrors(t *testing.T, problems []error, n int) {
+	t.Helper()
+	if len(problems) != n {
+		t.Fatalf("%d problems, want %d: %v", len(problems), n, problems)
+	}
+	for _, p := range problems {
+		var re *RecordError
+		if !errors.As(p, &re) || !errors.Is(p, ErrCorrupt) || re.Path != fuzzShard || re.ID != "inst-1" ||
+			!strings.Contains(p.Error(), fuzzShard) {
+			t.Fatalf("problem does not name the record or match ErrCorrupt: %#v", p)
+		}
+	}
+}
+
+func FuzzMetadata(f *testing.F) {
+	for _, s := range seedMetadata {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var md Metadata
+		if err := md.UnmarshalJSON(data); err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("a decode error that is not ErrCorrupt: %v", err)
+			}
+			return
+		}
+		out, err := md.MarshalJSON()
+		if err != nil {
+			t.Fatalf("encoding decoded metadata: %v", err)
+		}
+		checkRoundTrip(t, data, out, md.fields())
+		var again Metadata
+		if err := again.UnmarshalJSON(out); err != nil {
+			t.Fatalf("re-encoded metadata does not decode: %v", err)
+		}
+		if out2, _ := again.MarshalJSON(); !bytes.Equal(out, out2) {
+			t.Fatalf("encoding is not stable:\n%s\n%s", out, out2)
+		}
+	})
+}
+
+// checkRoundTrip checks that out, the encoding of the decoded in, keeps
+// every key of in: unknown ones byte for byte, known ones with the same
+// meaning (known fields that are always written may be added, zero).
+func checkRoundTrip(t *testing.T, in, out []byte, fields []field) {
+	t.Helper()
+	var a, b map[string]json.RawMessage
+	if err := json.Unmarshal(in, &a); err != nil {
+		t.Fatalf("decoded, yet not an object: %v", err)
+	}
+	if err := json.Unmarshal(out, &b); err != nil {
+		t.Fatalf("encoded, yet not an object: %v: %s", err, out)
+	}
+	known := map[string]bool{}
+	for _, f := range fields {
+		known[f.name] = true
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		switch {
+		case !ok:
+			t.Fatalf("key %q lost: %s", k, out)
+		case !known[k] && !bytes.Equal(v, w):
+			t.Fatalf("unknown key %q changed: %s -> %s", k, v, w)
+		case known[k] && !sameAdding(generic(t, v), generic(t, w)):
+			t.Fatalf("known key %q changed meaning: %s -> %s", k, v, w)
+		}
+	}
+	for k, w := range b {
+		if _, ok := a[k]; !ok && !(alwaysWritten[k] && isZeroJSON(w)) {
+			t.Fatalf("key %q added: %s", k, out)
+		}
+	}
+}
+
+// alwaysWritten are the known fields written even when zero: decoding and
+// encoding adds them, zero, to an object that lacked them.
+var alwaysWritten = map[string]bool{"service_id": true, "plan_id": true, "type": true, "state": true,
+	"name": true, "version": true, "id": true, "job": true, "index": true, "time": true, "action": true}
+
+func isZeroJSON(raw []byte) bool { return string(raw) == `""` || string(raw) == "0" }
+
+func generic(t *testing.T, raw []byte) any {
+	t.Helper()
+	var v any
+	if err := unmarshalNumbers(raw, &v); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, raw)
+	}
+	return v
+}
+
+// sameAdding reports whether out means what in means, but for zero-valued
+// always-written fields added to objects.
+func sameAdding(in, out any) bool {
+	switch a := in.(type) {
+	case map[string]any:
+		b, ok := out.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !sameAdding(v, w) {
+				return false
+			}
+		}
+		for k, w := range b {
+			if _, ok := a[k]; !ok && !(alwaysWritten[k] && (w == "" || w == json.Number("0"))) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := out.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !sameAdding(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(in, out)
+}
