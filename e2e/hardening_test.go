@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -177,6 +178,15 @@ var _ = Describe("The broker, tried as an attacker would", Ordered, func() {
 		_, _ = io.Copy(io.Discard, res.Body)
 		res.Body.Close()
 		Expect(closedWithin(idle, 4*time.Second)).To(BeTrue(), "an idle keep-alive connection is closed after idle_timeout")
+
+		slow, err := net.Dial("tcp", addr)
+		Expect(err).NotTo(HaveOccurred())
+		defer slow.Close()
+		_, err = fmt.Fprintf(slow, "PUT /v2/service_instances/slow?accepts_incomplete=true HTTP/1.1\r\nHost: %s\r\n"+
+			"Authorization: Basic %s\r\nX-Broker-API-Version: 2.14\r\nContent-Length: 100\r\n\r\n{\"service_id\"",
+			addr, base64.StdEncoding.EncodeToString([]byte(brokerUser+":"+brokerPass)))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(closedWithin(slow, 5*time.Second)).To(BeTrue(), "a body that never ends is cut after read_timeout")
 	})
 })
 
