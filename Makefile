@@ -45,8 +45,9 @@ fuzz: vault ## run every fuzz test for FUZZTIME each (default 30s); `make test` 
 	done
 
 .PHONY: lint
-lint: ## gofmt, go vet, staticcheck
+lint: ## gofmt, go mod tidy, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 

@@ -12,21 +12,12 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// fixturesDir finds shared/bosh-director-api/fixtures by walking up from
-// the test's working directory (../../../shared from bosh/sim).
+// fixturesDir is bosh/testdata/director-api, the Director's answers kept
+// in the repository (see its README); it must never be outside the module.
 func fixturesDir() string {
-	wd, err := os.Getwd()
+	dir, err := filepath.Abs(filepath.Join("..", "testdata", "director-api"))
 	Expect(err).NotTo(HaveOccurred())
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		candidate := filepath.Join(dir, "shared", "bosh-director-api", "fixtures")
-		if st, err := os.Stat(candidate); err == nil && st.IsDir() {
-			return candidate
-		}
-		if filepath.Dir(dir) == dir {
-			Fail(fmt.Sprintf("no shared/bosh-director-api/fixtures in %s or any directory above it: "+
-				"the Director API fixtures must sit beside the repository (../shared)", wd))
-		}
-	}
+	return dir
 }
 
 func fixtureBytes(name string) []byte {
@@ -118,6 +109,20 @@ func without(v any, keys ...string) map[string]any {
 	}
 	return out
 }
+
+var _ = Describe("the Director API fixtures", func() {
+	It("live in the repository, next to the go.mod of the module", func() {
+		root, err := filepath.Abs(filepath.Join("..", ".."))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(filepath.Join(root, "go.mod")).To(BeAnExistingFile())
+		rel, err := filepath.Rel(root, fixturesDir())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rel).NotTo(HavePrefix(".."))
+		entries, err := os.ReadDir(fixturesDir())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(entries)).To(BeNumerically(">=", 20))
+	})
+})
 
 var _ = Describe("shapeDiff, the fixture comparison itself", func() {
 	It("finds missing and extra fields, wrong types and non-null values", func() {
