@@ -3,7 +3,9 @@ package bosh
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -71,8 +73,46 @@ func (c *Client) newAuthenticator(kind, uaaURL string) (authenticator, error) {
 		if uaaURL == "" {
 			return nil, fmt.Errorf("bosh director %q uses UAA but its /info gives no UAA url", c.name)
 		}
-		return newUAAAuth(c, strings.TrimSuffix(uaaURL, "/")+"/oauth/token"), nil
+		tokenURL := strings.TrimSuffix(uaaURL, "/") + "/oauth/token"
+		if reason := untrustedTokenURL(c.base, tokenURL); reason != "" {
+			return nil, fmt.Errorf("bosh director %q: %w at %s: %s", c.name, ErrUntrustedUAA, quote(tokenURL), reason)
+		}
+		return newUAAAuth(c, tokenURL), nil
 	default:
 		return nil, fmt.Errorf("bosh director %q: unknown authentication type %q in /info", c.name, kind)
 	}
+}
+
+// untrustedTokenURL says why the client secret must not be sent to
+// tokenURL, or "" when it may be. GET /info is read without credentials, so
+// whoever answers it (or stands between the client and the Director) may name
+// any URL: only https toward a named host is trusted, and, for tests, plain
+// http toward exactly the Director's own scheme and host:port when the
+// configured address is plain http on a loopback host.
+func untrustedTokenURL(director *url.URL, tokenURL string) string {
+	u, err := url.Parse(tokenURL)
+	switch {
+	case err != nil:
+		return "it is not a URL"
+	case u.Scheme != "https" && u.Scheme != "http":
+		return "the token URL must be https"
+	case u.Hostname() == "":
+		return "it names no host"
+	case u.Scheme == "https":
+		return ""
+	case director.Scheme != "http" || !loopback(director.Hostname()):
+		return "the token URL must be https"
+	case u.Host != director.Host:
+		return fmt.Sprintf("the token URL must be https, or plain http toward the Director's own loopback address %s", director.Host)
+	}
+	return ""
+}
+
+// loopback says whether host is localhost or a loopback address
+// (127.0.0.0/8, ::1): nothing outside this machine answers it.
+func loopback(host string) bool {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return strings.EqualFold(host, "localhost")
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -125,6 +127,43 @@ var _ = Describe("Authentication", func() {
 			Expect(err.Error()).To(ContainSubstring(`refused client "blacksmith"`))
 			Expect(err.Error()).To(ContainSubstring("Bad credentials"))
 			Expect(d.Stats().Requests).NotTo(HaveKey("GET /deployments"))
+		})
+
+		It("refuses to send the client secret to a plain-http UAA on another host, before any request to it", func() {
+			uaa, requests := fakeServer("127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"access_token":"stolen","token_type":"bearer","expires_in":600}`))
+			}))
+			d := startDirector(sim.Options{Auth: sim.AuthUAA, UAAURL: uaa.URL})
+			c := newClient(d, func(o *bosh.Options) { o.Name = "lab"; o.Username, o.Password = "", "" })
+			_, err := c.Deployments(ctx)
+			Expect(requests.Load()).To(BeZero(), "the client secret was sent")
+			Expect(err).To(MatchError(bosh.ErrUntrustedUAA))
+			Expect(err).To(MatchError(ContainSubstring(`bosh director "lab": refusing to send the client secret to UAA at "` +
+				uaa.URL + `/oauth/token": the token URL must be https`)))
+			Expect(d.Stats().Tokens).To(BeZero())
+			Expect(d.Stats().Requests).To(Equal(map[string]int{"GET /info": 1}))
+		})
+
+		It("refuses plain http toward another port of the Director's loopback host", func() {
+			other, requests := fakeServer("127.0.0.1:0", http.NotFoundHandler())
+			d := startDirector(sim.Options{Auth: sim.AuthUAA, UAAURL: other.URL})
+			_, err := newClient(d).Deployments(ctx)
+			Expect(requests.Load()).To(BeZero(), "the client secret was sent")
+			Expect(err).To(MatchError(bosh.ErrUntrustedUAA))
+			Expect(err).To(MatchError(ContainSubstring("or plain http toward the Director's own loopback address")))
+		})
+
+		It("sends the client secret over https to a UAA under another host name", func() {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			Expect(err).NotTo(HaveOccurred())
+			port := ln.Addr().(*net.TCPAddr).Port
+			Expect(ln.Close()).To(Succeed())
+			d := startDirector(sim.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), Auth: sim.AuthUAA, TLS: true,
+				UAAURL: fmt.Sprintf("https://localhost:%d", port)})
+			_, err = newClient(d).Deployments(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(d.Stats().Tokens).To(Equal(1))
 		})
 
 		It("surfaces a missing scope as ErrUnauthorized with the Director's code", func() {

@@ -2,7 +2,6 @@ package bosh
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -124,7 +123,7 @@ func (c *Client) getJSON(ctx context.Context, r request, out any) error {
 	if res.status != http.StatusOK {
 		return parseAPIError(c.name, r.method, r.path, res.status, res.body)
 	}
-	if err := json.Unmarshal(res.body, out); err != nil {
+	if err := decodeJSON(res.body, out); err != nil {
 		return fmt.Errorf("bosh director %q: decoding %s %s: %w", c.name, r.method, r.path, err)
 	}
 	return nil

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Director error codes that the client maps to sentinel errors.
@@ -23,9 +25,19 @@ var (
 	// ErrUnauthorized is matched by a 401 from the Director and by credentials
 	// that UAA refuses: a wrong password or client secret, or a missing scope.
 	ErrUnauthorized = errors.New("unauthorized")
+	// ErrUntrustedUAA is matched when the Director's /info names a UAA token
+	// URL that the client secret is not sent to (see untrustedTokenURL). Asking
+	// again does not help until the Director's configuration changes.
+	ErrUntrustedUAA = errors.New("refusing to send the client secret to UAA")
+	// ErrAnswerTooLarge is matched by an answer of the Director or its UAA
+	// over the size bound of its request (see answerLimit).
+	ErrAnswerTooLarge = errors.New("answer too large")
 )
 
-// maxErrorText bounds the part of a non-JSON error body kept in an APIError.
+// maxErrorText bounds, in bytes, the description kept in an APIError (the
+// Director's own, or the start of a body that is not a Director error) and
+// the other texts of an answer quoted in an error: an answer can be as long
+// as its bound (see answerLimit), and errors end up in logs.
 const maxErrorText = 512
 
 // APIError is an error answer from the Director (or from its UAA).
@@ -38,7 +50,8 @@ type APIError struct {
 	StatusCode int
 	// Code is the Director's error code, 0 when the body was not a Director error.
 	Code int
-	// Description is the Director's description, or the start of a plain-text body.
+	// Description is the Director's description, or the start of a plain-text
+	// body (invalid UTF-8 replaced), at most maxErrorText bytes.
 	Description string
 }
 
@@ -76,13 +89,26 @@ func parseAPIError(director, method, path string, status int, body []byte) *APIE
 		Description string `json:"description"`
 	}
 	if json.Unmarshal(body, &d) == nil && (d.Code != 0 || d.Description != "") {
-		e.Code, e.Description = d.Code, d.Description
+		e.Code, e.Description = d.Code, shorten(d.Description)
 		return e
 	}
-	text := strings.TrimSpace(string(body))
-	if len(text) > maxErrorText {
-		text = text[:maxErrorText] + "..."
-	}
-	e.Description = text
+	e.Description = shorten(strings.ToValidUTF8(strings.TrimSpace(string(body)), "\uFFFD"))
 	return e
+}
+
+// quote is s quoted as %q quotes it, cut by shorten: escapes can make a
+// quoted text four times as long as the text.
+func quote(s string) string { return shorten(strconv.Quote(s)) }
+
+// shorten cuts s to at most maxErrorText bytes, "..." that marks the cut
+// included, at a rune boundary; a text it returns is returned unchanged.
+func shorten(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -123,4 +127,31 @@ func sumCounter(reg *prometheus.Registry, name, label, value string) float64 {
 		}
 	}
 	return sum
+}
+
+// fakeServer serves handler over plain HTTP on addr, a loopback address
+// ("127.0.0.2:0" for a host other than the simulator's), counts the
+// requests it receives, and is closed by the spec.
+func fakeServer(addr string, handler http.Handler) (*httptest.Server, *atomic.Int64) {
+	GinkgoHelper()
+	Expect(net.ParseIP(hostOf(addr)).IsLoopback()).To(BeTrue(), "only loopback may be contacted")
+	ln, err := net.Listen("tcp", addr)
+	Expect(err).NotTo(HaveOccurred())
+	var requests atomic.Int64
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		handler.ServeHTTP(w, r)
+	}))
+	Expect(s.Listener.Close()).To(Succeed())
+	s.Listener = ln
+	s.Start()
+	DeferCleanup(s.Close)
+	return s, &requests
+}
+
+// hostOf is the host of a host:port.
+func hostOf(hostport string) string {
+	host, _, err := net.SplitHostPort(hostport)
+	Expect(err).NotTo(HaveOccurred())
+	return host
 }

@@ -3,6 +3,7 @@ package bosh
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +13,57 @@ import (
 	"strings"
 )
 
-// maxBody bounds an answer read into memory.
-const maxBody = 64 << 20
+// Bounds on an answer read into memory; a longer answer is an error
+// (matching ErrAnswerTooLarge), never cut short. Each is far above what a
+// Director writes, so that only a broken or hostile answer meets it, and
+// bounds the memory MaxInFlight answers can take.
+const (
+	// smallAnswer bounds GET /info, a UAA token, GET /tasks/:id, the answer
+	// to a task-creating request and an error answer: a few KB at most. 1 MiB.
+	smallAnswer = 1 << 20
+	// manifestAnswer bounds GET /deployments/:name, a manifest (a few MB at
+	// most) written as a JSON string. 16 MiB.
+	manifestAnswer = 16 << 20
+	// listingAnswer bounds GET /deployments, /tasks, /deployments/:name/vms
+	// and /instances, and a task's event log: 10,000 deployments with a few
+	// releases each are about 3 MB, the simulator's 100,000 with one release
+	// each 14 MB. 32 MiB.
+	listingAnswer = 32 << 20
+)
+
+// answerLimit is the bound on the answer to a request, by method and route
+// template; error answers are read with the same bound.
+func answerLimit(method, endpoint string) int64 {
+	if method != http.MethodGet {
+		return smallAnswer
+	}
+	switch endpoint {
+	case epDeployment:
+		return manifestAnswer
+	case epDeployments, epTasks, epVMs, epInstances, epTaskOutput:
+		return listingAnswer
+	}
+	return smallAnswer
+}
+
+// tooLargeError is an answer over its bound.
+type tooLargeError struct {
+	method, endpoint string
+	limit            int64
+}
+
+// Error names the request and the bound, e.g. "the Director's answer to GET
+// /deployments is over 32 MiB".
+func (e *tooLargeError) Error() string {
+	from := "the Director's"
+	if e.endpoint == epToken {
+		from = "UAA's"
+	}
+	return fmt.Sprintf("%s answer to %s %s is over %d MiB", from, e.method, e.endpoint, e.limit>>20)
+}
+
+// Is lets errors.Is match ErrAnswerTooLarge.
+func (e *tooLargeError) Is(target error) bool { return target == ErrAnswerTooLarge }
 
 // request is one call to the Director.
 type request struct {
@@ -114,7 +164,8 @@ func (c *Client) send(ctx context.Context, req *http.Request, endpoint string) (
 	return res, nil
 }
 
-// roundTrip sends req, reads the whole answer and counts it.
+// roundTrip sends req, reads the whole answer up to its bound (see
+// answerLimit) and counts it. An answer over its bound is not read further.
 func (c *Client) roundTrip(req *http.Request, endpoint string) (response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -123,14 +174,27 @@ func (c *Client) roundTrip(req *http.Request, endpoint string) (response, error)
 	}
 	defer resp.Body.Close()
 	c.metrics.request(c.name, req.Method, endpoint, resp.StatusCode)
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+	limit := answerLimit(req.Method, endpoint)
+	if resp.ContentLength > limit {
+		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: limit}
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return response{}, fmt.Errorf("reading the answer: %w", err)
 	}
-	if len(body) > maxBody {
-		return response{}, fmt.Errorf("answer longer than %d bytes", maxBody)
+	if int64(len(body)) > limit {
+		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: limit}
 	}
 	return response{status: resp.StatusCode, header: resp.Header, body: body}, nil
+}
+
+// decodeJSON decodes body into out. Its error is cut to maxErrorText bytes:
+// encoding/json quotes parts of the input, a long number for one.
+func decodeJSON(body []byte, out any) error {
+	if err := json.Unmarshal(body, out); err != nil {
+		return errors.New(shorten(err.Error()))
+	}
+	return nil
 }
 
 // errNotTaskRedirect is returned when a task-creating request is not answered
@@ -144,14 +208,15 @@ func taskID(res response) (int, error) {
 	if res.status != http.StatusFound && res.status != http.StatusSeeOther {
 		return 0, fmt.Errorf("%w, got status %d", errNotTaskRedirect, res.status)
 	}
-	loc, err := url.Parse(res.header.Get("Location"))
+	location := res.header.Get("Location")
+	loc, err := url.Parse(location)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", errNotTaskRedirect, err)
+		return 0, fmt.Errorf("%w, got Location %s, which is not a URL", errNotTaskRedirect, quote(location))
 	}
 	rest, ok := strings.CutPrefix(loc.Path, "/tasks/")
 	id, err := strconv.Atoi(rest)
 	if !ok || err != nil || id <= 0 {
-		return 0, fmt.Errorf("%w, got Location %q", errNotTaskRedirect, loc.String())
+		return 0, fmt.Errorf("%w, got Location %s", errNotTaskRedirect, quote(loc.String()))
 	}
 	return id, nil
 }

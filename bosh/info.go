@@ -2,7 +2,6 @@ package bosh
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -23,9 +22,18 @@ func (c *Client) Info(ctx context.Context) (gogobosh.Info, error) {
 	if res.status != http.StatusOK {
 		return gogobosh.Info{}, fmt.Errorf("getting info: %w", parseAPIError(c.name, r.method, r.path, res.status, res.body))
 	}
+	info, err := parseInfo(res.body)
+	if err != nil {
+		return gogobosh.Info{}, fmt.Errorf("getting info: bosh director %q: %w", c.name, err)
+	}
+	return info, nil
+}
+
+// parseInfo decodes the Director's answer to GET /info.
+func parseInfo(body []byte) (gogobosh.Info, error) {
 	var info gogobosh.Info
-	if err := json.Unmarshal(res.body, &info); err != nil {
-		return gogobosh.Info{}, fmt.Errorf("getting info: bosh director %q: decoding /info: %w", c.name, err)
+	if err := decodeJSON(body, &info); err != nil {
+		return gogobosh.Info{}, fmt.Errorf("decoding /info: %w", err)
 	}
 	return info, nil
 }

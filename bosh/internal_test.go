@@ -4,17 +4,20 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
 
-// fixture reads a file of ../shared/bosh-director-api/fixtures.
+// fixture reads a Director answer of testdata/director-api (see its README).
 func fixture(name string) []byte {
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "bosh-director-api", "fixtures", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "director-api", name))
 	Expect(err).NotTo(HaveOccurred())
 	return b
 }
@@ -57,6 +60,46 @@ var _ = Describe("pure helpers", func() {
 		Entry("not a redirect", 200, "/tasks/7", 0, false),
 		Entry("not a task", 302, "https://127.0.0.2:25555/deployments/x", 0, false),
 		Entry("bad id", 302, "/tasks/abc", 0, false),
+	)
+
+	DescribeTable("untrustedTokenURL: where the client secret may go",
+		func(director, token, reason string) {
+			base, err := url.Parse(director)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(untrustedTokenURL(base, token)).To(Equal(reason))
+		},
+		Entry("https, any host", "https://10.0.0.6:25555", "https://uaa.bosh.invalid:8443/oauth/token", ""),
+		Entry("https from a plain-http loopback Director", "http://127.0.0.1:25555", "https://127.0.0.2:8443/oauth/token", ""),
+		Entry("the loopback Director's own http address", "http://127.0.0.1:25555", "http://127.0.0.1:25555/oauth/token", ""),
+		Entry("the ::1 Director's own http address", "http://[::1]:25555", "http://[::1]:25555/oauth/token", ""),
+		Entry("the localhost Director's own http address", "http://localhost:25555", "http://localhost:25555/oauth/token", ""),
+		Entry("http, another loopback host", "http://127.0.0.1:25555", "http://127.0.0.2:25555/oauth/token",
+			"the token URL must be https, or plain http toward the Director's own loopback address 127.0.0.1:25555"),
+		Entry("http, another port", "http://127.0.0.1:25555", "http://127.0.0.1:8080/oauth/token",
+			"the token URL must be https, or plain http toward the Director's own loopback address 127.0.0.1:25555"),
+		Entry("http, the same host by another name", "http://127.0.0.1:25555", "http://localhost:25555/oauth/token",
+			"the token URL must be https, or plain http toward the Director's own loopback address 127.0.0.1:25555"),
+		Entry("http, a user@ that hides the host", "http://127.0.0.1:25555", "http://127.0.0.1:25555@uaa.bosh.invalid/oauth/token",
+			"the token URL must be https, or plain http toward the Director's own loopback address 127.0.0.1:25555"),
+		Entry("http from an https Director", "https://127.0.0.1:25555", "http://127.0.0.1:25555/oauth/token", "the token URL must be https"),
+		Entry("http from a non-loopback http Director", "http://10.0.0.6:25555", "http://10.0.0.6:25555/oauth/token", "the token URL must be https"),
+		Entry("another scheme", "https://10.0.0.6:25555", "ftp://uaa.bosh.invalid/oauth/token", "the token URL must be https"),
+		Entry("no scheme", "https://10.0.0.6:25555", "uaa.bosh.invalid:8443/oauth/token", "the token URL must be https"),
+		Entry("no host", "https://10.0.0.6:25555", "https://:8443/oauth/token", "it names no host"),
+		Entry("not a URL", "https://10.0.0.6:25555", "https://uaa\x00/oauth/token", "it is not a URL"),
+	)
+
+	DescribeTable("shorten cuts long texts at a rune boundary",
+		func(text string, want int) {
+			got := shorten(text)
+			Expect(got).To(HaveLen(want))
+			Expect(utf8.ValidString(got)).To(BeTrue())
+		},
+		Entry("short: kept", "Bad credentials", 15),
+		Entry("at the bound: kept", strings.Repeat("x", maxErrorText), maxErrorText),
+		Entry("ASCII: cut to the bound", strings.Repeat("x", 600), maxErrorText),
+		Entry("2-byte runes: cut to the bound", strings.Repeat("é", 300), maxErrorText-1),
+		Entry("3-byte runes: cut before the bound", strings.Repeat("€", 200), maxErrorText-2),
 	)
 
 	It("parses the Director's JSON errors into sentinel-matching APIErrors", func() {

@@ -1,10 +1,8 @@
 package bosh
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -154,23 +152,25 @@ func (c *Client) TaskEvents(ctx context.Context, id int) ([]gogobosh.TaskEvent, 
 	return events, nil
 }
 
-// parseEvents reads newline-delimited JSON events; an empty body has none.
+// parseEvents reads newline-delimited JSON events; blank lines are skipped
+// and an empty body has none. A line of any length is read: the body is
+// already bounded (see answerLimit).
 func parseEvents(body []byte) ([]gogobosh.TaskEvent, error) {
 	var out []gogobosh.TaskEvent
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 0, 64<<10), maxBody)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	n := 0
+	for line := range bytes.Lines(body) {
+		n++
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
 		var e gogobosh.TaskEvent
-		if err := json.Unmarshal(line, &e); err != nil {
+		if err := decodeJSON(line, &e); err != nil {
 			return nil, fmt.Errorf("decoding event line %d: %w", n, err)
 		}
 		out = append(out, e)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // createTask sends a task-creating request and returns the task its

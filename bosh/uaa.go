@@ -3,6 +3,7 @@ package bosh
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -128,17 +129,44 @@ func (u *uaaAuth) fetch(ctx context.Context) (uaaToken, error) {
 	if res.status != http.StatusOK {
 		return uaaToken{}, u.refused(res)
 	}
-	var body struct {
-		AccessToken string `json:"access_token"`
-		TokenType   string `json:"token_type"`
-		ExpiresIn   int    `json:"expires_in"`
+	a, err := parseToken(res.body)
+	if err != nil {
+		return uaaToken{}, fmt.Errorf("bosh director %q: UAA %s answered no usable token: %w", u.c.name, u.tokenURL, err)
 	}
-	if err := json.Unmarshal(res.body, &body); err != nil || body.AccessToken == "" {
-		return uaaToken{}, fmt.Errorf("bosh director %q: UAA %s answered no access token", u.c.name, u.tokenURL)
+	u.c.log.Debug("bosh uaa token fetched", "expires_in", a.ExpiresIn)
+	renew, expires := tokenTimes(start, a.ExpiresIn)
+	return uaaToken{value: a.AccessToken, kind: tokenKind(a.TokenType), renewAt: renew, expiresAt: expires}, nil
+}
+
+// tokenAnswer is UAA's answer to a client-credentials token request.
+type tokenAnswer struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int    `json:"expires_in"`
+}
+
+// parseToken decodes UAA's answer to a token request. The access token and
+// its type go into an Authorization header: they must be printable ASCII
+// without spaces, as UAA's are.
+func parseToken(body []byte) (tokenAnswer, error) {
+	var a tokenAnswer
+	if err := decodeJSON(body, &a); err != nil {
+		return tokenAnswer{}, fmt.Errorf("decoding the answer: %w", err)
 	}
-	u.c.log.Debug("bosh uaa token fetched", "expires_in", body.ExpiresIn)
-	renew, expires := tokenTimes(start, body.ExpiresIn)
-	return uaaToken{value: body.AccessToken, kind: tokenKind(body.TokenType), renewAt: renew, expiresAt: expires}, nil
+	switch {
+	case a.AccessToken == "":
+		return tokenAnswer{}, errors.New("the answer has no access_token")
+	case !headerToken(a.AccessToken):
+		return tokenAnswer{}, errors.New("the access_token holds a space, a control or a non-ASCII character")
+	case !headerToken(a.TokenType) && a.TokenType != "":
+		return tokenAnswer{}, errors.New("the token_type holds a space, a control or a non-ASCII character")
+	}
+	return a, nil
+}
+
+// headerToken says whether s is non-empty printable ASCII without spaces.
+func headerToken(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r > '~' }) < 0
 }
 
 // refused turns UAA's refusal into an error; bad client credentials match ErrUnauthorized.
@@ -150,10 +178,10 @@ func (u *uaaAuth) refused(res response) error {
 	_ = json.Unmarshal(res.body, &e)
 	if res.status == http.StatusUnauthorized || (res.status == http.StatusBadRequest && e.Error == "invalid_client") {
 		return fmt.Errorf("bosh director %q: UAA %s refused client %q (%s %s): %w",
-			u.c.name, u.tokenURL, u.c.opts.ClientID, e.Error, e.Description, ErrUnauthorized)
+			u.c.name, u.tokenURL, u.c.opts.ClientID, shorten(e.Error), shorten(e.Description), ErrUnauthorized)
 	}
 	return fmt.Errorf("bosh director %q: UAA %s answered status %d: %s %s",
-		u.c.name, u.tokenURL, res.status, e.Error, e.Description)
+		u.c.name, u.tokenURL, res.status, shorten(e.Error), shorten(e.Description))
 }
 
 // tokenKind is the Authorization scheme for a token_type; UAA says "bearer".

@@ -2,7 +2,10 @@ package bosh
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -78,6 +81,13 @@ func (u *unixTime) UnmarshalJSON(b []byte) error {
 	case nil:
 		*u = 0
 	case float64:
+		if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			*u = unixTime(n) // exact, where float64 is not (past 2^53)
+			return nil
+		}
+		if v < math.MinInt64 || v >= math.MaxInt64 {
+			return errors.New("vm_created_at: out of the range of Unix seconds")
+		}
 		*u = unixTime(v)
 	case string:
 		if v == "" {

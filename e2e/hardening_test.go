@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -256,5 +257,48 @@ var _ = Describe("Deprovision and unbind", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(ids["ids"]).To(Equal([]any{"b-keep"}))
+	})
+})
+
+var _ = Describe("A Director whose /info names a plain-http UAA elsewhere", func() {
+	It("never gets the client secret: the daemon refuses, naming the URL", func() {
+		// What /info names: a listener on another loopback address that counts who calls.
+		uaa, err := net.Listen("tcp", "127.0.0.2:0")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(uaa.Close)
+		var calls atomic.Int64
+		go func() {
+			for {
+				conn, err := uaa.Accept()
+				if err != nil {
+					return
+				}
+				calls.Add(1)
+				conn.Close()
+			}
+		}()
+		uaaURL := "http://" + uaa.Addr().String()
+		simAddr := freeAddr()
+		sim, err := gexec.Start(exec.Command(simBin, "-listen", simAddr, "-auth", "uaa", "-uaa-url", uaaURL,
+			"-client", "blacksmith", "-client-secret", "uaa-secret-e2e"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { sim.Terminate().Wait(10 * time.Second) })
+		Eventually(func() error { _, err := http.Get("http://" + simAddr + "/info"); return err }).Should(Succeed())
+
+		addr := freeAddr()
+		d := &daemon{url: "http://" + addr, config: writeConfig(addr, vaultServer.Addr, "")}
+		text, err := os.ReadFile(d.config)
+		Expect(err).NotTo(HaveOccurred())
+		conf := strings.Replace(string(text), directorURL, "http://"+simAddr, 1)
+		conf = strings.Replace(conf, "  username: "+simUser+"\n  password: "+simPass+"\n",
+			"  client_id: blacksmith\n  client_secret: uaa-secret-e2e\n", 1)
+		Expect(os.WriteFile(d.config, []byte(conf), 0o600)).To(Succeed())
+		DeferCleanup(d.stop)
+		d.start()
+		d.waitReady()
+		Eventually(func() string { return string(d.session.Err.Contents()) }).WithTimeout(20 * time.Second).Should(
+			ContainSubstring(`refusing to send the client secret to UAA at \"` + uaaURL + `/oauth/token\": the token URL must be https`))
+		Expect(calls.Load()).To(BeZero(), "nothing was sent to the token URL")
+		Expect(string(d.session.Err.Contents())).NotTo(ContainSubstring("uaa-secret-e2e"), "the secret is never logged")
 	})
 })

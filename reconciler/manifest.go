@@ -78,7 +78,8 @@ func (m *manifestInfo) answersAlone(text string) bool {
 // what a cut could misread (several documents, anchors, aliases, tags, tabs,
 // quoted or complex keys, directives, a key twice).
 func topLevelBlocks(text string, keys ...string) (string, bool) {
-	if strings.ContainsAny(text, "&*!\t") || strings.Contains(text, "\n---") || strings.Contains(text, "\n...") {
+	if strings.ContainsAny(text, "&*!\t") || strings.Contains(text, "\n---") || strings.Contains(text, "\n...") ||
+		!rootAtColumnZero(text) {
 		return "", false
 	}
 	var b strings.Builder
@@ -104,6 +105,20 @@ func topLevelBlocks(text string, keys ...string) (string, bool) {
 		}
 	}
 	return b.String(), true // "" when there is none of the keys
+}
+
+// rootAtColumnZero says whether the first line of text that is not blank, a
+// comment or a bare "---" starts a key at column 0, as topLevelBlocks
+// assumes: not an indented root mapping, a byte order mark or "--- {...}".
+func rootAtColumnZero(text string) bool {
+	for line := range strings.Lines(text) {
+		if t := strings.TrimRight(line, " \r\n"); t == "" || t == "---" || line[0] == '#' {
+			continue
+		}
+		c := line[0]
+		return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+	}
+	return true
 }
 
 // parseManifest reads the parts of a manifest the reconciler uses.

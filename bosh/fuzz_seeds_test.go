@@ -1,0 +1,193 @@
+package bosh
+
+// Seeds of the fuzz targets: realistic Director answers, copied byte for byte
+// from the project's shared Director API fixtures (never read at test time).
+const (
+	// seedErrorDeploymentNotFound is error_deployment_not_found_404.json: GET /deployments/:name, 404.
+	seedErrorDeploymentNotFound = `{"code":70000,"description":"Deployment 'service-instance_does-not-exist' doesn't exist"}
+`
+	// seedErrorMissingName is error_missing_name_400.json: POST /deployments, 400.
+	seedErrorMissingName = `{"code":40001,"description":"Deployment manifest must have a 'name' key"}
+`
+	// seedErrorTaskNotFound is error_task_not_found_404.json: GET /tasks/:id, 404.
+	seedErrorTaskNotFound = `{"code":10000,"description":"Task 999999 not found"}
+`
+	// seedErrorScope is error_unauthorized_scope_401.json: a token without a bosh scope, 401.
+	seedErrorScope = `{"code":600000,"description":"Require one of the scopes: bosh.admin, bosh.<director-uuid>.admin, bosh.read, bosh.<director-uuid>.read"}
+`
+	// seedInfoBasic is info_basic.json: GET /info of a basic-auth Director.
+	seedInfoBasic = `{
+  "name": "bosh-lite",
+  "uuid": "2daf673a-9755-4b4f-aa6d-3632fbed8012",
+  "version": "280.1.10 (00000000)",
+  "user": null,
+  "cpi": "warden_cpi",
+  "stemcell_os": "ubuntu-jammy",
+  "stemcell_version": "1.506",
+  "user_authentication": {
+    "type": "basic",
+    "options": {}
+  },
+  "features": {
+    "local_dns": { "status": true, "extras": { "domain_name": "bosh" } },
+    "snapshots": { "status": false },
+    "config_server": { "status": true, "extras": { "urls": ["https://config-server.bosh.invalid:8844/api/"] } }
+  }
+}
+`
+	// seedInfoUAA is info_uaa.json: GET /info of a UAA Director.
+	seedInfoUAA = `{
+  "name": "prod-director",
+  "uuid": "7c4c7d2e-1f0b-4c55-9a6e-0a6a7e2b9c11",
+  "version": "282.0.3 (00000000)",
+  "user": null,
+  "cpi": "vsphere_cpi",
+  "stemcell_os": "ubuntu-jammy",
+  "stemcell_version": "1.506",
+  "user_authentication": {
+    "type": "uaa",
+    "options": {
+      "url": "https://uaa.bosh.invalid:8443",
+      "urls": ["https://uaa.bosh.invalid:8443"]
+    }
+  },
+  "features": {
+    "local_dns": { "status": true, "extras": { "domain_name": "bosh" } },
+    "snapshots": { "status": false },
+    "config_server": { "status": true, "extras": { "urls": ["https://config-server.bosh.invalid:8844/api/"] } }
+  }
+}
+`
+	// seedVMs is deployment_vms.json: GET /deployments/:name/vms.
+	seedVMs = `[
+  {
+    "agent_id": "c5e7c705-459e-41c0-b640-db32d8dc6e71",
+    "cid": "vm-ec974048-3352-4ba4-669d-beab87b16bcb",
+    "job": "redis",
+    "index": 0,
+    "id": "209b96c8-e482-43c7-9f3e-04de9f93c535",
+    "az": "z1",
+    "ips": ["10.0.16.5"],
+    "vm_created_at": "2026-07-01T10:11:12Z",
+    "active": true,
+    "permanent_nats_credentials": true
+  }
+]
+`
+	// seedInstances is deployment_instances.json: GET /deployments/:name/instances.
+	seedInstances = `[
+  {
+    "agent_id": "c5e7c705-459e-41c0-b640-db32d8dc6e71",
+    "cid": "vm-ec974048-3352-4ba4-669d-beab87b16bcb",
+    "job": "redis",
+    "index": 0,
+    "id": "209b96c8-e482-43c7-9f3e-04de9f93c535",
+    "az": "z1",
+    "ips": ["10.0.16.5"],
+    "vm_created_at": "2026-07-01T10:11:12Z",
+    "expects_vm": true
+  },
+  {
+    "agent_id": null,
+    "cid": null,
+    "job": "smoke-tests",
+    "index": 0,
+    "id": "548d6aa0-eb8f-4890-bd3a-e6b526f3aeea",
+    "az": "z1",
+    "ips": [],
+    "vm_created_at": null,
+    "expects_vm": false
+  }
+]
+`
+	// seedDeployments is deployments.json: GET /deployments.
+	seedDeployments = `[
+  {
+    "name": "cf",
+    "teams": [],
+    "cloud_config": "latest",
+    "stemcells": [ { "name": "bosh-vsphere-esxi-ubuntu-jammy-go_agent", "version": "1.506" } ],
+    "releases": [
+      { "name": "capi", "version": "1.181.0" },
+      { "name": "diego", "version": "2.99.0" }
+    ],
+    "locked": false
+  },
+  {
+    "name": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b",
+    "teams": [],
+    "cloud_config": "outdated",
+    "stemcells": [ { "name": "bosh-vsphere-esxi-ubuntu-jammy-go_agent", "version": "1.506" } ],
+    "releases": [ { "name": "redis", "version": "16.1.0" } ],
+    "locked": true
+  },
+  {
+    "name": "redis-small-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b",
+    "teams": ["service-team"],
+    "cloud_config": "none",
+    "stemcells": [],
+    "releases": [],
+    "locked": false
+  }
+]
+`
+	// seedDeploymentsExcluded is deployments_all_excluded.json: GET /deployments, configs, releases and stemcells excluded.
+	seedDeploymentsExcluded = `[
+  { "name": "cf", "teams": [] },
+  { "name": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "teams": [] }
+]
+`
+	// seedEvents is task_4711_output_event.ndjson: GET /tasks/:id/output?type=event.
+	seedEvents = `{"time":1751364612,"stage":"Preparing deployment","tags":[],"total":1,"task":"Preparing deployment","index":1,"state":"started","progress":0}
+{"time":1751364615,"stage":"Preparing deployment","tags":[],"total":1,"task":"Preparing deployment","index":1,"state":"finished","progress":100}
+{"time":1751364615,"stage":"Updating instance","tags":["redis"],"total":1,"task":"redis/209b96c8-e482-43c7-9f3e-04de9f93c535 (0) (canary)","index":1,"state":"started","progress":0}
+{"time":1751364900,"stage":"Updating instance","tags":["redis"],"total":1,"task":"redis/209b96c8-e482-43c7-9f3e-04de9f93c535 (0) (canary)","index":1,"state":"finished","progress":100}
+`
+	// seedEventError is task_event_error_line.json: an error line of a task's event log.
+	seedEventError = `{"time": 1751365000, "error": {"code": 100, "message": "Failed to acquire lock for lock:deployment:service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b uid: 0e7a3c9d-2b1f-4a6e-9c8d-7f6e5d4c3b2a. Locking task id is 4713, description: 'create deployment'"}}
+`
+	// seedTaskDone is task_done.json: GET /tasks/:id, done.
+	seedTaskDone = `{
+  "id": 4711,
+  "state": "done",
+  "description": "create deployment",
+  "timestamp": 1751364900,
+  "started_at": 1751364612,
+  "result": "/deployments/service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b",
+  "user": "broker-client",
+  "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b",
+  "context_id": "reconciler-run-42"
+}
+`
+	// seedTaskError is task_error.json: GET /tasks/:id, error.
+	seedTaskError = `{
+  "id": 4712,
+  "state": "error",
+  "description": "delete deployment service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b",
+  "timestamp": 1751365000,
+  "started_at": 1751364990,
+  "result": "Failed to acquire lock for lock:deployment:service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b uid: 0e7a3c9d-2b1f-4a6e-9c8d-7f6e5d4c3b2a. Locking task id is 4713, description: 'create deployment'",
+  "user": "broker-client",
+  "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b",
+  "context_id": ""
+}`
+	// seedTaskQueued is task_queued.json: GET /tasks/:id, queued.
+	seedTaskQueued = `{
+  "id": 4711,
+  "state": "queued",
+  "description": "create deployment",
+  "timestamp": null,
+  "started_at": null,
+  "result": null,
+  "user": "broker-client",
+  "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b",
+  "context_id": ""
+}
+`
+	// seedTasks is tasks_list.json: GET /tasks.
+	seedTasks = `[
+  { "id": 4713, "state": "processing", "description": "create deployment", "timestamp": null, "started_at": 1751365100, "result": null, "user": "broker-client", "deployment": "service-instance_aaa", "context_id": "" },
+  { "id": 4711, "state": "done", "description": "create deployment", "timestamp": 1751364900, "started_at": 1751364612, "result": "/deployments/service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "user": "broker-client", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "context_id": "" }
+]
+`
+)
