@@ -32,6 +32,10 @@ run: build vault ## run the daemon on embedded defaults: real Vault dev server +
 test: vault ## run every suite against a real Vault (race detector on)
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) test $(GOFLAGS_TEST) ./...
 
+.PHONY: release-src
+release-src: ## copy the Go source, modules vendored, into the BOSH release (manifests/release/src/blacksmith)
+	ci/release/sync-src.sh
+
 .PHONY: fuzz
 FUZZTIME ?= 30s
 fuzz: vault ## run every fuzz test for FUZZTIME each (default 30s); `make test` runs their seeds only

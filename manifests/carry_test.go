@@ -1,0 +1,114 @@
+package manifests_test
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// secretKeys are the keys check-config prints as <redacted> when set.
+var secretKeys = []string{"broker.password", "vault.token", "bosh.password", "bosh.client_secret", "metrics.password"}
+
+// pemFiles are the properties whose PEM text the job writes to a file of its
+// config/ folder, and the daemon reads from there.
+var pemFiles = map[string]string{
+	"broker.tls.cert": "config/broker-tls.crt",
+	"broker.tls.key":  "config/broker-tls.key",
+	"vault.ca_cert":   "config/vault-ca.pem",
+	"bosh.ca_cert":    "config/director-ca.pem",
+}
+
+// expectCarried checks that every property of the job spec reaches the
+// daemon's effective configuration (check-config's output) with the value
+// props give it, or its spec default: nothing a manifest sets is dropped.
+func (vm *fakeVM) expectCarried(spec jobSpec, props, effective map[string]any) {
+	GinkgoHelper()
+	for _, key := range slices.Sorted(maps.Keys(spec.Properties)) {
+		want, set := lookup(props, key)
+		if !set || want == nil {
+			want = spec.Properties[key]["default"]
+		}
+		got, ok := lookup(effective, key)
+		Expect(ok).To(BeTrue(), "check-config's output lacks %s", key)
+		switch file, isPEM := pemFiles[key]; {
+		case slices.Contains(secretKeys, key) && want != "":
+			Expect(got).To(Equal("<redacted>"), key)
+		case isPEM && strings.Contains(fmt.Sprint(want), "-----BEGIN"):
+			Expect(got).To(Equal(vm.jobFile(file)), key)
+			Expect(os.ReadFile(vm.jobFile(file))).To(WithTransform(func(b []byte) string {
+				return strings.TrimSpace(string(b))
+			}, Equal(strings.TrimSpace(fmt.Sprint(want)))), key)
+		case key == "catalog.dirs":
+			var copies []any
+			for i := range lookupList(props, key) {
+				copies = append(copies, vm.path(fmt.Sprintf("/var/vcap/data/blacksmith/catalog/%d", i)))
+			}
+			Expect(got).To(ConsistOf(copies...), key)
+		default:
+			Expect(sameValue(want, got)).To(BeTrue(), "%s: the manifest says %#v, the daemon has %#v", key, want, got)
+		}
+	}
+}
+
+// sameValue compares a property's value with the daemon's: numbers by value,
+// durations by length (1h and 60m are one value), maps and lists item by item.
+func sameValue(want, got any) bool {
+	if wn, ok := number(want); ok {
+		gn, ok := number(got)
+		return ok && wn == gn
+	}
+	switch w := want.(type) {
+	case string:
+		g, ok := got.(string)
+		if !ok {
+			return false
+		}
+		wd, errW := time.ParseDuration(w)
+		gd, errG := time.ParseDuration(g)
+		return w == g || (errW == nil && errG == nil && wd == gd)
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) < len(w) {
+			return false
+		}
+		for k, v := range w {
+			if !sameValue(v, g[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !sameValue(w[i], g[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(want, got)
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}

@@ -1,0 +1,137 @@
+package manifests_test
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"gopkg.in/yaml.v3"
+)
+
+// requiredProps sets the job's four required properties, and nothing else.
+func requiredProps() map[string]any {
+	return map[string]any{
+		"broker": map[string]any{"username": "broker", "password": "broker-secret"},
+		"vault":  map[string]any{"address": "https://vault.example.com:8200"},
+		"bosh":   map[string]any{"address": "https://director.example.com:25555"},
+	}
+}
+
+// otherProps sets every property of the job to a value that is not its
+// default (a password holding YAML and shell syntax; PEM from tls).
+func otherProps(tls *certificate) map[string]any {
+	rule := map[string]any{"name": "legacy", "pattern": `^legacy-(?P<plan>[a-z-]+)-(?P<instance>[0-9a-f-]+)$`,
+		"service_id": "redis", "plan_id": ""}
+	return map[string]any{
+		"debug": true,
+		"broker": map[string]any{"listen": "0.0.0.0:3001", "username": "platform", "password": `p"a: #s's\w$rd`,
+			"tls":            map[string]any{"enabled": true, "cert": tls.cert, "key": tls.key},
+			"max_body_bytes": 300000, "max_parameters_bytes": 20000, "max_parameters_depth": 12, "max_id_length": 40,
+			"read_timeout": "31s", "write_timeout": "90s", "idle_timeout": "3m"},
+		"vault": map[string]any{"address": "https://vault.test:8200", "token": "s.token", "mount": "kv",
+			"ca_cert": tls.ca, "skip_ssl_validation": true, "kv_version": 1, "max_record_bytes": 65536},
+		"bosh": map[string]any{"address": "https://director.test:25555", "username": "admin", "password": "admin-pw",
+			"client_id": "blacksmith", "client_secret": "client-pw", "ca_cert": tls.ca, "skip_ssl_validation": true,
+			"timeout": "45s", "rate_limit": 2.5, "rate_burst": 20, "max_in_flight": 4},
+		"catalog": map[string]any{"dirs": []any{"/var/vcap/jobs/forge-a/catalog", "/var/vcap/jobs/forge-b/catalog"}},
+		"metrics": map[string]any{"enabled": false, "username": "prometheus", "password": "prom-pw"},
+		"reconciler": map[string]any{"enabled": false, "interval": "2h", "max_concurrency": 7, "batch_size": 20,
+			"retry_attempts": 5, "retry_delay": "3s", "cache_ttl": "7m",
+			"backup":              map[string]any{"enabled": false, "retention": 3, "cleanup": false, "path": "snapshots"},
+			"orphan_grace_period": "20m", "stop_timeout": "12s",
+			"releases": map[string]any{"redis": "redis"}, "rules": []any{rule}},
+	}
+}
+
+// renderedKeys lists the dotted keys of a rendered blacksmith.conf, taking
+// the matcher's releases and rules as single keys.
+func renderedKeys(path string) []string {
+	GinkgoHelper()
+	var tree map[string]any
+	readYAML(path, &tree)
+	var keys []string
+	var walk func(node map[string]any, prefix string)
+	walk = func(node map[string]any, prefix string) {
+		for k, v := range node {
+			if sub, ok := v.(map[string]any); ok && !slices.Contains(fileOnlyKeys, prefix+k) {
+				walk(sub, prefix+k+".")
+				continue
+			}
+			keys = append(keys, prefix+k)
+		}
+	}
+	walk(tree, "")
+	slices.Sort(keys)
+	return keys
+}
+
+var _ = Describe("the blacksmith job's templates", func() {
+	var spec jobSpec
+
+	BeforeEach(func() {
+		rubyPath()
+		spec = loadJobSpec()
+	})
+
+	DescribeTable("do not render without a required property",
+		func(section, key string) {
+			props := requiredProps()
+			delete(props[section].(map[string]any), key)
+			err := renderJob(props, GinkgoT().TempDir())
+			Expect(err).To(MatchError(ContainSubstring(`Can't find property '["%s.%s"]'`, section, key)))
+		},
+		Entry("broker.username", "broker", "username"),
+		Entry("broker.password", "broker", "password"),
+		Entry("vault.address", "vault", "address"),
+		Entry("bosh.address", "bosh", "address"),
+	)
+
+	It("render from the spec defaults a blacksmith.conf with every property, which check-config accepts", func() {
+		props := requiredProps()
+		vm := newFakeVM(props)
+		Expect(renderedKeys(vm.jobFile("config/blacksmith.conf"))).To(Equal(slices.Sorted(maps.Keys(spec.Properties))))
+		vm.expectCarried(spec, props, vm.deploy())
+	})
+
+	It("carry every property, each set to a value other than its default, into the daemon's configuration", func() {
+		props := otherProps(newCertificate(nil, "blacksmith.test", true, "blacksmith.test"))
+		for key, prop := range spec.Properties {
+			value, ok := lookup(props, key)
+			Expect(ok).To(BeTrue(), "the spec sets no value for %s", key)
+			Expect(sameValue(value, prop["default"])).To(BeFalse(), "the value for %s is its default", key)
+		}
+		vm := newFakeVM(props)
+		vm.expectCarried(spec, props, vm.deploy())
+	})
+
+	It("write a bpm.yml bpm accepts, that runs the package's binary on the rendered blacksmith.conf", func() {
+		dir := GinkgoT().TempDir()
+		Expect(renderJob(requiredProps(), dir)).To(Succeed())
+		text, err := os.ReadFile(filepath.Join(dir, "config/bpm.yml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(checkBPM(text, "blacksmith")).To(Succeed())
+		var bpm bpmConfig
+		Expect(yaml.Unmarshal(text, &bpm)).To(Succeed())
+		Expect(bpm.Processes).To(HaveLen(1))
+		process := bpm.Processes[0]
+		Expect(process.Executable).To(Equal("/var/vcap/packages/blacksmith/bin/blacksmith"))
+		Expect(spec.Packages).To(ContainElement("blacksmith"))
+		Expect(process.Args).To(Equal([]string{"serve", "-c", "/var/vcap/jobs/blacksmith/config/blacksmith.conf"}))
+		Expect(slices.Collect(maps.Values(spec.Templates))).To(ContainElement("config/blacksmith.conf"))
+	})
+
+	It("have a monit file that starts and stops bpm's process, with bpm's pid file", func() {
+		monit, err := os.ReadFile(filepath.Join(jobDir, "monit"))
+		Expect(err).NotTo(HaveOccurred())
+		text := strings.Join(strings.Fields(string(monit)), " ")
+		Expect(text).To(MatchRegexp(`^check process blacksmith with pidfile /var/vcap/sys/run/bpm/blacksmith/blacksmith\.pid `))
+		Expect(text).To(ContainSubstring(`start program "/var/vcap/jobs/bpm/bin/bpm start blacksmith"`))
+		Expect(text).To(ContainSubstring(`stop program "/var/vcap/jobs/bpm/bin/bpm stop blacksmith"`))
+		Expect(regexp.MustCompile(`check process`).FindAllString(text, -1)).To(HaveLen(1))
+	})
+})
