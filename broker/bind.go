@@ -122,7 +122,7 @@ func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *
 	}
 	data := catalog.CredentialsData{
 		ManifestData: catalog.ManifestData{
-			DeploymentName: deploymentOf(id, rec), InstanceID: id, ServiceID: rec.ServiceID, PlanID: rec.PlanID,
+			DeploymentName: rec.Deployment(id), InstanceID: id, ServiceID: rec.ServiceID, PlanID: rec.PlanID,
 			OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: instanceParams(rec), Secrets: secrets,
 		},
 		BindParams: params, IPs: ips, BindingID: bid, AppGUID: appGUID,
@@ -140,7 +140,7 @@ func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *
 // deploymentIPs lists the addresses of the instance's VMs: 422 when its
 // deployment does not exist.
 func (b *Broker) deploymentIPs(ctx context.Context, id string, rec *vault.Record) ([]string, error) {
-	vms, err := b.opts.DirectorReader.VMs(ctx, deploymentOf(id, rec))
+	vms, err := b.opts.DirectorReader.VMs(ctx, rec.Deployment(id))
 	if errors.Is(err, bosh.ErrDeploymentNotFound) {
 		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
 	}

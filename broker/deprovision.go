@@ -38,10 +38,10 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 	if err := b.startOp(ctx, id, rec, op); err != nil {
 		return none, err
 	}
-	b.log.Info("deprovisioning", "instance", id, "deployment", deploymentOf(id, rec))
+	b.log.Info("deprovisioning", "instance", id, "deployment", rec.Deployment(id))
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	return b.deleteDeployment(wctx, id, deploymentOf(id, rec), op)
+	return b.deleteDeployment(wctx, id, rec.Deployment(id), op)
 }
 
 // deleteDeployment asks the Director to delete the deployment and records
@@ -85,14 +85,6 @@ func (b *Broker) startOp(ctx context.Context, id string, rec *vault.Record, op *
 		return b.internal("could not write the instance's record", err, "instance", id)
 	}
 	return nil
-}
-
-// deploymentOf is the name of an instance's deployment.
-func deploymentOf(id string, rec *vault.Record) string {
-	if rec.DeploymentName != "" {
-		return rec.DeploymentName
-	}
-	return deploymentName(rec.PlanID, id)
 }
 
 // cleanup removes an instance whole: one backup of its record, metadata,

@@ -16,9 +16,9 @@ const (
 	opTypeUpdate      = "update"
 	opTypeDeprovision = "deprovision"
 
-	stateInProgress = "in progress"
-	stateSucceeded  = "succeeded"
-	stateFailed     = "failed"
+	stateInProgress = vault.OperationInProgress
+	stateSucceeded  = vault.OperationSucceeded
+	stateFailed     = vault.OperationFailed
 )
 
 // newOperation starts an operation of the given type. Its context id tags

@@ -14,9 +14,6 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// deploymentName is the BOSH deployment of an instance: {planID}-{instanceID}.
-func deploymentName(planID, instanceID string) string { return planID + "-" + instanceID }
-
 // instanceRequest is what a provision asks for.
 type instanceRequest struct {
 	id           string
@@ -48,7 +45,7 @@ func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDet
 		return none, badRequest("%v", err)
 	}
 	req := instanceRequest{id: id, svc: svc, plan: plan, org: d.OrganizationGUID, space: d.SpaceGUID,
-		params: params, deployedName: deploymentName(plan.ID, id)}
+		params: params, deployedName: vault.DeploymentName(plan.ID, id)}
 	unlock := b.locks.lock(id)
 	defer unlock()
 	cur, err := b.opts.Store.Record(ctx, id)

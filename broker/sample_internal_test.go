@@ -6,6 +6,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 var _ = Describe("the sample catalog, rendered by the broker", func() {
@@ -17,7 +18,7 @@ var _ = Describe("the sample catalog, rendered by the broker", func() {
 		for _, s := range c.Services {
 			for _, p := range s.Plans {
 				const id = "6c1e4c5e-5d5a-4f6e-9a43-0d2f1b7e8c11"
-				md := catalog.ManifestData{DeploymentName: deploymentName(p.ID, id), InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
+				md := catalog.ManifestData{DeploymentName: vault.DeploymentName(p.ID, id), InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
 					Params: map[string]any{}, Secrets: secrets}
 				out, err := renderManifest(p.Manifest, md, p.MergeParameters)
 				Expect(err).NotTo(HaveOccurred(), p.ID)

@@ -67,7 +67,7 @@ func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDeta
 	}
 	return instanceRequest{
 		id: id, svc: svc, plan: plan, org: rec.OrganizationGUID, space: rec.SpaceGUID,
-		params: merged, deployedName: deploymentOf(id, rec),
+		params: merged, deployedName: rec.Deployment(id),
 	}, nil
 }
 

@@ -110,7 +110,7 @@ func (r *run) queueIndex(p *pending) {
 			r.plan.orphan(PlanOrphan{InstanceID: p.id, Deployment: p.w.deployment}, false)
 		}
 	case e&effectOrphaned != 0:
-		r.plan.orphan(PlanOrphan{InstanceID: p.id, Deployment: deploymentOf(p.id, r.index[p.id])}, true)
+		r.plan.orphan(PlanOrphan{InstanceID: p.id, Deployment: r.index[p.id].Deployment(p.id)}, true)
 	}
 }
 

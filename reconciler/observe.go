@@ -91,7 +91,7 @@ func (r *run) instanceBusy(name, id string) bool {
 
 // operationInProgress says whether the broker's operation on rec is in progress.
 func operationInProgress(rec *vault.Record) bool {
-	return rec != nil && rec.LastOperation != nil && rec.LastOperation.State == opInProgress
+	return rec.OperationInProgress()
 }
 
 // fetched asks the scanner (with retries) and records a failure; a

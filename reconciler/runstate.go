@@ -154,10 +154,10 @@ func (r *run) orphanList() []Orphan {
 		e := r.flagged[id]
 		switch {
 		case e&effectOrphaned != 0:
-			out = append(out, Orphan{InstanceID: id, Deployment: deploymentOf(id, rec), OrphanedAt: r.start.UTC().Truncate(time.Second)})
+			out = append(out, Orphan{InstanceID: id, Deployment: rec.Deployment(id), OrphanedAt: r.start.UTC().Truncate(time.Second)})
 		case rec.Orphaned && e&effectUnorphaned == 0:
 			at, _ := time.Parse(time.RFC3339, rec.OrphanedAt)
-			out = append(out, Orphan{InstanceID: id, Deployment: deploymentOf(id, rec), OrphanedAt: at})
+			out = append(out, Orphan{InstanceID: id, Deployment: rec.Deployment(id), OrphanedAt: at})
 		}
 	}
 	slices.SortFunc(out, func(a, b Orphan) int { return cmp.Compare(a.InstanceID, b.InstanceID) })

@@ -10,9 +10,6 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// opInProgress is the state of a broker operation still running.
-const opInProgress = "in progress"
-
 // inFlightStates are the task states of a provision or deprovision still running.
 var inFlightStates = []string{bosh.TaskQueued, bosh.TaskProcessing, bosh.TaskCancelling}
 
@@ -79,7 +76,7 @@ func (r *run) orphans(ctx context.Context, listed []bosh.Deployment) {
 	}
 	var candidates []string
 	for id, rec := range r.index {
-		if !r.isClaimed(id) && !rec.Orphaned && !names[deploymentOf(id, rec)] && r.mayOrphan(rec) {
+		if !r.isClaimed(id) && !rec.Orphaned && !names[rec.Deployment(id)] && r.mayOrphan(rec) {
 			candidates = append(candidates, id)
 		}
 	}
@@ -93,7 +90,7 @@ func (r *run) orphans(ctx context.Context, listed []bosh.Deployment) {
 	}
 	slices.Sort(candidates)
 	for _, id := range candidates {
-		if name := deploymentOf(id, r.index[id]); busy[name] {
+		if name := r.index[id].Deployment(id); busy[name] {
 			r.log.Debug("orphan candidate has a task in flight", "instance", id, "deployment", name)
 			continue
 		}
@@ -147,16 +144,4 @@ func (r *run) orphanChange(id string) *pending {
 		return cur, nil
 	}
 	return p
-}
-
-// deploymentOf is the deployment an index entry names, or the name the
-// broker gives deployments: {planID}-{instanceID}.
-func deploymentOf(id string, rec *vault.Record) string {
-	if rec == nil {
-		return ""
-	}
-	if rec.DeploymentName != "" {
-		return rec.DeploymentName
-	}
-	return rec.PlanID + "-" + id
 }

@@ -34,10 +34,39 @@ type Record struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
+// The states of an Operation.
+const (
+	OperationInProgress = "in progress"
+	OperationSucceeded  = "succeeded"
+	OperationFailed     = "failed"
+)
+
+// DeploymentName is the name the broker gives an instance's BOSH
+// deployment: {planID}-{instanceID}.
+func DeploymentName(planID, instanceID string) string { return planID + "-" + instanceID }
+
+// Deployment is the BOSH deployment the record of instance id names: its
+// deployment_name, else DeploymentName of its plan; "" for a nil record.
+func (r *Record) Deployment(id string) string {
+	if r == nil {
+		return ""
+	}
+	if r.DeploymentName != "" {
+		return r.DeploymentName
+	}
+	return DeploymentName(r.PlanID, id)
+}
+
+// OperationInProgress says whether the record's last broker operation is
+// still running; false for a nil record.
+func (r *Record) OperationInProgress() bool {
+	return r != nil && r.LastOperation != nil && r.LastOperation.State == OperationInProgress
+}
+
 // Operation is the broker's last asynchronous operation on an instance.
 type Operation struct {
 	Type        string `json:"type"`  // "provision", "update" or "deprovision"
-	State       string `json:"state"` // "in progress", "succeeded" or "failed"
+	State       string `json:"state"` // OperationInProgress, OperationSucceeded or OperationFailed
 	TaskID      int    `json:"task_id,omitempty"`
 	Description string `json:"description,omitempty"`
 	StartedAt   string `json:"started_at,omitempty"` // RFC 3339
