@@ -35,12 +35,9 @@ var (
 
 // The real parts the reconciler is wired with.
 var (
-	_ reconciler.Director        = (*bosh.Client)(nil)
-	_ reconciler.Tasks           = (*bosh.Client)(nil)
-	_ reconciler.Store           = (*vault.Store)(nil)
-	_ reconciler.BackupReader    = (*vault.Store)(nil)
-	_ reconciler.InstanceLister  = (*vault.Store)(nil)
-	_ reconciler.ManifestCreator = (*vault.Store)(nil)
+	_ reconciler.Director = (*bosh.Client)(nil)
+	_ reconciler.Tasks    = (*bosh.Client)(nil)
+	_ reconciler.Store    = (*vault.Store)(nil)
 )
 
 var _ = BeforeSuite(func() {

@@ -45,15 +45,26 @@ type Manifests interface {
 	Manifest(ctx context.Context, id string) (string, bool, error)
 	// PutManifest writes an instance's manifest.
 	PutManifest(ctx context.Context, id, text string) error
+	// CreateManifest writes a manifest where there is none (a cold run's
+	// write, without the read that keeps a document's other keys);
+	// vault.ErrConflict when there is one.
+	CreateManifest(ctx context.Context, id, text string) error
+	// Instances lists the instance ids that have documents under the mount
+	// (metadata, manifest), so that a cold run reads nothing for the others.
+	Instances(ctx context.Context) (map[string]bool, error)
 }
 
-// Backups backs an instance up before a change; *vault.Store has it.
+// Backups backs an instance up before a change, and reads the record of its
+// newest backup when its index entry is lost; *vault.Store has it.
 type Backups interface {
 	// Backup snapshots an instance's records; "" when backups are off.
 	Backup(ctx context.Context, id string) (string, error)
+	// LatestBackupRecord is the record kept in the newest backup, nil when none.
+	LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
 }
 
-// Store is every Vault operation the reconciler uses; *vault.Store has it.
+// Store is every Vault operation the reconciler uses; *vault.Store has it,
+// as the wiring point (cmd/blacksmith) checks.
 type Store interface {
 	Index
 	Metadata

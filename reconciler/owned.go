@@ -5,13 +5,6 @@ import (
 	"sync"
 )
 
-// InstanceLister is optionally implemented by the Store (*vault.Store does):
-// the ids that have documents of their own, in one request.
-type InstanceLister interface {
-	// Instances returns the ids with a manifest, metadata, backups or secrets.
-	Instances(ctx context.Context) (map[string]bool, error)
-}
-
 // ownedDocs answers, for an instance the index does not hold, whether Vault
 // may hold its metadata or manifest. The first question of a run lists the
 // store once; a cold run then reads nothing for instances Vault never saw,
@@ -24,11 +17,7 @@ type ownedDocs struct {
 // mayHave is false only when the listing worked and does not name id.
 func (o *ownedDocs) mayHave(ctx context.Context, r *run, id string) bool {
 	o.once.Do(func() {
-		lister, ok := r.m.opts.Store.(InstanceLister)
-		if !ok {
-			return
-		}
-		ids, err := lister.Instances(ctx)
+		ids, err := r.m.opts.Store.Instances(ctx)
 		if err != nil {
 			r.log.Warn("listing instances failed; reading each instance's records", "error", err)
 			return

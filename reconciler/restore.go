@@ -3,7 +3,7 @@ package reconciler
 import (
 	"cmp"
 	"context"
-	"encoding/json"
+	"errors"
 
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -27,40 +27,14 @@ func (r *run) newRecord(w *desired) *vault.Record {
 	return next
 }
 
-// BackupReader is optionally implemented by the Store (*vault.Store does):
-// when an index entry is lost but the instance's metadata is still there,
-// the updater takes the broker's fields (organization, space, parameters,
-// creation time) from the instance's newest backup.
-type BackupReader interface {
-	// Backups lists an instance's backup ids, newest first.
-	Backups(ctx context.Context, id string) ([]string, error)
-	// Secret reads a document under the mount.
-	Secret(ctx context.Context, path string) (map[string]any, bool, error)
-}
-
 // brokerFields returns the index record kept in the instance's newest
-// backup, or nil when there is none (or the store cannot tell).
+// backup, or nil when there is none. An unreadable one is logged and
+// skipped: the manifest's broker fields are used instead.
 func (r *run) brokerFields(ctx context.Context, id string) (*vault.Record, error) {
-	br, ok := r.m.opts.Store.(BackupReader)
-	if !ok {
+	rec, backup, err := r.m.opts.Store.LatestBackupRecord(ctx, id)
+	if errors.Is(err, vault.ErrCorrupt) {
+		r.log.Warn("backup record unreadable, broker fields not restored", "instance", id, "backup", backup, "error", err)
 		return nil, nil
 	}
-	ids, err := br.Backups(ctx, id)
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	doc, found, err := br.Secret(ctx, id+"/"+r.m.cfg.Backup.Path+"/"+ids[0])
-	if err != nil || !found || doc["record"] == nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(doc["record"])
-	if err != nil {
-		return nil, err
-	}
-	var rec vault.Record
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		r.log.Warn("backup record unreadable, broker fields not restored", "instance", id, "backup", ids[0], "error", err)
-		return nil, nil
-	}
-	return &rec, nil
+	return rec, err
 }

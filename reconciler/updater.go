@@ -190,18 +190,11 @@ func (r *run) planRecords(w *desired, e effect) {
 	r.plan.add(item, e&effectCreated != 0, w.changes.backup && r.m.cfg.Backup.Enabled)
 }
 
-// ManifestCreator is optionally implemented by the Store (*vault.Store does):
-// it writes a manifest that is absent without reading first.
-type ManifestCreator interface {
-	// CreateManifest writes a manifest where there is none; vault.ErrConflict when there is one.
-	CreateManifest(ctx context.Context, id, text string) error
-}
-
 // putManifest writes an instance's manifest; one that Vault did not hold is
 // created without the read that keeps a document's other keys.
 func (r *run) putManifest(ctx context.Context, id, text string, had bool) error {
-	if mc, ok := r.m.opts.Store.(ManifestCreator); ok && !had {
-		err := mc.CreateManifest(ctx, id, text)
+	if !had {
+		err := r.m.opts.Store.CreateManifest(ctx, id, text)
 		if !errors.Is(err, vault.ErrConflict) {
 			return err
 		}

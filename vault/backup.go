@@ -175,3 +175,29 @@ func (s *Store) Backups(ctx context.Context, id string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// LatestBackupRecord returns the index record kept in id's newest backup
+// and that backup's id: nil when id has no backup or its newest holds no
+// record (backup id "" when there is none). A record that is not an object
+// is ErrCorrupt, naming the backup; fields of an unexpected type are kept
+// raw, as Index keeps them.
+func (s *Store) LatestBackupRecord(ctx context.Context, id string) (*Record, string, error) {
+	ids, err := s.Backups(ctx, id)
+	if err != nil || len(ids) == 0 {
+		return nil, "", err
+	}
+	p := s.backupPath(id, ids[0])
+	doc, err := s.kv.read(ctx, p)
+	if err != nil || !doc.Exists {
+		return nil, ids[0], err
+	}
+	raw, ok := doc.Data["record"]
+	if !ok || string(raw) == "null" {
+		return nil, ids[0], nil
+	}
+	rec, problems := decodeRecord(s.kv.display(p), id, raw)
+	if rec == nil {
+		return nil, ids[0], fmt.Errorf("backup %s: its record: %w", s.kv.display(p), problems[0])
+	}
+	return rec, ids[0], nil
+}
