@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -125,7 +126,7 @@ func (r *run) flush(ctx context.Context, batch []*pending) {
 	}
 	written := map[string]effect{}
 	wctx := context.WithoutCancel(ctx)
-	err := retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("batch", len(batch)), func(context.Context) error {
+	err := retry.Do(ctx, r.retries(ctx), r.backoff(), r.logRetry("batch", len(batch)), func(context.Context) error {
 		res, err := r.m.opts.Store.Update(wctx, changes)
 		for _, id := range res.Changed {
 			written[id] = *batchEffect(batch, id)
@@ -133,7 +134,7 @@ func (r *run) flush(ctx context.Context, batch []*pending) {
 		r.count(func(s *Summary) { s.Writes += res.Writes })
 		r.m.metrics.writes.WithLabelValues(kindIndex).Add(float64(res.Writes))
 		if errors.Is(err, vault.ErrCorrupt) || errors.Is(err, vault.ErrInvalid) {
-			return terminal(err)
+			return retry.Terminal(err)
 		}
 		return err
 	})

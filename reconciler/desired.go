@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -91,7 +92,7 @@ func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
 func (w *desired) load(m *matcher) error {
 	info, err := recordInfo(w.manifest, w.scan.info)
 	if err != nil {
-		return terminal(err)
+		return retry.Terminal(err)
 	}
 	w.stemcells = nil
 	for _, st := range info.Stemcells {

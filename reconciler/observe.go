@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -139,7 +140,7 @@ func (r *run) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) (Matc
 // fetch asks the scanner, with retries.
 func (r *run) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, error) {
 	var sc *scanned
-	err := retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("deployment", d.Name), func(ctx context.Context) (err error) {
+	err := retry.Do(ctx, r.retries(ctx), r.backoff(), r.logRetry("deployment", d.Name), func(ctx context.Context) (err error) {
 		sc, err = r.m.scanner.fetch(ctx, d, withVMs)
 		return err
 	})

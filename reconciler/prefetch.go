@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -76,7 +77,7 @@ func (r *run) readCurrent(ctx context.Context, id string) (current, error) {
 // markCorrupt makes a corrupt document terminal: retrying cannot mend it.
 func markCorrupt(err error) error {
 	if errors.Is(err, vault.ErrCorrupt) || errors.Is(err, vault.ErrInvalid) {
-		return terminal(err)
+		return retry.Terminal(err)
 	}
 	return err
 }

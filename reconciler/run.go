@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -102,13 +103,13 @@ func (r *run) scan(ctx context.Context) ([]bosh.Deployment, error) {
 	var idx *vault.Index
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return retry(gctx, r.retries(gctx), r.backoff(), r.logRetry("step", "listing deployments"), func(ctx context.Context) (err error) {
+		return retry.Do(gctx, r.retries(gctx), r.backoff(), r.logRetry("step", "listing deployments"), func(ctx context.Context) (err error) {
 			deps, err = r.m.opts.Director.Deployments(ctx)
 			return err
 		})
 	})
 	g.Go(func() error {
-		return retry(gctx, r.retries(gctx), r.backoff(), r.logRetry("step", "reading the index"), func(ctx context.Context) (err error) {
+		return retry.Do(gctx, r.retries(gctx), r.backoff(), r.logRetry("step", "reading the index"), func(ctx context.Context) (err error) {
 			idx, err = r.m.opts.Store.Index(ctx)
 			return err
 		})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // retries is Config.RetryAttempts, or none once ctx has ended.
@@ -20,14 +21,14 @@ func (r *run) retries(ctx context.Context) int {
 }
 
 // backoff starts at Config.RetryDelay.
-func (r *run) backoff() backoff {
-	return backoff{base: r.m.cfg.RetryDelay, limit: max(maxBackoff, r.m.cfg.RetryDelay)}
+func (r *run) backoff() retry.Backoff {
+	return retry.Backoff{Base: r.m.cfg.RetryDelay, Limit: max(maxBackoff, r.m.cfg.RetryDelay)}
 }
 
 // logRetry logs each retry of a step.
-func (r *run) logRetry(key string, value any) func(int, error) {
-	return func(attempt int, err error) {
-		r.log.Warn("reconciler step failed, retrying", key, value, "attempt", attempt, "error", err)
+func (r *run) logRetry(key string, value any) func(int, error, time.Duration) {
+	return func(attempt int, err error, wait time.Duration) {
+		r.log.Warn("reconciler step failed, retrying", key, value, "attempt", attempt, "retry_in", wait, "error", err)
 	}
 }
 

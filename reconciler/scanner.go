@@ -12,6 +12,7 @@ import (
 	"github.com/patrickmn/go-cache"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // scanned is what the scanner knows of one deployment: its manifest and,
@@ -120,7 +121,7 @@ func (s *scanner) fetchManifest(ctx context.Context, d bosh.Deployment, old, e *
 	text, err := s.director.Manifest(ctx, d.Name)
 	if err != nil {
 		if errors.Is(err, bosh.ErrDeploymentNotFound) {
-			return terminal(err)
+			return retry.Terminal(err)
 		}
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -116,7 +117,7 @@ func (r *run) busyDeployments(ctx context.Context) (map[string]bool, error) {
 		return busy, nil
 	}
 	var tasks []bosh.Task
-	err := retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("tasks", "in flight"), func(ctx context.Context) (err error) {
+	err := retry.Do(ctx, r.retries(ctx), r.backoff(), r.logRetry("tasks", "in flight"), func(ctx context.Context) (err error) {
 		tasks, err = r.m.opts.Tasks.Tasks(ctx, bosh.TaskQuery{States: inFlightStates})
 		return err
 	})

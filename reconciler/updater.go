@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -35,7 +36,7 @@ func (r *run) write(ctx context.Context, w *desired) {
 	id, cur := w.match.InstanceID, r.index[w.match.InstanceID]
 	err := w.load(r.m.matcher)
 	if err == nil && (r.opts.Force || cur == nil || cur.Fingerprint != w.fingerprint) { // else only the index record differs
-		err = retry(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", id),
+		err = retry.Do(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", id),
 			func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
 	}
 	if err != nil {

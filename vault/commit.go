@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // commitAll writes every plan that changes something, in parallel.
@@ -64,7 +65,7 @@ func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[str
 		if !errors.Is(err, ErrConflict) || attempt == maxAttempts {
 			return nil, writes, fmt.Errorf("shard %s not written (attempt %d): %w", s.kv.display(p.sh.path), attempt, err)
 		}
-		if err := pause(ctx, attempt); err != nil {
+		if err := retry.Sleep(ctx, conflictBackoff.Delay(attempt)); err != nil {
 			return nil, writes, err
 		}
 		sh, err := s.readShard(ctx, p.sh.num)
@@ -93,14 +94,6 @@ func (s *Store) writeShard(ctx context.Context, p *plan) error {
 	return s.kv.write(ctx, p.sh.path, encodeEntries(p.next), p.sh.version)
 }
 
-// pause waits a short, growing, jittered time before a retry.
-func pause(ctx context.Context, attempt int) error {
-	d := time.Duration(min(attempt, 25)) * time.Millisecond
-	d += time.Duration(rand.Int64N(int64(d)))
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
+// conflictBackoff is the wait before re-reading a shard after a
+// check-and-set conflict: short, growing, jittered.
+var conflictBackoff = retry.Backoff{Base: 2 * time.Millisecond, Limit: 25 * time.Millisecond}

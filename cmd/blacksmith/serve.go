@@ -14,6 +14,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -118,7 +119,7 @@ func (d *daemon) serveHTTP(ctx context.Context, srv *http.Server, ln net.Listene
 // run connects to Vault (retrying), opens the broker, waits for the
 // Director (retrying) and runs the reconciler until ctx ends.
 func (d *daemon) run(ctx context.Context) error {
-	store, err := retry(ctx, d.log, "vault", d.health.vault.set, func(ctx context.Context) (*vault.Store, error) {
+	store, err := connect(ctx, d.log, "vault", d.health.vault.set, func(ctx context.Context) (*vault.Store, error) {
 		return connectVault(ctx, d.cfg)
 	})
 	if err != nil {
@@ -135,7 +136,7 @@ func (d *daemon) run(ctx context.Context) error {
 	}
 	d.gate.open(b.Handler())
 	d.log.Info("broker ready", "services", len(d.catalog.Services), "vault_kv_version", store.KVVersion())
-	_, err = retry(ctx, d.log, "bosh director", func(error) {}, func(ctx context.Context) (struct{}, error) {
+	_, err = connect(ctx, d.log, "bosh director", func(error) {}, func(ctx context.Context) (struct{}, error) {
 		_, err := d.director.Info(ctx)
 		return struct{}{}, err
 	})
@@ -145,29 +146,31 @@ func (d *daemon) run(ctx context.Context) error {
 	return m.Start(ctx)
 }
 
-// retry calls f until it succeeds or ctx ends, waiting twice as long after
-// each failure (firstRetry up to maxRetry) and logging it; report is told
-// the outcome of every attempt. The error is ctx's.
-func retry[T any](ctx context.Context, log *slog.Logger, what string, report func(error), f func(context.Context) (T, error)) (T, error) {
-	wait := firstRetry
-	for attempt := 1; ; attempt++ {
-		v, err := f(ctx)
-		report(err)
-		if err == nil {
-			if attempt > 1 {
-				log.Info("connected", "to", what, "attempts", attempt)
-			}
-			return v, nil
-		}
-		log.Warn("cannot connect yet; retrying", "to", what, "attempt", attempt, "retry_in", wait, "error", err)
-		select {
-		case <-ctx.Done():
-			var zero T
-			return zero, ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, maxRetry)
+// connect calls f until it succeeds or ctx ends, waiting longer after each
+// failure (firstRetry up to maxRetry, jittered) and logging it; report is
+// told the outcome of every attempt. The error is ctx's.
+func connect[T any](ctx context.Context, log *slog.Logger, what string, report func(error), f func(context.Context) (T, error)) (T, error) {
+	var v T
+	attempts := 0
+	err := retry.Do(ctx, -1, retry.Backoff{Base: firstRetry, Limit: maxRetry},
+		func(attempt int, err error, wait time.Duration) {
+			log.Warn("cannot connect yet; retrying", "to", what, "attempt", attempt, "retry_in", wait, "error", err)
+		},
+		func(ctx context.Context) error {
+			attempts++
+			var err error
+			v, err = f(ctx)
+			report(err)
+			return err
+		})
+	if err != nil {
+		var zero T
+		return zero, ctx.Err()
 	}
+	if attempts > 1 {
+		log.Info("connected", "to", what, "attempts", attempts)
+	}
+	return v, nil
 }
 
 // gate answers /v2/* and /b/* with 503 (behind the broker's credentials)

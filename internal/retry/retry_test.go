@@ -1,4 +1,4 @@
-package reconciler
+package retry_test
 
 import (
 	"context"
@@ -7,13 +7,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
-var _ = Describe("backoff", func() {
+var _ = Describe("retry", func() {
 	DescribeTable("doubles from the base, capped, with jitter between half and all",
 		func(attempt int, r float64, want time.Duration) {
-			b := backoff{base: time.Second, limit: 10 * time.Second, rand: func() float64 { return r }}
-			Expect(b.delay(attempt)).To(Equal(want))
+			b := retry.Backoff{Base: time.Second, Limit: 10 * time.Second, Rand: func() float64 { return r }}
+			Expect(b.Delay(attempt)).To(Equal(want))
 		},
 		Entry("first retry, no jitter drawn", 1, 0.0, 500*time.Millisecond),
 		Entry("first retry, most jitter", 1, 0.999, 999500*time.Microsecond),
@@ -25,7 +27,7 @@ var _ = Describe("backoff", func() {
 
 	It("retries until success, waiting longer each time", func() {
 		var at []time.Time
-		err := retry(context.Background(), 3, backoff{base: 20 * time.Millisecond, limit: time.Second}, nil,
+		err := retry.Do(context.Background(), 3, retry.Backoff{Base: 20 * time.Millisecond, Limit: time.Second}, nil,
 			func(context.Context) error {
 				at = append(at, time.Now())
 				if len(at) < 4 {
@@ -41,7 +43,7 @@ var _ = Describe("backoff", func() {
 
 	It("gives up after the retries and returns the last error", func() {
 		calls := 0
-		err := retry(context.Background(), 2, backoff{base: time.Millisecond, limit: time.Millisecond}, nil,
+		err := retry.Do(context.Background(), 2, retry.Backoff{Base: time.Millisecond, Limit: time.Millisecond}, nil,
 			func(context.Context) error { calls++; return errors.New("still down") })
 		Expect(err).To(MatchError("still down"))
 		Expect(calls).To(Equal(3))
@@ -49,8 +51,8 @@ var _ = Describe("backoff", func() {
 
 	It("does not retry a terminal error", func() {
 		calls := 0
-		err := retry(context.Background(), 5, backoff{base: time.Millisecond, limit: time.Millisecond}, nil,
-			func(context.Context) error { calls++; return terminal(errors.New("gone")) })
+		err := retry.Do(context.Background(), 5, retry.Backoff{Base: time.Millisecond, Limit: time.Millisecond}, nil,
+			func(context.Context) error { calls++; return retry.Terminal(errors.New("gone")) })
 		Expect(err).To(MatchError("gone"))
 		Expect(calls).To(Equal(1))
 	})
@@ -58,9 +60,23 @@ var _ = Describe("backoff", func() {
 	It("stops waiting when the context ends", func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		calls := 0
-		err := retry(ctx, 5, backoff{base: time.Hour, limit: time.Hour}, func(int, error) { cancel() },
+		err := retry.Do(ctx, 5, retry.Backoff{Base: time.Hour, Limit: time.Hour}, func(int, error, time.Duration) { cancel() },
 			func(context.Context) error { calls++; return errors.New("down") })
 		Expect(err).To(MatchError(context.Canceled))
 		Expect(calls).To(Equal(1))
+	})
+
+	It("retries until it succeeds when retries is negative", func() {
+		calls := 0
+		err := retry.Do(context.Background(), -1, retry.Backoff{Base: time.Millisecond, Limit: time.Millisecond}, nil,
+			func(context.Context) error {
+				calls++
+				if calls < 7 {
+					return errors.New("not yet")
+				}
+				return nil
+			})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(calls).To(Equal(7))
 	})
 })
