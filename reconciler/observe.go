@@ -48,6 +48,12 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 	if byName {
 		pf = r.prefetch(ctx, early.InstanceID)
 	}
+	handed := false
+	defer func() {
+		if !handed { // skipped: nobody will read what it fetched
+			pf.stop()
+		}
+	}()
 	sc, ok := r.fetched(ctx, d, byName)
 	if !ok {
 		return nil, false
@@ -66,7 +72,7 @@ func (r *run) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) 
 	}
 	r.count(func(s *Summary) { s.Matched++ })
 	w := newDesired(d, sc, mt)
-	w.prefetched = pf
+	w.prefetched, handed = pf, true
 	return w, true
 }
 

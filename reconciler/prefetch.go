@@ -12,11 +12,23 @@ import (
 )
 
 // prefetch is a read of an instance's metadata and manifest started beside
-// the Director fetch.
+// the Director fetch. Its goroutine is the run's (run.reads): whoever
+// drops a prefetch unused stops it.
 type prefetch struct {
-	done chan struct{}
-	have current
-	err  error
+	done   chan struct{}
+	cancel context.CancelFunc
+	have   current
+	err    error
+}
+
+// stop cancels a prefetch whose read nobody will use and waits for it; a
+// nil prefetch is fine.
+func (p *prefetch) stop() {
+	if p == nil {
+		return
+	}
+	p.cancel()
+	<-p.done
 }
 
 // prefetch starts reading the records of an instance that the index does
@@ -29,11 +41,16 @@ func (r *run) prefetch(ctx context.Context, id string) *prefetch {
 	if r.index[id] != nil {
 		return nil
 	}
-	p := &prefetch{done: make(chan struct{})}
+	rctx, cancel := context.WithCancel(ctx)
+	p := &prefetch{done: make(chan struct{}), cancel: cancel}
+	r.reads.Add(1)
 	go func() {
+		defer r.reads.Done()
 		defer close(p.done)
+		// The run's one listing takes the run's context: stopping this read
+		// must not cancel it for every other instance.
 		if r.owned.mayHave(ctx, r, id) { // else nothing to read: the instance is new to Vault
-			p.have, p.err = r.readCurrent(ctx, id)
+			p.have, p.err = r.readCurrent(rctx, id)
 		}
 	}()
 	return p
@@ -46,10 +63,12 @@ func (r *run) current(ctx context.Context, w *desired) (current, error) {
 		w.prefetched = nil // a retry reads again
 		select {
 		case <-p.done:
+			p.cancel()
 			if p.err == nil {
 				return p.have, nil
 			}
 		case <-ctx.Done():
+			p.stop()
 			return current{}, ctx.Err()
 		}
 	}

@@ -32,6 +32,7 @@ type run struct {
 	owned ownedDocs                // which instances have documents of their own (cold runs)
 	plan  *planner                 // dry run only
 	batch *batcher                 // nil in a dry run
+	reads sync.WaitGroup           // prefetch goroutines, waited for before the run ends
 
 	phase       atomic.Value // string
 	done, total atomic.Int64
@@ -86,6 +87,7 @@ func (r *run) do(ctx context.Context) error {
 	r.startBatcher(ctx)
 	r.phase.Store(PhaseUpdating)
 	r.pipeline(ctx, deps)
+	r.reads.Wait()
 	if ctx.Err() == nil {
 		r.phase.Store(PhaseOrphans)
 		r.orphans(ctx, deps)
