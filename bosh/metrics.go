@@ -1,10 +1,11 @@
 package bosh
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/metrics"
 )
 
 // Route templates used as the endpoint label: never a deployment name or a task id.
@@ -56,26 +57,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Director tasks created by deploy and delete requests.",
 		}, []string{"director"}),
 	}
-	if reg != nil {
-		m.requests = register(reg, m.requests)
-		m.tasksCreated = register(reg, m.tasksCreated)
-	}
+	m.requests = metrics.MustRegister(reg, m.requests)
+	m.tasksCreated = metrics.MustRegister(reg, m.tasksCreated)
 	return m
-}
-
-// register registers c on reg, or returns the collector already registered.
-func register(reg prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
-	err := reg.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-			return existing
-		}
-	}
-	if err != nil {
-		panic(err) // a programming error, as with MustRegister
-	}
-	return c
 }
 
 // init starts every series of a director at 0.
