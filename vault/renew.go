@@ -1,7 +1,6 @@
 package vault
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"sync"
@@ -11,21 +10,23 @@ import (
 	"github.com/hashicorp/vault/api"
 )
 
-// renewer renews a renewable token when two thirds of its TTL have passed,
-// until stopped or until the token cannot be renewed any more.
+// renewer keeps a renewable token alive with vault/api's LifetimeWatcher
+// (which renews at about two thirds of the lease and, told to ignore
+// errors, retries with backoff until the lease runs out), and counts the
+// renewals.
 type renewer struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	count  atomic.Uint64
-	once   sync.Once
+	w       *api.LifetimeWatcher // nil: nothing to renew
+	done    chan struct{}        // closed when the watch ends
+	count   atomic.Uint64
+	stopped atomic.Bool
+	once    sync.Once
 }
 
 // startRenewer starts renewing the token described by lookup (the answer of
 // auth/token/lookup-self) if it is renewable and expires; otherwise it
 // returns a renewer that does nothing.
 func startRenewer(client *api.Client, lookup *api.Secret, log *slog.Logger) *renewer {
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &renewer{cancel: cancel, done: make(chan struct{})}
+	r := &renewer{done: make(chan struct{})}
 	ttl := secondsField(lookup, "ttl")
 	renewable, _ := lookup.Data["renewable"].(bool)
 	if !renewable || ttl <= 0 {
@@ -39,50 +40,53 @@ func startRenewer(client *api.Client, lookup *api.Secret, log *slog.Logger) *ren
 	if increment <= 0 {
 		increment = ttl
 	}
-	go r.run(ctx, client, ttl, increment, log)
+	w, err := client.NewLifetimeWatcher(&api.LifetimeWatcherInput{
+		Secret: &api.Secret{Auth: &api.SecretAuth{
+			ClientToken: client.Token(), Renewable: true, LeaseDuration: int(ttl / time.Second),
+		}},
+		Increment:     int(increment / time.Second),
+		RenewBehavior: api.RenewBehaviorIgnoreErrors,
+	})
+	if err != nil {
+		log.Error("cannot renew the vault token: requests will fail once it expires", "error", err, "expires_in", ttl)
+		close(r.done)
+		return r
+	}
+	r.w = w
+	go w.Start() // ends once the watcher sends on DoneCh, which watch reads
+	go r.watch(log)
 	return r
 }
 
-// run renews the token, asking each time for increment (the TTL the token
-// was created with).
-func (r *renewer) run(ctx context.Context, client *api.Client, ttl, increment time.Duration, log *slog.Logger) {
+// watch counts renewals until the watcher ends, and says why it ended
+// unless it was stopped.
+func (r *renewer) watch(log *slog.Logger) {
 	defer close(r.done)
-	expires := time.Now().Add(ttl)
-	wait := ttl * 2 / 3
 	for {
 		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		sec, err := client.Auth().Token().RenewSelfWithContext(ctx, int(increment/time.Second))
-		if err != nil || sec == nil || sec.Auth == nil {
-			left := time.Until(expires)
-			if ctx.Err() != nil {
-				return
+		case err := <-r.w.DoneCh():
+			switch {
+			case r.stopped.Load():
+			case err != nil:
+				log.Error("vault token renewal failed; requests will fail once it expires", "error", err)
+			default:
+				log.Warn("vault token can no longer be renewed (its max TTL is near); requests will fail once it expires")
 			}
-			if left <= 0 {
-				log.Error("vault token expired, renewal failed", "error", err)
-				return
-			}
-			log.Warn("renewing the vault token failed, retrying", "error", err, "expires_in", left)
-			wait = max(left/3, 200*time.Millisecond)
-			continue
-		}
-		r.count.Add(1)
-		ttl = time.Duration(sec.Auth.LeaseDuration) * time.Second
-		if !sec.Auth.Renewable || ttl <= 0 {
-			log.Warn("vault token can no longer be renewed", "ttl", ttl)
 			return
+		case <-r.w.RenewCh():
+			r.count.Add(1)
 		}
-		expires = time.Now().Add(ttl)
-		wait = ttl * 2 / 3
 	}
 }
 
 // stop ends the renewal and waits for it. Safe to call more than once.
 func (r *renewer) stop() {
-	r.once.Do(r.cancel)
+	r.once.Do(func() {
+		r.stopped.Store(true)
+		if r.w != nil {
+			r.w.Stop()
+		}
+	})
 	<-r.done
 }
 
