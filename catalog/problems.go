@@ -2,7 +2,8 @@ package catalog
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/problems"
 )
 
 // Problem is one thing wrong with a catalog directory.
@@ -26,31 +27,18 @@ func (p Problem) String() string {
 	return p.File + ": " + p.Field + ": " + p.Message
 }
 
-// Problems is the error Load returns: every problem found.
-type Problems struct {
-	// List holds the problems; never empty in an error returned by Load.
-	List []Problem
-}
+// Unwrap returns the underlying error, or nil.
+func (p Problem) Unwrap() error { return p.Err }
+
+// Problems is the error Load returns: every problem found. Its List field
+// holds the problems; never empty in an error returned by Load.
+type Problems problems.List[Problem]
 
 // Error lists every problem, one per line.
-func (p *Problems) Error() string {
-	lines := make([]string, len(p.List))
-	for i, pr := range p.List {
-		lines[i] = pr.String()
-	}
-	return strings.Join(lines, "\n")
-}
+func (p *Problems) Error() string { return (*problems.List[Problem])(p).Error() }
 
 // Unwrap returns the underlying errors.
-func (p *Problems) Unwrap() []error {
-	var errs []error
-	for _, pr := range p.List {
-		if pr.Err != nil {
-			errs = append(errs, pr.Err)
-		}
-	}
-	return errs
-}
+func (p *Problems) Unwrap() []error { return (*problems.List[Problem])(p).Unwrap() }
 
 func (p *Problems) add(file, field, format string, args ...any) {
 	p.List = append(p.List, Problem{File: file, Field: field, Message: fmt.Sprintf(format, args...)})

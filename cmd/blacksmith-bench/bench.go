@@ -12,7 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/internal/vaultserver"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -23,7 +23,7 @@ type bench struct {
 	log    *slog.Logger
 	tmp    string
 	simBin string
-	vault  *testvault.Server
+	vault  *vaultserver.Server
 }
 
 func newBench(ctx context.Context, f flags, log *slog.Logger) (*bench, error) {
@@ -36,7 +36,7 @@ func newBench(ctx context.Context, f flags, log *slog.Logger) (*bench, error) {
 		b.close()
 		return nil, err
 	}
-	if b.vault, err = testvault.Start(testvault.Options{}); err != nil {
+	if b.vault, err = vaultserver.Start(ctx, vaultserver.Options{}); err != nil {
 		b.close()
 		return nil, fmt.Errorf("starting a real Vault: %w", err)
 	}

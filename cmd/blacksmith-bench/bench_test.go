@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/internal/vaultserver"
 )
 
 var _ = Describe("judging a run", func() {
@@ -42,7 +43,7 @@ var _ = Describe("judging a run", func() {
 
 var _ = Describe("the bench", func() {
 	BeforeEach(func() {
-		if _, err := testvault.Binary(); errors.Is(err, testvault.ErrNoBinary) && !testvault.InCI() {
+		if _, err := vaultserver.Binary(); errors.Is(err, vaultserver.ErrNoBinary) && !testvault.InCI() {
 			Skip("no Vault binary (run `make vault`): " + err.Error())
 		}
 	})
