@@ -63,9 +63,8 @@ type Options struct {
 	DirectorReader DirectorReader
 	// Store keeps the records, manifests and secrets. Required.
 	Store Store
-	// Reconciler serves /b/reconcile. Default nil: /b/reconcile answers 503.
-	Reconciler Reconciler
-	// Username and Password guard /v2/* and /b/*. Required.
+	// Username and Password guard /v2/* (the daemon puts the operator's
+	// /b/reconcile behind them too). Required.
 	Username, Password string
 	// LostTaskGrace is how long an operation whose BOSH task id was never
 	// recorded (the Director refused or could not be reached, or the daemon
@@ -84,8 +83,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Broker implements the Open Service Broker API (domain.ServiceBroker) and
-// the operator's /b/ endpoints. It is safe for concurrent use.
+// Broker implements the Open Service Broker API (domain.ServiceBroker). It
+// is safe for concurrent use.
 type Broker struct {
 	opts  Options
 	log   *slog.Logger

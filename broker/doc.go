@@ -1,9 +1,10 @@
 // Package broker serves the Open Service Broker API (through brokerapi/v11)
 // for the services and plans of the catalog, on top of the BOSH Director
 // (deployments and tasks) and Vault (the broker's records, manifests and
-// secrets). It also serves the operator's endpoints under /b/ (forcing and
-// watching reconciler runs) and offers the /metrics and /healthz handlers
-// the daemon mounts next to them.
+// secrets). It serves /v2/* only: the operator's endpoints (/b/reconcile,
+// /metrics, /healthz) are package operator's. The daemon mounts
+// /b/reconcile next to Handler, behind the same credentials and counted in
+// the same request metrics (Broker.Observe).
 //
 // Every operation keeps what the platform user is told (the OSB description)
 // apart from what the operator's log gets (the error chain): a failure is

@@ -9,22 +9,23 @@ import (
 	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11"
+
+	"github.com/blacksmith-reconciler/blacksmith/basicauth"
 )
 
-// Handler serves the Open Service Broker API under /v2/ and the operator's
-// endpoints under /b/, both behind the broker's basic-auth credentials
-// (401 otherwise). Every answer is counted in the broker's metrics.
+// Handler serves the Open Service Broker API under /v2/ behind the broker's
+// basic-auth credentials (401 otherwise); any other path gets 404. Every
+// answer is counted in the broker's metrics (see Observe).
 func (b *Broker) Handler() http.Handler {
 	// brokerapi's own log would repeat each error (with the request's
 	// parameters); the broker logs what the operator needs itself.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mux := http.NewServeMux()
 	mux.Handle("/v2/", guard(b.opts.Limits, brokerapi.NewWithOptions(b, quiet)))
-	mux.Handle("/b/reconcile", reconcileHandler{rec: b.opts.Reconciler, log: b.log})
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody{Description: "no such endpoint"})
 	}))
-	return b.observe(BasicAuth(b.opts.Username, b.opts.Password, mux))
+	return b.Observe(basicauth.Require(b.opts.Username, b.opts.Password, mux))
 }
 
 // errorBody is the JSON body of an error answer, shaped like OSB's.
@@ -42,8 +43,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-// observe counts and logs every answer by operation and status code.
-func (b *Broker) observe(next http.Handler) http.Handler {
+// Observe counts every answer of next in the broker's request metrics and
+// logs it, by operation (named from the route) and status code. Handler
+// uses it; the daemon wraps the operator's /b/reconcile in it too, whose
+// requests count as operations "reconcile" (POST) and "reconcile_status"
+// (GET), next to the OSB ones.
+func (b *Broker) Observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
@@ -84,7 +89,7 @@ func operationOf(method, path string) string {
 	switch {
 	case len(parts) == 2 && parts[0] == "v2" && parts[1] == "catalog":
 		return opCatalog
-	case len(parts) == 2 && parts[0] == "b" && parts[1] == "reconcile":
+	case len(parts) == 2 && parts[0] == "b" && parts[1] == "reconcile": // the operator's, behind Observe
 		if method == http.MethodGet {
 			return opStatus
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,6 +84,46 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 
 		code, _ = d.do(http.MethodPost, "/b/reconcile?wait=soon", brokerUser, brokerPass)
 		Expect(code).To(Equal(http.StatusBadRequest))
+	})
+
+	It("counts /b/reconcile in the broker's request metrics, as operations reconcile and reconcile_status", func() {
+		want := map[string]float64{
+			`blacksmith_broker_requests_total{code="200",operation="reconcile_status"}`:      1,
+			`blacksmith_broker_requests_total{code="202",operation="reconcile"}`:             1,
+			`blacksmith_broker_requests_total{code="400",operation="reconcile"}`:             1,
+			`blacksmith_broker_requests_total{code="401",operation="reconcile"}`:             1,
+			`blacksmith_broker_request_duration_seconds_count{operation="reconcile"}`:        3,
+			`blacksmith_broker_request_duration_seconds_count{operation="reconcile_status"}`: 1,
+		}
+		// scrape reads the value of each series of want (0 when absent).
+		scrape := func() map[string]float64 {
+			GinkgoHelper()
+			code, body := d.get("/metrics", "", "")
+			Expect(code).To(Equal(http.StatusOK))
+			got := map[string]float64{}
+			for _, line := range strings.Split(body, "\n") {
+				series, value, _ := strings.Cut(line, " ")
+				if _, ok := want[series]; ok {
+					f, err := strconv.ParseFloat(value, 64)
+					Expect(err).NotTo(HaveOccurred(), line)
+					got[series] = f
+				}
+			}
+			return got
+		}
+		before := scrape()
+		code, _ := d.get("/b/reconcile", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusOK))
+		code, _ = d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusAccepted))
+		code, _ = d.do(http.MethodPost, "/b/reconcile?wait=soon", brokerUser, brokerPass)
+		Expect(code).To(Equal(http.StatusBadRequest))
+		code, _ = d.do(http.MethodPost, "/b/reconcile", brokerUser, "wrong")
+		Expect(code).To(Equal(http.StatusUnauthorized))
+		after := scrape()
+		for series, n := range want {
+			Expect(after[series]-before[series]).To(Equal(n), series)
+		}
 	})
 
 	It("serves /metrics that Prometheus's promtool accepts", func() {

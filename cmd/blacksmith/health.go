@@ -8,8 +8,8 @@ import (
 
 	vaultapi "github.com/hashicorp/vault/api"
 
-	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/operator"
 )
 
 // health backs /healthz: whether the start-up connection to Vault
@@ -62,8 +62,8 @@ func newHealth(cfg *config.Config, p *parts) (*health, error) {
 }
 
 // checks are the /healthz checks.
-func (h *health) checks() map[string]broker.HealthCheck {
-	return map[string]broker.HealthCheck{
+func (h *health) checks() map[string]operator.HealthCheck {
+	return map[string]operator.HealthCheck{
 		"vault": func(ctx context.Context) error {
 			if err := h.vault.check(); err != nil {
 				return err

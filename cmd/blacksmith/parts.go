@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/operator"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -22,7 +23,7 @@ var (
 	_ broker.Director       = (*bosh.Client)(nil)
 	_ broker.DirectorReader = (*bosh.Client)(nil)
 	_ broker.Store          = (*vault.Store)(nil)
-	_ broker.Reconciler     = (*reconciler.Manager)(nil)
+	_ operator.Reconciler   = (*reconciler.Manager)(nil)
 	_ reconciler.Director   = (*bosh.Client)(nil)
 	_ reconciler.Tasks      = (*bosh.Client)(nil)
 	_ reconciler.Store      = (*vault.Store)(nil)
@@ -108,14 +109,13 @@ func (p *parts) manager(store *vault.Store) (*reconciler.Manager, error) {
 	})
 }
 
-// broker creates the broker on store, serving m's runs under /b/.
-func (p *parts) broker(store *vault.Store, m *reconciler.Manager) (*broker.Broker, error) {
+// broker creates the broker on store.
+func (p *parts) broker(store *vault.Store) (*broker.Broker, error) {
 	return broker.New(broker.Options{
 		Catalog:        p.catalog,
 		Director:       p.director,
 		DirectorReader: p.director,
 		Store:          store,
-		Reconciler:     m,
 		Username:       p.cfg.Broker.Username,
 		Password:       p.cfg.Broker.Password,
 		Limits: broker.Limits{

@@ -12,9 +12,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/blacksmith-reconciler/blacksmith/basicauth"
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/operator"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -79,10 +81,10 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 // credentials are configured), and everything else behind the gate.
 func (d *daemon) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", broker.HealthHandler(d.health.checks(), healthTimeout,
+	mux.Handle("/healthz", operator.HealthHandler(d.health.checks(), healthTimeout,
 		d.cfg.Broker.Username, d.cfg.Broker.Password, d.log.With("component", "health")))
 	if m := d.cfg.Metrics; m.Enabled {
-		mux.Handle("/metrics", broker.MetricsHandler(d.registry, m.Username, m.Password))
+		mux.Handle("/metrics", operator.MetricsHandler(d.registry, m.Username, m.Password))
 	}
 	mux.Handle("/", d.gate)
 	return mux
@@ -130,11 +132,11 @@ func (d *daemon) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating the reconciler: %w", err)
 	}
-	b, err := d.broker(store, m)
+	b, err := d.broker(store)
 	if err != nil {
 		return fmt.Errorf("creating the broker: %w", err)
 	}
-	d.gate.open(b.Handler())
+	d.gate.open(d.api(b, m))
 	d.log.Info("broker ready", "services", len(d.catalog.Services), "vault_kv_version", store.KVVersion())
 	_, err = connect(ctx, d.log, "bosh director", func(error) {}, func(ctx context.Context) (struct{}, error) {
 		_, err := d.director.Info(ctx)
@@ -144,6 +146,18 @@ func (d *daemon) run(ctx context.Context) error {
 		return nil
 	}
 	return m.Start(ctx)
+}
+
+// api serves the broker's OSB API and, next to it, the operator's
+// /b/reconcile with rec's runs: both behind the broker's credentials and
+// counted in the broker's request metrics (operations "reconcile" and
+// "reconcile_status"); any other path gets the broker's 404.
+func (d *daemon) api(b *broker.Broker, rec operator.Reconciler) http.Handler {
+	reconcile := operator.ReconcileHandler(rec, d.log.With("component", "operator"))
+	mux := http.NewServeMux()
+	mux.Handle("/b/reconcile", b.Observe(basicauth.Require(d.cfg.Broker.Username, d.cfg.Broker.Password, reconcile)))
+	mux.Handle("/", b.Handler())
+	return mux
 }
 
 // connect calls f until it succeeds or ctx ends, waiting longer after each
@@ -187,7 +201,7 @@ func newGate(username, password string) *gate {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"description":"blacksmith is starting: waiting for Vault (see /healthz)"}` + "\n"))
 	})
-	return &gate{starting: broker.BasicAuth(username, password, starting)}
+	return &gate{starting: basicauth.Require(username, password, starting)}
 }
 
 func (g *gate) open(h http.Handler) { g.h.Store(&h) }

@@ -1,4 +1,4 @@
-package broker
+package operator
 
 import (
 	"context"
@@ -7,19 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/blacksmith-reconciler/blacksmith/basicauth"
 )
-
-// MetricsHandler serves g's metrics in the Prometheus exposition format;
-// behind basic auth when username is not empty, open otherwise.
-func MetricsHandler(g prometheus.Gatherer, username, password string) http.Handler {
-	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-	if username == "" {
-		return h
-	}
-	return BasicAuth(username, password, h)
-}
 
 // HealthCheck checks one dependency; nil means healthy.
 type HealthCheck func(ctx context.Context) error
@@ -35,7 +24,7 @@ type healthAnswer struct {
 // or "unavailable"; a request carrying the given basic-auth credentials
 // (the broker's) gets the error text instead, which may name internal
 // addresses. The failures are in the operator's log (debug level: load
-// balancers probe often).
+// balancers probe often); log nil means slog.Default().
 func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, username, password string, log *slog.Logger) http.Handler {
 	names := make([]string, 0, len(checks))
 	for n := range checks {
@@ -48,7 +37,7 @@ func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, usernam
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		detail := username != "" && authorized(r, username, password)
+		detail := username != "" && basicauth.Authorized(r, username, password)
 		ans := healthAnswer{Status: "ok", Checks: make(map[string]string, len(checks))}
 		for _, n := range names {
 			ans.Checks[n] = "ok"

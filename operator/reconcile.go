@@ -1,4 +1,4 @@
-package broker
+package operator
 
 import (
 	"errors"
@@ -11,10 +11,21 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
-// Reconciler runs reconciler passes on demand and reports its status.
+// Reconciler runs reconciler passes on demand and reports its status
+// (reconciler.Manager).
 type Reconciler interface {
 	Trigger(opts reconciler.RunOptions) (runID string, done <-chan reconciler.Summary, err error)
 	Status() reconciler.Status
+}
+
+// ReconcileHandler serves /b/reconcile with rec's runs and status; rec nil
+// answers 503. log (nil: slog.Default()) gets a line for each forced run.
+// It checks no credentials: the daemon mounts it behind the broker's.
+func ReconcileHandler(rec Reconciler, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return reconcileHandler{rec: rec, log: log}
 }
 
 // Bounds of POST /b/reconcile?wait=.

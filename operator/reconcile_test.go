@@ -1,47 +1,30 @@
-package broker_test
+package operator_test
 
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/broker"
-	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/operator"
 )
 
 var _ = Describe("/b/reconcile", func() {
 	var e *env
 
 	BeforeEach(func() {
-		var m *reconciler.Manager
-		e = newEnv(func(o *broker.Options) {
-			cfg := config.Default().Reconciler
-			cfg.RetryDelay = 100 * time.Millisecond
-			var err error
-			m, err = reconciler.New(reconciler.Options{Config: cfg, Director: o.DirectorReader.(reconciler.Director),
-				Tasks: o.DirectorReader, Store: o.Store.(reconciler.Store), Catalog: o.Catalog, Logger: testLogger()})
-			Expect(err).NotTo(HaveOccurred())
-			o.Reconciler = m
-		})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Start(ctx) }()
-		DeferCleanup(func() {
-			cancel()
-			Eventually(done).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
-		})
-		Eventually(func() int { return e.request("POST", "/b/reconcile", nil).Status }).Should(Equal(http.StatusAccepted))
+		e = newEnv()
+		Eventually(func() int { return e.request("POST", "/b/reconcile", "").Status }).Should(Equal(http.StatusAccepted))
 	})
 
 	It("forces a run (202 with its id) and shows the status", func() {
-		a := e.request("POST", "/b/reconcile", nil)
+		a := e.request("POST", "/b/reconcile", "")
 		Expect(a.Status).To(Equal(http.StatusAccepted))
 		Expect(a.Body["run_id"]).NotTo(BeEmpty())
-		st := e.request("GET", "/b/reconcile", nil)
+		st := e.request("GET", "/b/reconcile", "")
 		Expect(st.Status).To(Equal(http.StatusOK))
 		Expect(st.Body).To(HaveKey("phase"))
 		Expect(st.Body).To(HaveKey("orphans"))
@@ -55,13 +38,13 @@ var _ = Describe("/b/reconcile", func() {
 		Expect(e.store.Remove(ctx, "r-1")).To(Succeed())
 		Expect(e.record("r-1")).To(BeNil())
 
-		dry := e.request("POST", "/b/reconcile?dry_run=true", nil)
+		dry := e.request("POST", "/b/reconcile?dry_run=true", "")
 		Expect(dry.Status).To(Equal(http.StatusOK), dry.Raw)
 		Expect(dry.Body["summary"]).To(HaveKeyWithValue("dry_run", true))
 		Expect(dry.Body["summary"]).To(HaveKey("plan"))
 		Expect(e.record("r-1")).To(BeNil(), "a dry run writes nothing")
 
-		a := e.request("POST", "/b/reconcile?wait=30s", nil)
+		a := e.request("POST", "/b/reconcile?wait=30s", "")
 		Expect(a.Status).To(Equal(http.StatusOK), a.Raw)
 		Expect(a.Body["summary"]).To(HaveKeyWithValue("run_id", a.Body["run_id"]))
 		back := e.record("r-1")
@@ -76,15 +59,23 @@ var _ = Describe("/b/reconcile", func() {
 	It("answers 504 with a clear message when the wait ends before the run", func() {
 		e.director.SetLatency(time.Second)
 		DeferCleanup(func() { e.director.SetLatency(0) })
-		a := e.request("POST", "/b/reconcile?wait=100ms", nil)
+		a := e.request("POST", "/b/reconcile?wait=100ms", "")
 		Expect(a.Status).To(Equal(http.StatusGatewayTimeout), a.Raw)
 		Expect(a.Body["error"]).To(ContainSubstring("had not ended after 100ms"))
 		Expect(a.Body["run_id"]).NotTo(BeEmpty())
 	})
 
 	It("refuses a wait that is not a duration with 400", func() {
-		Expect(e.request("POST", "/b/reconcile?wait=forever", nil).Status).To(Equal(http.StatusBadRequest))
-		Expect(e.request("POST", "/b/reconcile?dry_run=maybe", nil).Status).To(Equal(http.StatusBadRequest))
-		Expect(e.request("DELETE", "/b/reconcile", nil).Status).To(Equal(http.StatusMethodNotAllowed))
+		Expect(e.request("POST", "/b/reconcile?wait=forever", "").Status).To(Equal(http.StatusBadRequest))
+		Expect(e.request("POST", "/b/reconcile?dry_run=maybe", "").Status).To(Equal(http.StatusBadRequest))
+		Expect(e.request("DELETE", "/b/reconcile", "").Status).To(Equal(http.StatusMethodNotAllowed))
+	})
+})
+
+var _ = Describe("ReconcileHandler", func() {
+	It("answers /b/reconcile with 503 when no reconciler is wired", func() {
+		rec := httptest.NewRecorder()
+		operator.ReconcileHandler(nil, nil).ServeHTTP(rec, httptest.NewRequest("POST", "/b/reconcile", nil))
+		Expect(rec.Code).To(Equal(http.StatusServiceUnavailable))
 	})
 })

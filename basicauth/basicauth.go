@@ -1,4 +1,4 @@
-package broker
+package basicauth
 
 import (
 	"crypto/sha256"
@@ -6,23 +6,28 @@ import (
 	"net/http"
 )
 
-// BasicAuth wraps next so that it only answers requests carrying the given
+// unauthorized is the JSON body of a 401, shaped like an OSB error (indented
+// as the broker's other answers are).
+const unauthorized = "{\n  \"description\": \"unauthorized: wrong or missing credentials\"\n}\n"
+
+// Require wraps next so that it only answers requests carrying the given
 // basic-auth credentials; any other request gets 401 with a JSON body.
-// Credentials are compared in constant time.
-func BasicAuth(username, password string, next http.Handler) http.Handler {
+func Require(username, password string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r, username, password) {
+		if !Authorized(r, username, password) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="blacksmith"`)
-			writeJSON(w, http.StatusUnauthorized, errorBody{Description: "unauthorized: wrong or missing credentials"})
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(unauthorized))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// authorized says whether r carries the given basic-auth credentials,
+// Authorized says whether r carries the given basic-auth credentials,
 // compared in constant time.
-func authorized(r *http.Request, username, password string) bool {
+func Authorized(r *http.Request, username, password string) bool {
 	wantUser := sha256.Sum256([]byte(username))
 	wantPass := sha256.Sum256([]byte(password))
 	user, pass, ok := r.BasicAuth()

@@ -1,0 +1,50 @@
+package operator_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/operator"
+)
+
+var _ = Describe("HealthHandler", func() {
+	It("answers 200 when every check passes and 503 naming the failing one otherwise, its error only to the broker's credentials", func() {
+		failing := errors.New("dial tcp 10.0.0.9:8200: vault is sealed")
+		var vaultErr error
+		h := operator.HealthHandler(map[string]operator.HealthCheck{
+			"vault":    func(context.Context) error { return vaultErr },
+			"director": func(context.Context) error { return nil },
+		}, time.Second, "admin", "pw", nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		Expect(rec.Code).To(Equal(http.StatusOK))
+		Expect(rec.Body.String()).To(ContainSubstring(`"status": "ok"`))
+
+		vaultErr = failing
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		Expect(rec.Code).To(Equal(http.StatusServiceUnavailable))
+		Expect(rec.Body.String()).To(ContainSubstring(`"vault": "unavailable"`))
+		Expect(rec.Body.String()).NotTo(ContainSubstring("10.0.0.9"))
+		Expect(rec.Body.String()).To(ContainSubstring(`"director": "ok"`))
+
+		for _, creds := range [][2]string{{"admin", "wrong"}, {"admin", "pw"}} {
+			req := httptest.NewRequest("GET", "/healthz", nil)
+			req.SetBasicAuth(creds[0], creds[1])
+			rec = httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			Expect(rec.Code).To(Equal(http.StatusServiceUnavailable))
+			if creds[1] == "pw" {
+				Expect(rec.Body.String()).To(ContainSubstring(`"vault": "dial tcp 10.0.0.9:8200: vault is sealed"`))
+			} else {
+				Expect(rec.Body.String()).NotTo(ContainSubstring("10.0.0.9"))
+			}
+		}
+	})
+})

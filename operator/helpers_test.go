@@ -1,0 +1,167 @@
+package operator_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/basicauth"
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+	"github.com/blacksmith-reconciler/blacksmith/broker"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/operator"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+const (
+	brokerUser = "broker"
+	brokerPass = "s3cret"
+	apiVersion = "2.17"
+)
+
+const manifestTemplate = `name: ignored-by-the-broker
+releases:
+- {name: redis, version: "16.1.0"}
+stemcells:
+- {alias: default, os: ubuntu-jammy, version: "1.0"}
+instance_groups:
+- name: redis
+  instances: 1
+  azs: [z1]
+  vm_type: default
+  stemcell: default
+  networks: [{name: default}]
+  jobs:
+  - name: redis
+    release: redis
+    properties:
+      password: {{ .Secrets.password }}
+`
+
+// testCatalog: service redis with plan redis-small.
+func testCatalog() *catalog.Catalog {
+	m, err := catalog.ParseTemplate("manifest.yml", manifestTemplate)
+	Expect(err).NotTo(HaveOccurred())
+	return &catalog.Catalog{Services: []catalog.Service{
+		{ID: "redis", Name: "redis", Description: "Redis", Plans: []catalog.Plan{
+			{ID: "redis-small", Name: "small", Description: "one node", ServiceID: "redis", Manifest: m},
+		}},
+	}}
+}
+
+// env is a running reconciler and a broker on a real Vault mount and a
+// Director simulator, served over HTTP as the daemon serves them: the OSB
+// API and /b/reconcile behind the broker's credentials and metrics.
+type env struct {
+	store    *vault.Store
+	director *sim.Director
+	server   *httptest.Server
+}
+
+var mounts atomic.Int64
+
+func testLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(GinkgoWriter, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// newEnv starts the reconciler (stopped when the spec ends) and serves it.
+func newEnv() *env {
+	GinkgoHelper()
+	mount := fmt.Sprintf("kv%d", mounts.Add(1))
+	Expect(vaultServer.EnableKV(mount, 2)).To(Succeed())
+	store, err := vault.New(context.Background(), vault.Options{
+		Address: vaultServer.Addr, Token: vaultServer.Token, Mount: mount, Logger: testLogger(),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(store.Close)
+	director, err := sim.New(sim.Options{TaskDuration: 200 * time.Millisecond})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(director.Close)
+	client, err := bosh.New(bosh.Options{Address: director.URL(), Username: sim.DefaultUsername,
+		Password: sim.DefaultPassword, Timeout: 5 * time.Second, Logger: testLogger()})
+	Expect(err).NotTo(HaveOccurred())
+
+	cat := testCatalog()
+	cfg := config.Default().Reconciler
+	cfg.RetryDelay = 100 * time.Millisecond
+	m, err := reconciler.New(reconciler.Options{Config: cfg, Director: client, Tasks: client, Store: store,
+		Catalog: cat, Logger: testLogger()})
+	Expect(err).NotTo(HaveOccurred())
+	b, err := broker.New(broker.Options{Catalog: cat, Director: client, DirectorReader: client, Store: store,
+		Username: brokerUser, Password: brokerPass, Logger: testLogger()})
+	Expect(err).NotTo(HaveOccurred())
+
+	mux := http.NewServeMux()
+	mux.Handle("/b/reconcile", b.Observe(basicauth.Require(brokerUser, brokerPass,
+		operator.ReconcileHandler(m, testLogger()))))
+	mux.Handle("/", b.Handler())
+	e := &env{store: store, director: director, server: httptest.NewServer(mux)}
+	DeferCleanup(e.server.Close)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Start(ctx) }()
+	DeferCleanup(func() {
+		cancel()
+		Eventually(done).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
+	})
+	return e
+}
+
+// answer is an HTTP answer with its JSON body decoded.
+type answer struct {
+	Status int
+	Body   map[string]any
+	Raw    string
+}
+
+// request sends an authenticated request with body (JSON, "" for none).
+func (e *env) request(method, path, body string) answer {
+	GinkgoHelper()
+	req, err := http.NewRequest(method, e.server.URL+path, strings.NewReader(body))
+	Expect(err).NotTo(HaveOccurred())
+	req.SetBasicAuth(brokerUser, brokerPass)
+	req.Header.Set("X-Broker-API-Version", apiVersion)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	Expect(err).NotTo(HaveOccurred())
+	a := answer{Status: res.StatusCode, Raw: string(raw)}
+	_ = json.Unmarshal(raw, &a.Body)
+	return a
+}
+
+// provisioned provisions an instance through the OSB API and waits until
+// last_operation says it succeeded.
+func (e *env) provisioned(id, planID string) {
+	GinkgoHelper()
+	path := "/v2/service_instances/" + id
+	a := e.request("PUT", path+"?accepts_incomplete=true", fmt.Sprintf(
+		`{"service_id":"redis","plan_id":%q,"organization_guid":"org-1","space_guid":"space-1"}`, planID))
+	Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+	Eventually(func() any {
+		return e.request("GET", path+"/last_operation", "").Body["state"]
+	}).WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal("succeeded"))
+}
+
+func (e *env) record(id string) *vault.Record {
+	GinkgoHelper()
+	r, err := e.store.Record(context.Background(), id)
+	Expect(err).NotTo(HaveOccurred())
+	return r
+}
