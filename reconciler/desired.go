@@ -18,37 +18,36 @@ import (
 const fingerprintVersion = "v1"
 
 // desired is what one matched instance's records should be, from what the
-// Director runs.
+// Director runs, as the observer builds it; no later stage changes it. What
+// the records take from the manifest beyond its digest waits for load.
 type desired struct {
 	match       Match
 	deployment  string
 	manifest    string
 	manifestSHA string
 	releases    []vault.Resource
-	stemcells   []vault.Resource
 	vms         []vault.VMSummary
 	fingerprint string
 	scan        *scanned
+	prefetched  *prefetch // Vault read started beside the Director fetch, or nil
+}
 
-	// Set by load: what the index record gets, and the manifest's
-	// properties.blacksmith block when it names the instance (else nil).
+// target is a desired instance with what load reads from its manifest:
+// the records the updater brings the instance to.
+type target struct {
+	*desired
+	stemcells []vault.Resource
+	// What the index record gets: the service and plan the manifest's
+	// properties.blacksmith names for the instance, else the matcher's.
 	serviceID, planID string
-	props             *blacksmithProps
-
-	// Set by the updater.
-	hadManifest   bool          // Vault held a manifest when it was read
-	changes       changes       // what differed from Vault
-	metadataWrite bool          // the metadata needs a write
-	wrote         bool          // metadata or manifest was written
-	restored      *vault.Record // broker fields found in the newest backup (index entry lost)
-	prefetched    *prefetch     // Vault read started beside the Director fetch, or nil
+	props             *blacksmithProps // properties.blacksmith when it names the instance, else nil
 }
 
 // newDesired computes the records of a matched deployment; what it takes
 // from the manifest (which the manifest's digest covers) waits for load.
-func newDesired(d bosh.Deployment, s *scanned, m Match) *desired {
+func newDesired(d bosh.Deployment, s *scanned, m Match, pf *prefetch) *desired {
 	w := &desired{match: m, deployment: d.Name, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest), scan: s,
-		serviceID: m.ServiceID, planID: m.PlanID}
+		prefetched: pf}
 	for _, r := range d.Releases {
 		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
 	}
@@ -89,21 +88,21 @@ func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
 
 // load reads the stemcells and properties.blacksmith from the manifest; the
 // service and plan it names for the instance win over the matcher's.
-func (w *desired) load(m *matcher) error {
+func (w *desired) load(m *matcher) (*target, error) {
 	info, err := recordInfo(w.manifest, w.scan.info)
 	if err != nil {
-		return retry.Terminal(err)
+		return nil, retry.Terminal(err)
 	}
-	w.stemcells = nil
+	t := &target{desired: w}
 	for _, st := range info.Stemcells {
-		w.stemcells = append(w.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
+		t.stemcells = append(t.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
 	}
 	if p := info.blacksmith(); p != nil && p.InstanceID == w.match.InstanceID {
-		w.props = p
+		t.props = p
 	}
-	refined := m.refine(w.match, w.props)
-	w.serviceID, w.planID = refined.ServiceID, refined.PlanID
-	return nil
+	refined := m.refine(w.match, t.props)
+	t.serviceID, t.planID = refined.ServiceID, refined.PlanID
+	return t, nil
 }
 
 // sameResources compares names and versions.
@@ -119,14 +118,14 @@ func sameVMs(a, b []vault.VMSummary) bool {
 }
 
 // metadataDiffers says whether md (nil when absent) lacks what w wants.
-func (w *desired) metadataDiffers(md *vault.Metadata) bool {
+func (w *target) metadataDiffers(md *vault.Metadata) bool {
 	return md == nil || !sameResources(md.Releases, w.releases) ||
 		!sameResources(md.Stemcells, w.stemcells) || !sameVMs(md.VMs, w.vms)
 }
 
 // nextMetadata is md (nil when absent) with the owned fields set; every
 // other field, Properties and History included, is kept.
-func (w *desired) nextMetadata(md *vault.Metadata) *vault.Metadata {
+func (w *target) nextMetadata(md *vault.Metadata) *vault.Metadata {
 	next := &vault.Metadata{}
 	if md != nil {
 		c := *md

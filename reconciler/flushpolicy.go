@@ -13,10 +13,10 @@ const flushEvery = 5 * time.Second
 // batch_size changes, says little of how long a write of every shard takes).
 const shardsWrite = 150 * time.Millisecond
 
-// flushPolicy says when the batcher writes.
+// flushPolicy says when the index writer writes.
 type flushPolicy struct {
 	batchSize int
-	began     time.Time     // when the batcher started
+	began     time.Time     // when the index writer started
 	last      time.Time     // when the last write began
 	took      time.Duration // how long the last write took
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,11 +61,9 @@ type Options struct {
 // run at a time. It is safe for concurrent use.
 type Manager struct {
 	cfg     config.ReconcilerConfig
-	opts    Options
 	log     *slog.Logger
-	scanner *scanner
-	matcher *matcher
-	metrics *metrics
+	now     func() time.Time
+	parts   runParts
 	runLock chan struct{} // one slot, held by the run in progress
 	wake    chan struct{} // tells Start that a request is pending
 
@@ -75,6 +74,20 @@ type Manager struct {
 	last      *Summary
 	orphans   []Orphan
 	unmatched []Unmatched
+}
+
+// runParts is what every run is built from: the systems the reconciler
+// talks to, its configuration, and the parts that outlive a run (the
+// scanner's cache, the compiled matcher, the metrics).
+type runParts struct {
+	cfg      config.ReconcilerConfig
+	director Director
+	tasks    Tasks // nil: no task check before an orphan is flagged
+	store    Store
+	scanner  *scanner
+	matcher  *matcher
+	metrics  *metrics
+	now      func() time.Time
 }
 
 // New checks opts and returns a Manager; it does no I/O.
@@ -95,9 +108,11 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	return &Manager{
-		cfg: opts.Config, opts: opts, log: opts.Logger,
-		scanner: newScanner(opts.Director, opts.Config.CacheTTL),
-		matcher: match, metrics: met,
+		cfg: opts.Config, log: opts.Logger, now: opts.Now,
+		parts: runParts{
+			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, store: opts.Store,
+			scanner: newScanner(opts.Director, opts.Config.CacheTTL), matcher: match, metrics: met, now: opts.Now,
+		},
 		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
 		orphans: []Orphan{}, unmatched: []Unmatched{},
 	}, nil
@@ -135,4 +150,52 @@ func orDuration(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// Status returns the reconciler's state.
+func (m *Manager) Status() Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := Status{
+		Enabled:   m.cfg.Enabled,
+		Phase:     PhaseIdle,
+		Metrics:   m.parts.metrics.snapshot(),
+		Orphans:   slices.Clone(m.orphans),
+		Unmatched: slices.Clone(m.unmatched),
+	}
+	if m.last != nil {
+		last := *m.last
+		st.LastRun, st.Converged = &last, last.Converged
+	}
+	if r := m.current; r != nil {
+		st.Running, st.RunID, st.Phase, st.Progress = true, r.id, r.state.phaseNow(), r.state.progress()
+	}
+	return st
+}
+
+// setCurrent publishes the run in progress for Status.
+func (m *Manager) setCurrent(r *run) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.current = r
+	m.parts.metrics.running.Set(boolGauge(r != nil))
+}
+
+// finished publishes a run's outcome: metrics and status (not for a dry run).
+func (m *Manager) finished(r *run, s Summary) {
+	if s.DryRun {
+		return
+	}
+	m.parts.metrics.observe(s, m.now())
+	orphans, unmatched := r.orphanList(), r.state.unmatchedList()
+	slices.SortFunc(unmatched, func(a, b Unmatched) int { return cmp.Compare(a.Deployment, b.Deployment) })
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.last = &s
+	if s.aborted == nil {
+		m.orphans, m.unmatched = orphans, unmatched
+	}
+	if s.aborted != nil {
+		m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.aborted))
+	}
 }

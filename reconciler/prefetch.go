@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -12,7 +14,7 @@ import (
 )
 
 // prefetch is a read of an instance's metadata and manifest started beside
-// the Director fetch. Its goroutine is the run's (run.reads): whoever
+// the Director fetch. Its goroutine is the updater's (updater.reads): whoever
 // drops a prefetch unused stops it.
 type prefetch struct {
 	done   chan struct{}
@@ -37,20 +39,20 @@ func (p *prefetch) stop() {
 // when the index holds the instance (its fingerprint may spare the read).
 // Whether Vault may hold them at all is asked in the same goroutine, so
 // that the Director fetch never waits for the run's one listing of Vault.
-func (r *run) prefetch(ctx context.Context, id string) *prefetch {
-	if r.index[id] != nil {
+func (u *updater) prefetch(ctx context.Context, id string) *prefetch {
+	if u.index[id] != nil {
 		return nil
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	p := &prefetch{done: make(chan struct{}), cancel: cancel}
-	r.reads.Add(1)
+	u.reads.Add(1)
 	go func() {
-		defer r.reads.Done()
+		defer u.reads.Done()
 		defer close(p.done)
 		// The run's one listing takes the run's context: stopping this read
 		// must not cancel it for every other instance.
-		if r.owned.mayHave(ctx, r, id) { // else nothing to read: the instance is new to Vault
-			p.have, p.err = r.readCurrent(rctx, id)
+		if u.stored.mayHold(ctx, id) { // else nothing to read: the instance is new to Vault
+			p.have, p.err = u.readCurrent(rctx, id)
 		}
 	}()
 	return p
@@ -58,7 +60,7 @@ func (r *run) prefetch(ctx context.Context, id string) *prefetch {
 
 // current returns what Vault holds of the instance: the prefetched read
 // the first time when there is one, else a new read.
-func (r *run) current(ctx context.Context, w *desired) (current, error) {
+func (u *updater) current(ctx context.Context, w *update) (current, error) {
 	if p := w.prefetched; p != nil {
 		w.prefetched = nil // a retry reads again
 		select {
@@ -72,19 +74,19 @@ func (r *run) current(ctx context.Context, w *desired) (current, error) {
 			return current{}, ctx.Err()
 		}
 	}
-	return r.readCurrent(ctx, w.match.InstanceID)
+	return u.readCurrent(ctx, w.match.InstanceID)
 }
 
 // readCurrent reads an instance's metadata and manifest at once.
-func (r *run) readCurrent(ctx context.Context, id string) (current, error) {
+func (u *updater) readCurrent(ctx context.Context, id string) (current, error) {
 	var have current
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		have.md, err = r.m.opts.Store.Metadata(gctx, id)
+		have.md, err = u.store.Metadata(gctx, id)
 		return err
 	})
 	g.Go(func() (err error) {
-		have.manifest, have.hasManifest, err = r.m.opts.Store.Manifest(gctx, id)
+		have.manifest, have.hasManifest, err = u.store.Manifest(gctx, id)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -99,4 +101,28 @@ func markCorrupt(err error) error {
 		return retry.Terminal(err)
 	}
 	return err
+}
+
+// storedInstances answers, for an instance the index does not hold, whether
+// Vault may hold its metadata or manifest. The first question of a run lists
+// the store once; a cold run then reads nothing for instances Vault never
+// saw, and a warm run (every instance indexed) never asks.
+type storedInstances struct {
+	list func(context.Context) (map[string]bool, error)
+	log  *slog.Logger
+	once sync.Once
+	ids  map[string]bool // nil: unknown, read every instance
+}
+
+// mayHold is false only when the listing worked and does not name id.
+func (s *storedInstances) mayHold(ctx context.Context, id string) bool {
+	s.once.Do(func() {
+		ids, err := s.list(ctx)
+		if err != nil {
+			s.log.Warn("listing instances failed; reading each instance's records", "error", err)
+			return
+		}
+		s.ids = ids
+	})
+	return s.ids == nil || s.ids[id]
 }

@@ -1,48 +1,35 @@
 package reconciler
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
-	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// maxErrorLines bounds Summary.Errors; ErrorCount keeps the full count.
-const maxErrorLines = 100
-
-// run is one reconciliation run.
+// run is one reconciliation run: it lists both sides, wires the stages
+// (observer, updater, index writer, orphaner) and feeds them the
+// deployments, then sums up what they did.
 type run struct {
-	m     *Manager
 	id    string
 	opts  RunOptions
 	start time.Time
 	log   *slog.Logger
+	parts runParts
+	retry retrier
+	state *runState
 	index map[string]*vault.Record // as read at the start; never changed
-	owned ownedDocs                // which instances have documents of their own (cold runs)
 	plan  *planner                 // dry run only
-	batch *batcher                 // nil in a dry run
-	reads sync.WaitGroup           // prefetch goroutines, waited for before the run ends
-
-	phase       atomic.Value // string
-	done, total atomic.Int64
-
-	mu       sync.Mutex
-	sum      Summary
-	claimed  map[string]string // instance id -> deployment that matched it
-	flagged  map[string]effect // orphan flags changed by this run
-	unmatch  []Unmatched
-	failedID map[string]bool
 }
 
 // newRunID returns a random run id.
@@ -54,23 +41,24 @@ func newRunID() string {
 
 // execute makes one run; the caller holds the run lock.
 func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summary {
-	r := &run{m: m, id: id, opts: opts, start: m.opts.Now(), claimed: map[string]string{},
-		flagged: map[string]effect{}, failedID: map[string]bool{}, unmatch: []Unmatched{},
-		log: m.log.With("run", id, "dry_run", opts.DryRun)}
-	r.sum = Summary{RunID: id, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason, StartedAt: r.start, Errors: []string{}}
-	r.phase.Store(PhaseScanning)
+	start := m.now()
+	log := m.log.With("run", id, "dry_run", opts.DryRun)
+	r := &run{id: id, opts: opts, start: start, log: log, parts: m.parts,
+		retry: retrier{attempts: m.cfg.RetryAttempts, delay: m.cfg.RetryDelay, log: log},
+		state: newRunState(log, Summary{RunID: id, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason,
+			StartedAt: start, Errors: []string{}})}
 	if opts.DryRun {
 		r.plan = &planner{}
 	}
 	m.setCurrent(r)
 	defer m.setCurrent(nil)
 	if opts.Force {
-		m.scanner.clear()
+		m.parts.scanner.clear()
 	}
-	fetched := m.scanner.fetches.Load()
+	fetched := m.parts.scanner.fetches.Load()
 	r.log.Info("reconciler run started", "reason", opts.Reason, "force", opts.Force)
 	err := r.do(ctx)
-	s := r.finish(err, int(m.scanner.fetches.Load()-fetched))
+	s := r.finish(err, int(m.parts.scanner.fetches.Load()-fetched))
 	m.finished(r, s)
 	return s
 }
@@ -81,18 +69,21 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.total.Store(int64(len(deps)))
-	r.count(func(s *Summary) { s.DeploymentsSeen = len(deps) })
-	r.preclaim(deps)
-	r.startBatcher(ctx)
-	r.phase.Store(PhaseUpdating)
-	r.pipeline(ctx, deps)
-	r.reads.Wait()
+	r.state.total.Store(int64(len(deps)))
+	r.state.count(func(s *Summary) { s.DeploymentsSeen = len(deps) })
+	claimed := newClaims()
+	claimed.preclaim(r.parts.matcher, deps)
+	writer := r.newIndexWriter()
+	writer.start(ctx)
+	upd := r.newUpdater(writer)
+	r.state.phase.Store(PhaseUpdating)
+	r.pipeline(ctx, deps, r.newObserver(claimed, upd), upd)
+	upd.reads.Wait()
 	if ctx.Err() == nil {
-		r.phase.Store(PhaseOrphans)
-		r.orphans(ctx, deps)
+		r.state.phase.Store(PhaseOrphans)
+		r.newOrphaner(claimed, writer).flag(ctx, deps)
 	}
-	r.stopBatcher()
+	writer.stop()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("run cancelled: %w", err)
 	}
@@ -105,14 +96,14 @@ func (r *run) scan(ctx context.Context) ([]bosh.Deployment, error) {
 	var idx *vault.Index
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return retry.Do(gctx, r.retries(gctx), r.backoff(), r.logRetry("step", "listing deployments"), func(ctx context.Context) (err error) {
-			deps, err = r.m.opts.Director.Deployments(ctx)
+		return r.retry.do(gctx, "step", "listing deployments", func(ctx context.Context) (err error) {
+			deps, err = r.parts.director.Deployments(ctx)
 			return err
 		})
 	})
 	g.Go(func() error {
-		return retry.Do(gctx, r.retries(gctx), r.backoff(), r.logRetry("step", "reading the index"), func(ctx context.Context) (err error) {
-			idx, err = r.m.opts.Store.Index(ctx)
+		return r.retry.do(gctx, "step", "reading the index", func(ctx context.Context) (err error) {
+			idx, err = r.parts.store.Index(ctx)
 			return err
 		})
 	})
@@ -123,30 +114,31 @@ func (r *run) scan(ctx context.Context) ([]bosh.Deployment, error) {
 		r.log.Warn("index record not fully readable, kept as is", "error", p)
 	}
 	r.index = idx.Records
-	r.m.scanner.purge(deps)
+	r.parts.scanner.purge(deps)
 	return deps, nil
 }
 
 // pipeline feeds the deployments to Config.MaxConcurrency observers, which
 // fetch (or take from the cache), match and compare, and hand what needs
-// writing to as many writers, so that Director fetches never wait for Vault.
-func (r *run) pipeline(ctx context.Context, deps []bosh.Deployment) {
-	n := r.m.cfg.MaxConcurrency
+// writing to as many writers (the updater), so that Director fetches never
+// wait for Vault.
+func (r *run) pipeline(ctx context.Context, deps []bosh.Deployment, obs *observer, upd *updater) {
+	n := r.parts.cfg.MaxConcurrency
 	work := make(chan bosh.Deployment)
 	writes := make(chan *desired, 64*n)
 	var observers, writers sync.WaitGroup
 	for range n {
 		observers.Go(func() {
 			for d := range work {
-				r.safely("deployment "+d.Name, func() { r.observe(ctx, d, writes) })
+				r.state.safely("deployment "+d.Name, func() { obs.observe(ctx, d, writes) })
 			}
 		})
 		writers.Go(func() {
 			for w := range writes {
 				if ctx.Err() == nil {
-					r.safely("instance "+w.match.InstanceID, func() { r.write(ctx, w) })
+					r.state.safely("instance "+w.match.InstanceID, func() { upd.write(ctx, w) })
 				}
-				r.done.Add(1)
+				r.state.done.Add(1)
 			}
 		})
 	}
@@ -164,13 +156,74 @@ feed:
 	writers.Wait()
 }
 
-// safely runs f, turning a panic into an error of what it worked on.
-func (r *run) safely(what string, f func()) {
-	defer func() {
-		if p := recover(); p != nil {
-			r.log.Error("reconciler panic", "on", what, "panic", p, "stack", string(debug.Stack()))
-			r.fail(what, fmt.Errorf("%s: panic: %v", what, p))
+// finish completes the summary.
+func (r *run) finish(err error, fetched int) Summary {
+	if err != nil {
+		r.state.fail("", err)
+	}
+	s := r.state.summary()
+	s.aborted = err
+	s.Duration = r.parts.now().Sub(r.start)
+	s.DurationSeconds = s.Duration.Seconds()
+	s.ManifestsFetched = fetched
+	s.OrphansTotal = len(r.orphanList())
+	s.Converged = s.Writes == 0 && s.ErrorCount == 0
+	if r.plan != nil {
+		s.Plan = r.plan.result()
+		s.Converged = s.Plan.empty() && s.ErrorCount == 0
+	}
+	r.log.Info("reconciler run finished", "duration", s.Duration, "deployments", s.DeploymentsSeen,
+		"matched", s.Matched, "unmatched", s.Unmatched, "synced", s.InstancesSynced, "orphaned", s.Orphaned,
+		"writes", s.Writes, "errors", s.ErrorCount, "converged", s.Converged)
+	return s
+}
+
+// orphanList is the orphaned entries after the run (as read, with this
+// run's flags applied), sorted by instance id.
+func (r *run) orphanList() []Orphan {
+	flagged := r.state.orphanFlags()
+	out := []Orphan{}
+	for id, rec := range r.index {
+		e := flagged[id]
+		switch {
+		case e&effectOrphaned != 0:
+			out = append(out, Orphan{InstanceID: id, Deployment: rec.Deployment(id), OrphanedAt: r.start.UTC().Truncate(time.Second)})
+		case rec.Orphaned && e&effectUnorphaned == 0:
+			at, _ := time.Parse(time.RFC3339, rec.OrphanedAt)
+			out = append(out, Orphan{InstanceID: id, Deployment: rec.Deployment(id), OrphanedAt: at})
 		}
-	}()
-	f()
+	}
+	slices.SortFunc(out, func(a, b Orphan) int { return cmp.Compare(a.InstanceID, b.InstanceID) })
+	return out
+}
+
+// stamp is a run's start time in RFC 3339 (UTC), as records keep it.
+func stamp(start time.Time) string { return start.UTC().Format(time.RFC3339) }
+
+// newObserver wires the observer of the run.
+func (r *run) newObserver(c *claims, upd *updater) *observer {
+	return &observer{scanner: r.parts.scanner, matcher: r.parts.matcher, claims: c, index: r.index,
+		force: r.opts.Force, updater: upd, state: r.state, retry: r.retry, log: r.log}
+}
+
+// newUpdater wires the updater of the run; it hands index changes to w.
+func (r *run) newUpdater(w *indexWriter) *updater {
+	store := r.parts.store
+	return &updater{store: store, matcher: r.parts.matcher, index: r.index, dryRun: r.opts.DryRun,
+		force: r.opts.Force, backups: r.parts.cfg.Backup.Enabled, start: r.start, writer: w,
+		stored:  &storedInstances{list: store.Instances, log: r.log},
+		metrics: r.parts.metrics, state: r.state, retry: r.retry, log: r.log}
+}
+
+// newIndexWriter wires the index writer of the run (a dry run's writes
+// only to the plan).
+func (r *run) newIndexWriter() *indexWriter {
+	return &indexWriter{store: r.parts.store, batchSize: r.parts.cfg.BatchSize, index: r.index, plan: r.plan,
+		backups: r.parts.cfg.Backup.Enabled, metrics: r.parts.metrics, state: r.state, retry: r.retry}
+}
+
+// newOrphaner wires the orphaner of the run.
+func (r *run) newOrphaner(c *claims, w *indexWriter) *orphaner {
+	return &orphaner{tasks: r.parts.tasks, grace: r.parts.cfg.OrphanGracePeriod, start: r.start, index: r.index,
+		claims: c, writer: w, state: r.state, retry: r.retry, log: r.log}
 }

@@ -4,17 +4,48 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // writeTimeout bounds the writes of one instance once they have started: a
 // stopping run finishes the instance in hand rather than leave it half-written.
 const writeTimeout = 30 * time.Second
+
+// updater is the stage that brings one matched instance's records in step:
+// it reads what Vault holds of the instance (the current state, prefetched
+// beside the Director fetch for an instance the index lacks), writes the
+// metadata and manifest that differ (after a backup when something existing
+// changes, with the broker fields of a lost index entry restored), and
+// hands the instance's index change to the index writer.
+type updater struct {
+	store   updaterStore
+	matcher *matcher                 // refines service and plan from the manifest
+	index   map[string]*vault.Record // as read at the start of the run
+	dryRun  bool                     // read and compare, write nothing
+	force   bool                     // trust no fingerprint
+	backups bool                     // Config.Backup.Enabled
+	start   time.Time                // the run's start, stamped on history and records
+	writer  *indexWriter
+	stored  *storedInstances
+	reads   sync.WaitGroup // prefetch goroutines, waited for before the run ends
+	metrics *metrics
+	state   *runState
+	retry   retrier
+	log     *slog.Logger
+}
+
+// updaterStore is what the updater reads and writes in Vault.
+type updaterStore interface {
+	Metadata
+	Manifests
+	Backups
+}
 
 // current is what Vault holds of an instance besides its index record.
 type current struct {
@@ -29,53 +60,66 @@ type changes struct {
 	backup                    bool // something existing is about to change
 }
 
+// update is the updater's work on one instance: its target, and what the
+// updater found in Vault and did, which the index change and the plan use.
+type update struct {
+	*target
+	prefetched    *prefetch     // the observer's prefetch, until first used
+	hadManifest   bool          // Vault held a manifest when it was read
+	changes       changes       // what differed from Vault
+	metadataWrite bool          // the metadata needs a write
+	wrote         bool          // metadata or manifest was written
+	restored      *vault.Record // broker fields found in the newest backup (index entry lost)
+}
+
 // write brings one instance's metadata and manifest in step (reads first,
 // writes only what differs, backs up first when something existing
 // changes), with retries, then queues its index change.
-func (r *run) write(ctx context.Context, w *desired) {
-	id, cur := w.match.InstanceID, r.index[w.match.InstanceID]
-	err := w.load(r.m.matcher)
-	if err == nil && (r.opts.Force || cur == nil || cur.Fingerprint != w.fingerprint) { // else only the index record differs
-		err = retry.Do(ctx, r.retries(ctx), r.backoff(), r.logRetry("instance", id),
-			func(ctx context.Context) error { return r.syncRecords(ctx, w, cur) })
+func (u *updater) write(ctx context.Context, d *desired) {
+	id, cur := d.match.InstanceID, u.index[d.match.InstanceID]
+	t, err := d.load(u.matcher)
+	w := &update{target: t, prefetched: d.prefetched}
+	if err == nil && (u.force || cur == nil || cur.Fingerprint != d.fingerprint) { // else only the index record differs
+		err = u.retry.do(ctx, "instance", id,
+			func(ctx context.Context) error { return u.syncRecords(ctx, w, cur) })
 	}
 	if err != nil {
-		r.failUnlessStopped(ctx, id, fmt.Errorf("instance %s (deployment %s): %w", id, w.deployment, err))
+		u.state.failUnlessStopped(ctx, id, fmt.Errorf("instance %s (deployment %s): %w", id, d.deployment, err))
 		return
 	}
-	r.queueIndex(r.indexChange(w))
+	u.writer.queue(u.indexChange(w))
 }
 
 // syncRecords reads the instance's metadata and manifest and writes those that differ.
-func (r *run) syncRecords(ctx context.Context, w *desired, rec *vault.Record) error {
-	have, err := r.current(ctx, w)
+func (u *updater) syncRecords(ctx context.Context, w *update, rec *vault.Record) error {
+	have, err := u.current(ctx, w)
 	if err != nil {
 		return err
 	}
-	c := diff(w, have, rec)
+	c := diff(w.target, have, rec)
 	w.hadManifest = have.hasManifest
-	next := r.nextMetadata(w, have, rec, c)
+	next := u.nextMetadata(w.target, have, rec, c)
 	w.changes, w.metadataWrite = c, next != nil
 	if rec == nil && (have.md != nil || have.hasManifest) {
-		if w.restored, err = r.brokerFields(ctx, w.match.InstanceID); err != nil {
+		if w.restored, err = u.brokerFields(ctx, w.match.InstanceID); err != nil {
 			return err
 		}
 	}
-	if r.opts.DryRun {
+	if u.dryRun {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
-	if c.backup && r.m.cfg.Backup.Enabled {
-		if err := r.backup(ctx, w.match.InstanceID); err != nil {
+	if c.backup && u.backups {
+		if err := u.backup(ctx, w.match.InstanceID); err != nil {
 			return err
 		}
 	}
-	return r.putRecords(ctx, w, next, c)
+	return u.putRecords(ctx, w, next, c)
 }
 
 // diff compares what Vault holds with what BOSH runs.
-func diff(w *desired, have current, rec *vault.Record) changes {
+func diff(w *target, have current, rec *vault.Record) changes {
 	c := changes{
 		metadata: w.metadataDiffers(have.md),
 		manifest: !have.hasManifest || have.manifest != w.manifest,
@@ -87,8 +131,8 @@ func diff(w *desired, have current, rec *vault.Record) changes {
 
 // nextMetadata is the metadata to write (nil when it needs no write), with
 // the history entries that explain the change.
-func (r *run) nextMetadata(w *desired, have current, rec *vault.Record, c changes) *vault.Metadata {
-	now := r.stamp()
+func (u *updater) nextMetadata(w *target, have current, rec *vault.Record, c changes) *vault.Metadata {
+	now := stamp(u.start)
 	var entries []vault.HistoryEntry
 	switch {
 	case have.md == nil && !have.hasManifest:
@@ -116,8 +160,8 @@ func (r *run) nextMetadata(w *desired, have current, rec *vault.Record, c change
 }
 
 // backup backs the instance up; nothing to back up is not an error.
-func (r *run) backup(ctx context.Context, id string) error {
-	name, err := r.m.opts.Store.Backup(ctx, id)
+func (u *updater) backup(ctx context.Context, id string) error {
+	name, err := u.store.Backup(ctx, id)
 	if errors.Is(err, vault.ErrNotFound) {
 		return nil
 	}
@@ -125,25 +169,25 @@ func (r *run) backup(ctx context.Context, id string) error {
 		return fmt.Errorf("backing up before the change: %w", err)
 	}
 	if name != "" {
-		r.count(func(s *Summary) { s.Backups++; s.Writes++ })
-		r.m.metrics.writes.WithLabelValues(kindBackup).Inc()
+		u.state.count(func(s *Summary) { s.Backups++; s.Writes++ })
+		u.metrics.writes.WithLabelValues(kindBackup).Inc()
 	}
 	return nil
 }
 
 // putRecords writes the metadata (when next is not nil) and the manifest
 // (when it changed) at once, and counts the drift.
-func (r *run) putRecords(ctx context.Context, w *desired, next *vault.Metadata, c changes) error {
+func (u *updater) putRecords(ctx context.Context, w *update, next *vault.Metadata, c changes) error {
 	id := w.match.InstanceID
 	g, gctx := errgroup.WithContext(ctx)
 	if next != nil {
 		g.Go(func() error {
-			return r.put(kindMetadata, func() error { return r.m.opts.Store.PutMetadata(gctx, id, next) })
+			return u.put(kindMetadata, func() error { return u.store.PutMetadata(gctx, id, next) })
 		})
 	}
 	if c.manifest {
 		g.Go(func() error {
-			return r.put(kindManifest, func() error { return r.putManifest(gctx, id, w.manifest, w.hadManifest) })
+			return u.put(kindManifest, func() error { return u.putManifest(gctx, id, w.manifest, w.hadManifest) })
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -151,54 +195,31 @@ func (r *run) putRecords(ctx context.Context, w *desired, next *vault.Metadata, 
 	}
 	w.wrote = next != nil || c.manifest
 	if c.drift {
-		r.count(func(s *Summary) { s.Drift++ })
-		r.m.metrics.drift.Inc()
-		r.log.Info("drift recorded", "instance", id, "deployment", w.deployment)
+		u.state.count(func(s *Summary) { s.Drift++ })
+		u.metrics.drift.Inc()
+		u.log.Info("drift recorded", "instance", id, "deployment", w.deployment)
 	}
 	return nil
 }
 
 // put makes one write and counts it.
-func (r *run) put(kind string, write func() error) error {
+func (u *updater) put(kind string, write func() error) error {
 	if err := write(); err != nil {
 		return err
 	}
-	r.count(func(s *Summary) { s.Writes++ })
-	r.m.metrics.writes.WithLabelValues(kind).Inc()
+	u.state.count(func(s *Summary) { s.Writes++ })
+	u.metrics.writes.WithLabelValues(kind).Inc()
 	return nil
-}
-
-// planRecords adds what a dry run would write for an instance to the plan;
-// e is what its index change would do.
-func (r *run) planRecords(w *desired, e effect) {
-	item := PlanItem{InstanceID: w.match.InstanceID, Deployment: w.deployment, ServiceID: w.serviceID,
-		PlanID: w.planID, Strategy: w.match.Strategy, Drift: w.changes.drift}
-	if e != 0 {
-		item.Records = append(item.Records, recordIndex)
-	}
-	if w.metadataWrite {
-		item.Records = append(item.Records, recordMetadata)
-	}
-	if w.changes.manifest {
-		item.Records = append(item.Records, recordManifest)
-	}
-	if len(item.Records) == 0 {
-		return
-	}
-	if w.changes.drift {
-		r.count(func(s *Summary) { s.Drift++ })
-	}
-	r.plan.add(item, e&effectCreated != 0, w.changes.backup && r.m.cfg.Backup.Enabled)
 }
 
 // putManifest writes an instance's manifest; one that Vault did not hold is
 // created without the read that keeps a document's other keys.
-func (r *run) putManifest(ctx context.Context, id, text string, had bool) error {
+func (u *updater) putManifest(ctx context.Context, id, text string, had bool) error {
 	if !had {
-		err := r.m.opts.Store.CreateManifest(ctx, id, text)
+		err := u.store.CreateManifest(ctx, id, text)
 		if !errors.Is(err, vault.ErrConflict) {
 			return err
 		}
 	}
-	return r.m.opts.Store.PutManifest(ctx, id, text)
+	return u.store.PutManifest(ctx, id, text)
 }

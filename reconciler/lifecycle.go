@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+// request is a run asked for with Trigger, shared by every caller whose
+// request was merged into it.
+type request struct {
+	id      string
+	opts    RunOptions
+	waiters []chan Summary
+}
+
 // Start runs the reconciler until ctx ends: one run at once, then one every
 // Config.Interval, and those asked for with Trigger. When ctx ends it waits
 // for the run in progress up to Config.StopTimeout, then cancels it (the
@@ -36,13 +44,13 @@ func (m *Manager) Start(ctx context.Context) error {
 		if req == nil {
 			continue
 		}
-		start := m.opts.Now()
+		start := m.now()
 		m.serve(ctx, req)
 		if ctx.Err() != nil {
 			return nil
 		}
 		if !req.opts.DryRun {
-			timer.Reset(max(0, m.cfg.Interval-m.opts.Now().Sub(start)))
+			timer.Reset(max(0, m.cfg.Interval-m.now().Sub(start)))
 		}
 		m.signalIfPending()
 	}
@@ -103,8 +111,117 @@ func (m *Manager) runLocked(ctx context.Context, id string, opts RunOptions) Sum
 	case m.runLock <- struct{}{}:
 	case <-ctx.Done():
 		err := fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
-		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: m.opts.Now(), Errors: []string{err.Error()}, aborted: err}
+		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, aborted: err}
 	}
 	defer func() { <-m.runLock }()
 	return m.execute(ctx, id, opts)
+}
+
+// setStarted marks Start as running or not; on the way out, callers still
+// waiting for a run have their channel closed without a summary.
+func (m *Manager) setStarted(on bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if on && m.started {
+		return ErrAlreadyStarted
+	}
+	m.started = on
+	if !on {
+		for i, p := range m.pending {
+			for _, w := range p.waitersOrNil() {
+				close(w)
+			}
+			m.pending[i] = nil
+		}
+	}
+	return nil
+}
+
+func (r *request) waitersOrNil() []chan Summary {
+	if r == nil {
+		return nil
+	}
+	return r.waiters
+}
+
+// scheduled is the interval's run; a pending triggered run is merged into it.
+func (m *Manager) scheduled() *request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.pending[0]; p != nil {
+		m.pending[0] = nil
+		return p
+	}
+	return &request{id: newRunID(), opts: RunOptions{Reason: "interval"}}
+}
+
+// takePending takes the pending run (before the pending dry run).
+func (m *Manager) takePending() *request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, p := range m.pending {
+		if p != nil {
+			m.pending[i] = nil
+			return p
+		}
+	}
+	return nil
+}
+
+// signalIfPending wakes Start again when requests came in during a run.
+func (m *Manager) signalIfPending() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pending[0] != nil || m.pending[1] != nil {
+		m.signal()
+	}
+}
+
+func (m *Manager) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Trigger asks Start for a run and returns at once with the run's id and a
+// channel that receives its summary (and is then closed; it is closed
+// without a summary when the manager stops first). A run starts at once
+// when none is in progress; otherwise the request is served by the next run
+// after it, and requests made meanwhile are merged into that one run (dry
+// runs apart from the others). See RunOptions for Force.
+func (m *Manager) Trigger(opts RunOptions) (string, <-chan Summary, error) {
+	if !m.cfg.Enabled {
+		return "", nil, ErrDisabled
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.started {
+		return "", nil, ErrNotRunning
+	}
+	slot := 0
+	if opts.DryRun {
+		slot = 1
+	}
+	p := m.pending[slot]
+	if p == nil {
+		p = &request{id: newRunID(), opts: RunOptions{DryRun: opts.DryRun}}
+		m.pending[slot] = p
+	}
+	p.opts.Force = p.opts.Force || opts.Force
+	p.opts.Reason = joinReason(p.opts.Reason, opts.Reason)
+	w := make(chan Summary, 1)
+	p.waiters = append(p.waiters, w)
+	m.signal()
+	return p.id, w, nil
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }

@@ -11,10 +11,10 @@ import (
 // newRecord is the index entry of an instance the index lacks: the one kept
 // in its newest backup, with the broker fields its manifest still holds
 // where that has none.
-func (r *run) newRecord(w *desired) *vault.Record {
+func (u *updater) newRecord(w *update) *vault.Record {
 	next := w.restored.Clone()
 	if next == nil {
-		next = &vault.Record{Created: r.start.Unix()}
+		next = &vault.Record{Created: u.start.Unix()}
 	}
 	next.Orphaned, next.OrphanedAt = false, ""
 	if p := w.props; p != nil {
@@ -30,10 +30,10 @@ func (r *run) newRecord(w *desired) *vault.Record {
 // brokerFields returns the index record kept in the instance's newest
 // backup, or nil when there is none. An unreadable one is logged and
 // skipped: the manifest's broker fields are used instead.
-func (r *run) brokerFields(ctx context.Context, id string) (*vault.Record, error) {
-	rec, backup, err := r.m.opts.Store.LatestBackupRecord(ctx, id)
+func (u *updater) brokerFields(ctx context.Context, id string) (*vault.Record, error) {
+	rec, backup, err := u.store.LatestBackupRecord(ctx, id)
 	if errors.Is(err, vault.ErrCorrupt) {
-		r.log.Warn("backup record unreadable, broker fields not restored", "instance", id, "backup", backup, "error", err)
+		u.log.Warn("backup record unreadable, broker fields not restored", "instance", id, "backup", backup, "error", err)
 		return nil, nil
 	}
 	return rec, err

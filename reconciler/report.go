@@ -1,9 +1,6 @@
 package reconciler
 
-import (
-	"slices"
-	"time"
-)
+import "time"
 
 // Phases of a run, as Status reports them.
 const (
@@ -136,25 +133,4 @@ type Status struct {
 	Unmatched []Unmatched `json:"unmatched"`
 	// Converged says the last run wrote nothing and met no error.
 	Converged bool `json:"converged"`
-}
-
-// Status returns the reconciler's state.
-func (m *Manager) Status() Status {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st := Status{
-		Enabled:   m.cfg.Enabled,
-		Phase:     PhaseIdle,
-		Metrics:   m.metrics.snapshot(),
-		Orphans:   slices.Clone(m.orphans),
-		Unmatched: slices.Clone(m.unmatched),
-	}
-	if m.last != nil {
-		last := *m.last
-		st.LastRun, st.Converged = &last, last.Converged
-	}
-	if r := m.current; r != nil {
-		st.Running, st.RunID, st.Phase, st.Progress = true, r.id, r.phaseNow(), r.progress()
-	}
-	return st
 }

@@ -1,0 +1,169 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// observer is the stage between the scanner and the updater: it fetches a
+// deployment (through the scanner's cache), matches it, claims its instance
+// and compares it with the index record; an instance that is not in step
+// goes to the updater.
+type observer struct {
+	scanner *scanner
+	matcher *matcher
+	claims  *claims
+	index   map[string]*vault.Record // as read at the start of the run
+	force   bool                     // trust no fingerprint
+	updater *updater                 // starts the Vault read of an instance the index lacks
+	state   *runState
+	retry   retrier
+	log     *slog.Logger
+}
+
+// observe fetches what a deployment runs (from the cache when it did not
+// change), matches it and compares it with the index record; an instance
+// that is not in step goes to the writers.
+func (o *observer) observe(ctx context.Context, d bosh.Deployment, writes chan<- *desired) {
+	w, ok := o.observed(ctx, d)
+	if !ok || o.inStep(o.index[w.match.InstanceID], w) {
+		o.state.done.Add(1)
+		return
+	}
+	writes <- w
+}
+
+// inStep says whether the index record shows the instance in step, so that
+// nothing more is read: it holds the fingerprint of what the reconciler last
+// wrote, no orphan flag and the deployment's name. A forced run trusts no
+// fingerprint: it reads every instance's records again, so that a metadata
+// or manifest document lost or changed in Vault is written again.
+func (o *observer) inStep(cur *vault.Record, w *desired) bool {
+	return !o.force && cur != nil && cur.Fingerprint == w.fingerprint && !cur.Orphaned &&
+		cur.DeploymentName == w.deployment
+}
+
+// observed fetches and matches a deployment; false when it is busy (locked
+// by a task, not deployed yet, its instance's broker operation in
+// progress), unmatched, a duplicate, gone, or could not be fetched (each
+// recorded). A name that tells the instance spares a busy one's fetch.
+func (o *observer) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) {
+	if d.Locked {
+		return nil, o.busy(d.Name, "deployment locked by a task, skipped")
+	}
+	early, byName := o.matcher.matchByName(d.Name)
+	if byName && o.instanceBusy(d.Name, early.InstanceID) {
+		return nil, false
+	}
+	var pf *prefetch
+	if byName {
+		pf = o.updater.prefetch(ctx, early.InstanceID)
+	}
+	handed := false
+	defer func() {
+		if !handed { // skipped: nobody will read what it fetched
+			pf.stop()
+		}
+	}()
+	sc, ok := o.fetched(ctx, d, byName)
+	if !ok {
+		return nil, false
+	}
+	if sc.manifest == "" {
+		return nil, o.busy(d.Name, "deployment has no manifest yet, skipped")
+	}
+	mt, ok := o.matchDeployment(d, sc, byName)
+	if !ok || (!byName && o.instanceBusy(d.Name, mt.InstanceID)) {
+		return nil, false
+	}
+	if !byName { // the VMs were not fetched with the manifest
+		if sc, ok = o.fetched(ctx, d, true); !ok {
+			return nil, false
+		}
+	}
+	o.state.count(func(s *Summary) { s.Matched++ })
+	handed = true
+	return newDesired(d, sc, mt, pf), true
+}
+
+// busy logs and counts a deployment skipped because something is changing
+// it; it returns false, for observed.
+func (o *observer) busy(name, msg string) bool {
+	o.log.Debug(msg, "deployment", name)
+	o.state.count(func(s *Summary) { s.Busy++ })
+	return false
+}
+
+// instanceBusy says whether the broker's operation on the instance is in
+// progress (and counts it matched and busy): its records are the broker's to
+// change until it ends, and the Director may not have locked the deployment yet.
+func (o *observer) instanceBusy(name, id string) bool {
+	if !operationInProgress(o.index[id]) {
+		return false
+	}
+	o.log.Debug("broker operation in progress on the instance, skipped", "deployment", name, "instance", id)
+	o.state.count(func(s *Summary) { s.Matched++; s.Busy++ })
+	return true
+}
+
+// operationInProgress says whether the broker's operation on rec is in progress.
+func operationInProgress(rec *vault.Record) bool {
+	return rec.OperationInProgress()
+}
+
+// fetched asks the scanner (with retries) and records a failure; a
+// deployment deleted since the listing is skipped without an error (the
+// next run sees it gone).
+func (o *observer) fetched(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, bool) {
+	sc, err := o.fetch(ctx, d, withVMs)
+	switch {
+	case err == nil:
+		return sc, true
+	case errors.Is(err, bosh.ErrDeploymentNotFound):
+		o.log.Info("deployment deleted since the listing, skipped", "deployment", d.Name)
+	default:
+		o.state.failUnlessStopped(ctx, "deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+	}
+	return nil, false
+}
+
+// matchDeployment runs the matcher (the manifest is parsed only when the
+// name alone does not match) and claims the instance for the deployment.
+func (o *observer) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) (Match, bool) {
+	var info *manifestInfo
+	if !byName {
+		var err error
+		if info, err = sc.info(); err != nil {
+			o.state.fail("deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+			return Match{}, false
+		}
+	}
+	mt, ok, reason := o.matcher.match(d, info)
+	if !ok {
+		o.log.Debug("deployment unmatched", "deployment", d.Name, "reason", reason)
+		o.state.unmatched(d.Name, reason)
+		return Match{}, false
+	}
+	o.log.Debug("deployment matched", "deployment", d.Name, "instance", mt.InstanceID,
+		"strategy", mt.Strategy, "confidence", mt.Confidence, "rule", mt.Rule)
+	if other, ok := o.claims.claim(mt.InstanceID, d.Name); !ok {
+		o.state.unmatched(d.Name, fmt.Sprintf("instance %s is already matched by deployment %s", mt.InstanceID, other))
+		return Match{}, false
+	}
+	return mt, true
+}
+
+// fetch asks the scanner, with retries.
+func (o *observer) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, error) {
+	var sc *scanned
+	err := o.retry.do(ctx, "deployment", d.Name, func(ctx context.Context) (err error) {
+		sc, err = o.scanner.fetch(ctx, d, withVMs)
+		return err
+	})
+	return sc, err
+}
