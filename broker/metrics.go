@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/metrics"
 )
 
 // Operation names used as the operation label.
@@ -63,9 +65,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Provisions refused because a plan or service limit was reached.",
 		}, []string{"limit"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.outcomes, m.refusals)
-	}
+	m.requests = metrics.MustRegister(reg, m.requests)
+	m.duration = metrics.MustRegister(reg, m.duration)
+	m.outcomes = metrics.MustRegister(reg, m.outcomes)
+	m.refusals = metrics.MustRegister(reg, m.refusals)
 	for _, op := range operations {
 		m.duration.WithLabelValues(op)
 	}

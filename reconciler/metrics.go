@@ -2,12 +2,13 @@ package reconciler
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	promreg "github.com/blacksmith-reconciler/blacksmith/internal/metrics"
 )
 
 // Label values: every series is initialised at 0 with these.
@@ -203,21 +204,10 @@ type registrar struct {
 }
 
 // register registers c (when there is a registry) and returns it, or the
-// collector the registry already holds under the same description.
+// collector the registry already holds under the same description; the
+// first error is kept.
 func register[C prometheus.Collector](r *registrar, c C) C {
-	if r.reg == nil {
-		return c
-	}
-	err := r.reg.Register(c)
-	if err == nil {
-		return c
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
+	c, err := promreg.Register(r.reg, c)
 	r.err = cmp.Or(r.err, err)
 	return c
 }
