@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -30,22 +31,49 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	}
 }
 
-// validateRule checks that the pattern compiles and has the groups the matcher needs.
+// validateRule checks the rule's pattern (Rule.Compile), one problem per flaw.
 func validateRule(key string, r Rule, ck checker) {
 	if r.Pattern == "" {
 		ck.fail(key+".pattern", "required")
 		return
 	}
-	re, err := regexp.Compile(r.Pattern)
+	if _, err := r.Compile(); err != nil {
+		for _, e := range flatten(err) {
+			ck.fail(key+".pattern", "%v", e)
+		}
+	}
+}
+
+// Compile compiles the rule's pattern, anchored at both ends (a deployment
+// name must match it whole), and checks the named groups the matcher reads:
+// (?P<instance>...), and (?P<plan>...) unless PlanID is set. The pattern
+// must compile on its own too, so that it cannot close the anchoring group.
+// Every flaw is in the error (errors.Join), worded without the key.
+func (r Rule) Compile() (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(r.Pattern); err != nil {
+		return nil, fmt.Errorf("invalid regexp: %w", err)
+	}
+	re, err := regexp.Compile(`^(?:` + r.Pattern + `)$`)
 	if err != nil {
-		ck.fail(key+".pattern", "invalid regexp: %v", err)
-		return
+		return nil, fmt.Errorf("invalid regexp: %w", err)
 	}
-	groups := re.SubexpNames()
-	if !slices.Contains(groups, "instance") {
-		ck.fail(key+".pattern", "needs a named group (?P<instance>...)")
+	var errs []error
+	if re.SubexpIndex("instance") < 0 {
+		errs = append(errs, errors.New("needs a named group (?P<instance>...)"))
 	}
-	if !slices.Contains(groups, "plan") && r.PlanID == "" {
-		ck.fail(key+".pattern", "needs a named group (?P<plan>...) unless plan_id is set")
+	if re.SubexpIndex("plan") < 0 && r.PlanID == "" {
+		errs = append(errs, errors.New("needs a named group (?P<plan>...) unless plan_id is set"))
 	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return re, nil
+}
+
+// flatten lists the errors an errors.Join holds, or err alone.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

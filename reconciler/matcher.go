@@ -116,17 +116,11 @@ func ofWhat(serviceID string) string {
 	return fmt.Sprintf("service %q", serviceID)
 }
 
-// compileRule compiles a rule's pattern, anchored at both ends, and checks its groups.
+// compileRule compiles a rule's pattern as the configuration checks it (config.Rule.Compile).
 func compileRule(r config.Rule) (rule, error) {
-	re, err := regexp.Compile(`^(?:` + r.Pattern + `)$`)
+	re, err := r.Compile()
 	if err != nil {
-		return rule{}, fmt.Errorf("compiling pattern: %w", err)
-	}
-	if re.SubexpIndex("instance") < 0 {
-		return rule{}, fmt.Errorf("pattern %q has no (?P<instance>...) group", r.Pattern)
-	}
-	if re.SubexpIndex("plan") < 0 && r.PlanID == "" {
-		return rule{}, fmt.Errorf("pattern %q has no (?P<plan>...) group and no plan_id is set", r.Pattern)
+		return rule{}, fmt.Errorf("compiling pattern %q: %w", r.Pattern, err)
 	}
 	return rule{Rule: r, re: re}, nil
 }

@@ -169,8 +169,9 @@ var _ = Describe("matcher", func() {
 			Expect(err).To(MatchError(ContainSubstring(want)))
 		},
 		Entry("bad regexp", config.Rule{Pattern: `(?P<instance>[`}, "reconciler.rules[0]: compiling pattern"),
-		Entry("no instance group", config.Rule{Pattern: `(?P<plan>.+)`}, "no (?P<instance>...) group"),
-		Entry("no plan group nor plan id", config.Rule{Pattern: `x-(?P<instance>.+)`}, "no plan_id is set"),
+		Entry("no instance group", config.Rule{Pattern: `(?P<plan>.+)`}, "needs a named group (?P<instance>...)"),
+		Entry("no plan group nor plan id", config.Rule{Pattern: `x-(?P<instance>.+)`}, "unless plan_id is set"),
+		Entry("a pattern that would close the anchoring group", config.Rule{Pattern: `x)|(?P<instance>.+`, PlanID: "redis-small"}, "invalid regexp"),
 		Entry("a service the catalog lacks", config.Rule{Pattern: `x-(?P<plan>.+)-(?P<instance>.+)`, ServiceID: "kafak"},
 			`reconciler.rules[0].service_id: service "kafak" is not in the catalog`),
 		Entry("a plan the catalog lacks", config.Rule{Pattern: `x-(?P<instance>.+)`, PlanID: "kafka-xl"},
