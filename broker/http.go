@@ -10,7 +10,7 @@ import (
 
 	"github.com/pivotal-cf/brokerapi/v11"
 
-	"github.com/blacksmith-reconciler/blacksmith/basicauth"
+	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 )
 
 // Handler serves the Open Service Broker API under /v2/ behind the broker's

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/blacksmith-reconciler/blacksmith/basicauth"
+	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 )
 
 // HealthCheck checks one dependency; nil means healthy.

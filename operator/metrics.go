@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/blacksmith-reconciler/blacksmith/basicauth"
+	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 )
 
 // MetricsHandler serves g's metrics in the Prometheus exposition format;

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/basicauth"
+	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 )
 
 var _ = Describe("Require", func() {
