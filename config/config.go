@@ -134,11 +134,13 @@ type ReconcilerConfig struct {
 	Interval time.Duration `yaml:"interval"`
 	// MaxConcurrency caps deployments worked on at once. Default 5; env BLACKSMITH_RECONCILER_MAX_CONCURRENCY.
 	MaxConcurrency int `yaml:"max_concurrency"`
-	// BatchSize is how many records are written to Vault together. Default 10; env BLACKSMITH_RECONCILER_BATCH_SIZE.
+	// BatchSize is how many index changes wait before an index write (which then goes once 5s have
+	// passed since the last, or the run is about to end; the rest at the end of the run).
+	// Default 10; env BLACKSMITH_RECONCILER_BATCH_SIZE.
 	BatchSize int `yaml:"batch_size"`
 	// RetryAttempts is how often a failed step is retried; 0 = never. Default 3; env BLACKSMITH_RECONCILER_RETRY_ATTEMPTS.
 	RetryAttempts int `yaml:"retry_attempts"`
-	// RetryDelay is the first wait before a retry. Default 10s; env BLACKSMITH_RECONCILER_RETRY_DELAY.
+	// RetryDelay is the first wait before a retry; positive. Default 10s; env BLACKSMITH_RECONCILER_RETRY_DELAY.
 	RetryDelay time.Duration `yaml:"retry_delay"`
 	// CacheTTL is how long Director answers are cached. Default 5m; env BLACKSMITH_RECONCILER_CACHE_TTL.
 	CacheTTL time.Duration `yaml:"cache_ttl"`

@@ -250,3 +250,13 @@ vault:
 		))
 	})
 })
+
+var _ = Describe("reconciler settings the daemon could not honour", func() {
+	It("are refused when the configuration loads, not later", func() {
+		_, err := config.Load(confFile("reconciler:\n  retry_delay: 0s\n  max_concurrency: 1001\n"), envOf(requiredEnv()))
+		Expect(problems(err)).To(ConsistOf(
+			"reconciler.max_concurrency: must be at most 1000, got 1001",
+			"reconciler.retry_delay: must be a positive duration, got 0s",
+		))
+	})
+})

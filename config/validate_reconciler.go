@@ -8,12 +8,23 @@ import (
 	"slices"
 )
 
+// MaxConcurrencyLimit bounds reconciler.max_concurrency: each unit is two
+// goroutines and 64 queued instances, and the Director and Vault see as
+// many requests at once.
+const MaxConcurrencyLimit = 1000
+
 func validateReconciler(r ReconcilerConfig, ck checker) {
 	ck.positive("reconciler.interval", r.Interval)
 	ck.atLeast("reconciler.max_concurrency", r.MaxConcurrency, 1)
+	if r.MaxConcurrency > MaxConcurrencyLimit {
+		ck.fail("reconciler.max_concurrency", "must be at most %d, got %d", MaxConcurrencyLimit, r.MaxConcurrency)
+	}
 	ck.atLeast("reconciler.batch_size", r.BatchSize, 1)
 	ck.atLeast("reconciler.retry_attempts", r.RetryAttempts, 0)
 	ck.notNegative("reconciler.retry_delay", r.RetryDelay)
+	if r.RetryDelay == 0 { // it would retry in a hot loop
+		ck.positive("reconciler.retry_delay", r.RetryDelay)
+	}
 	ck.positive("reconciler.cache_ttl", r.CacheTTL)
 	ck.atLeast("reconciler.backup.retention", r.Backup.Retention, 0)
 	if r.Backup.Enabled {

@@ -27,10 +27,8 @@ var (
 	ErrBadOptions = errors.New("bad reconciler options")
 )
 
-// maxConcurrencyLimit bounds Config.MaxConcurrency: each unit is two
-// goroutines and 64 queued instances, and the Director and Vault see as many
-// requests at once.
-const maxConcurrencyLimit = 1000
+// maxConcurrencyLimit bounds Config.MaxConcurrency (the configuration's own check).
+const maxConcurrencyLimit = config.MaxConcurrencyLimit
 
 // Options configures a Manager. New fills in the defaults.
 type Options struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -74,18 +75,7 @@ func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
 
 // connectVault connects to Vault once and migrates a legacy index.
 func connectVault(ctx context.Context, cfg *config.Config) (*vault.Store, error) {
-	b := cfg.Reconciler.Backup
-	store, err := vault.New(ctx, vault.Options{
-		Address:           cfg.Vault.Address,
-		Token:             cfg.Vault.Token,
-		Mount:             cfg.Vault.Mount,
-		CACert:            cfg.Vault.CACert,
-		SkipSSLValidation: cfg.Vault.SkipSSLValidation,
-		KVVersion:         cfg.Vault.KVVersion,
-		MaxRecordBytes:    cfg.Vault.MaxRecordBytes,
-		Backup:            vault.BackupOptions{Enabled: b.Enabled, Retention: b.Retention, Cleanup: b.Cleanup, Path: b.Path},
-		Logger:            slog.Default().With("component", "vault"),
-	})
+	store, err := vault.New(ctx, vaultOptions(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +84,26 @@ func connectVault(ctx context.Context, cfg *config.Config) (*vault.Store, error)
 		return nil, fmt.Errorf("migrating the legacy index: %w", err)
 	}
 	return store, nil
+}
+
+// vaultOptions are the Store's options from the configuration. The backup
+// path is never empty: vault takes an all-zero BackupOptions for "the
+// defaults, backups on", which `backup: {enabled: false, path: ""}` must not
+// turn into.
+func vaultOptions(cfg *config.Config) vault.Options {
+	b := cfg.Reconciler.Backup
+	return vault.Options{
+		Address:           cfg.Vault.Address,
+		Token:             cfg.Vault.Token,
+		Mount:             cfg.Vault.Mount,
+		CACert:            cfg.Vault.CACert,
+		SkipSSLValidation: cfg.Vault.SkipSSLValidation,
+		KVVersion:         cfg.Vault.KVVersion,
+		MaxRecordBytes:    cfg.Vault.MaxRecordBytes,
+		Backup: vault.BackupOptions{Enabled: b.Enabled, Retention: b.Retention, Cleanup: b.Cleanup,
+			Path: cmp.Or(b.Path, config.Default().Reconciler.Backup.Path)},
+		Logger: slog.Default().With("component", "vault"),
+	}
 }
 
 // manager creates the reconciler on store.
