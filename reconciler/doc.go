@@ -40,7 +40,12 @@
 //     service and plan recorded are those the manifest's properties.blacksmith
 //     names for the matched instance when it does: the broker renders them
 //     there on every deploy, while a name keeps the plan the instance was
-//     created with. The claims tie each instance to one deployment of the run;
+//     created with. The claims tie each instance to one deployment of the run,
+//     whatever order the fetches finish in: the one named
+//     {planID}-{instanceID}, else the one its index record names, else the
+//     one whose name sorts first (decided once every deployment is
+//     observed: such a claimant waits until then); the others are the run's
+//     Conflicts, and nothing is written for them;
 //   - the updater (updater.go, prefetch.go, brokerfields.go,
 //     indexchange.go) brings one instance that is not in step to its target:
 //     it reads what Vault holds (for an instance the index lacks, beside the

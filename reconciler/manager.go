@@ -72,6 +72,7 @@ type Manager struct {
 	last      *Summary
 	orphans   []Orphan
 	unmatched []Unmatched
+	conflicts []Conflict
 }
 
 // runParts is what every run is built from: the systems the reconciler
@@ -112,7 +113,7 @@ func New(opts Options) (*Manager, error) {
 			scanner: newScanner(opts.Director, opts.Config.CacheTTL), matcher: match, metrics: met, now: opts.Now,
 		},
 		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
-		orphans: []Orphan{}, unmatched: []Unmatched{},
+		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{},
 	}, nil
 }
 
@@ -160,6 +161,7 @@ func (m *Manager) Status() Status {
 		Metrics:   m.parts.metrics.snapshot(),
 		Orphans:   slices.Clone(m.orphans),
 		Unmatched: slices.Clone(m.unmatched),
+		Conflicts: slices.Clone(m.conflicts),
 	}
 	if m.last != nil {
 		last := *m.last
@@ -191,7 +193,7 @@ func (m *Manager) finished(r *run, s Summary) {
 	defer m.mu.Unlock()
 	m.last = &s
 	if s.aborted == nil {
-		m.orphans, m.unmatched = orphans, unmatched
+		m.orphans, m.unmatched, m.conflicts = orphans, unmatched, slices.Clone(s.Conflicts)
 	}
 	if s.aborted != nil {
 		m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.aborted))

@@ -28,10 +28,24 @@ type observer struct {
 
 // observe fetches what a deployment runs (from the cache when it did not
 // change), matches it and compares it with the index record; an instance
-// that is not in step goes to the writers.
+// that is not in step goes to the writers. A deployment whose claim waits
+// for the end of the observation is held (resume goes on with it).
 func (o *observer) observe(ctx context.Context, d bosh.Deployment, writes chan<- *desired) {
-	w, ok := o.observed(ctx, d)
-	if !ok || o.inStep(o.index[w.match.InstanceID], w) {
+	if w, held := o.observed(ctx, d); !held {
+		o.handOn(w, writes)
+	}
+}
+
+// resume goes on with a held deployment that won its instance.
+func (o *observer) resume(ctx context.Context, h *heldClaim, writes chan<- *desired) {
+	w, _ := o.completed(ctx, h.d, h.sc, h.mt, nil, false)
+	o.handOn(w, writes)
+}
+
+// handOn sends w (nil: skipped) to the writers unless the index record
+// shows it in step.
+func (o *observer) handOn(w *desired, writes chan<- *desired) {
+	if w == nil || o.inStep(o.index[w.match.InstanceID], w) {
 		o.state.done.Add(1)
 		return
 	}
@@ -48,11 +62,12 @@ func (o *observer) inStep(cur *vault.Record, w *desired) bool {
 		cur.DeploymentName == w.deployment
 }
 
-// observed fetches and matches a deployment; false when it is busy (locked
+// observed fetches and matches a deployment; nil when it is busy (locked
 // by a task, not deployed yet, its instance's broker operation in
 // progress), unmatched, a duplicate, gone, or could not be fetched (each
-// recorded). A name that tells the instance spares a busy one's fetch.
-func (o *observer) observed(ctx context.Context, d bosh.Deployment) (*desired, bool) {
+// recorded), or held (true) until the claims are settled. A name that
+// tells the instance spares a busy one's fetch.
+func (o *observer) observed(ctx context.Context, d bosh.Deployment) (w *desired, held bool) {
 	if d.Locked {
 		return nil, o.busy(d.Name, "deployment locked by a task, skipped")
 	}
@@ -77,17 +92,29 @@ func (o *observer) observed(ctx context.Context, d bosh.Deployment) (*desired, b
 	if sc.manifest == "" {
 		return nil, o.busy(d.Name, "deployment has no manifest yet, skipped")
 	}
-	mt, ok := o.matchDeployment(d, sc, byName)
-	if !ok || (!byName && o.instanceBusy(d.Name, mt.InstanceID)) {
+	mt, ok, held := o.matchDeployment(d, sc, byName)
+	if !ok {
+		return nil, held
+	}
+	w, handed = o.completed(ctx, d, sc, mt, pf, byName)
+	return w, false
+}
+
+// completed finishes the observation of a deployment that won its
+// instance: the VMs when they were not fetched with the manifest, and the
+// instance's desired records; false when the instance is busy or the VMs
+// could not be fetched.
+func (o *observer) completed(ctx context.Context, d bosh.Deployment, sc *scanned, mt Match, pf *prefetch, byName bool) (*desired, bool) {
+	if !byName && o.instanceBusy(d.Name, mt.InstanceID) {
 		return nil, false
 	}
 	if !byName { // the VMs were not fetched with the manifest
+		var ok bool
 		if sc, ok = o.fetched(ctx, d, true); !ok {
 			return nil, false
 		}
 	}
 	o.state.count(func(s *Summary) { s.Matched++ })
-	handed = true
 	return newDesired(d, sc, mt, pf), true
 }
 
@@ -133,29 +160,31 @@ func (o *observer) fetched(ctx context.Context, d bosh.Deployment, withVMs bool)
 }
 
 // matchDeployment runs the matcher (the manifest is parsed only when the
-// name alone does not match) and claims the instance for the deployment.
-func (o *observer) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) (Match, bool) {
+// name alone does not match) and claims the instance for the deployment;
+// held when the claim waits for the claims to be settled.
+func (o *observer) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) (mt Match, ok, held bool) {
+	o.claims.seen(d.Name)
 	var info *manifestInfo
 	if !byName {
 		var err error
 		if info, err = sc.info(); err != nil {
 			o.state.fail("deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
-			return Match{}, false
+			return Match{}, false, false
 		}
 	}
 	mt, ok, reason := o.matcher.match(d, info)
 	if !ok {
 		o.log.Debug("deployment unmatched", "deployment", d.Name, "reason", reason)
 		o.state.unmatched(d.Name, reason)
-		return Match{}, false
+		return Match{}, false, false
 	}
 	o.log.Debug("deployment matched", "deployment", d.Name, "instance", mt.InstanceID,
 		"strategy", mt.Strategy, "confidence", mt.Confidence, "rule", mt.Rule)
-	if other, ok := o.claims.claim(mt.InstanceID, d.Name); !ok {
-		o.state.unmatched(d.Name, fmt.Sprintf("instance %s is already matched by deployment %s", mt.InstanceID, other))
-		return Match{}, false
+	other, ok, held := o.claims.claim(mt.InstanceID, d.Name, &heldClaim{d: d, sc: sc, mt: mt})
+	if !ok && !held {
+		o.state.conflict(Conflict{InstanceID: mt.InstanceID, Winner: other, Loser: d.Name}, false)
 	}
-	return mt, true
+	return mt, ok, held
 }
 
 // fetch asks the scanner, with retries.

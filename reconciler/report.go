@@ -76,6 +76,10 @@ type Summary struct {
 	Errors []string `json:"errors"`
 	// ErrorCount is the number of errors met.
 	ErrorCount int `json:"error_count"`
+	// Conflicts are the deployments that claimed an instance another
+	// deployment of the run won, sorted by instance id and loser; nothing is
+	// written for them.
+	Conflicts []Conflict `json:"conflicts"`
 	// Converged says the run wrote nothing (a dry run: would write nothing)
 	// and met no error.
 	Converged bool `json:"converged"`
@@ -111,6 +115,18 @@ type Unmatched struct {
 	Reason string `json:"reason"`
 }
 
+// Conflict is a deployment that claimed an instance another deployment won:
+// the one named {planID}-{instanceID}, else the one the index record
+// names, else the one whose name sorts first.
+type Conflict struct {
+	// InstanceID is the instance both deployments claim.
+	InstanceID string `json:"instance_id"`
+	// Winner is the deployment whose records the instance keeps.
+	Winner string `json:"winner"`
+	// Loser is the deployment left out; nothing is written for it.
+	Loser string `json:"loser"`
+}
+
 // Status is the reconciler's state, ready to be served as JSON.
 type Status struct {
 	// Enabled is reconciler.enabled.
@@ -131,6 +147,8 @@ type Status struct {
 	Orphans []Orphan `json:"orphans"`
 	// Unmatched are the deployments the last run could not match.
 	Unmatched []Unmatched `json:"unmatched"`
+	// Conflicts are the conflicting claims the last run saw.
+	Conflicts []Conflict `json:"conflicts"`
 	// Converged says the last run wrote nothing and met no error.
 	Converged bool `json:"converged"`
 }

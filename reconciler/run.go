@@ -46,7 +46,7 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	r := &run{id: id, opts: opts, start: start, log: log, parts: m.parts,
 		retry: retrier{attempts: m.cfg.RetryAttempts, delay: m.cfg.RetryDelay, log: log},
 		state: newRunState(log, Summary{RunID: id, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason,
-			StartedAt: start, Errors: []string{}})}
+			StartedAt: start, Errors: []string{}, Conflicts: []Conflict{}})}
 	if opts.DryRun {
 		r.plan = &planner{}
 	}
@@ -71,7 +71,7 @@ func (r *run) do(ctx context.Context) error {
 	}
 	r.state.total.Store(int64(len(deps)))
 	r.state.count(func(s *Summary) { s.DeploymentsSeen = len(deps) })
-	claimed := newClaims()
+	claimed := newClaims(r.index, deps)
 	claimed.preclaim(r.parts.matcher, deps)
 	writer := r.newIndexWriter()
 	writer.start(ctx)
@@ -152,8 +152,40 @@ feed:
 	}
 	close(work)
 	observers.Wait()
+	r.settle(ctx, obs, writes)
 	close(writes)
 	writers.Wait()
+}
+
+// settle decides the instances whose claimants were held until every
+// deployment was observed, records the losers as conflicts (nothing is
+// written for them) and goes on with the winners, Config.MaxConcurrency at
+// a time.
+func (r *run) settle(ctx context.Context, obs *observer, writes chan<- *desired) {
+	won, lost := obs.claims.settle()
+	for _, l := range lost {
+		r.state.conflict(l.Conflict, l.kept)
+		r.state.done.Add(1)
+	}
+	work := make(chan *heldClaim)
+	var resumers sync.WaitGroup
+	for range min(r.parts.cfg.MaxConcurrency, len(won)) {
+		resumers.Go(func() {
+			for h := range work {
+				r.state.safely("deployment "+h.d.Name, func() { obs.resume(ctx, h, writes) })
+			}
+		})
+	}
+feed:
+	for _, h := range won {
+		select {
+		case work <- h:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	resumers.Wait()
 }
 
 // finish completes the summary.

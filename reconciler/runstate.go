@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,6 +90,23 @@ func (s *runState) unmatched(name, reason string) {
 	s.sum.Unmatched++
 }
 
+// conflict records a deployment that lost the instance it claimed to
+// another deployment (listed unmatched too, with the reason); kept says the
+// winner is the deployment the index record names, which was skipped this
+// run.
+func (s *runState) conflict(c Conflict, kept bool) {
+	s.log.Warn("deployments claim the same instance, the loser is left out",
+		"instance", c.InstanceID, "winner", c.Winner, "loser", c.Loser)
+	reason := fmt.Sprintf("instance %s is already matched by deployment %s", c.InstanceID, c.Winner)
+	if kept {
+		reason = fmt.Sprintf("instance %s is kept for deployment %s, which its index record names (skipped this run)", c.InstanceID, c.Winner)
+	}
+	s.unmatched(c.Loser, reason)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sum.Conflicts = append(s.sum.Conflicts, c)
+}
+
 // noteOrphan remembers the orphan flags this run changed.
 func (s *runState) noteOrphan(id string, e effect) {
 	if e&(effectOrphaned|effectUnorphaned) == 0 {
@@ -105,6 +123,10 @@ func (s *runState) summary() Summary {
 	defer s.mu.Unlock()
 	sum := s.sum
 	sum.Errors = slices.Clone(sum.Errors)
+	sum.Conflicts = slices.Clone(sum.Conflicts)
+	slices.SortFunc(sum.Conflicts, func(a, b Conflict) int {
+		return cmp.Or(cmp.Compare(a.InstanceID, b.InstanceID), cmp.Compare(a.Loser, b.Loser))
+	})
 	return sum
 }
 
