@@ -62,7 +62,7 @@ var _ = Describe("Backups", func() {
 
 			It("never lets stores of one process overwrite each other's backups in the same second", func() {
 				opts := func(o *vault.Options) {
-					o.Backup = vault.BackupOptions{Enabled: true, Retention: 0, Cleanup: true, Path: "backups"}
+					o.Backup = &vault.BackupOptions{Enabled: true, Retention: 0, Cleanup: true, Path: "backups"}
 				}
 				a, mount := newStore(srv, version, opts)
 				stores := []*vault.Store{a}
@@ -101,7 +101,7 @@ var _ = Describe("Backups", func() {
 			})
 
 			DescribeTable("retention and cleanup",
-				func(opts vault.BackupOptions, take, want int) {
+				func(opts *vault.BackupOptions, take, want int) {
 					s, _ := newStore(srv, version, func(o *vault.Options) { o.Backup = opts })
 					seed(s, "r", "p")
 					var taken []string
@@ -116,15 +116,15 @@ var _ = Describe("Backups", func() {
 						Expect(got[i]).To(Equal(taken[take-1-i]))
 					}
 				},
-				Entry("retention 3 keeps the newest 3", vault.BackupOptions{Enabled: true, Retention: 3, Cleanup: true}, 6, 3),
-				Entry("retention 0 keeps all", vault.BackupOptions{Enabled: true, Retention: 0, Cleanup: true}, 6, 6),
-				Entry("cleanup off keeps all", vault.BackupOptions{Enabled: true, Retention: 2, Cleanup: false}, 5, 5),
-				Entry("default retention is 10", vault.BackupOptions{}, 12, 10),
+				Entry("retention 3 keeps the newest 3", &vault.BackupOptions{Enabled: true, Retention: 3, Cleanup: true}, 6, 3),
+				Entry("retention 0 keeps all", &vault.BackupOptions{Enabled: true, Retention: 0, Cleanup: true}, 6, 6),
+				Entry("cleanup off keeps all", &vault.BackupOptions{Enabled: true, Retention: 2, Cleanup: false}, 5, 5),
+				Entry("default retention is 10", nil, 12, 10),
 			)
 
 			It("takes no backup when backups are off", func() {
 				s, _ := newStore(srv, version, func(o *vault.Options) {
-					o.Backup = vault.BackupOptions{Enabled: false, Path: "backups"}
+					o.Backup = &vault.BackupOptions{} // every key off, no path: off, as given
 				})
 				seed(s, "off", "p")
 				Expect(s.Backup(ctx, "off")).To(BeEmpty())
@@ -134,7 +134,7 @@ var _ = Describe("Backups", func() {
 
 			It("uses the configured backup path", func() {
 				s, mount := newStore(srv, version, func(o *vault.Options) {
-					o.Backup = vault.BackupOptions{Enabled: true, Retention: 5, Cleanup: true, Path: "snapshots"}
+					o.Backup = &vault.BackupOptions{Enabled: true, Retention: 5, Cleanup: true, Path: "snapshots"}
 				})
 				seed(s, "bp", "p")
 				id, err := s.Backup(ctx, "bp")

@@ -34,8 +34,10 @@ type Options struct {
 	// neither. When set and the token may read them, New checks it against
 	// the mount and refuses a mismatch.
 	KVVersion int
-	// Backup configures backups taken before destructive changes.
-	Backup BackupOptions
+	// Backup configures backups taken before destructive changes. Default
+	// nil: enabled, retention 10, cleanup on, path "backups". A value given is
+	// taken as it is (an empty Path aside, which is "backups").
+	Backup *BackupOptions
 	// HistoryCap is the number of history entries kept in metadata. Default 50; negative is refused.
 	HistoryCap int
 	// Timeout bounds each request to Vault. Default 30s; negative is refused.
@@ -59,11 +61,10 @@ type Options struct {
 }
 
 // BackupOptions configures backups at {mount}/{id}/{Path}/{unix timestamp}.
-// A zero BackupOptions means the defaults: enabled, retention 10, cleanup on,
-// path "backups". To turn backups off, set Enabled false and any other field
-// (e.g. Path), as config does by always filling Path.
+// Options.Backup nil means the defaults; a BackupOptions given means what it
+// says, so a zero one turns backups off.
 type BackupOptions struct {
-	// Enabled turns backups on. Default true (see above).
+	// Enabled turns backups on.
 	Enabled bool
 	// Retention is how many backups are kept per instance when Cleanup is on.
 	// Default 10; 0 keeps all; negative is refused.
@@ -83,12 +84,14 @@ func (o *Options) defaults() error {
 	if o.Mount = strings.Trim(o.Mount, "/"); o.Mount == "" {
 		o.Mount = "secret"
 	}
-	if o.Backup == (BackupOptions{}) {
-		o.Backup = BackupOptions{Enabled: true, Retention: 10, Cleanup: true}
+	b := BackupOptions{Enabled: true, Retention: 10, Cleanup: true}
+	if o.Backup != nil {
+		b = *o.Backup // a copy: the caller's value is not changed
 	}
-	if o.Backup.Path = strings.Trim(o.Backup.Path, "/"); o.Backup.Path == "" {
-		o.Backup.Path = "backups"
+	if b.Path = strings.Trim(b.Path, "/"); b.Path == "" {
+		b.Path = "backups"
 	}
+	o.Backup = &b
 	if o.HistoryCap == 0 {
 		o.HistoryCap = 50
 	}

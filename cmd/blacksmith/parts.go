@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -86,10 +85,7 @@ func connectVault(ctx context.Context, cfg *config.Config) (*vault.Store, error)
 	return store, nil
 }
 
-// vaultOptions are the Store's options from the configuration. The backup
-// path is never empty: vault takes an all-zero BackupOptions for "the
-// defaults, backups on", which `backup: {enabled: false, path: ""}` must not
-// turn into.
+// vaultOptions are the Store's options from the configuration.
 func vaultOptions(cfg *config.Config) vault.Options {
 	b := cfg.Reconciler.Backup
 	return vault.Options{
@@ -100,9 +96,8 @@ func vaultOptions(cfg *config.Config) vault.Options {
 		SkipSSLValidation: cfg.Vault.SkipSSLValidation,
 		KVVersion:         cfg.Vault.KVVersion,
 		MaxRecordBytes:    cfg.Vault.MaxRecordBytes,
-		Backup: vault.BackupOptions{Enabled: b.Enabled, Retention: b.Retention, Cleanup: b.Cleanup,
-			Path: cmp.Or(b.Path, config.Default().Reconciler.Backup.Path)},
-		Logger: slog.Default().With("component", "vault"),
+		Backup:            &vault.BackupOptions{Enabled: b.Enabled, Retention: b.Retention, Cleanup: b.Cleanup, Path: b.Path},
+		Logger:            slog.Default().With("component", "vault"),
 	}
 }
 
