@@ -155,6 +155,39 @@ type ReconcilerConfig struct {
 	Releases map[string]string `yaml:"releases"`
 	// Rules match deployment names to plans and instances (matcher strategy 4). Default none; file only.
 	Rules []Rule `yaml:"rules"`
+	// BreakerThreshold is how many requests in a row to the Director, or to Vault, may fail before the
+	// run stops issuing requests and ends as failed, naming the system (the next run tries again).
+	// Default 10; env BLACKSMITH_RECONCILER_BREAKER_THRESHOLD.
+	BreakerThreshold int `yaml:"breaker_threshold"`
+	// Quarantine sets aside, across runs, a deployment or instance whose in-run retries are spent.
+	Quarantine QuarantineConfig `yaml:"quarantine"`
+	// StuckOperationAfter is how long a broker operation may stay "in progress" before the
+	// reconciler settles it from the Director's task. Default 1h; env BLACKSMITH_RECONCILER_STUCK_OPERATION_AFTER.
+	StuckOperationAfter time.Duration `yaml:"stuck_operation_after"`
+	// History bounds each instance's append-only history in Vault.
+	History HistoryConfig `yaml:"history"`
+	// RunLog is how many run summaries are kept in Vault (GET /b/runs). Default 50; env BLACKSMITH_RECONCILER_RUN_LOG.
+	RunLog int `yaml:"run_log"`
+	// MinConfidence is the least match confidence (0 to 1) the reconciler writes; a match below it is
+	// reported, not written. Default 0 (every match); env BLACKSMITH_RECONCILER_MIN_CONFIDENCE.
+	MinConfidence float64 `yaml:"min_confidence"`
+}
+
+// QuarantineConfig is the backoff across runs of an item that keeps failing.
+type QuarantineConfig struct {
+	// Backoff is the wait after the first failed run; it doubles with each further failed run.
+	// Default 15m; env BLACKSMITH_RECONCILER_QUARANTINE_BACKOFF.
+	Backoff time.Duration `yaml:"backoff"`
+	// MaxBackoff caps the wait. Default 24h; env BLACKSMITH_RECONCILER_QUARANTINE_MAX_BACKOFF.
+	MaxBackoff time.Duration `yaml:"max_backoff"`
+}
+
+// HistoryConfig bounds each instance's history.
+type HistoryConfig struct {
+	// Keep is how many events are kept per instance; 0 keeps all. Default 200; env BLACKSMITH_RECONCILER_HISTORY_KEEP.
+	Keep int `yaml:"keep"`
+	// MaxAge drops events older than this; 0 keeps them. Default 0; env BLACKSMITH_RECONCILER_HISTORY_MAX_AGE.
+	MaxAge time.Duration `yaml:"max_age"`
 }
 
 // BackupConfig says whether and how records are backed up before they change.
@@ -193,16 +226,21 @@ func Default() *Config {
 		BOSH:    BOSHConfig{Timeout: 30 * time.Second, RateBurst: 10, MaxInFlight: 10},
 		Metrics: MetricsConfig{Enabled: true},
 		Reconciler: ReconcilerConfig{
-			Enabled:           true,
-			Interval:          time.Hour,
-			MaxConcurrency:    5,
-			BatchSize:         10,
-			RetryAttempts:     3,
-			RetryDelay:        10 * time.Second,
-			CacheTTL:          5 * time.Minute,
-			Backup:            BackupConfig{Enabled: true, Retention: 10, Cleanup: true, Path: "backups"},
-			OrphanGracePeriod: 10 * time.Minute,
-			StopTimeout:       30 * time.Second,
+			Enabled:             true,
+			Interval:            time.Hour,
+			MaxConcurrency:      5,
+			BatchSize:           10,
+			RetryAttempts:       3,
+			RetryDelay:          10 * time.Second,
+			CacheTTL:            5 * time.Minute,
+			Backup:              BackupConfig{Enabled: true, Retention: 10, Cleanup: true, Path: "backups"},
+			OrphanGracePeriod:   10 * time.Minute,
+			StopTimeout:         30 * time.Second,
+			BreakerThreshold:    10,
+			Quarantine:          QuarantineConfig{Backoff: 15 * time.Minute, MaxBackoff: 24 * time.Hour},
+			StuckOperationAfter: time.Hour,
+			History:             HistoryConfig{Keep: 200},
+			RunLog:              50,
 		},
 	}
 }

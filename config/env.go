@@ -67,6 +67,14 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_RECONCILER_BACKUP_PATH", "reconciler.backup.path"},
 	{"BLACKSMITH_RECONCILER_ORPHAN_GRACE_PERIOD", "reconciler.orphan_grace_period"},
 	{"BLACKSMITH_RECONCILER_STOP_TIMEOUT", "reconciler.stop_timeout"},
+	{"BLACKSMITH_RECONCILER_BREAKER_THRESHOLD", "reconciler.breaker_threshold"},
+	{"BLACKSMITH_RECONCILER_QUARANTINE_BACKOFF", "reconciler.quarantine.backoff"},
+	{"BLACKSMITH_RECONCILER_QUARANTINE_MAX_BACKOFF", "reconciler.quarantine.max_backoff"},
+	{"BLACKSMITH_RECONCILER_STUCK_OPERATION_AFTER", "reconciler.stuck_operation_after"},
+	{"BLACKSMITH_RECONCILER_HISTORY_KEEP", "reconciler.history.keep"},
+	{"BLACKSMITH_RECONCILER_HISTORY_MAX_AGE", "reconciler.history.max_age"},
+	{"BLACKSMITH_RECONCILER_RUN_LOG", "reconciler.run_log"},
+	{"BLACKSMITH_RECONCILER_MIN_CONFIDENCE", "reconciler.min_confidence"},
 }
 
 // Environment returns every environment variable Load reads, with the file

@@ -32,6 +32,20 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	}
 	ck.notNegative("reconciler.orphan_grace_period", r.OrphanGracePeriod)
 	ck.positive("reconciler.stop_timeout", r.StopTimeout)
+	ck.between("reconciler.breaker_threshold", r.BreakerThreshold, 1, 1000)
+	ck.positive("reconciler.quarantine.backoff", r.Quarantine.Backoff)
+	ck.positive("reconciler.quarantine.max_backoff", r.Quarantine.MaxBackoff)
+	if r.Quarantine.MaxBackoff > 0 && r.Quarantine.MaxBackoff < r.Quarantine.Backoff {
+		ck.fail("reconciler.quarantine.max_backoff", "must be at least reconciler.quarantine.backoff (%s), got %s",
+			r.Quarantine.Backoff, r.Quarantine.MaxBackoff)
+	}
+	ck.positive("reconciler.stuck_operation_after", r.StuckOperationAfter)
+	ck.atLeast("reconciler.history.keep", r.History.Keep, 0)
+	ck.notNegative("reconciler.history.max_age", r.History.MaxAge)
+	ck.between("reconciler.run_log", r.RunLog, 1, 10000)
+	if r.MinConfidence < 0 || r.MinConfidence > 1 {
+		ck.fail("reconciler.min_confidence", "must be between 0 and 1, got %v", r.MinConfidence)
+	}
 	for _, release := range slices.Sorted(maps.Keys(r.Releases)) {
 		if r.Releases[release] == "" {
 			ck.fail("reconciler.releases."+release, "service id required")

@@ -43,7 +43,10 @@ func otherProps(tls *certificate) map[string]any {
 		"reconciler": map[string]any{"enabled": false, "interval": "2h", "max_concurrency": 7, "batch_size": 20,
 			"retry_attempts": 5, "retry_delay": "3s", "cache_ttl": "7m",
 			"backup":              map[string]any{"enabled": false, "retention": 3, "cleanup": false, "path": "snapshots"},
-			"orphan_grace_period": "20m", "stop_timeout": "12s",
+			"orphan_grace_period": "20m", "stop_timeout": "12s", "breaker_threshold": 4,
+			"quarantine":            map[string]any{"backoff": "2m", "max_backoff": "2h"},
+			"stuck_operation_after": "40m", "history": map[string]any{"keep": 30, "max_age": "720h"},
+			"run_log": 20, "min_confidence": 0.5,
 			"releases": map[string]any{"redis": "redis"}, "rules": []any{rule}},
 	}
 }
