@@ -157,7 +157,7 @@ type ReconcilerConfig struct {
 	Rules []Rule `yaml:"rules"`
 	// BreakerThreshold is how many requests in a row to the Director, or to Vault, may fail before the
 	// run stops issuing requests and ends as failed, naming the system (the next run tries again).
-	// Default 10; env BLACKSMITH_RECONCILER_BREAKER_THRESHOLD.
+	// Default 20; env BLACKSMITH_RECONCILER_BREAKER_THRESHOLD.
 	BreakerThreshold int `yaml:"breaker_threshold"`
 	// Quarantine sets aside, across runs, a deployment or instance whose in-run retries are spent.
 	Quarantine QuarantineConfig `yaml:"quarantine"`
@@ -236,7 +236,7 @@ func Default() *Config {
 			Backup:              BackupConfig{Enabled: true, Retention: 10, Cleanup: true, Path: "backups"},
 			OrphanGracePeriod:   10 * time.Minute,
 			StopTimeout:         30 * time.Second,
-			BreakerThreshold:    10,
+			BreakerThreshold:    20,
 			Quarantine:          QuarantineConfig{Backoff: 15 * time.Minute, MaxBackoff: 24 * time.Hour},
 			StuckOperationAfter: time.Hour,
 			History:             HistoryConfig{Keep: 200},
