@@ -15,7 +15,7 @@ import (
 
 // fingerprintVersion changes when what the reconciler writes changes, so that
 // every record is checked again once after an upgrade.
-const fingerprintVersion = "v1"
+const fingerprintVersion = "v2" // v2: the match (strategy, confidence, rule) is in the index record
 
 // desired is what one matched instance's records should be, from what the
 // Director runs, as the observer builds it; no later stage changes it. What
@@ -71,7 +71,8 @@ func (w *desired) digest() string {
 		}
 		h.Write([]byte{'\x1e'})
 	}
-	field(fingerprintVersion, w.match.InstanceID, w.match.ServiceID, w.match.PlanID, w.deployment, w.manifestSHA)
+	field(fingerprintVersion, w.match.InstanceID, w.match.ServiceID, w.match.PlanID, w.deployment, w.manifestSHA,
+		w.match.Strategy, w.match.Confidence, w.match.Rule)
 	writeResources(h, field, w.releases)
 	for _, v := range w.vms {
 		field(v.ID, v.Job, v.Index, v.AZ, v.IPs)

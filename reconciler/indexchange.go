@@ -38,7 +38,8 @@ func (u *updater) indexChange(w *update) *pending {
 // ownedFieldsDiffer says whether rec names another service, plan or deployment than w.
 func ownedFieldsDiffer(rec *vault.Record, w *target) bool {
 	return (w.serviceID != "" && rec.ServiceID != w.serviceID) || (w.planID != "" && rec.PlanID != w.planID) ||
-		rec.DeploymentName != w.deployment
+		rec.DeploymentName != w.deployment || rec.MatchStrategy != string(w.match.Strategy) ||
+		rec.MatchConfidence != w.match.Confidence || rec.MatchRule != w.match.Rule
 }
 
 // setOwnedFields sets what the reconciler owns; an id that neither the
@@ -51,4 +52,5 @@ func setOwnedFields(rec *vault.Record, w *target) {
 		rec.PlanID = w.planID
 	}
 	rec.DeploymentName, rec.Fingerprint = w.deployment, w.fingerprint
+	rec.MatchStrategy, rec.MatchConfidence, rec.MatchRule = string(w.match.Strategy), w.match.Confidence, w.match.Rule
 }

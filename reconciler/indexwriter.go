@@ -41,6 +41,7 @@ type indexWriter struct {
 	plan      *planner                 // dry run only; nil: write
 	backups   bool                     // Config.Backup.Enabled, for the plan
 	metrics   *metrics
+	history   *historian // nil in a dry run
 	state     *runState
 	retry     retrier
 
@@ -154,7 +155,7 @@ func (x *indexWriter) flush(ctx context.Context, batch []*pending) {
 		case ok:
 			x.account(p, e)
 		case err != nil:
-			x.state.fail(p.id, fmt.Errorf("instance %s: writing its index record: %w", p.id, err))
+			x.state.failUnlessStopped(ctx, instanceKey(p.id), fmt.Errorf("instance %s: writing its index record: %w", p.id, err))
 		default:
 			x.account(p, 0)
 		}
@@ -190,13 +191,20 @@ func (x *indexWriter) account(p *pending, e effect) {
 		}
 	})
 	x.state.noteOrphan(p.id, e)
+	switch name := x.index[p.id].Deployment(p.id); {
+	case e&effectOrphaned != 0:
+		x.history.add(p.id, vault.Event{Kind: "orphaned", Deployment: name,
+			Message: "the deployment is no longer listed by the Director; the records are kept"})
+	case e&effectUnorphaned != 0:
+		x.history.add(p.id, vault.Event{Kind: "unorphaned", Deployment: name, Message: "the deployment is listed again"})
+	}
 }
 
 // planRecords adds what a dry run would write for an instance to the plan;
 // e is what its index change would do.
 func (x *indexWriter) planRecords(w *update, e effect) {
 	item := PlanItem{InstanceID: w.match.InstanceID, Deployment: w.deployment, ServiceID: w.serviceID,
-		PlanID: w.planID, Strategy: w.match.Strategy, Drift: w.changes.drift}
+		PlanID: w.planID, Strategy: w.match.Strategy, Confidence: w.match.Confidence, Drift: w.changes.drift}
 	if e != 0 {
 		item.Records = append(item.Records, recordIndex)
 	}

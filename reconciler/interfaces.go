@@ -63,6 +63,15 @@ type Backups interface {
 	LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
 }
 
+// Memory keeps the reconciler's own state across runs and restarts (the
+// quarantine); *vault.Store has it.
+type Memory interface {
+	// ReadState decodes the named state document into v; false when absent.
+	ReadState(ctx context.Context, name string, v any) (bool, error)
+	// WriteState writes the named state document.
+	WriteState(ctx context.Context, name string, v any) error
+}
+
 // Store is every Vault operation the reconciler uses; *vault.Store has it,
 // as the wiring point (cmd/blacksmith) checks.
 type Store interface {
@@ -70,4 +79,6 @@ type Store interface {
 	Metadata
 	Manifests
 	Backups
+	Memory
+	History
 }

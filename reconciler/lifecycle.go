@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -29,6 +30,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		return err
 	}
 	defer m.setStarted(false)
+	m.restoreLast(ctx)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -209,6 +211,12 @@ func (m *Manager) Trigger(opts RunOptions) (string, <-chan Summary, error) {
 		m.pending[slot] = p
 	}
 	p.opts.Force = p.opts.Force || opts.Force
+	p.opts.RetryQuarantined = p.opts.RetryQuarantined || opts.RetryQuarantined
+	for _, id := range opts.Instances {
+		if !slices.Contains(p.opts.Instances, id) {
+			p.opts.Instances = append(p.opts.Instances, id)
+		}
+	}
 	p.opts.Reason = joinReason(p.opts.Reason, opts.Reason)
 	w := make(chan Summary, 1)
 	p.waiters = append(p.waiters, w)

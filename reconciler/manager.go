@@ -73,6 +73,7 @@ type Manager struct {
 	orphans   []Orphan
 	unmatched []Unmatched
 	conflicts []Conflict
+	quar      []Quarantined
 }
 
 // runParts is what every run is built from: the systems the reconciler
@@ -110,10 +111,10 @@ func New(opts Options) (*Manager, error) {
 		cfg: opts.Config, log: opts.Logger, now: opts.Now,
 		parts: runParts{
 			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, store: opts.Store,
-			scanner: newScanner(opts.Director, opts.Config.CacheTTL), matcher: match, metrics: met, now: opts.Now,
+			scanner: newScanner(opts.Config.CacheTTL), matcher: match, metrics: met, now: opts.Now,
 		},
 		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
-		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{},
+		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{}, quar: []Quarantined{},
 	}, nil
 }
 
@@ -156,16 +157,18 @@ func (m *Manager) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := Status{
-		Enabled:   m.cfg.Enabled,
-		Phase:     PhaseIdle,
-		Metrics:   m.parts.metrics.snapshot(),
-		Orphans:   slices.Clone(m.orphans),
-		Unmatched: slices.Clone(m.unmatched),
-		Conflicts: slices.Clone(m.conflicts),
+		Enabled:     m.cfg.Enabled,
+		Phase:       PhaseIdle,
+		Metrics:     m.parts.metrics.snapshot(),
+		Orphans:     slices.Clone(m.orphans),
+		Unmatched:   slices.Clone(m.unmatched),
+		Conflicts:   slices.Clone(m.conflicts),
+		Quarantined: slices.Clone(m.quar),
+		Blockers:    []string{},
 	}
 	if m.last != nil {
 		last := *m.last
-		st.LastRun, st.Converged = &last, last.Converged
+		st.LastRun, st.Converged, st.Blockers = &last, last.Converged, slices.Clone(last.Blockers)
 	}
 	if r := m.current; r != nil {
 		st.Running, st.RunID, st.Phase, st.Progress = true, r.id, r.state.phaseNow(), r.state.progress()
@@ -194,6 +197,9 @@ func (m *Manager) finished(r *run, s Summary) {
 	m.last = &s
 	if s.aborted == nil {
 		m.orphans, m.unmatched, m.conflicts = orphans, unmatched, slices.Clone(s.Conflicts)
+		if r.quar.loaded {
+			m.quar = r.quar.list()
+		}
 	}
 	if s.aborted != nil {
 		m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.aborted))

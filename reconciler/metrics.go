@@ -13,21 +13,23 @@ import (
 
 // Label values: every series is initialised at 0 with these.
 var (
-	runResults    = []string{resultSuccess, resultFailure}
-	instanceState = []string{stateMatched, stateOrphaned, stateFailed}
+	runResults    = []string{resultSuccess, resultPartial, resultFailure}
+	instanceState = []string{stateMatched, stateOrphaned, stateFailed, stateQuarantined}
 	writeKinds    = []string{kindIndex, kindMetadata, kindManifest, kindBackup}
 )
 
 const (
-	resultSuccess = "success"
-	resultFailure = "failure"
-	stateMatched  = "matched"
-	stateOrphaned = "orphaned"
-	stateFailed   = "failed"
-	kindIndex     = "index"
-	kindMetadata  = "metadata"
-	kindManifest  = "manifest"
-	kindBackup    = "backup"
+	resultSuccess    = "success"
+	resultFailure    = "failure"
+	resultPartial    = "partial"
+	stateQuarantined = "quarantined"
+	stateMatched     = "matched"
+	stateOrphaned    = "orphaned"
+	stateFailed      = "failed"
+	kindIndex        = "index"
+	kindMetadata     = "metadata"
+	kindManifest     = "manifest"
+	kindBackup       = "backup"
 )
 
 // Snapshot is the run counters in the shape operators know from Blacksmith's
@@ -126,10 +128,7 @@ func (m *metrics) init() {
 // what the Director runs keep the last complete run's values: a run that
 // could not list the deployments or read the index saw nothing of them.
 func (m *metrics) observe(s Summary, end time.Time) {
-	result := resultSuccess
-	if s.ErrorCount > 0 {
-		result = resultFailure
-	}
+	result := s.Result
 	m.runs.WithLabelValues(result).Inc()
 	m.duration.Observe(s.Duration.Seconds())
 	m.instances.WithLabelValues("found").Add(float64(s.Matched))
@@ -140,10 +139,10 @@ func (m *metrics) observe(s Summary, end time.Time) {
 	if s.aborted == nil {
 		m.setState(s)
 	}
-	if result == resultSuccess {
+	if result != resultFailure { // a partial run did all it tried
 		m.lastSuccess.Set(float64(end.UnixNano()) / 1e9)
 	}
-	m.record(s, result == resultSuccess)
+	m.record(s, result != resultFailure)
 }
 
 // setState sets the gauges that describe the deployments and instances.
@@ -153,6 +152,7 @@ func (m *metrics) setState(s Summary) {
 	m.state.WithLabelValues(stateMatched).Set(float64(s.Matched))
 	m.state.WithLabelValues(stateOrphaned).Set(float64(s.OrphansTotal))
 	m.state.WithLabelValues(stateFailed).Set(float64(s.Failed))
+	m.state.WithLabelValues(stateQuarantined).Set(float64(s.QuarantinedTotal))
 }
 
 // record adds a run to the Snapshot.

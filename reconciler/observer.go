@@ -15,15 +15,20 @@ import (
 // and compares it with the index record; an instance that is not in step
 // goes to the updater.
 type observer struct {
-	scanner *scanner
-	matcher *matcher
-	claims  *claims
-	index   map[string]*vault.Record // as read at the start of the run
-	force   bool                     // trust no fingerprint
-	updater *updater                 // starts the Vault read of an instance the index lacks
-	state   *runState
-	retry   retrier
-	log     *slog.Logger
+	director Director // the run's, behind its breaker
+	rounds   *rounds  // later rounds for failed fetches
+	quar     *quarantine
+	// minConfidence is Config.MinConfidence: a match below it is reported, not written.
+	minConfidence float64
+	scanner       *scanner
+	matcher       *matcher
+	claims        *claims
+	index         map[string]*vault.Record // as read at the start of the run
+	force         bool                     // trust no fingerprint
+	updater       *updater                 // starts the Vault read of an instance the index lacks
+	state         *runState
+	retry         retrier
+	log           *slog.Logger
 }
 
 // observe fetches what a deployment runs (from the cache when it did not
@@ -72,6 +77,10 @@ func (o *observer) observed(ctx context.Context, d bosh.Deployment) (w *desired,
 		return nil, o.busy(d.Name, "deployment locked by a task, skipped")
 	}
 	early, byName := o.matcher.matchByName(d.Name)
+	if o.quarantined(deploymentKey(d.Name), d.Name, early.InstanceID) ||
+		(byName && o.quarantined(instanceKey(early.InstanceID), d.Name, early.InstanceID)) {
+		return nil, false
+	}
 	if byName && o.instanceBusy(d.Name, early.InstanceID) {
 		return nil, false
 	}
@@ -85,7 +94,7 @@ func (o *observer) observed(ctx context.Context, d bosh.Deployment) (w *desired,
 			pf.stop()
 		}
 	}()
-	sc, ok := o.fetched(ctx, d, byName)
+	sc, ok := o.fetchedOrLater(ctx, d, byName)
 	if !ok {
 		return nil, false
 	}
@@ -105,7 +114,7 @@ func (o *observer) observed(ctx context.Context, d bosh.Deployment) (w *desired,
 // instance's desired records; false when the instance is busy or the VMs
 // could not be fetched.
 func (o *observer) completed(ctx context.Context, d bosh.Deployment, sc *scanned, mt Match, pf *prefetch, byName bool) (*desired, bool) {
-	if !byName && o.instanceBusy(d.Name, mt.InstanceID) {
+	if !byName && (o.quarantined(instanceKey(mt.InstanceID), d.Name, mt.InstanceID) || o.instanceBusy(d.Name, mt.InstanceID)) {
 		return nil, false
 	}
 	if !byName { // the VMs were not fetched with the manifest
@@ -114,8 +123,18 @@ func (o *observer) completed(ctx context.Context, d bosh.Deployment, sc *scanned
 			return nil, false
 		}
 	}
-	o.state.count(func(s *Summary) { s.Matched++ })
+	o.state.count(func(s *Summary) { s.Matched++; s.MatchedBy[mt.Strategy]++ })
 	return newDesired(d, sc, mt, pf), true
+}
+
+// quarantined says whether the run leaves the item (key) alone because it
+// is quarantined, and logs it.
+func (o *observer) quarantined(key, name, id string) bool {
+	if !o.quar.skip(key, id) {
+		return false
+	}
+	o.log.Debug("quarantined, skipped until its backoff expires", "deployment", name, "item", key)
+	return true
 }
 
 // busy logs and counts a deployment skipped because something is changing
@@ -143,18 +162,39 @@ func operationInProgress(rec *vault.Record) bool {
 	return rec.OperationInProgress()
 }
 
-// fetched asks the scanner (with retries) and records a failure; a
+// fetchedOrLater asks the scanner once; a failure that may pass hands the
+// deployment to a later round of the run (nothing is recorded until its
+// attempts are spent).
+func (o *observer) fetchedOrLater(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, bool) {
+	sc, err := o.scanner.fetch(ctx, o.director, d, withVMs)
+	if err != nil && o.rounds.later(ctx, d, err) {
+		o.log.Debug("deployment fetch failed, tried again in a later round", "deployment", d.Name, "error", err)
+		return nil, false
+	}
+	return o.outcome(ctx, d, sc, err)
+}
+
+// fetched asks the scanner (with retries in place) and records a failure; a
 // deployment deleted since the listing is skipped without an error (the
 // next run sees it gone).
 func (o *observer) fetched(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, bool) {
 	sc, err := o.fetch(ctx, d, withVMs)
+	return o.outcome(ctx, d, sc, err)
+}
+
+// outcome records a failed fetch; true with what was fetched. A fetch that
+// failed once the run was stopped is not an error of its own (the run's
+// error says why it stopped).
+func (o *observer) outcome(ctx context.Context, d bosh.Deployment, sc *scanned, err error) (*scanned, bool) {
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, false
 	case err == nil:
 		return sc, true
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
 		o.log.Info("deployment deleted since the listing, skipped", "deployment", d.Name)
 	default:
-		o.state.failUnlessStopped(ctx, "deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+		o.state.failUnlessStopped(ctx, deploymentKey(d.Name), fmt.Errorf("deployment %s: %w", d.Name, err))
 	}
 	return nil, false
 }
@@ -168,7 +208,7 @@ func (o *observer) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) 
 	if !byName {
 		var err error
 		if info, err = sc.info(); err != nil {
-			o.state.fail("deployment "+d.Name, fmt.Errorf("deployment %s: %w", d.Name, err))
+			o.state.fail(deploymentKey(d.Name), fmt.Errorf("deployment %s: %w", d.Name, err))
 			return Match{}, false, false
 		}
 	}
@@ -180,6 +220,12 @@ func (o *observer) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) 
 	}
 	o.log.Debug("deployment matched", "deployment", d.Name, "instance", mt.InstanceID,
 		"strategy", mt.Strategy, "confidence", mt.Confidence, "rule", mt.Rule)
+	if mt.Confidence < o.minConfidence {
+		o.log.Info("match below reconciler.min_confidence, reported and not written", "deployment", d.Name,
+			"instance", mt.InstanceID, "strategy", mt.Strategy, "confidence", mt.Confidence)
+		o.state.lowConfidence(d.Name, mt, o.minConfidence)
+		return Match{}, false, false
+	}
 	other, ok, held := o.claims.claim(mt.InstanceID, d.Name, &heldClaim{d: d, sc: sc, mt: mt})
 	if !ok && !held {
 		o.state.conflict(Conflict{InstanceID: mt.InstanceID, Winner: other, Loser: d.Name}, false)
@@ -191,7 +237,7 @@ func (o *observer) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) 
 func (o *observer) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, error) {
 	var sc *scanned
 	err := o.retry.do(ctx, "deployment", d.Name, func(ctx context.Context) (err error) {
-		sc, err = o.scanner.fetch(ctx, d, withVMs)
+		sc, err = o.scanner.fetch(ctx, o.director, d, withVMs)
 		return err
 	})
 	return sc, err

@@ -40,6 +40,8 @@ type PlanItem struct {
 	PlanID string `json:"plan_id"`
 	// Strategy is the matcher strategy that found the instance.
 	Strategy Strategy `json:"strategy"`
+	// Confidence is how sure the strategy is, from 0 to 1.
+	Confidence float64 `json:"confidence"`
 	// Records are the records that would be written: index, metadata, manifest.
 	Records []string `json:"records"`
 	// Drift says the manifest differs from the one recorded.

@@ -19,6 +19,10 @@ type RunOptions struct {
 	Force bool `json:"force"`
 	// Reason says why the run was asked for (logged and kept in the summary).
 	Reason string `json:"reason,omitempty"`
+	// Instances are instance ids the run tries even when they are quarantined.
+	Instances []string `json:"instances,omitempty"`
+	// RetryQuarantined tries every quarantined item, whatever its backoff.
+	RetryQuarantined bool `json:"retry_quarantined,omitempty"`
 }
 
 // Summary is the outcome of one run.
@@ -43,8 +47,14 @@ type Summary struct {
 	DeploymentsSeen int `json:"deployments_seen"`
 	// Matched is the number of deployments tied to a service instance.
 	Matched int `json:"matched"`
-	// Unmatched is the number of deployments no strategy could tie to an instance.
+	// MatchedBy counts the matched deployments by strategy.
+	MatchedBy map[Strategy]int `json:"matched_by"`
+	// Unmatched is the number of deployments no strategy could tie to an
+	// instance, or only below reconciler.min_confidence.
 	Unmatched int `json:"unmatched"`
+	// LowConfidence are the matches below reconciler.min_confidence:
+	// reported, not written.
+	LowConfidence []LowConfidence `json:"low_confidence"`
 	// Busy is the number of deployments skipped because a task holds their
 	// lock, their first deploy has not run yet (no manifest), or the
 	// broker's operation on their instance is in progress.
@@ -80,9 +90,24 @@ type Summary struct {
 	// deployment of the run won, sorted by instance id and loser; nothing is
 	// written for them.
 	Conflicts []Conflict `json:"conflicts"`
-	// Converged says the run wrote nothing (a dry run: would write nothing)
-	// and met no error.
+	// Quarantined are the items this run skipped because they are
+	// quarantined (failed in earlier runs; see Quarantined).
+	Quarantined []Quarantined `json:"quarantined"`
+	// NewlyQuarantined are the items this run failed on and set aside.
+	NewlyQuarantined []Quarantined `json:"newly_quarantined"`
+	// QuarantinedTotal is the number of items in quarantine after the run.
+	QuarantinedTotal int `json:"quarantined_total"`
+	// Released are the items that left the quarantine in this run.
+	Released []Quarantined `json:"released"`
+	// Result is "success" (nothing failed, nothing skipped), "partial"
+	// (nothing failed, but quarantined items were skipped) or "failure".
+	Result string `json:"result"`
+	// Converged says the run wrote nothing (a dry run: would write
+	// nothing), met no error, skipped nothing and left nothing unexplained:
+	// no unmatched deployment, no conflict, no quarantined item.
 	Converged bool `json:"converged"`
+	// Blockers say what keeps the run from being converged, one line each.
+	Blockers []string `json:"blockers"`
 	// Plan is what a dry run would have done; nil for other runs.
 	Plan *Plan `json:"plan,omitempty"`
 
@@ -105,6 +130,14 @@ type Orphan struct {
 	Deployment string `json:"deployment"`
 	// OrphanedAt is when it was flagged.
 	OrphanedAt time.Time `json:"orphaned_at"`
+}
+
+// LowConfidence is a match below reconciler.min_confidence.
+type LowConfidence struct {
+	// Deployment is the deployment's name.
+	Deployment string `json:"deployment"`
+	// Match is what the matcher found.
+	Match Match `json:"match"`
 }
 
 // Unmatched is a deployment that no strategy tied to a service instance.
@@ -149,6 +182,10 @@ type Status struct {
 	Unmatched []Unmatched `json:"unmatched"`
 	// Conflicts are the conflicting claims the last run saw.
 	Conflicts []Conflict `json:"conflicts"`
-	// Converged says the last run wrote nothing and met no error.
+	// Quarantined are the items set aside after the last complete run.
+	Quarantined []Quarantined `json:"quarantined"`
+	// Converged is the last run's (see Summary.Converged).
 	Converged bool `json:"converged"`
+	// Blockers are the last run's (see Summary.Blockers).
+	Blockers []string `json:"blockers"`
 }

@@ -38,9 +38,11 @@ var _ = Describe("retries", func() {
 		Expect(e.proxy.hitTimes(f2)).To(HaveLen(4), "one attempt and retry_attempts retries")
 
 		e.proxy.heal()
-		next := e.run(reconciler.RunOptions{})
+		Expect(e.run(reconciler.RunOptions{}).Quarantined).To(ConsistOf(HaveField("InstanceID", broken)),
+			"the next run skips it: quarantined until its backoff expires")
+		next := e.run(reconciler.RunOptions{Instances: []string{broken}})
 		Expect(next.Errors).To(BeEmpty())
-		Expect(next.Created).To(Equal(1), "the next run retries it")
+		Expect(next.Created).To(Equal(1), "a run asked for it retries it")
 		Expect(e.index()).To(HaveKey(broken))
 	})
 
@@ -70,14 +72,14 @@ var _ = Describe("retries", func() {
 		e := newEnv(envOptions{seed: 4, config: func(c *config.ReconcilerConfig) {
 			c.RetryAttempts, c.MaxConcurrency = 1, 1
 		}})
-		e.sim.InjectFailure(sim.Failure{Endpoint: "/deployments/:name/vms", Count: 2})
+		e.sim.InjectFailure(sim.Failure{Endpoint: "/deployments/:name/vms", Deployment: e.names[0], Count: 2})
 		s := e.run(reconciler.RunOptions{})
-		Expect(s.Failed).To(Equal(1))
+		Expect(s.Failed).To(Equal(1), "tried in two rounds, failed in both")
 		Expect(s.Errors).To(ConsistOf(ContainSubstring(e.names[0])))
 		Expect(s.Created).To(Equal(3))
 		Expect(e.index()).NotTo(HaveKey(instanceID(e.names[0])))
 
-		next := e.run(reconciler.RunOptions{})
+		next := e.run(reconciler.RunOptions{RetryQuarantined: true})
 		Expect(next.Errors).To(BeEmpty())
 		Expect(next.Created).To(Equal(1))
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -21,15 +23,19 @@ import (
 // (observer, updater, index writer, orphaner) and feeds them the
 // deployments, then sums up what they did.
 type run struct {
-	id    string
-	opts  RunOptions
-	start time.Time
-	log   *slog.Logger
-	parts runParts
-	retry retrier
-	state *runState
-	index map[string]*vault.Record // as read at the start; never changed
-	plan  *planner                 // dry run only
+	id     string
+	opts   RunOptions
+	start  time.Time
+	log    *slog.Logger
+	parts  runParts
+	retry  retrier
+	state  *runState
+	quar   *quarantine
+	hist   *historian               // nil in a dry run
+	known  map[string]bool          // conflicts the last run reported (not recorded again)
+	index  map[string]*vault.Record // as read at the start; never changed
+	listed map[string]bool          // the deployments listed
+	plan   *planner                 // dry run only
 }
 
 // newRunID returns a random run id.
@@ -43,13 +49,22 @@ func newRunID() string {
 func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summary {
 	start := m.now()
 	log := m.log.With("run", id, "dry_run", opts.DryRun)
-	r := &run{id: id, opts: opts, start: start, log: log, parts: m.parts,
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r := &run{id: id, opts: opts, start: start, log: log, parts: m.parts.guarded(m.cfg.BreakerThreshold, stop),
 		retry: retrier{attempts: m.cfg.RetryAttempts, delay: m.cfg.RetryDelay, log: log},
 		state: newRunState(log, Summary{RunID: id, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason,
-			StartedAt: start, Errors: []string{}, Conflicts: []Conflict{}})}
+			StartedAt: start, Errors: []string{}, Conflicts: []Conflict{}, LowConfidence: []LowConfidence{},
+			MatchedBy: map[Strategy]int{}, Quarantined: []Quarantined{}, NewlyQuarantined: []Quarantined{},
+			Released: []Quarantined{}, Blockers: []string{}}),
+		quar: newQuarantine(m.cfg.Quarantine, start, opts)}
 	if opts.DryRun {
 		r.plan = &planner{}
+	} else {
+		r.hist = newHistorian(r.parts.store, id, vault.HistoryOptions{Keep: m.cfg.History.Keep, MaxAge: m.cfg.History.MaxAge},
+			m.cfg.MaxConcurrency, m.now, log)
 	}
+	r.known = m.knownConflicts()
 	m.setCurrent(r)
 	defer m.setCurrent(nil)
 	if opts.Force {
@@ -58,16 +73,46 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	fetched := m.parts.scanner.fetches.Load()
 	r.log.Info("reconciler run started", "reason", opts.Reason, "force", opts.Force)
 	err := r.do(ctx)
+	r.hist.stop()
 	s := r.finish(err, int(m.parts.scanner.fetches.Load()-fetched))
 	m.finished(r, s)
+	m.logRun(r, s)
 	return s
+}
+
+// guarded is a copy of p whose Director and Vault are behind a breaker
+// each, for one run; stop ends the run when one opens.
+func (p runParts) guarded(threshold int, stop context.CancelCauseFunc) runParts {
+	gd := guardedDirector{d: p.director, tasks: p.tasks,
+		b: newBreaker(systemDirector, threshold, directorFailure, stop)}
+	p.director = gd
+	if p.tasks != nil {
+		p.tasks = gd
+	}
+	p.store = guardedStore{Store: p.store, s: p.store, b: newBreaker(systemVault, threshold, vaultFailure, stop)}
+	return p
+}
+
+// stopped is the error of a run that ctx ended: the breaker's cause when
+// one opened, else err (or ctx's error when err is nil).
+func stopped(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrCircuitOpen) {
+		return cause
+	}
+	if err == nil && ctx.Err() != nil {
+		return fmt.Errorf("run cancelled: %w", ctx.Err())
+	}
+	return err
 }
 
 // do runs the stages: scan, match and update, flag orphans.
 func (r *run) do(ctx context.Context) error {
 	deps, err := r.scan(ctx)
 	if err != nil {
-		return err
+		return stopped(ctx, err)
+	}
+	if err := r.quar.load(ctx, r.parts.store); err != nil {
+		r.state.failUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
 	}
 	r.state.total.Store(int64(len(deps)))
 	r.state.count(func(s *Summary) { s.DeploymentsSeen = len(deps) })
@@ -84,10 +129,58 @@ func (r *run) do(ctx context.Context) error {
 		r.newOrphaner(claimed, writer).flag(ctx, deps)
 	}
 	writer.stop()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("run cancelled: %w", err)
+	if err := stopped(ctx, nil); err != nil {
+		return err
 	}
+	r.settleQuarantine(ctx)
 	return nil
+}
+
+// settleQuarantine quarantines what failed in this (complete) run and
+// releases what is in step again, and writes the quarantine when it
+// changed (not in a dry run). A run stopped part-way quarantines nothing:
+// its failures may be the outage's.
+func (r *run) settleQuarantine(ctx context.Context) {
+	if !r.quar.loaded {
+		return
+	}
+	ch := r.quar.settle(r.state.failures(), r.listed, r.instanceOf)
+	r.state.count(func(s *Summary) {
+		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.skippedItems(), ch.added, ch.released
+		s.QuarantinedTotal = len(r.quar.list())
+	})
+	for _, q := range ch.added {
+		r.hist.add(q.InstanceID, vault.Event{Kind: "quarantined", Deployment: q.Deployment,
+			Message: fmt.Sprintf("failed in %d runs in a row; skipped until %s: %s", q.Failures,
+				q.NextAttempt.UTC().Format(time.RFC3339), q.LastError)})
+		r.log.Warn("quarantined: later runs skip it until its backoff expires", "deployment", q.Deployment,
+			"instance", q.InstanceID, "failures", q.Failures, "next_attempt", q.NextAttempt, "error", q.LastError)
+	}
+	for _, q := range ch.released {
+		r.hist.add(q.InstanceID, vault.Event{Kind: "released", Deployment: q.Deployment,
+			Message: "left the quarantine: in step again, or its deployment is gone"})
+		r.log.Info("released from quarantine", "deployment", q.Deployment, "instance", q.InstanceID)
+	}
+	if ch.empty() || r.opts.DryRun {
+		return
+	}
+	if err := r.quar.save(ctx, r.parts.store); err != nil {
+		r.state.failUnlessStopped(ctx, "", err)
+	}
+}
+
+// instanceOf is the instance a deployment's records belong to: by its
+// name, else the index record that names it; "" when unknown.
+func (r *run) instanceOf(name string) string {
+	if mt, ok := r.parts.matcher.matchByName(name); ok {
+		return mt.InstanceID
+	}
+	for id, rec := range r.index {
+		if rec.Deployment(id) == name {
+			return id
+		}
+	}
+	return ""
 }
 
 // scan lists the deployments and reads the index at once, with retries.
@@ -114,6 +207,10 @@ func (r *run) scan(ctx context.Context) ([]bosh.Deployment, error) {
 		r.log.Warn("index record not fully readable, kept as is", "error", p)
 	}
 	r.index = idx.Records
+	r.listed = make(map[string]bool, len(deps))
+	for _, d := range deps {
+		r.listed[d.Name] = true
+	}
 	r.parts.scanner.purge(deps)
 	return deps, nil
 }
@@ -121,33 +218,37 @@ func (r *run) scan(ctx context.Context) ([]bosh.Deployment, error) {
 // pipeline feeds the deployments to Config.MaxConcurrency observers, which
 // fetch (or take from the cache), match and compare, and hand what needs
 // writing to as many writers (the updater), so that Director fetches never
-// wait for Vault.
+// wait for Vault. Deployments whose fetch failed are fed again in later
+// rounds (see rounds).
 func (r *run) pipeline(ctx context.Context, deps []bosh.Deployment, obs *observer, upd *updater) {
 	n := r.parts.cfg.MaxConcurrency
-	work := make(chan bosh.Deployment)
+	work := make(chan roundItem)
 	writes := make(chan *desired, 64*n)
 	var observers, writers sync.WaitGroup
 	for range n {
 		observers.Go(func() {
-			for d := range work {
-				r.state.safely("deployment "+d.Name, func() { obs.observe(ctx, d, writes) })
+			for it := range work {
+				r.state.safely(deploymentKey(it.d.Name), func() { obs.observe(ctx, it.d, writes) })
+				it.round.Done()
 			}
 		})
 		writers.Go(func() {
 			for w := range writes {
 				if ctx.Err() == nil {
-					r.state.safely("instance "+w.match.InstanceID, func() { upd.write(ctx, w) })
+					r.state.safely(instanceKey(w.match.InstanceID), func() { upd.write(ctx, w) })
 				}
 				r.state.done.Add(1)
 			}
 		})
 	}
-feed:
-	for _, d := range deps {
-		select {
-		case work <- d:
-		case <-ctx.Done():
-			break feed
+	for round, batch := 1, deps; len(batch) > 0 && r.feed(ctx, work, batch); round++ {
+		if batch = obs.rounds.next(); len(batch) > 0 {
+			wait := r.retry.backoff().Delay(round)
+			r.log.Warn("deployments could not be fetched, trying them again in a later round",
+				"deployments", len(batch), "round", round+1, "retry_in", wait)
+			if retry.Sleep(ctx, wait) != nil {
+				break
+			}
 		}
 	}
 	close(work)
@@ -155,6 +256,29 @@ feed:
 	r.settle(ctx, obs, writes)
 	close(writes)
 	writers.Wait()
+}
+
+// roundItem is a deployment fed to the observers, and the round it belongs to.
+type roundItem struct {
+	d     bosh.Deployment
+	round *sync.WaitGroup
+}
+
+// feed hands one round of deployments to the observers and waits until
+// they are all observed; false when ctx ended first.
+func (r *run) feed(ctx context.Context, work chan<- roundItem, batch []bosh.Deployment) bool {
+	var round sync.WaitGroup
+	defer round.Wait()
+	for _, d := range batch {
+		round.Add(1)
+		select {
+		case work <- roundItem{d: d, round: &round}:
+		case <-ctx.Done():
+			round.Done()
+			return false
+		}
+	}
+	return true
 }
 
 // settle decides the instances whose claimants were held until every
@@ -166,13 +290,18 @@ func (r *run) settle(ctx context.Context, obs *observer, writes chan<- *desired)
 	for _, l := range lost {
 		r.state.conflict(l.Conflict, l.kept)
 		r.state.done.Add(1)
+		if !r.known[conflictKey(l.Conflict)] {
+			r.hist.add(l.InstanceID, vault.Event{Kind: "conflict", Deployment: l.Loser,
+				Message: fmt.Sprintf("deployment %s claims this instance too; deployment %s keeps it and nothing is written for %s",
+					l.Loser, l.Winner, l.Loser), Details: map[string]string{"winner": l.Winner, "loser": l.Loser}})
+		}
 	}
 	work := make(chan *heldClaim)
 	var resumers sync.WaitGroup
 	for range min(r.parts.cfg.MaxConcurrency, len(won)) {
 		resumers.Go(func() {
 			for h := range work {
-				r.state.safely("deployment "+h.d.Name, func() { obs.resume(ctx, h, writes) })
+				r.state.safely(deploymentKey(h.d.Name), func() { obs.resume(ctx, h, writes) })
 			}
 		})
 	}
@@ -199,15 +328,52 @@ func (r *run) finish(err error, fetched int) Summary {
 	s.DurationSeconds = s.Duration.Seconds()
 	s.ManifestsFetched = fetched
 	s.OrphansTotal = len(r.orphanList())
-	s.Converged = s.Writes == 0 && s.ErrorCount == 0
 	if r.plan != nil {
 		s.Plan = r.plan.result()
-		s.Converged = s.Plan.empty() && s.ErrorCount == 0
 	}
+	if len(s.Quarantined) == 0 && r.quar.loaded && err == nil {
+		s.Quarantined = r.quar.skippedItems()
+	}
+	s.Result, s.Blockers = outcome(s)
+	s.Converged = len(s.Blockers) == 0
 	r.log.Info("reconciler run finished", "duration", s.Duration, "deployments", s.DeploymentsSeen,
 		"matched", s.Matched, "unmatched", s.Unmatched, "synced", s.InstancesSynced, "orphaned", s.Orphaned,
-		"writes", s.Writes, "errors", s.ErrorCount, "converged", s.Converged)
+		"writes", s.Writes, "errors", s.ErrorCount, "quarantined", len(s.Quarantined), "result", s.Result,
+		"converged", s.Converged)
 	return s
+}
+
+// outcome is a finished run's result and what keeps it from being converged.
+func outcome(s Summary) (string, []string) {
+	var blockers []string
+	add := func(n int, format string) {
+		if n > 0 {
+			blockers = append(blockers, fmt.Sprintf(format, n))
+		}
+	}
+	if s.aborted != nil {
+		blockers = append(blockers, "the run did not complete: "+s.aborted.Error())
+	}
+	add(s.ErrorCount, "%d errors")
+	add(len(s.Quarantined), "%d quarantined items skipped")
+	add(len(s.NewlyQuarantined), "%d items newly quarantined")
+	add(s.Unmatched-len(s.Conflicts)-len(s.LowConfidence), "%d deployments unmatched")
+	add(len(s.LowConfidence), "%d matches below reconciler.min_confidence")
+	add(len(s.Conflicts), "%d deployments in conflict for an instance")
+	if s.Plan != nil {
+		if !s.Plan.empty() {
+			blockers = append(blockers, "the plan has changes to write")
+		}
+	} else {
+		add(s.Writes, "%d writes made")
+	}
+	switch {
+	case s.ErrorCount > 0 || s.aborted != nil:
+		return resultFailure, blockers
+	case len(s.Quarantined) > 0:
+		return resultPartial, blockers
+	}
+	return resultSuccess, blockers
 }
 
 // orphanList is the orphaned entries after the run (as read, with this
@@ -234,14 +400,14 @@ func stamp(start time.Time) string { return start.UTC().Format(time.RFC3339) }
 
 // newObserver wires the observer of the run.
 func (r *run) newObserver(c *claims, upd *updater) *observer {
-	return &observer{scanner: r.parts.scanner, matcher: r.parts.matcher, claims: c, index: r.index,
+	return &observer{director: r.parts.director, rounds: newRounds(r.parts.cfg.RetryAttempts), quar: r.quar, minConfidence: r.parts.cfg.MinConfidence, scanner: r.parts.scanner, matcher: r.parts.matcher, claims: c, index: r.index,
 		force: r.opts.Force, updater: upd, state: r.state, retry: r.retry, log: r.log}
 }
 
 // newUpdater wires the updater of the run; it hands index changes to w.
 func (r *run) newUpdater(w *indexWriter) *updater {
 	store := r.parts.store
-	return &updater{store: store, matcher: r.parts.matcher, index: r.index, dryRun: r.opts.DryRun,
+	return &updater{store: store, matcher: r.parts.matcher, index: r.index, dryRun: r.opts.DryRun, history: r.hist,
 		force: r.opts.Force, backups: r.parts.cfg.Backup.Enabled, start: r.start, writer: w,
 		stored:  &storedInstances{list: store.Instances, log: r.log},
 		metrics: r.parts.metrics, state: r.state, retry: r.retry, log: r.log}
@@ -250,7 +416,7 @@ func (r *run) newUpdater(w *indexWriter) *updater {
 // newIndexWriter wires the index writer of the run (a dry run's writes
 // only to the plan).
 func (r *run) newIndexWriter() *indexWriter {
-	return &indexWriter{store: r.parts.store, batchSize: r.parts.cfg.BatchSize, index: r.index, plan: r.plan,
+	return &indexWriter{store: r.parts.store, batchSize: r.parts.cfg.BatchSize, index: r.index, plan: r.plan, history: r.hist,
 		backups: r.parts.cfg.Backup.Enabled, metrics: r.parts.metrics, state: r.state, retry: r.retry}
 }
 

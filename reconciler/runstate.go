@@ -27,14 +27,14 @@ type runState struct {
 
 	mu       sync.Mutex
 	sum      Summary
-	failedID map[string]bool
+	failedID map[string]string // key -> its first error
 	unmatch  []Unmatched
 	flagged  map[string]effect // orphan flags changed by this run
 }
 
 // newRunState starts from sum, in PhaseScanning.
 func newRunState(log *slog.Logger, sum Summary) *runState {
-	s := &runState{log: log, sum: sum, failedID: map[string]bool{}, unmatch: []Unmatched{}, flagged: map[string]effect{}}
+	s := &runState{log: log, sum: sum, failedID: map[string]string{}, unmatch: []Unmatched{}, flagged: map[string]effect{}}
 	s.phase.Store(PhaseScanning)
 	return s
 }
@@ -52,8 +52,8 @@ func (s *runState) fail(key string, err error) {
 	s.log.Error("reconciler error", "error", err)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if key != "" && !s.failedID[key] {
-		s.failedID[key] = true
+	if _, seen := s.failedID[key]; key != "" && !seen {
+		s.failedID[key] = err.Error()
 		s.sum.Failed++
 	}
 	s.sum.ErrorCount++
@@ -63,9 +63,9 @@ func (s *runState) fail(key string, err error) {
 }
 
 // failUnlessStopped records an error, unless it comes from the run being
-// cancelled (the run's own error says so once).
+// cancelled or stopped by a breaker (the run's own error says so once).
 func (s *runState) failUnlessStopped(ctx context.Context, key string, err error) {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if (ctx.Err() != nil && errors.Is(err, ctx.Err())) || errors.Is(err, ErrCircuitOpen) {
 		return
 	}
 	s.fail(key, err)
@@ -88,6 +88,16 @@ func (s *runState) unmatched(name, reason string) {
 	defer s.mu.Unlock()
 	s.unmatch = append(s.unmatch, Unmatched{Deployment: name, Reason: reason})
 	s.sum.Unmatched++
+}
+
+// lowConfidence records a match below the least confidence written (listed
+// unmatched too, with the reason).
+func (s *runState) lowConfidence(name string, mt Match, least float64) {
+	s.unmatched(name, fmt.Sprintf("matched instance %s by %s with confidence %.2f, below reconciler.min_confidence %.2f",
+		mt.InstanceID, mt.Strategy, mt.Confidence, least))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sum.LowConfidence = append(s.sum.LowConfidence, LowConfidence{Deployment: name, Match: mt})
 }
 
 // conflict records a deployment that lost the instance it claimed to
@@ -124,10 +134,20 @@ func (s *runState) summary() Summary {
 	sum := s.sum
 	sum.Errors = slices.Clone(sum.Errors)
 	sum.Conflicts = slices.Clone(sum.Conflicts)
+	sum.LowConfidence = slices.Clone(sum.LowConfidence)
+	slices.SortFunc(sum.LowConfidence, func(a, b LowConfidence) int { return cmp.Compare(a.Deployment, b.Deployment) })
+	sum.MatchedBy = maps.Clone(sum.MatchedBy)
 	slices.SortFunc(sum.Conflicts, func(a, b Conflict) int {
 		return cmp.Or(cmp.Compare(a.InstanceID, b.InstanceID), cmp.Compare(a.Loser, b.Loser))
 	})
 	return sum
+}
+
+// failures is a copy of the keys that failed, with their first error.
+func (s *runState) failures() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.failedID)
 }
 
 // orphanFlags is a copy of the orphan flags this run changed.

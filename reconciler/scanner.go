@@ -43,15 +43,14 @@ func (s *scanned) info() (*manifestInfo, error) {
 // run needs of each: a manifest and a VM list only for a deployment that is
 // new or whose listing entry changed, never a format=full VM listing.
 type scanner struct {
-	director Director
-	cache    *cache.Cache
-	fetches  atomic.Int64 // manifests fetched, for the run summary
+	cache   *cache.Cache
+	fetches atomic.Int64 // manifests fetched, for the run summary
 }
 
 // newScanner creates a scanner caching answers for ttl. Expired entries are
 // purged at the start of each run (no janitor goroutine).
-func newScanner(d Director, ttl time.Duration) *scanner {
-	return &scanner{director: d, cache: cache.New(ttl, 0)}
+func newScanner(ttl time.Duration) *scanner {
+	return &scanner{cache: cache.New(ttl, 0)}
 }
 
 // clear empties the cache (a forced run).
@@ -85,9 +84,10 @@ func (s *scanner) cached(d bosh.Deployment, needVMs bool) (*scanned, bool) {
 	return e, true
 }
 
-// fetch returns what is known of d, from the cache or from the Director:
-// the manifest, and the VM list when withVMs (both requests sent at once).
-func (s *scanner) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, error) {
+// fetch returns what is known of d, from the cache or from the Director
+// (the run's, behind its breaker): the manifest, and the VM list when
+// withVMs (both requests sent at once).
+func (s *scanner) fetch(ctx context.Context, dir Director, d bosh.Deployment, withVMs bool) (*scanned, error) {
 	old, ok := s.cached(d, withVMs)
 	if ok {
 		return old, nil
@@ -96,11 +96,11 @@ func (s *scanner) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*
 	var vmsErr error
 	done := make(chan struct{})
 	if withVMs {
-		go func() { defer close(done); e.vms, vmsErr = s.director.VMs(ctx, d.Name) }()
+		go func() { defer close(done); e.vms, vmsErr = dir.VMs(ctx, d.Name) }()
 	} else {
 		close(done)
 	}
-	mfErr := s.fetchManifest(ctx, d, old, e)
+	mfErr := s.fetchManifest(ctx, dir, d, old, e)
 	<-done
 	if err := errors.Join(mfErr, vmsErr); err != nil {
 		return nil, err
@@ -113,12 +113,12 @@ func (s *scanner) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*
 
 // fetchManifest fills e's manifest, reusing old's when it was fetched for
 // the same listing entry (only the VMs were missing).
-func (s *scanner) fetchManifest(ctx context.Context, d bosh.Deployment, old, e *scanned) error {
+func (s *scanner) fetchManifest(ctx context.Context, dir Director, d bosh.Deployment, old, e *scanned) error {
 	if old != nil && old.listing == e.listing {
 		e.manifest, e.parse = old.manifest, old.parse
 		return nil
 	}
-	text, err := s.director.Manifest(ctx, d.Name)
+	text, err := dir.Manifest(ctx, d.Name)
 	if err != nil {
 		if errors.Is(err, bosh.ErrDeploymentNotFound) {
 			return retry.Terminal(err)

@@ -32,6 +32,7 @@ type updater struct {
 	backups bool                     // Config.Backup.Enabled
 	start   time.Time                // the run's start, stamped on history and records
 	writer  *indexWriter
+	history *historian // nil in a dry run
 	stored  *storedInstances
 	reads   sync.WaitGroup // prefetch goroutines, waited for before the run ends
 	metrics *metrics
@@ -64,12 +65,13 @@ type changes struct {
 // updater found in Vault and did, which the index change and the plan use.
 type update struct {
 	*target
-	prefetched    *prefetch     // the observer's prefetch, until first used
-	hadManifest   bool          // Vault held a manifest when it was read
-	changes       changes       // what differed from Vault
-	metadataWrite bool          // the metadata needs a write
-	wrote         bool          // metadata or manifest was written
-	restored      *vault.Record // broker fields found in the newest backup (index entry lost)
+	prefetched    *prefetch            // the observer's prefetch, until first used
+	hadManifest   bool                 // Vault held a manifest when it was read
+	changes       changes              // what differed from Vault
+	metadataWrite bool                 // the metadata needs a write
+	wrote         bool                 // metadata or manifest was written
+	restored      *vault.Record        // broker fields found in the newest backup (index entry lost)
+	entries       []vault.HistoryEntry // what the writes mean, for the history
 }
 
 // write brings one instance's metadata and manifest in step (reads first,
@@ -84,7 +86,7 @@ func (u *updater) write(ctx context.Context, d *desired) {
 			func(ctx context.Context) error { return u.syncRecords(ctx, w, cur) })
 	}
 	if err != nil {
-		u.state.failUnlessStopped(ctx, id, fmt.Errorf("instance %s (deployment %s): %w", id, d.deployment, err))
+		u.state.failUnlessStopped(ctx, instanceKey(id), fmt.Errorf("instance %s (deployment %s): %w", id, d.deployment, err))
 		return
 	}
 	u.writer.queue(u.indexChange(w))
@@ -98,8 +100,8 @@ func (u *updater) syncRecords(ctx context.Context, w *update, rec *vault.Record)
 	}
 	c := diff(w.target, have, rec)
 	w.hadManifest = have.hasManifest
-	next := u.nextMetadata(w.target, have, rec, c)
-	w.changes, w.metadataWrite = c, next != nil
+	next, entries := u.nextMetadata(w.target, have, rec, c)
+	w.changes, w.metadataWrite, w.entries = c, next != nil, entries
 	if rec == nil && (have.md != nil || have.hasManifest) {
 		if w.restored, err = u.brokerFields(ctx, w.match.InstanceID); err != nil {
 			return err
@@ -130,8 +132,8 @@ func diff(w *target, have current, rec *vault.Record) changes {
 }
 
 // nextMetadata is the metadata to write (nil when it needs no write), with
-// the history entries that explain the change.
-func (u *updater) nextMetadata(w *target, have current, rec *vault.Record, c changes) *vault.Metadata {
+// the history entries that explain the change (also added to it).
+func (u *updater) nextMetadata(w *target, have current, rec *vault.Record, c changes) (*vault.Metadata, []vault.HistoryEntry) {
 	now := stamp(u.start)
 	var entries []vault.HistoryEntry
 	switch {
@@ -150,13 +152,13 @@ func (u *updater) nextMetadata(w *target, have current, rec *vault.Record, c cha
 			Detail: "releases, stemcells or VMs changed"})
 	}
 	if !c.metadata && len(entries) == 0 {
-		return nil
+		return nil, nil
 	}
 	next := w.nextMetadata(have.md)
 	for _, e := range entries {
 		next.AddHistory(e, 0)
 	}
-	return next
+	return next, entries
 }
 
 // backup backs the instance up; nothing to back up is not an error.
@@ -194,6 +196,11 @@ func (u *updater) putRecords(ctx context.Context, w *update, next *vault.Metadat
 		return fmt.Errorf("writing records: %w", markCorrupt(err))
 	}
 	w.wrote = next != nil || c.manifest
+	for _, e := range w.entries {
+		u.history.add(id, vault.Event{Kind: e.Action, Deployment: w.deployment, Message: e.Detail, Details: map[string]string{
+			"manifest_sha256": e.ManifestSHA256, "strategy": string(w.match.Strategy),
+			"confidence": fmt.Sprintf("%.2f", w.match.Confidence)}})
+	}
 	if c.drift {
 		u.state.count(func(s *Summary) { s.Drift++ })
 		u.metrics.drift.Inc()

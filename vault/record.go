@@ -29,6 +29,12 @@ type Record struct {
 	// Fingerprint is a digest of what the reconciler last wrote; it lets a
 	// warm run skip reading metadata.
 	Fingerprint string `json:"reconciler_fingerprint,omitempty"`
+	// MatchStrategy, MatchConfidence and MatchRule say how the reconciler
+	// tied the deployment to the instance: "name", "metadata", "release" or
+	// "rule", how sure it is (0 to 1), and the configured rule (rule only).
+	MatchStrategy   string  `json:"match_strategy,omitempty"`
+	MatchConfidence float64 `json:"match_confidence,omitempty"`
+	MatchRule       string  `json:"match_rule,omitempty"`
 
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -90,6 +96,9 @@ func (r *Record) fields() []field {
 		{"orphaned_at", &r.OrphanedAt, false},
 		{"unorphaned_at", &r.UnorphanedAt, false},
 		{"reconciler_fingerprint", &r.Fingerprint, false},
+		{"match_strategy", &r.MatchStrategy, false},
+		{"match_confidence", &r.MatchConfidence, false},
+		{"match_rule", &r.MatchRule, false},
 	}
 }
 

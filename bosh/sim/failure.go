@@ -14,6 +14,9 @@ type Failure struct {
 	Endpoint string `json:"endpoint"`
 	// Method is the HTTP method it applies to; "" = any.
 	Method string `json:"method"`
+	// Deployment limits it to the requests for one deployment (the :name
+	// of the route); "" = any request.
+	Deployment string `json:"deployment,omitempty"`
 	// Rate is the share (0..1) of matching requests affected; 0 = every one.
 	Rate float64 `json:"rate"`
 	// Status is answered, with an empty body, to affected requests. Default
@@ -26,8 +29,12 @@ type Failure struct {
 	Count int `json:"count"`
 }
 
-// matches reports whether f applies to a request of method to tmpl.
-func (f *Failure) matches(method, tmpl string) bool {
+// matches reports whether f applies to a request of method to tmpl, for
+// deployment name (the route's :name, "" when it has none).
+func (f *Failure) matches(method, tmpl, name string) bool {
+	if f.Deployment != "" && f.Deployment != name {
+		return false
+	}
 	endpoint, fMethod := f.Endpoint, f.Method
 	if m, path, ok := strings.Cut(endpoint, " "); ok {
 		fMethod, endpoint = m, path

@@ -26,11 +26,11 @@ func (k *knobs) taskDuration() time.Duration { return time.Duration(k.taskDurati
 func (k *knobs) tokenTTL() time.Duration     { return time.Duration(k.tokenTTLNS.Load()) }
 
 // pick returns the failure that affects a request, counting it down.
-func (k *knobs) pick(method, tmpl string) (Failure, bool) {
+func (k *knobs) pick(method, tmpl, name string) (Failure, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, f := range k.failures {
-		if !f.matches(method, tmpl) || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
+		if !f.matches(method, tmpl, name) || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
 			continue
 		}
 		picked := *f

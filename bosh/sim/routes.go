@@ -104,7 +104,7 @@ func (d *Director) unknownRoute(w http.ResponseWriter, r *http.Request, _ string
 // injectFailure applies the first injected failure that picks this request;
 // it reports whether the request is still to be answered normally.
 func (d *Director) injectFailure(w http.ResponseWriter, r *http.Request, tmpl string) bool {
-	f, ok := d.knobs.pick(r.Method, tmpl)
+	f, ok := d.knobs.pick(r.Method, tmpl, r.PathValue("name"))
 	if !ok {
 		return true
 	}

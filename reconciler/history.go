@@ -1,0 +1,127 @@
+package reconciler
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// History keeps each instance's append-only history and the run log in
+// Vault; *vault.Store has it.
+type History interface {
+	// AppendEvent adds an event to an instance's history (a new document).
+	AppendEvent(ctx context.Context, id string, e vault.Event) error
+	// PruneEvents drops an instance's events beyond the retention.
+	PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
+	// AppendRun adds a run to the run log.
+	AppendRun(ctx context.Context, e vault.RunEntry) error
+	// Runs lists the newest runs first, at most limit (0: all).
+	Runs(ctx context.Context, limit int) ([]vault.RunEntry, error)
+	// PruneRuns keeps the newest keep runs.
+	PruneRuns(ctx context.Context, keep int) (int, error)
+}
+
+// actorReconciler names the reconciler in history events.
+const actorReconciler = "reconciler"
+
+// historian appends a run's history events in the background, with
+// Config.MaxConcurrency writers, so that the run never waits for its
+// history; a failed append is logged and counted, never a run error. An
+// instance whose history grew (other than by its first event) is pruned to
+// the retention once, at the end of the run. A nil historian (dry run)
+// records nothing.
+type historian struct {
+	store  History
+	runID  string
+	retain vault.HistoryOptions
+	now    func() time.Time
+	log    *slog.Logger
+
+	in      chan historyItem
+	wg      sync.WaitGroup
+	failed  atomic.Int64
+	written atomic.Int64
+
+	mu    sync.Mutex
+	prune map[string]bool
+}
+
+type historyItem struct {
+	id string
+	e  vault.Event
+}
+
+// newHistorian starts workers writers.
+func newHistorian(store History, runID string, retain vault.HistoryOptions, workers int, now func() time.Time, log *slog.Logger) *historian {
+	h := &historian{store: store, runID: runID, retain: retain, now: now, log: log,
+		in: make(chan historyItem, 256), prune: map[string]bool{}}
+	for range max(workers, 1) {
+		h.wg.Go(func() {
+			for it := range h.in {
+				h.append(it)
+			}
+		})
+	}
+	return h
+}
+
+// add queues an event of instance id (its RunID and Actor filled in).
+func (h *historian) add(id string, e vault.Event) {
+	if h == nil || id == "" {
+		return
+	}
+	e.RunID = h.runID
+	if e.Actor == "" {
+		e.Actor = actorReconciler
+	}
+	if e.Time.IsZero() {
+		e.Time = h.now().UTC()
+	}
+	h.in <- historyItem{id: id, e: e}
+}
+
+// append writes one event; ctx is not the run's: a history event of a
+// change made is written even when the run is cancelled.
+func (h *historian) append(it historyItem) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.store.AppendEvent(ctx, it.id, it.e); err != nil {
+		h.failed.Add(1)
+		h.log.Warn("could not record a history event", "instance", it.id, "kind", it.e.Kind, "error", err)
+		return
+	}
+	h.written.Add(1)
+	if it.e.Kind != "created" && it.e.Kind != "restored" && (h.retain.Keep > 0 || h.retain.MaxAge > 0) {
+		h.mu.Lock()
+		h.prune[it.id] = true
+		h.mu.Unlock()
+	}
+}
+
+// stop writes what is queued, prunes the histories that grew and waits.
+func (h *historian) stop() {
+	if h == nil {
+		return
+	}
+	close(h.in)
+	h.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for id := range h.prune {
+		if _, err := h.store.PruneEvents(ctx, id, h.retain, h.now()); err != nil {
+			h.log.Warn("could not prune an instance's history", "instance", id, "error", err)
+		}
+	}
+}
+
+// counts is what the historian wrote and failed to write.
+func (h *historian) counts() (written, failed int) {
+	if h == nil {
+		return 0, 0
+	}
+	return int(h.written.Load()), int(h.failed.Load())
+}

@@ -1,0 +1,215 @@
+package reconciler
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+)
+
+// quarantineState is the name of the reconciler's quarantine document in
+// Vault (see Memory).
+const quarantineState = "quarantine"
+
+// maxQuarantineError bounds the error text kept per item.
+const maxQuarantineError = 1024
+
+// Quarantined is a deployment or instance that failed in runs in a row
+// after its in-run retries: later runs skip it until NextAttempt, or until
+// the operator asks for it (RunOptions.Instances, RunOptions.RetryQuarantined).
+type Quarantined struct {
+	// Deployment is the deployment whose fetch or match failed, or the
+	// deployment of the instance whose records could not be written.
+	Deployment string `json:"deployment,omitempty"`
+	// InstanceID is the instance, when known.
+	InstanceID string `json:"instance_id,omitempty"`
+	// Failures counts the runs in a row it failed in.
+	Failures int `json:"failures"`
+	// LastError is the last failure (at most 1 KiB).
+	LastError string `json:"last_error"`
+	// Since is when it first failed.
+	Since time.Time `json:"since"`
+	// LastFailedAt is when it last failed.
+	LastFailedAt time.Time `json:"last_failed_at"`
+	// NextAttempt is when a run tries it again.
+	NextAttempt time.Time `json:"next_attempt"`
+}
+
+// key names the item as failures do: "deployment NAME" or "instance ID".
+func (q *Quarantined) key() string {
+	if q.Deployment != "" {
+		return deploymentKey(q.Deployment)
+	}
+	return instanceKey(q.InstanceID)
+}
+
+// quarantineDoc is the document kept in Vault.
+type quarantineDoc struct {
+	Version int                     `json:"version"`
+	Items   map[string]*Quarantined `json:"items"`
+}
+
+// quarantine is a run's view of the quarantine: read at the start of the
+// run, changed at its end and written back when it changed.
+type quarantine struct {
+	cfg    config.QuarantineConfig
+	now    time.Time
+	force  map[string]bool // instance ids the run tries whatever their backoff
+	all    bool            // the run tries every quarantined item
+	loaded bool            // false: it could not be read; nothing is skipped or written
+
+	mu      sync.Mutex
+	items   map[string]*Quarantined // by key
+	skipped map[string]bool         // keys this run skipped
+}
+
+// newQuarantine is an empty quarantine for a run starting at now.
+func newQuarantine(cfg config.QuarantineConfig, now time.Time, opts RunOptions) *quarantine {
+	q := &quarantine{cfg: cfg, now: now, all: opts.RetryQuarantined, force: map[string]bool{},
+		items: map[string]*Quarantined{}, skipped: map[string]bool{}}
+	for _, id := range opts.Instances {
+		q.force[id] = true
+	}
+	return q
+}
+
+// load reads the quarantine document; an item that does not make sense is dropped.
+func (q *quarantine) load(ctx context.Context, m Memory) error {
+	var doc quarantineDoc
+	if _, err := m.ReadState(ctx, quarantineState, &doc); err != nil {
+		return fmt.Errorf("reading the quarantine: %w", err)
+	}
+	for _, it := range doc.Items {
+		if it != nil && (it.Deployment != "" || it.InstanceID != "") {
+			q.items[it.key()] = it
+		}
+	}
+	q.loaded = true
+	return nil
+}
+
+// skip says whether the run leaves the item alone: it is quarantined, its
+// backoff has not expired, and the run was not asked to try it. The
+// deployment's instance id (may be empty) lets the operator force it by id.
+func (q *quarantine) skip(key, instanceID string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[key]
+	if !ok || q.all || !q.now.Before(it.NextAttempt) || q.force[instanceID] || q.force[it.InstanceID] {
+		return false
+	}
+	q.skipped[key] = true
+	return true
+}
+
+// skippedItems is what the run skipped, sorted by key.
+func (q *quarantine) skippedItems() []Quarantined {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := []Quarantined{}
+	for _, k := range slices.Sorted(maps.Keys(q.skipped)) {
+		out = append(out, *q.items[k])
+	}
+	return out
+}
+
+// backoff is the wait after the n-th failed run in a row.
+func (q *quarantine) backoff(n int) time.Duration {
+	d := q.cfg.Backoff
+	for i := 1; i < n && d < q.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, q.cfg.MaxBackoff)
+}
+
+// change is what the end of a run did to the quarantine.
+type quarantineChange struct {
+	added    []Quarantined // quarantined by this run (or again)
+	released []Quarantined // tried and in step again, or their deployment is gone
+}
+
+func (c quarantineChange) empty() bool { return len(c.added) == 0 && len(c.released) == 0 }
+
+// settle applies a complete run's outcome: every item that failed is
+// quarantined (again, with a longer backoff); every quarantined item the
+// run tried and that did not fail, and every deployment no longer listed,
+// is released. instanceOf names the instance of a deployment, when known.
+func (q *quarantine) settle(failed map[string]string, listed map[string]bool, instanceOf func(string) string) quarantineChange {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ch := quarantineChange{added: []Quarantined{}, released: []Quarantined{}}
+	for _, key := range slices.Sorted(maps.Keys(q.items)) {
+		it := q.items[key]
+		_, failedNow := failed[key]
+		gone := it.Deployment != "" && !listed[it.Deployment]
+		if (!q.skipped[key] && !failedNow) || gone {
+			ch.released = append(ch.released, *it)
+			delete(q.items, key)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(failed)) {
+		kind, name, ok := strings.Cut(key, " ")
+		if !ok {
+			continue
+		}
+		it := q.items[key]
+		if it == nil {
+			it = &Quarantined{Since: q.now}
+			if kind == "deployment" {
+				it.Deployment, it.InstanceID = name, instanceOf(name)
+			} else {
+				it.InstanceID = name
+			}
+			q.items[key] = it
+		}
+		it.Failures++
+		it.LastError = truncate(failed[key], maxQuarantineError)
+		it.LastFailedAt = q.now
+		it.NextAttempt = q.now.Add(q.backoff(it.Failures))
+		ch.added = append(ch.added, *it)
+	}
+	return ch
+}
+
+// list is every quarantined item, sorted by key.
+func (q *quarantine) list() []Quarantined {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Quarantined, 0, len(q.items))
+	for _, k := range slices.Sorted(maps.Keys(q.items)) {
+		out = append(out, *q.items[k])
+	}
+	slices.SortStableFunc(out, func(a, b Quarantined) int { return cmp.Compare(a.key(), b.key()) })
+	return out
+}
+
+// save writes the quarantine document.
+func (q *quarantine) save(ctx context.Context, m Memory) error {
+	q.mu.Lock()
+	doc := quarantineDoc{Version: 1, Items: maps.Clone(q.items)}
+	q.mu.Unlock()
+	if err := m.WriteState(ctx, quarantineState, doc); err != nil {
+		return fmt.Errorf("writing the quarantine: %w", err)
+	}
+	return nil
+}
+
+// truncate cuts s to at most n bytes (on a rune boundary).
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
