@@ -15,10 +15,14 @@ import (
 // backing up the current state with BackupAll (when backups are on), so that
 // the secrets it overwrites are kept. A record, metadata or manifest absent
 // from the backup is removed; a secret the backup does not name is left
-// alone. The restored metadata gets a "restored" history entry. The backup is
-// read and checked whole first: a backup with a part that cannot be restored
-// (ErrCorrupt, naming the part) or that is over a size bound (ErrTooLarge)
-// changes nothing. The index record is written last.
+// alone. History is not rolled back: the restored metadata keeps the
+// current metadata's history (the backup's only when there is none now),
+// plus a "restored" entry. The backup is read and checked whole first: a
+// backup with a part that cannot be restored (ErrCorrupt, naming the part)
+// or that is over a size bound (ErrTooLarge) changes nothing. The index
+// record is written last; then a "restored" Event is appended to id's
+// history (AppendEvent). When only that append fails, the restore is
+// complete and the error matches ErrEventNotRecorded.
 func (s *Store) Restore(ctx context.Context, id, backupID string) error {
 	if err := validID(id); err != nil {
 		return err
@@ -30,13 +34,27 @@ func (s *Store) Restore(ctx context.Context, id, backupID string) error {
 	if err == nil {
 		err = s.restorable(s.kv.display(s.backupPath(id, backupID)), b)
 	}
+	var history []HistoryEntry
+	if err == nil {
+		history, err = s.currentHistory(ctx, id)
+	}
 	if err != nil {
 		return fmt.Errorf("restoring %s from %s: %w", id, backupID, err)
 	}
-	if _, err := s.BackupAll(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+	saved, err := s.BackupAll(ctx, id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("restoring %s: backing up the current state first: %w", id, err)
 	}
-	if err := s.restoreMetadata(ctx, id, backupID, b.metadata); err != nil {
+	if err := s.putBack(ctx, id, backupID, b, history); err != nil {
+		return err
+	}
+	return s.recordRestore(ctx, id, backupID, saved)
+}
+
+// putBack writes the parts of backup b (backupID) of id, the index record
+// last; the metadata keeps history (when not empty) instead of its own.
+func (s *Store) putBack(ctx context.Context, id, backupID string, b *backupParts, history []HistoryEntry) error {
+	if err := s.restoreMetadata(ctx, id, backupID, b.metadata, history); err != nil {
 		return fmt.Errorf("restoring the metadata of %s from %s: %w", id, backupID, err)
 	}
 	if err := s.restoreManifest(ctx, id, b.manifest); err != nil {
@@ -77,7 +95,53 @@ func (s *Store) restorable(path string, b *backupParts) error {
 	return nil
 }
 
-func (s *Store) restoreMetadata(ctx context.Context, id, backupID string, md *Metadata) error {
+// recordRestore appends the "restored" event of a complete restore of id
+// from backupID; saved is the backup of the state it replaced ("" if none).
+func (s *Store) recordRestore(ctx context.Context, id, backupID, saved string) error {
+	details := map[string]string{"backup": backupID}
+	if saved != "" {
+		details["previous_state_backup"] = saved
+	}
+	e := Event{Kind: "restored", Actor: "operator", Message: "restored from backup " + backupID, Details: details}
+	if err := s.AppendEvent(ctx, id, e); err != nil {
+		return fmt.Errorf("restored %s from %s: %w: %w", id, backupID, ErrEventNotRecorded, err)
+	}
+	return nil
+}
+
+// currentHistory returns the history of id's metadata as it is now: nil
+// when there is no metadata or it has no history. A history that does not
+// decode is logged and taken as none (the backup taken before the restore
+// holds it as it was).
+func (s *Store) currentHistory(ctx context.Context, id string) ([]HistoryEntry, error) {
+	p := metadataPath(id)
+	doc, err := s.kv.read(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("reading the current history: %w", err)
+	}
+	raw, ok := doc.Data["history"]
+	if !ok {
+		return nil, nil
+	}
+	var h []HistoryEntry
+	if err := json.Unmarshal(raw, &h); err != nil {
+		s.log.Warn("the current metadata's history does not decode; the restore keeps the backup's",
+			"instance", id, "path", s.kv.display(p), "error", err)
+		return nil, nil
+	}
+	return h, nil
+}
+
+// restoreMetadata writes md, the metadata of a backup (nil: none), as id's,
+// with history instead of its own when history is not empty, and a
+// "restored" entry. Without metadata or history, the metadata is removed.
+func (s *Store) restoreMetadata(ctx context.Context, id, backupID string, md *Metadata, history []HistoryEntry) error {
+	if len(history) > 0 {
+		if md == nil {
+			md = &Metadata{}
+		}
+		md.History = slices.Clone(history)
+	}
 	if md == nil {
 		return s.kv.remove(ctx, metadataPath(id))
 	}
