@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Fuzz tests of every parser of what Vault returns: run one with
@@ -223,4 +224,133 @@ func marshalOrNil(md *Metadata) []byte {
 	}
 	b, _ := md.MarshalJSON()
 	return b
+}
+
+func FuzzEvent(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-11-23T13:20:00.123456789Z","kind":"drift","actor":"reconciler","run_id":"a1b2","deployment":"redis-i1","message":"manifest differs","details":{"manifest_sha256":"abc"}}`), "20261123T132000.123456789Z-drift-0a1f")
+	f.Add([]byte(`{"time":"2026-11-23T14:20:00.123456789+01:00","kind":"restored","details":{"backup":"1700000000-2"}}`), "")
+	f.Add([]byte(`{"time":"yesterday","kind":"drift"}`), "20261123T132000.000000000Z-drift-0000")
+	f.Add([]byte(`{"time":"2026-11-23T13:20:00Z","kind":"Drift","details":{"n":5}}`), "")
+	f.Add([]byte(`{"time":"2026-11-23T13:20:00Z","kind":"created","details":{"a/b":"x"}}`), "20261123T132000.000000000Z-updated-0000")
+	f.Fuzz(func(t *testing.T, data []byte, nameText string) {
+		var doc map[string]json.RawMessage // as kv.decode hands an event over
+		if json.Unmarshal(data, &doc) != nil || doc == nil {
+			return
+		}
+		name, ok := parseEventName(nameText)
+		if !ok { // name it after what it holds, so that decoding can succeed
+			var head struct {
+				Time time.Time `json:"time"`
+				Kind string    `json:"kind"`
+			}
+			_ = json.Unmarshal(data, &head)
+			name = eventName{time: head.Time.UTC(), kind: head.Kind, suffix: "0000"}
+		}
+		const path = "secret/blacksmith/history/i1/x"
+		e, err := decodeEvent(path, name, doc)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("event error that does not say what and where: %v", err)
+			}
+			return
+		}
+		if e.check() != nil || !e.Time.Equal(name.time) || e.Kind != name.kind {
+			t.Fatalf("accepted an event unlike its name or its bounds: %+v", e)
+		}
+		if again, err := e.normalized(); err != nil || !reflect.DeepEqual(again, e) {
+			t.Fatalf("an event read back is not stored as read: %v\n%+v\n%+v", err, e, again)
+		}
+		raw, err := json.Marshal(e)
+		if err != nil {
+			t.Fatalf("encoding an event read back: %v", err)
+		}
+		var written map[string]json.RawMessage
+		_ = json.Unmarshal(raw, &written)
+		if back, err := decodeEvent(path, name, written); err != nil || !reflect.DeepEqual(back, e) {
+			t.Fatalf("an event written again reads differently: %v\n%+v\n%+v", err, e, back)
+		}
+	})
+}
+
+func FuzzRunEntry(f *testing.F) {
+	f.Add([]byte(`{"run_id":"a1b2c3","started_at":"2026-11-23T13:20:00Z","summary":{"changed":2,"errors":[]}}`), "20261123T132000.000000000Z-a1b2c3")
+	f.Add([]byte(`{"run_id":"a1b2c3","started_at":"2026-11-23T13:20:00Z","summary":null}`), "")
+	f.Add([]byte(`{"run_id":"other","started_at":"2026-11-23T13:20:00Z"}`), "20261123T132000.000000000Z-a1b2c3")
+	f.Add([]byte(`{"run_id":5,"started_at":"now"}`), "")
+	f.Fuzz(func(t *testing.T, data []byte, nameText string) {
+		var doc map[string]json.RawMessage
+		if json.Unmarshal(data, &doc) != nil || doc == nil {
+			return
+		}
+		name, ok := parseRunName(nameText)
+		if !ok {
+			var head RunEntry
+			_ = json.Unmarshal(data, &head)
+			name = runName{time: head.StartedAt.UTC(), id: head.ID}
+		}
+		const path = "secret/blacksmith/runs/x"
+		e, err := decodeRun(path, name, doc)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("run error that does not say what and where: %v", err)
+			}
+			return
+		}
+		if e.ID != name.id || !e.StartedAt.Equal(name.time) || len(e.Summary) > MaxRunSummaryBytes {
+			t.Fatalf("accepted a run unlike its name or its bounds: %+v", e)
+		}
+		if e.Summary != nil && !json.Valid(e.Summary) {
+			t.Fatalf("a summary that is not JSON: %s", e.Summary)
+		}
+	})
+}
+
+func FuzzDocNames(f *testing.F) {
+	for _, s := range []string{
+		"20261123T132000.123456789Z-drift-0a1f", "20261123T132000.123456789Z-a1b2c3", "20261123T132000.123456789Z",
+		"20261123T132000.12345678Z-drift-0a1f", "20261123T132000.123456789Z-drift-0A1F", "20261123T132000.123456789Z-x-y-z",
+		"20260230T132000.000000000Z-a", "quarantine", "../x", "a/b", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, ok := parseEventName(s); ok {
+			if n.String() != s || !eventKind.MatchString(n.kind) || validPath(historyFolder("i1")+s) != nil {
+				t.Fatalf("event name %q accepted, yet written %q", s, n.String())
+			}
+		}
+		if n, ok := parseRunName(s); ok {
+			if n.String() != s || validRunID(n.id) != nil || validPath(runsRoot+s) != nil {
+				t.Fatalf("run name %q accepted, yet written %q", s, n.String())
+			}
+		}
+		if ts, ok := parseStamp(s); ok && (stamp(ts) != s || stampable("t", ts) != nil) {
+			t.Fatalf("stamp %q accepted, yet written %q", s, stamp(ts))
+		}
+		if validStateName(s) == nil && validPath(stateRoot+s) != nil {
+			t.Fatalf("state name %q accepted, yet it leaves its folder", s)
+		}
+		if validRunID(s) == nil && (strings.ContainsAny(s, "/.") || validPath(runsRoot+"x-"+s) != nil) {
+			t.Fatalf("run id %q accepted, yet it is no single segment", s)
+		}
+	})
+}
+
+func FuzzState(f *testing.F) {
+	f.Add([]byte(`{"value":{"instances":{"i1":"drift"}},"updated_at":"2026-11-23T13:20:00Z"}`))
+	f.Add([]byte(`{"value":{"instances":"no"}}`))
+	f.Add([]byte(`{"other":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var doc map[string]json.RawMessage
+		if json.Unmarshal(data, &doc) != nil || doc == nil {
+			return
+		}
+		const path = "secret/blacksmith/state/q"
+		var v struct {
+			Instances map[string]string `json:"instances"`
+		}
+		if err := decodeState(path, doc, &v); err != nil && (!errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), path)) {
+			t.Fatalf("state error that does not say what and where: %v", err)
+		}
+	})
 }
