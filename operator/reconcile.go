@@ -43,6 +43,8 @@ const (
 //	POST /b/reconcile                forces a run; 202 {"run_id"}
 //	POST /b/reconcile?wait=60s       waits for it; 200 {"run_id", "summary"}, or 504
 //	POST /b/reconcile?dry_run=true   the plan of a dry run (waits 1m unless ?wait= says otherwise)
+//	POST /b/reconcile?instance=ID    also tries instance ID (repeatable) even when it is quarantined
+//	POST /b/reconcile?retry_quarantined=true  tries every quarantined item
 //	GET  /b/reconcile                the reconciler's status
 type reconcileHandler struct {
 	rec Reconciler
@@ -82,7 +84,13 @@ func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
 		return
 	}
-	id, done, err := h.rec.Trigger(reconciler.RunOptions{DryRun: dryRun, Force: true, Reason: "POST /b/reconcile"})
+	opts, err := quarantineQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
+		return
+	}
+	opts.DryRun, opts.Force, opts.Reason = dryRun, true, "POST /b/reconcile"
+	id, done, err := h.rec.Trigger(opts)
 	if err != nil {
 		status := http.StatusServiceUnavailable
 		if errors.Is(err, reconciler.ErrDisabled) {
@@ -141,4 +149,29 @@ func runQuery(r *http.Request) (wait time.Duration, dryRun bool, err error) {
 		wait = dryRunWait
 	}
 	return wait, dryRun, nil
+}
+
+// maxInstances bounds ?instance= values in one request.
+const maxInstances = 100
+
+// quarantineQuery reads ?instance=ID (repeatable) and ?retry_quarantined=BOOL.
+func quarantineQuery(r *http.Request) (reconciler.RunOptions, error) {
+	var opts reconciler.RunOptions
+	q := r.URL.Query()
+	if len(q["instance"]) > maxInstances {
+		return opts, fmt.Errorf("at most %d instance= values", maxInstances)
+	}
+	for _, id := range q["instance"] {
+		if err := checkID("instance", id, false); err != nil {
+			return opts, err
+		}
+		opts.Instances = append(opts.Instances, id)
+	}
+	if v := q.Get("retry_quarantined"); v != "" {
+		var err error
+		if opts.RetryQuarantined, err = strconv.ParseBool(v); err != nil {
+			return opts, fmt.Errorf("retry_quarantined=%q: want true or false", v)
+		}
+	}
+	return opts, nil
 }

@@ -81,4 +81,5 @@ type Store interface {
 	Backups
 	Memory
 	History
+	Inspector
 }

@@ -45,6 +45,9 @@ type Options struct {
 	Tasks Tasks
 	// Store reads and writes the broker's records in Vault. Required.
 	Store Store
+	// Deployer deploys a backup's manifest for Rollback with redeploy.
+	// Default nil: such a rollback is refused with ErrNoDeployer.
+	Deployer Deployer
 	// Catalog holds the plans the matcher knows. Default nil: an empty catalog.
 	Catalog *catalog.Catalog
 	// Registerer receives the reconciler's metrics. Default nil: not registered.
@@ -58,12 +61,13 @@ type Options struct {
 // Manager runs the reconciler: at start, every interval and on demand, one
 // run at a time. It is safe for concurrent use.
 type Manager struct {
-	cfg     config.ReconcilerConfig
-	log     *slog.Logger
-	now     func() time.Time
-	parts   runParts
-	runLock chan struct{} // one slot, held by the run in progress
-	wake    chan struct{} // tells Start that a request is pending
+	cfg      config.ReconcilerConfig
+	log      *slog.Logger
+	now      func() time.Time
+	parts    runParts
+	runLock  chan struct{} // one slot, held by the run in progress (or a rollback)
+	deployer Deployer      // nil: no rollback with redeploy
+	wake     chan struct{} // tells Start that a request is pending
 
 	mu        sync.Mutex
 	started   bool
@@ -108,7 +112,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	return &Manager{
-		cfg: opts.Config, log: opts.Logger, now: opts.Now,
+		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
 		parts: runParts{
 			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, store: opts.Store,
 			scanner: newScanner(opts.Config.CacheTTL), matcher: match, metrics: met, now: opts.Now,

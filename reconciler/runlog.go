@@ -53,6 +53,11 @@ func loggable(s Summary) Summary {
 	s.NewlyQuarantined = cutList(s.NewlyQuarantined)
 	s.Released = cutList(s.Released)
 	s.Plan = nil
+	errs := make([]string, len(s.Errors))
+	for i, e := range s.Errors {
+		errs[i] = truncate(e, maxQuarantineError)
+	}
+	s.Errors = errs
 	return s
 }
 
@@ -74,10 +79,10 @@ func (m *Manager) restoreLast(ctx context.Context) {
 		return
 	}
 	runs, err := m.parts.store.Runs(ctx, 1)
-	if err != nil || len(runs) == 0 {
-		if err != nil {
-			m.log.Warn("could not read the run log", "error", err)
-		}
+	if err != nil {
+		m.log.Warn("could not read the run log (entries that could be read are used)", "error", err)
+	}
+	if len(runs) == 0 {
 		return
 	}
 	var s Summary

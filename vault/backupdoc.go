@@ -54,6 +54,25 @@ func (s *Store) BackupParts(ctx context.Context, id, backupID string) (BackupCon
 	return c, nil
 }
 
+// BackupManifest is the manifest kept in backup backupID of id; false when
+// the backup holds none. The backup is checked whole, as Restore would.
+func (s *Store) BackupManifest(ctx context.Context, id, backupID string) (string, bool, error) {
+	if err := validID(id); err != nil {
+		return "", false, err
+	}
+	if _, ok := parseBackupName(backupID); !ok {
+		return "", false, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
+	}
+	b, err := s.readBackup(ctx, id, backupID)
+	if err != nil {
+		return "", false, fmt.Errorf("reading backup %s of %s: %w", backupID, id, err)
+	}
+	if b.manifest == nil {
+		return "", false, nil
+	}
+	return *b.manifest, true, nil
+}
+
 // readBackup reads backup backupID of id and decodes every part of it.
 func (s *Store) readBackup(ctx context.Context, id, backupID string) (*backupParts, error) {
 	p := s.backupPath(id, backupID)

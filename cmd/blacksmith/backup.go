@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -29,11 +32,21 @@ func backupsCommand(args []string, stdout, stderr io.Writer, env func(string) (s
 	})
 }
 
-// restoreCommand is `blacksmith restore -c FILE INSTANCE [BACKUP]`: the
-// instance's index record, metadata and manifest put back from the backup
-// (default the newest), the current state backed up first.
+// restoreCommand is `blacksmith restore [--redeploy] -c FILE INSTANCE
+// [BACKUP]`: the instance's index record, metadata, manifest and secrets put
+// back from the backup (default the newest), the current state backed up
+// first. With --redeploy the backup's manifest is deployed to the Director
+// first, through a task that is waited for, so that the next reconciler run
+// has nothing to undo; without, Vault alone is repaired.
 func restoreCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
-	return withStore("restore", args, stderr, env, 1, 2, func(ctx context.Context, store *vault.Store, rest []string) error {
+	var redeploy bool
+	flags := func(fs *flag.FlagSet) {
+		fs.BoolVar(&redeploy, "redeploy", false, "deploy the backup's manifest to the BOSH Director first (a task, waited for)")
+	}
+	return withStoreFlags("restore", args, stderr, env, flags, 1, 2, func(ctx context.Context, cfg *config.Config, log *slog.Logger, store *vault.Store, rest []string) error {
+		if redeploy {
+			return rollback(ctx, cfg, log, store, rest, stdout)
+		}
 		id := rest[0]
 		backup, err := chosenBackup(ctx, store, rest)
 		if err != nil {
@@ -48,8 +61,36 @@ func restoreCommand(args []string, stdout, stderr io.Writer, env func(string) (s
 		}
 		fmt.Fprintf(stdout, "restored instance %s from backup %s (%s)\n", id, backup, describeParts(parts))
 		fmt.Fprintln(stdout, "the Vault records are repaired; the next reconciler run re-derives the manifest from BOSH")
+		fmt.Fprintln(stdout, "(to run the backup's manifest on BOSH too, use blacksmith restore --redeploy)")
 		return nil
 	})
+}
+
+// rollback deploys the backup's manifest and then restores the records.
+func rollback(ctx context.Context, cfg *config.Config, log *slog.Logger, store *vault.Store, rest []string, stdout io.Writer) error {
+	p, err := newParts(cfg, log)
+	if err != nil {
+		return err
+	}
+	m, err := p.manager(store)
+	if err != nil {
+		return err
+	}
+	backup := ""
+	if len(rest) == 2 {
+		backup = rest[1]
+	}
+	res, err := m.Rollback(ctx, rest[0], backup, true)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "deployed the manifest of backup %s to deployment %s (task %d), then restored instance %s from it\n",
+		res.Backup, res.Deployment, res.TaskID, res.InstanceID)
+	if res.SafetyBackup != "" {
+		fmt.Fprintf(stdout, "the state before the rollback is in backup %s\n", res.SafetyBackup)
+	}
+	fmt.Fprintln(stdout, res.Note)
+	return nil
 }
 
 // describeParts says what a backup holds: "record, metadata, manifest, 3 secrets".
@@ -91,11 +132,21 @@ func chosenBackup(ctx context.Context, store *vault.Store, rest []string) (strin
 // index, as the daemon does) and runs f; exit 1 when f fails.
 func withStore(name string, args []string, stderr io.Writer, env func(string) (string, bool), least, most int,
 	f func(context.Context, *vault.Store, []string) error) int {
-	path, rest, code, ok := flagsAndArgs(name, args, stderr, env, nil, least, most)
+	return withStoreFlags(name, args, stderr, env, nil, least, most,
+		func(ctx context.Context, _ *config.Config, _ *slog.Logger, store *vault.Store, rest []string) error {
+			return f(ctx, store, rest)
+		})
+}
+
+// withStoreFlags is withStore with flags of the command's own (extra) and
+// the configuration and logger handed to f.
+func withStoreFlags(name string, args []string, stderr io.Writer, env func(string) (string, bool), extra func(*flag.FlagSet),
+	least, most int, f func(context.Context, *config.Config, *slog.Logger, *vault.Store, []string) error) int {
+	path, rest, code, ok := flagsAndArgs(name, args, stderr, env, extra, least, most)
 	if !ok {
 		return code
 	}
-	cfg, _, code, ok := loadConfig(path, stderr, env)
+	cfg, log, code, ok := loadConfig(path, stderr, env)
 	if !ok {
 		return code
 	}
@@ -107,7 +158,7 @@ func withStore(name string, args []string, stderr io.Writer, env func(string) (s
 		return exitError
 	}
 	defer store.Close()
-	if err := f(ctx, store, rest); err != nil {
+	if err := f(ctx, cfg, log, store, rest); err != nil {
 		fmt.Fprintf(stderr, "blacksmith %s: %v\n", name, err)
 		return exitError
 	}

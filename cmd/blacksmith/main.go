@@ -66,7 +66,7 @@ func usage(w io.Writer) {
   blacksmith check-config -c FILE           check a configuration file
   blacksmith reconcile [--dry-run] -c FILE  make one reconciler run, print its summary
   blacksmith backups -c FILE INSTANCE       list an instance's backups, newest first
-  blacksmith restore -c FILE INSTANCE [BACKUP]
+  blacksmith restore [--redeploy] -c FILE INSTANCE [BACKUP]
                                             put an instance's records back from a backup
                                             (default the newest; the current state is backed up first)
   blacksmith version                        print the version

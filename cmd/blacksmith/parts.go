@@ -107,6 +107,7 @@ func (p *parts) manager(store *vault.Store) (*reconciler.Manager, error) {
 		Config:     p.cfg.Reconciler,
 		Director:   p.director,
 		Tasks:      p.director,
+		Deployer:   p.director,
 		Store:      store,
 		Catalog:    p.catalog,
 		Registerer: p.registry,

@@ -17,6 +17,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -152,10 +153,14 @@ func (d *daemon) run(ctx context.Context) error {
 // /b/reconcile with rec's runs: both behind the broker's credentials and
 // counted in the broker's request metrics (operations "reconcile" and
 // "reconcile_status"); any other path gets the broker's 404.
-func (d *daemon) api(b *broker.Broker, rec operator.Reconciler) http.Handler {
+func (d *daemon) api(b *broker.Broker, rec *reconciler.Manager) http.Handler {
 	reconcile := operator.ReconcileHandler(rec, d.log.With("component", "operator"))
 	mux := http.NewServeMux()
 	mux.Handle("/b/reconcile", b.Observe(basicauth.Require(d.cfg.Broker.Username, d.cfg.Broker.Password, reconcile)))
+	instances := b.Observe(basicauth.Require(d.cfg.Broker.Username, d.cfg.Broker.Password,
+		operator.InstancesHandler(rec, d.log.With("component", "operator"))))
+	mux.Handle("/b/instances/", instances)
+	mux.Handle("/b/runs", instances)
 	mux.Handle("/", b.Handler())
 	return mux
 }
