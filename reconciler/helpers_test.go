@@ -125,11 +125,25 @@ func newEnv(o envOptions) *env {
 // newManager creates a reconciler over the env's parts.
 func (e *env) newManager() *reconciler.Manager {
 	GinkgoHelper()
-	m, err := reconciler.New(reconciler.Options{
+	return e.newManagerWith(nil)
+}
+
+// newManagerWith creates a reconciler over the env's parts, with the
+// options change makes (may be nil).
+func (e *env) newManagerWith(change func(*reconciler.Options)) *reconciler.Manager {
+	GinkgoHelper()
+	opts := reconciler.Options{
 		Config: e.cfg, Director: e.bosh, Tasks: e.bosh, Store: e.store,
-		Catalog: testCatalog, Registerer: e.reg,
+		Catalog: testCatalog, Registerer: prometheus.NewRegistry(),
 		Logger: slog.New(slog.NewTextHandler(io.MultiWriter(GinkgoWriter, e.logs), &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}
+	if e.reg != nil && change == nil {
+		opts.Registerer = e.reg
+	}
+	if change != nil {
+		change(&opts)
+	}
+	m, err := reconciler.New(opts)
 	Expect(err).NotTo(HaveOccurred())
 	return m
 }
