@@ -59,6 +59,7 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 		return domain.Binding{}, b.internal("could not store the binding", err, "instance", id, "binding", bid)
 	}
 	b.log.Info("bound", "instance", id, "binding", bid)
+	b.bindingEvent(ctx, id, eventBind, rec.Deployment(id), bid)
 	return domain.Binding{Credentials: creds}, nil
 }
 

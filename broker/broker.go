@@ -41,9 +41,11 @@ type Secrets interface {
 }
 
 // Store is everything the broker keeps in Vault: records (backed up when an
-// operation succeeds), manifests and secrets. Nothing is deleted without a
-// backup: an instance goes with RemoveAll (one backup holding its record,
-// metadata, manifest and every secret), a binding with DeleteSecretsBackedUp.
+// operation succeeds), manifests, secrets and each instance's history.
+// Nothing is deleted without a backup: an instance goes with RemoveAll (one
+// backup holding its record, metadata, manifest and every secret), a binding
+// with DeleteSecretsBackedUp. The history is appended to (AppendEvent) and
+// stays when the instance goes.
 type Store interface {
 	Records
 	Secrets
@@ -51,6 +53,7 @@ type Store interface {
 	RemoveAll(ctx context.Context, id string) (string, error)
 	DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error)
 	PutManifest(ctx context.Context, id, text string) error
+	AppendEvent(ctx context.Context, id string, e vault.Event) error
 }
 
 // Options configures a Broker. Defaults are filled in by New.

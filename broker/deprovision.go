@@ -49,12 +49,13 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 func (b *Broker) deleteDeployment(ctx context.Context, id, name string, op *vault.Operation) (domain.DeprovisionServiceSpec, error) {
 	async := domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}
 	task, err := b.opts.Director.DeleteDeployment(bosh.WithContextID(ctx, op.ContextID), name, false)
+	b.accepted(ctx, id, name, op, task.ID, nil) // task.ID is 0 when no task was created
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
 		if err := b.cleanup(ctx, id); err != nil {
 			return domain.DeprovisionServiceSpec{}, b.internal("could not remove the instance's records", err, "instance", id)
 		}
-		b.opts.Metrics.outcome(opTypeDeprovision, stateSucceeded)
+		b.ended(ctx, id, op, stateSucceeded, "deprovision succeeded: the deployment did not exist", 0)
 		b.log.Info("deprovisioned: the deployment did not exist", "instance", id, "deployment", name)
 		return domain.DeprovisionServiceSpec{}, nil
 	case err != nil && task.ID == 0:

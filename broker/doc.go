@@ -14,4 +14,11 @@
 // instance's record, with its LastOperation (type, "in progress", the BOSH
 // context id and later the task id), to Vault before it answers, so that
 // last_operation can answer from Vault and the Director after a restart.
+//
+// What the broker did is appended to the instance's history in Vault (Actor
+// "broker"): provision, update and deprovision when accepted, bind and
+// unbind, and each operation's outcome (operation_succeeded,
+// operation_failed) with the description the platform sees. Events name
+// ids, plans and tasks, never parameters or credentials; a failure to append
+// one is logged and changes no answer. The history outlives the instance.
 package broker

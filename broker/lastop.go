@@ -124,7 +124,7 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 			b.log.Error("could not remove a deprovisioned instance's records", "instance", id, "error", err)
 			return inProgress("deprovision in progress: removing the instance's records"), nil
 		}
-		b.opts.Metrics.outcome(op.Type, stateSucceeded)
+		b.ended(ctx, id, op, stateSucceeded, desc, task.ID)
 		b.log.Info("deprovisioned", "instance", id, "task", task.ID)
 		return domain.LastOperation{State: domain.Succeeded, Description: desc}, nil
 	}
@@ -138,7 +138,7 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 	if err != nil {
 		return domain.LastOperation{}, b.internal("could not record the operation's outcome", err, "instance", id)
 	}
-	b.opts.Metrics.outcome(op.Type, state)
+	b.ended(ctx, id, op, state, desc, task.ID)
 	b.log.Info("operation ended", "instance", id, "operation", op.Type, "state", state, "task", task.ID, "result", task.Result)
 	if state == stateSucceeded {
 		b.backup(ctx, id)

@@ -52,12 +52,12 @@ func (b *Broker) setOp(ctx context.Context, id, contextID string, f func(*vault.
 }
 
 // failOp logs err for the operator and records the operation as failed with
-// the user's description. When Vault cannot be written either, the record
+// the user's description (in its record and its history). When Vault cannot be written either, the record
 // stays in progress without a task, which last_operation reports failed
 // once LostTaskGrace has passed.
 func (b *Broker) failOp(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) {
 	b.log.Error(userMsg, "instance", id, "operation", op.Type, "error", err)
-	b.opts.Metrics.outcome(op.Type, stateFailed)
+	b.ended(ctx, id, op, stateFailed, userMsg, op.TaskID)
 	werr := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
 		o.State, o.Description = stateFailed, userMsg
 	})
@@ -67,18 +67,20 @@ func (b *Broker) failOp(ctx context.Context, id string, op *vault.Operation, use
 }
 
 // startTask runs the Director call that creates op's task (with op's
-// context id) and records the task's id, or records the failure.
-func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, call func(context.Context) (bosh.Task, error)) {
+// context id) and records the task's id, or records the failure. It returns
+// the task's id, 0 when none was created.
+func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, call func(context.Context) (bosh.Task, error)) int {
 	task, err := call(bosh.WithContextID(ctx, op.ContextID))
 	switch {
 	case err != nil && task.ID == 0:
 		b.failOp(ctx, id, op, op.Type+" failed: the BOSH Director did not accept it; please try again", err)
-		return
+		return 0
 	case err != nil:
 		// The Director created the task but could not be asked about it.
 		b.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
 	}
 	b.recordTask(ctx, id, op, task)
+	return task.ID
 }
 
 // recordTask records the id of op's task.

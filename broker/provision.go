@@ -102,7 +102,8 @@ func (b *Broker) provision(ctx context.Context, req instanceRequest, prev *vault
 	b.log.Info("provisioning", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	b.deploy(wctx, req.id, op, newSecrets, manifest)
+	task := b.deploy(wctx, req.id, op, newSecrets, manifest)
+	b.accepted(wctx, req.id, req.deployedName, op, task, map[string]string{"service_id": req.svc.ID, "plan_id": req.plan.ID})
 	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
 }
 
@@ -125,19 +126,20 @@ func (b *Broker) render(ctx context.Context, req instanceRequest) (manifest []by
 }
 
 // deploy stores what op's deploy needs (newSecrets unless nil, then the
-// manifest) and starts the Director's task; a failure is recorded on op.
-func (b *Broker) deploy(ctx context.Context, id string, op *vault.Operation, newSecrets map[string]any, manifest []byte) {
+// manifest) and starts the Director's task, whose id it returns; a failure
+// is recorded on op (and 0 returned).
+func (b *Broker) deploy(ctx context.Context, id string, op *vault.Operation, newSecrets map[string]any, manifest []byte) int {
 	if newSecrets != nil {
 		if err := b.opts.Store.PutSecret(ctx, credentialsPath(id), newSecrets); err != nil {
 			b.failOp(ctx, id, op, op.Type+" failed: could not store the instance's secrets", err)
-			return
+			return 0
 		}
 	}
 	if err := b.opts.Store.PutManifest(ctx, id, string(manifest)); err != nil {
 		b.failOp(ctx, id, op, op.Type+" failed: could not store the deployment manifest", err)
-		return
+		return 0
 	}
-	b.startTask(ctx, id, op, func(ctx context.Context) (bosh.Task, error) {
+	return b.startTask(ctx, id, op, func(ctx context.Context) (bosh.Task, error) {
 		return b.opts.Director.Deploy(ctx, manifest)
 	})
 }

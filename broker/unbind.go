@@ -34,6 +34,7 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDeta
 		b.log.Warn("could not unlist a deleted binding", "instance", id, "binding", bid, "error", err)
 	}
 	b.log.Info("unbound", "instance", id, "binding", bid, "backup", backup)
+	b.bindingEvent(ctx, id, eventUnbind, "", bid)
 	return domain.UnbindSpec{}, nil
 }
 

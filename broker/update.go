@@ -90,6 +90,11 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	b.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	b.deploy(wctx, req.id, op, newSecrets, manifest)
+	task := b.deploy(wctx, req.id, op, newSecrets, manifest)
+	details := map[string]string{"service_id": req.svc.ID, "plan_id": req.plan.ID}
+	if req.plan.ID != rec.PlanID {
+		details["previous_plan_id"] = rec.PlanID
+	}
+	b.accepted(wctx, req.id, req.deployedName, op, task, details)
 	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
 }

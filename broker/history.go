@@ -1,0 +1,68 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// Kinds of the events the broker appends to an instance's history (Actor
+// "broker"). Their details name ids, plans and tasks, never parameters,
+// credentials or secrets.
+const (
+	actorBroker = "broker"
+
+	eventBind               = "bind"
+	eventUnbind             = "unbind"
+	eventOperationSucceeded = "operation_succeeded"
+	eventOperationFailed    = "operation_failed"
+)
+
+// appendEvent appends e to id's history. A failure is logged and goes no
+// further: the history never changes what the platform is told. The append
+// outlives a platform that hung up, as the work it records did.
+func (b *Broker) appendEvent(ctx context.Context, id string, e vault.Event) {
+	ctx, cancel := b.detached(ctx)
+	defer cancel()
+	e.Actor = actorBroker
+	if err := b.opts.Store.AppendEvent(ctx, id, e); err != nil {
+		b.log.Warn("could not append to the instance's history", "instance", id, "event", e.Kind, "error", err)
+	}
+}
+
+// accepted appends the event of an asynchronous operation the platform was
+// told has started (Kind: its type), dated when it started, with the id of
+// its BOSH task when one was started (0: none) and the given details. It is
+// appended once the Director was asked, so it may come after the operation's
+// outcome, which is dated later.
+func (b *Broker) accepted(ctx context.Context, id, deployment string, op *vault.Operation, taskID int, details map[string]string) {
+	if details == nil {
+		details = map[string]string{}
+	}
+	if taskID != 0 {
+		details["task_id"] = strconv.Itoa(taskID)
+	}
+	b.appendEvent(ctx, id, vault.Event{Time: startedAt(op), Kind: op.Type, Deployment: deployment, Details: details})
+}
+
+// ended counts the outcome of op and appends it to the history: state is
+// stateSucceeded or stateFailed, desc what the platform is told, taskID the
+// operation's BOSH task (0: none).
+func (b *Broker) ended(ctx context.Context, id string, op *vault.Operation, state, desc string, taskID int) {
+	b.opts.Metrics.outcome(op.Type, state)
+	kind := eventOperationFailed
+	if state == stateSucceeded {
+		kind = eventOperationSucceeded
+	}
+	details := map[string]string{"type": op.Type}
+	if taskID != 0 {
+		details["task_id"] = strconv.Itoa(taskID)
+	}
+	b.appendEvent(ctx, id, vault.Event{Kind: kind, Message: desc, Details: details})
+}
+
+// bindingEvent appends a bind or unbind of binding bid.
+func (b *Broker) bindingEvent(ctx context.Context, id, kind, deployment, bid string) {
+	b.appendEvent(ctx, id, vault.Event{Kind: kind, Deployment: deployment, Details: map[string]string{"binding_id": bid}})
+}
