@@ -14,6 +14,8 @@
 // instance's record, with its LastOperation (type, "in progress", the BOSH
 // context id and later the task id), to Vault before it answers, so that
 // last_operation can answer from Vault and the Director after a restart.
+// SettleOperation takes an operation as far as last_operation would, for
+// the reconciler, when the platform stopped asking.
 //
 // What the broker did is appended to the instance's history in Vault (Actor
 // "broker"): provision, update and deprovision when accepted, bind and

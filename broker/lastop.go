@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
@@ -38,26 +39,56 @@ func answer(op *vault.Operation) domain.LastOperation {
 	return domain.LastOperation{State: domain.LastOperationState(op.State), Description: op.Description}
 }
 
-// poll follows an operation in progress to the Director (under the instance's lock).
+// poll follows an operation in progress to the Director (under the
+// instance's lock) for the platform: what went wrong is logged, not answered.
 func (b *Broker) poll(ctx context.Context, id string) (domain.LastOperation, error) {
 	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
-	switch {
-	case err != nil:
+	if err != nil {
 		return domain.LastOperation{}, err
-	case rec.LastOperation == nil || rec.LastOperation.State != stateInProgress:
-		return answer(rec.LastOperation), nil
 	}
+	p, err := b.follow(ctx, id, rec)
+	if err != nil {
+		return domain.LastOperation{}, b.internal("could not record the operation's outcome", err, "instance", id)
+	}
+	switch {
+	case errors.Is(p.stalled, ErrDirectorUnavailable):
+		b.log.Warn("could not ask the director about a task", "instance", id, "error", p.stalled)
+	case p.stalled != nil:
+		b.log.Error("could not take the operation further", "instance", id, "error", p.stalled)
+	}
+	return p.answer, nil
+}
+
+// progress is what following an operation found.
+type progress struct {
+	// answer is what the platform is told.
+	answer domain.LastOperation
+	// stalled says why the operation could not be taken further now (the
+	// Director could not be asked, or Vault not written); answer stands.
+	stalled error
+}
+
+// follow takes rec's operation in progress as far as the Director's task
+// allows (under the instance's lock), recording its outcome once the task
+// has ended. Its error means that the outcome could not be recorded: there
+// is nothing to answer.
+func (b *Broker) follow(ctx context.Context, id string, rec *vault.Record) (progress, error) {
 	op := rec.LastOperation
+	if op == nil || op.State != stateInProgress {
+		return progress{answer: answer(op)}, nil
+	}
 	task, found, err := b.findTask(ctx, id, op)
 	if err != nil {
-		b.log.Warn("could not ask the director about a task", "instance", id, "task", op.TaskID, "error", err)
-		return inProgress(op.Type + " in progress: the BOSH Director cannot be reached right now"), nil
+		return progress{
+			answer:  inProgress(op.Type + " in progress: the BOSH Director cannot be reached right now"),
+			stalled: fmt.Errorf("%w: asking about the task of a %s (task %d): %w", ErrDirectorUnavailable, op.Type, op.TaskID, err),
+		}, nil
 	}
 	if !found {
 		return b.lostTask(ctx, id, op), nil
 	}
 	if !task.Terminal() {
-		return inProgress(taskDescription(op.Type, task)), nil
+		return progress{answer: inProgress(taskDescription(op.Type, task))}, nil
 	}
 	return b.finish(ctx, id, rec, task)
 }
@@ -95,13 +126,13 @@ func (b *Broker) findTask(ctx context.Context, id string, op *vault.Operation) (
 // lostTask answers for an operation whose task the Director does not know:
 // in progress while its task may still show up, failed after LostTaskGrace
 // (or at once when a recorded task id is unknown to the Director).
-func (b *Broker) lostTask(ctx context.Context, id string, op *vault.Operation) domain.LastOperation {
+func (b *Broker) lostTask(ctx context.Context, id string, op *vault.Operation) progress {
 	if op.TaskID == 0 && time.Since(startedAt(op)) < b.opts.LostTaskGrace {
-		return inProgress(op.Type + " in progress: waiting for the BOSH task to start")
+		return progress{answer: inProgress(op.Type + " in progress: waiting for the BOSH task to start")}
 	}
 	msg := op.Type + " failed: the BOSH Director has no task for it; please try again"
-	b.failOp(ctx, id, op, msg, errors.New("no bosh task with the operation's id or context id"))
-	return domain.LastOperation{State: domain.Failed, Description: msg}
+	err := b.recordFailure(ctx, id, op, msg, errors.New("no bosh task with the operation's id or context id"))
+	return progress{answer: domain.LastOperation{State: domain.Failed, Description: msg}, stalled: err}
 }
 
 // startedAt is when op started; the zero time when unknown.
@@ -114,19 +145,19 @@ func startedAt(op *vault.Operation) time.Time {
 }
 
 // finish records the outcome of op's terminal task. A deprovision that
-// succeeded removes the instance's record and secrets; a provision or update
-// that succeeded is backed up.
-func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (domain.LastOperation, error) {
+// succeeded removes the instance's record and secrets (a removal that fails
+// stays in progress, to be tried again); a provision or update that
+// succeeded is backed up.
+func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (progress, error) {
 	op := rec.LastOperation
 	desc := taskDescription(op.Type, task)
 	if task.Succeeded() && op.Type == opTypeDeprovision {
 		if err := b.cleanup(ctx, id); err != nil {
-			b.log.Error("could not remove a deprovisioned instance's records", "instance", id, "error", err)
-			return inProgress("deprovision in progress: removing the instance's records"), nil
+			return progress{answer: inProgress("deprovision in progress: removing the instance's records"), stalled: err}, nil
 		}
 		b.ended(ctx, id, op, stateSucceeded, desc, task.ID)
 		b.log.Info("deprovisioned", "instance", id, "task", task.ID)
-		return domain.LastOperation{State: domain.Succeeded, Description: desc}, nil
+		return progress{answer: domain.LastOperation{State: domain.Succeeded, Description: desc}}, nil
 	}
 	state := stateFailed
 	if task.Succeeded() {
@@ -136,14 +167,14 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 		o.State, o.Description, o.TaskID = state, desc, task.ID
 	})
 	if err != nil {
-		return domain.LastOperation{}, b.internal("could not record the operation's outcome", err, "instance", id)
+		return progress{}, err
 	}
 	b.ended(ctx, id, op, state, desc, task.ID)
 	b.log.Info("operation ended", "instance", id, "operation", op.Type, "state", state, "task", task.ID, "result", task.Result)
 	if state == stateSucceeded {
 		b.backup(ctx, id)
 	}
-	return domain.LastOperation{State: domain.LastOperationState(state), Description: desc}, nil
+	return progress{answer: domain.LastOperation{State: domain.LastOperationState(state), Description: desc}}, nil
 }
 
 // backup snapshots the instance's records after a successful operation, so

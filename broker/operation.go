@@ -51,19 +51,25 @@ func (b *Broker) setOp(ctx context.Context, id, contextID string, f func(*vault.
 	return nil
 }
 
-// failOp logs err for the operator and records the operation as failed with
-// the user's description (in its record and its history). When Vault cannot be written either, the record
-// stays in progress without a task, which last_operation reports failed
-// once LostTaskGrace has passed.
+// failOp records the operation as failed (see recordFailure), logging a
+// failure to write it: the record then stays in progress, which
+// last_operation reports failed once LostTaskGrace has passed (or at once
+// when it has a task id the Director does not know).
 func (b *Broker) failOp(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) {
-	b.log.Error(userMsg, "instance", id, "operation", op.Type, "error", err)
-	b.ended(ctx, id, op, stateFailed, userMsg, op.TaskID)
-	werr := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
-		o.State, o.Description = stateFailed, userMsg
-	})
-	if werr != nil {
+	if werr := b.recordFailure(ctx, id, op, userMsg, err); werr != nil {
 		b.log.Error("could not record a failed operation", "instance", id, "operation", op.Type, "error", werr)
 	}
+}
+
+// recordFailure logs err for the operator and records the operation as
+// failed with the user's description (in its record and its history). It
+// returns the error of the record's write.
+func (b *Broker) recordFailure(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) error {
+	b.log.Error(userMsg, "instance", id, "operation", op.Type, "error", err)
+	b.ended(ctx, id, op, stateFailed, userMsg, op.TaskID)
+	return b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
+		o.State, o.Description = stateFailed, userMsg
+	})
 }
 
 // startTask runs the Director call that creates op's task (with op's
