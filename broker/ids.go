@@ -11,6 +11,10 @@ import (
 // which platforms use, fit.
 var validID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
+// reservedIDs are the instance ids whose Vault folder is the broker's own:
+// its index, history, run log and state ("blacksmith"), the legacy index ("db").
+var reservedIDs = map[string]bool{"blacksmith": true, "db": true}
+
 // idError says what is wrong with one escaped path segment as an id: it
 // must be made of letters, digits, '-', '_' and '.', not be "." or "..",
 // and be at most maxLen characters.
@@ -24,6 +28,9 @@ func idError(kind, segment string, maxLen int) error {
 	}
 	if err != nil || !validID.MatchString(id) || id == "." || id == ".." {
 		return fmt.Errorf("%s id %q is not valid: use letters, digits, '-', '_' and '.' only (a UUID fits)", kind, id)
+	}
+	if kind == "instance" && reservedIDs[id] {
+		return fmt.Errorf("instance id %q is reserved: the broker keeps its own records under that name", id)
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ var _ = Describe("Instance and binding ids", func() {
 		Entry("a letter outside ASCII", "PUT", "/v2/service_instances/caf%C3%A9?accepts_incomplete=true", `instance id "café"`),
 		Entry("a binding id with a colon", "PUT", "/v2/service_instances/i-1/service_bindings/b:1", `binding id "b:1"`),
 		Entry("on last_operation too", "GET", "/v2/service_instances/a%20b/last_operation", `instance id "a b"`),
+		Entry("the broker's own folder", "PUT", "/v2/service_instances/blacksmith?accepts_incomplete=true", `instance id "blacksmith" is reserved`),
+		Entry("the legacy index", "PUT", "/v2/service_instances/db?accepts_incomplete=true", `instance id "db" is reserved`),
 		Entry("on deprovision too", "DELETE", "/v2/service_instances/a%20b?accepts_incomplete=true&service_id=redis&plan_id=redis-small", `instance id "a b"`),
 	)
 

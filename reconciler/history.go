@@ -17,6 +17,8 @@ type History interface {
 	AppendEvent(ctx context.Context, id string, e vault.Event) error
 	// PruneEvents drops an instance's events beyond the retention.
 	PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
+	// HistoryInstances lists the instances that have a history.
+	HistoryInstances(ctx context.Context) ([]string, error)
 	// AppendRun adds a run to the run log.
 	AppendRun(ctx context.Context, e vault.RunEntry) error
 	// Runs lists the newest runs first, at most limit (0: all).

@@ -32,11 +32,13 @@ const maxConcurrencyLimit = config.MaxConcurrencyLimit
 
 // Options configures a Manager. New fills in the defaults.
 type Options struct {
-	// Config tunes the reconciler. Enabled, Backup.Enabled, RetryAttempts and
-	// OrphanGracePeriod are taken as given; other zero fields take the defaults
-	// of config.Default(): interval 1h, max_concurrency 5 (at most 1000),
-	// batch_size 10, retry_delay 10s, cache_ttl 5m, stop_timeout 30s, backup
-	// path "backups".
+	// Config tunes the reconciler. Enabled, Backup.Enabled, RetryAttempts,
+	// OrphanGracePeriod, History and MinConfidence are taken as given; other
+	// zero fields take the defaults of config.Default(): interval 1h,
+	// max_concurrency 5 (at most 1000), batch_size 10, retry_delay 10s,
+	// cache_ttl 5m, stop_timeout 30s, backup path "backups",
+	// breaker_threshold 20, quarantine 15m to 24h, stuck_operation_after 1h,
+	// run_log 50.
 	Config config.ReconcilerConfig
 	// Director lists deployments and fetches manifests and VMs. Required.
 	Director Director
@@ -45,6 +47,10 @@ type Options struct {
 	Tasks Tasks
 	// Store reads and writes the broker's records in Vault. Required.
 	Store Store
+	// Operations settles the broker's operations that stay in progress
+	// (reconciler.stuck_operation_after). Default nil: they are listed in
+	// Summary.Settled and not settled.
+	Operations Operations
 	// Deployer deploys a backup's manifest for Rollback with redeploy.
 	// Default nil: such a rollback is refused with ErrNoDeployer.
 	Deployer Deployer
@@ -86,7 +92,8 @@ type Manager struct {
 type runParts struct {
 	cfg      config.ReconcilerConfig
 	director Director
-	tasks    Tasks // nil: no task check before an orphan is flagged
+	tasks    Tasks      // nil: no task check before an orphan is flagged
+	ops      Operations // nil: stuck operations are listed, not settled
 	store    Store
 	scanner  *scanner
 	matcher  *matcher
@@ -114,7 +121,7 @@ func New(opts Options) (*Manager, error) {
 	return &Manager{
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
 		parts: runParts{
-			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, store: opts.Store,
+			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, store: opts.Store,
 			scanner: newScanner(opts.Config.CacheTTL), matcher: match, metrics: met, now: opts.Now,
 		},
 		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
@@ -140,6 +147,15 @@ func withDefaults(o Options) Options {
 	c.RetryAttempts = max(c.RetryAttempts, 0)
 	c.Backup.Path = cmp.Or(strings.Trim(c.Backup.Path, "/"), def.Backup.Path)
 	c.OrphanGracePeriod = max(c.OrphanGracePeriod, 0)
+	c.StuckOperationAfter = orDuration(c.StuckOperationAfter, def.StuckOperationAfter)
+	c.Quarantine.Backoff = orDuration(c.Quarantine.Backoff, def.Quarantine.Backoff)
+	c.Quarantine.MaxBackoff = max(orDuration(c.Quarantine.MaxBackoff, def.Quarantine.MaxBackoff), c.Quarantine.Backoff)
+	if c.BreakerThreshold <= 0 {
+		c.BreakerThreshold = def.BreakerThreshold
+	}
+	if c.RunLog <= 0 {
+		c.RunLog = def.RunLog
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

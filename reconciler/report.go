@@ -99,6 +99,9 @@ type Summary struct {
 	QuarantinedTotal int `json:"quarantined_total"`
 	// Released are the items that left the quarantine in this run.
 	Released []Quarantined `json:"released"`
+	// Settled are the broker operations found in progress for longer than
+	// reconciler.stuck_operation_after, and what became of them.
+	Settled []Settled `json:"settled"`
 	// Result is "success" (nothing failed, nothing skipped), "partial"
 	// (nothing failed, but quarantined items were skipped) or "failure".
 	Result string `json:"result"`

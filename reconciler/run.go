@@ -56,7 +56,7 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 		state: newRunState(log, Summary{RunID: id, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason,
 			StartedAt: start, Errors: []string{}, Conflicts: []Conflict{}, LowConfidence: []LowConfidence{},
 			MatchedBy: map[Strategy]int{}, Quarantined: []Quarantined{}, NewlyQuarantined: []Quarantined{},
-			Released: []Quarantined{}, Blockers: []string{}}),
+			Released: []Quarantined{}, Blockers: []string{}, Settled: []Settled{}}),
 		quar: newQuarantine(m.cfg.Quarantine, start, opts)}
 	if opts.DryRun {
 		r.plan = &planner{}
@@ -124,6 +124,9 @@ func (r *run) do(ctx context.Context) error {
 	r.state.phase.Store(PhaseUpdating)
 	r.pipeline(ctx, deps, r.newObserver(claimed, upd), upd)
 	upd.reads.Wait()
+	if ctx.Err() == nil {
+		r.settleStuck(ctx)
+	}
 	if ctx.Err() == nil {
 		r.state.phase.Store(PhaseOrphans)
 		r.newOrphaner(claimed, writer).flag(ctx, deps)
@@ -359,6 +362,13 @@ func outcome(s Summary) (string, []string) {
 	add(len(s.NewlyQuarantined), "%d items newly quarantined")
 	add(s.Unmatched-len(s.Conflicts)-len(s.LowConfidence), "%d deployments unmatched")
 	add(len(s.LowConfidence), "%d matches below reconciler.min_confidence")
+	stillStuck := 0
+	for _, st := range s.Settled {
+		if st.State == "in progress" {
+			stillStuck++
+		}
+	}
+	add(stillStuck, "%d broker operations in progress for longer than reconciler.stuck_operation_after")
 	add(len(s.Conflicts), "%d deployments in conflict for an instance")
 	if s.Plan != nil {
 		if !s.Plan.empty() {

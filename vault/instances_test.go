@@ -31,6 +31,17 @@ var _ = Describe("Instances and CreateManifest", func() {
 				Expect(ids).To(Equal(map[string]bool{"i-manifest": true, "i-meta": true, "i-secret": true}))
 			})
 
+			It("refuses the ids whose folder is the package's own or the legacy index, before any write", func() {
+				writes := store.Stats().Writes
+				for _, id := range []string{"blacksmith", "db"} {
+					Expect(store.PutManifest(ctx, id, "name: x\n")).To(MatchError(ContainSubstring("is reserved")))
+					_, err := store.RemoveAll(ctx, id)
+					Expect(err).To(MatchError(vault.ErrInvalid))
+					Expect(store.AppendEvent(ctx, id, vault.Event{Kind: "created"})).To(MatchError(vault.ErrInvalid))
+				}
+				Expect(store.Stats().Writes).To(Equal(writes))
+			})
+
 			It("refuses an empty metadata document on KV v1 with an error that says so", func() {
 				err := store.PutMetadata(ctx, "empty", &vault.Metadata{})
 				if version == 1 {

@@ -174,6 +174,11 @@ func validID(id string) error {
 	if bad || !printable(id) {
 		return fmt.Errorf("%w: instance id %q", ErrInvalid, id)
 	}
+	if id == layoutRoot || id == LegacyIndexPath {
+		// Its folder would be the package's own (index, history, run log,
+		// state) or the legacy index: removing the instance would remove them.
+		return fmt.Errorf("%w: instance id %q is reserved", ErrInvalid, id)
+	}
 	return nil
 }
 

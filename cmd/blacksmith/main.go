@@ -48,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return backupsCommand(args, stdout, stderr, env)
 	case "restore":
 		return restoreCommand(args, stdout, stderr, env)
+	case "rebuild-index":
+		return rebuildIndexCommand(args, stdout, stderr, env)
 	case "version":
 		fmt.Fprintf(stdout, "blacksmith %s\n", version)
 		return exitOK
@@ -68,7 +70,11 @@ func usage(w io.Writer) {
   blacksmith backups -c FILE INSTANCE       list an instance's backups, newest first
   blacksmith restore [--redeploy] -c FILE INSTANCE [BACKUP]
                                             put an instance's records back from a backup
-                                            (default the newest; the current state is backed up first)
+                                            (default the newest; the current state is backed up first;
+                                            --redeploy: deploy the backup's manifest to BOSH first)
+  blacksmith rebuild-index [--dry-run|--apply] -c FILE
+                                            rebuild the instance index from BOSH and the
+                                            instances' own documents (default: dry run)
   blacksmith version                        print the version
 The configuration file defaults to $BLACKSMITH_CONFIG; the environment
 overrides it (see the README's configuration reference).
