@@ -72,7 +72,11 @@ func rollback(ctx context.Context, cfg *config.Config, log *slog.Logger, store *
 	if err != nil {
 		return err
 	}
-	m, err := p.manager(store)
+	b, err := p.broker(store)
+	if err != nil {
+		return err
+	}
+	m, err := p.manager(store, b)
 	if err != nil {
 		return err
 	}

@@ -112,7 +112,11 @@ func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, dr
 		return nil, fmt.Errorf("connecting to vault: %w", err)
 	}
 	defer store.Close()
-	m, err := p.manager(store)
+	b, err := p.broker(store)
+	if err != nil {
+		return nil, fmt.Errorf("creating the broker: %w", err)
+	}
+	m, err := p.manager(store, b)
 	if err != nil {
 		return nil, fmt.Errorf("creating the reconciler: %w", err)
 	}

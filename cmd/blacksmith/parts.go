@@ -27,6 +27,8 @@ var (
 	_ reconciler.Director   = (*bosh.Client)(nil)
 	_ reconciler.Tasks      = (*bosh.Client)(nil)
 	_ reconciler.Store      = (*vault.Store)(nil)
+	_ reconciler.Deployer   = (*bosh.Client)(nil)
+	_ reconciler.Operations = (*broker.Broker)(nil)
 )
 
 // parts are what every command builds from the configuration without I/O.
@@ -101,12 +103,13 @@ func vaultOptions(cfg *config.Config) vault.Options {
 	}
 }
 
-// manager creates the reconciler on store.
-func (p *parts) manager(store *vault.Store) (*reconciler.Manager, error) {
+// manager creates the reconciler on store; ops (the broker) settles stuck operations.
+func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconciler.Manager, error) {
 	return reconciler.New(reconciler.Options{
 		Config:     p.cfg.Reconciler,
 		Director:   p.director,
 		Tasks:      p.director,
+		Operations: ops,
 		Deployer:   p.director,
 		Store:      store,
 		Catalog:    p.catalog,

@@ -32,7 +32,11 @@ func rebuildIndexCommand(args []string, stdout, stderr io.Writer, env func(strin
 			if err != nil {
 				return err
 			}
-			m, err := p.manager(store)
+			b, err := p.broker(store)
+			if err != nil {
+				return err
+			}
+			m, err := p.manager(store, b)
 			if err != nil {
 				return err
 			}

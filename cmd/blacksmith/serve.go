@@ -129,13 +129,13 @@ func (d *daemon) run(ctx context.Context) error {
 		return nil // ctx ended while waiting
 	}
 	defer store.Close()
-	m, err := d.manager(store)
-	if err != nil {
-		return fmt.Errorf("creating the reconciler: %w", err)
-	}
 	b, err := d.broker(store)
 	if err != nil {
 		return fmt.Errorf("creating the broker: %w", err)
+	}
+	m, err := d.manager(store, b)
+	if err != nil {
+		return fmt.Errorf("creating the reconciler: %w", err)
 	}
 	d.gate.open(d.api(b, m))
 	d.log.Info("broker ready", "services", len(d.catalog.Services), "vault_kv_version", store.KVVersion())
