@@ -97,16 +97,19 @@ func newEnv() *env {
 	cat := testCatalog()
 	cfg := config.Default().Reconciler
 	cfg.RetryDelay = 100 * time.Millisecond
-	m, err := reconciler.New(reconciler.Options{Config: cfg, Director: client, Tasks: client, Store: store,
-		Catalog: cat, Logger: testLogger()})
-	Expect(err).NotTo(HaveOccurred())
 	b, err := broker.New(broker.Options{Catalog: cat, Director: client, DirectorReader: client, Store: store,
 		Username: brokerUser, Password: brokerPass, Logger: testLogger()})
+	Expect(err).NotTo(HaveOccurred())
+	m, err := reconciler.New(reconciler.Options{Config: cfg, Director: client, Tasks: client, Store: store,
+		Operations: b, Deployer: client, Catalog: cat, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
 
 	mux := http.NewServeMux()
 	mux.Handle("/b/reconcile", b.Observe(basicauth.Require(brokerUser, brokerPass,
 		operator.ReconcileHandler(m, testLogger()))))
+	instances := b.Observe(basicauth.Require(brokerUser, brokerPass, operator.InstancesHandler(m, testLogger())))
+	mux.Handle("/b/instances/", instances)
+	mux.Handle("/b/runs", instances)
 	mux.Handle("/", b.Handler())
 	e := &env{store: store, director: director, server: httptest.NewServer(mux)}
 	DeferCleanup(e.server.Close)

@@ -102,6 +102,10 @@ type Summary struct {
 	// Settled are the broker operations found in progress for longer than
 	// reconciler.stuck_operation_after, and what became of them.
 	Settled []Settled `json:"settled"`
+	// HistoryEvents is the number of history events the run recorded;
+	// HistoryFailures the number it could not record (logged, not errors).
+	HistoryEvents   int `json:"history_events"`
+	HistoryFailures int `json:"history_failures"`
 	// Result is "success" (nothing failed, nothing skipped), "partial"
 	// (nothing failed, but quarantined items were skipped) or "failure".
 	Result string `json:"result"`

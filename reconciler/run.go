@@ -74,6 +74,8 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	r.log.Info("reconciler run started", "reason", opts.Reason, "force", opts.Force)
 	err := r.do(ctx)
 	r.hist.stop()
+	written, failed := r.hist.counts()
+	r.state.count(func(s *Summary) { s.HistoryEvents, s.HistoryFailures = written, failed })
 	s := r.finish(err, int(m.parts.scanner.fetches.Load()-fetched))
 	m.finished(r, s)
 	m.logRun(r, s)
