@@ -94,6 +94,12 @@ func operationOf(method, path string) string {
 			return opStatus
 		}
 		return opReconcile
+	case len(parts) == 2 && parts[0] == "b" && parts[1] == "runs":
+		return opRuns
+	case len(parts) == 3 && parts[0] == "b" && parts[1] == "instances":
+		return opInstance
+	case len(parts) == 4 && parts[0] == "b" && parts[1] == "instances" && parts[3] == "restore":
+		return opRestore
 	case len(parts) < 3 || parts[0] != "v2" || parts[1] != "service_instances":
 		return opUnknown
 	case len(parts) == 3:

@@ -22,12 +22,15 @@ const (
 	opBindingLastOp = "last_binding_operation"
 	opReconcile     = "reconcile"
 	opStatus        = "reconcile_status"
+	opRuns          = "runs"
+	opInstance      = "instance_view"
+	opRestore       = "restore"
 	opUnknown       = "unknown"
 )
 
 var operations = []string{
 	opCatalog, opProvision, opDeprovision, opUpdate, opGetInstance, opLastOperation,
-	opBind, opUnbind, opGetBinding, opBindingLastOp, opReconcile, opStatus, opUnknown,
+	opBind, opUnbind, opGetBinding, opBindingLastOp, opReconcile, opStatus, opRuns, opInstance, opRestore, opUnknown,
 }
 
 // Metrics holds the broker's Prometheus series. Create it with NewMetrics.
