@@ -57,8 +57,9 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 		r.TargetMet = r.Errors == 0 && r.Matched == r.Deployments
 	} else {
 		r.LowerBoundS = latency.Seconds()
-		r.Target = "1 Director request, 0 tasks, 0 Vault writes, under 2 s, converged"
-		r.TargetMet = r.Errors == 0 && total == 1 && r.DirectorTasks == 0 && r.VaultWrites == 0 &&
+		// The one write is the run log's entry (the run's summary, kept in Vault).
+		r.Target = "1 Director request, 0 tasks, 1 Vault write (the run log), under 2 s, converged"
+		r.TargetMet = r.Errors == 0 && total == 1 && r.DirectorTasks == 0 && r.VaultWrites == 1 &&
 			r.WallS < warmWall && r.Converged
 	}
 	if r.LowerBoundS > 0 {
