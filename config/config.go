@@ -155,6 +155,10 @@ type ReconcilerConfig struct {
 	Releases map[string]string `yaml:"releases"`
 	// Rules match deployment names to plans and instances (matcher strategy 4). Default none; file only.
 	Rules []Rule `yaml:"rules"`
+	// Ignore are Go regular expressions matched against whole deployment names: the deployments of
+	// other kinds on the Director (cf, concourse...) that the reconciler leaves alone (not fetched,
+	// not unmatched, not blocking convergence). Default none; file only.
+	Ignore []string `yaml:"ignore"`
 	// BreakerThreshold is how many requests in a row to the Director, or to Vault, may fail before the
 	// run stops issuing requests and ends as failed, naming the system (the next run tries again).
 	// Default 20; env BLACKSMITH_RECONCILER_BREAKER_THRESHOLD.

@@ -68,7 +68,7 @@ var _ = Describe("manifests/blacksmith.conf.example", func() {
 		d.Broker.Username, d.Broker.Password = c.Broker.Username, c.Broker.Password
 		d.Vault.Address, d.BOSH.Address = c.Vault.Address, c.BOSH.Address
 		d.Catalog.Dirs = c.Catalog.Dirs
-		d.Reconciler.Releases, d.Reconciler.Rules = c.Reconciler.Releases, c.Reconciler.Rules
+		d.Reconciler.Releases, d.Reconciler.Rules, d.Reconciler.Ignore = c.Reconciler.Releases, c.Reconciler.Rules, c.Reconciler.Ignore
 		Expect(c).To(Equal(d))
 	})
 

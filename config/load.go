@@ -34,6 +34,9 @@ func Load(path string, env func(string) (string, bool)) (*Config, error) {
 	}
 	applyEnv(c, env, problems, src.env)
 	normalize(c)
+	if len(c.Reconciler.Ignore) == 0 {
+		c.Reconciler.Ignore = nil // "ignore: []" and no key mean the same
+	}
 	validate(c, checker{problems: problems, src: src})
 	if err := problems.err(); err != nil {
 		return nil, err

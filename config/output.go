@@ -24,6 +24,7 @@ func (c *Config) Redacted() *Config {
 	out.Catalog.Dirs = slices.Clone(c.Catalog.Dirs)
 	out.Reconciler.Releases = maps.Clone(c.Reconciler.Releases)
 	out.Reconciler.Rules = slices.Clone(c.Reconciler.Rules)
+	out.Reconciler.Ignore = slices.Clone(c.Reconciler.Ignore)
 	for _, s := range []*string{
 		&out.Broker.Password, &out.Vault.Token, &out.BOSH.Password,
 		&out.BOSH.ClientSecret, &out.Metrics.Password,

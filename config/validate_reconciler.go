@@ -54,6 +54,11 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	for i, rule := range r.Rules {
 		validateRule(fmt.Sprintf("reconciler.rules[%d]", i), rule, ck)
 	}
+	for i, pattern := range r.Ignore {
+		if _, err := CompileIgnore(pattern); err != nil {
+			ck.fail(fmt.Sprintf("reconciler.ignore[%d]", i), "%v", err)
+		}
+	}
 }
 
 // validateRule checks the rule's pattern (Rule.Compile), one problem per flaw.
@@ -101,4 +106,23 @@ func flatten(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// maxIgnorePattern bounds a reconciler.ignore pattern.
+const maxIgnorePattern = 1024
+
+// CompileIgnore compiles a reconciler.ignore pattern, anchored at both ends
+// (a deployment name must match it whole).
+func CompileIgnore(pattern string) (*regexp.Regexp, error) {
+	if pattern == "" {
+		return nil, errors.New("empty pattern")
+	}
+	if len(pattern) > maxIgnorePattern {
+		return nil, fmt.Errorf("pattern longer than %d characters", maxIgnorePattern)
+	}
+	re, err := regexp.Compile("^(?:" + pattern + ")$")
+	if err != nil {
+		return nil, fmt.Errorf("invalid regexp: %w", err)
+	}
+	return re, nil
 }

@@ -31,6 +31,8 @@ var _ = Describe("validation", func() {
 		Entry("history keep negative", "reconciler:\n  history:\n    keep: -1\n", "reconciler.history.keep: must be at least 0, got -1"),
 		Entry("run_log zero", "reconciler:\n  run_log: 0\n", "reconciler.run_log: must be between 1 and 10000, got 0"),
 		Entry("min_confidence above 1", "reconciler:\n  min_confidence: 1.5\n", "reconciler.min_confidence: must be between 0 and 1, got 1.5"),
+		Entry("ignore pattern that does not compile", "reconciler:\n  ignore: [\"cf-(\"]\n",
+			"reconciler.ignore[0]: invalid regexp: error parsing regexp: missing closing ): `^(?:cf-()$`"),
 		Entry("release without service", "reconciler:\n  releases:\n    redis: \"\"\n", "reconciler.releases.redis: service id required"),
 		Entry("rule without pattern", "reconciler:\n  rules:\n    - name: r\n", "reconciler.rules[0].pattern: required"),
 		Entry("rule that does not compile", "reconciler:\n  rules:\n    - pattern: \"(\"\n",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -97,6 +98,7 @@ type runParts struct {
 	store    Store
 	scanner  *scanner
 	matcher  *matcher
+	ignore   []*regexp.Regexp // Config.Ignore: deployments left alone
 	metrics  *metrics
 	now      func() time.Time
 }
@@ -114,6 +116,14 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadOptions, err)
 	}
+	var ignore []*regexp.Regexp
+	for i, p := range opts.Config.Ignore {
+		re, err := config.CompileIgnore(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reconciler.ignore[%d]: %w", ErrBadOptions, i, err)
+		}
+		ignore = append(ignore, re)
+	}
 	met, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -122,7 +132,7 @@ func New(opts Options) (*Manager, error) {
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
 		parts: runParts{
 			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, store: opts.Store,
-			scanner: newScanner(opts.Config.CacheTTL), matcher: match, metrics: met, now: opts.Now,
+			scanner: newScanner(opts.Config.CacheTTL), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
 		},
 		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
 		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{}, quar: []Quarantined{},

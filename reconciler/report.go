@@ -45,6 +45,8 @@ type Summary struct {
 	DurationSeconds float64 `json:"duration_seconds"`
 	// DeploymentsSeen is the number of deployments the Director listed.
 	DeploymentsSeen int `json:"deployments_seen"`
+	// Ignored is the number of them reconciler.ignore names (left alone).
+	Ignored int `json:"ignored"`
 	// Matched is the number of deployments tied to a service instance.
 	Matched int `json:"matched"`
 	// MatchedBy counts the matched deployments by strategy.

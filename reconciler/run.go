@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -95,6 +96,21 @@ func (p runParts) guarded(threshold int, stop context.CancelCauseFunc) runParts 
 	return p
 }
 
+// notIgnored is deps without those Config.Ignore names (in place: deps is
+// the run's own listing).
+func (r *run) notIgnored(deps []bosh.Deployment) []bosh.Deployment {
+	if len(r.parts.ignore) == 0 {
+		return deps
+	}
+	out := make([]bosh.Deployment, 0, len(deps))
+	for _, d := range deps {
+		if !slices.ContainsFunc(r.parts.ignore, func(re *regexp.Regexp) bool { return re.MatchString(d.Name) }) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // stopped is the error of a run that ctx ended: the breaker's cause when
 // one opened, else err (or ctx's error when err is nil).
 func stopped(ctx context.Context, err error) error {
@@ -116,8 +132,10 @@ func (r *run) do(ctx context.Context) error {
 	if err := r.quar.load(ctx, r.parts.store); err != nil {
 		r.state.failUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
 	}
+	listed := deps
+	deps = r.notIgnored(deps)
 	r.state.total.Store(int64(len(deps)))
-	r.state.count(func(s *Summary) { s.DeploymentsSeen = len(deps) })
+	r.state.count(func(s *Summary) { s.DeploymentsSeen, s.Ignored = len(listed), len(listed)-len(deps) })
 	claimed := newClaims(r.index, deps)
 	claimed.preclaim(r.parts.matcher, deps)
 	writer := r.newIndexWriter()
@@ -131,7 +149,7 @@ func (r *run) do(ctx context.Context) error {
 	}
 	if ctx.Err() == nil {
 		r.state.phase.Store(PhaseOrphans)
-		r.newOrphaner(claimed, writer).flag(ctx, deps)
+		r.newOrphaner(claimed, writer).flag(ctx, listed)
 	}
 	writer.stop()
 	if err := stopped(ctx, nil); err != nil {
