@@ -136,11 +136,12 @@ type quarantineChange struct {
 
 func (c quarantineChange) empty() bool { return len(c.added) == 0 && len(c.released) == 0 }
 
-// settle applies a complete run's outcome: every item that failed is
-// quarantined (again, with a longer backoff); every quarantined item the
-// run tried and that did not fail, and every deployment no longer listed,
-// is released. instanceOf names the instance of a deployment, when known.
-func (q *quarantine) settle(failed map[string]string, listed map[string]bool, instanceOf func(string) string) quarantineChange {
+// settle applies a complete run's outcome at time now (the backoff counts
+// from the failure's recording, not from the run's start): every item that
+// failed is quarantined (again, with a longer backoff); every quarantined
+// item the run tried and that did not fail, and every deployment no longer
+// listed, is released. instanceOf names the instance of a deployment, when known.
+func (q *quarantine) settle(now time.Time, failed map[string]string, listed map[string]bool, instanceOf func(string) string) quarantineChange {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ch := quarantineChange{added: []Quarantined{}, released: []Quarantined{}}
@@ -160,7 +161,7 @@ func (q *quarantine) settle(failed map[string]string, listed map[string]bool, in
 		}
 		it := q.items[key]
 		if it == nil {
-			it = &Quarantined{Since: q.now}
+			it = &Quarantined{Since: now}
 			if kind == "deployment" {
 				it.Deployment, it.InstanceID = name, instanceOf(name)
 			} else {
@@ -170,8 +171,8 @@ func (q *quarantine) settle(failed map[string]string, listed map[string]bool, in
 		}
 		it.Failures++
 		it.LastError = truncate(failed[key], maxQuarantineError)
-		it.LastFailedAt = q.now
-		it.NextAttempt = q.now.Add(q.backoff(it.Failures))
+		it.LastFailedAt = now
+		it.NextAttempt = now.Add(q.backoff(it.Failures))
 		ch.added = append(ch.added, *it)
 	}
 	return ch

@@ -167,7 +167,7 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	if !r.quar.loaded {
 		return
 	}
-	ch := r.quar.settle(r.state.failures(), r.listed, r.instanceOf)
+	ch := r.quar.settle(r.parts.now(), r.state.failures(), r.listed, r.instanceOf)
 	r.state.count(func(s *Summary) {
 		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.skippedItems(), ch.added, ch.released
 		s.QuarantinedTotal = len(r.quar.list())
