@@ -36,6 +36,8 @@ var _ = Describe("failing fast", func() {
 		Expect(err).To(MatchError(reconciler.ErrCircuitOpen))
 		Expect(err.Error()).To(ContainSubstring("director: 20 requests in a row failed"))
 		at := <-killed
+		GinkgoWriter.Printf("Director killed after %d manifests; the run ended %s later (run took %s)\n",
+			e.sim.Stats().Requests["GET /deployments/:name"], end.Sub(at), s.Duration)
 		Expect(end.Sub(at)).To(BeNumerically("<", retryBudget/2),
 			"without the breaker the deployments left would each wait out their retries (%s)", retryBudget)
 		Expect(s.Result).To(Equal("failure"))
