@@ -142,8 +142,12 @@ type ReconcilerConfig struct {
 	RetryAttempts int `yaml:"retry_attempts"`
 	// RetryDelay is the first wait before a retry; positive. Default 10s; env BLACKSMITH_RECONCILER_RETRY_DELAY.
 	RetryDelay time.Duration `yaml:"retry_delay"`
-	// CacheTTL is how long Director answers are cached. Default 5m; env BLACKSMITH_RECONCILER_CACHE_TTL.
+	// CacheTTL is how long a fetched manifest is trusted when the Director's event feed cannot
+	// vouch for it (no feed, a gap in it). Default 5m; env BLACKSMITH_RECONCILER_CACHE_TTL.
 	CacheTTL time.Duration `yaml:"cache_ttl"`
+	// ResyncPeriod is how often every deployment is fetched again whatever the event feed says
+	// (the safety net under the feed). Default 24h; env BLACKSMITH_RECONCILER_RESYNC_PERIOD.
+	ResyncPeriod time.Duration `yaml:"resync_period"`
 	// Backup says whether and how records are backed up before they change.
 	Backup BackupConfig `yaml:"backup"`
 	// OrphanGracePeriod is how long a record without a deployment is kept before it is
@@ -237,6 +241,7 @@ func Default() *Config {
 			RetryAttempts:       3,
 			RetryDelay:          10 * time.Second,
 			CacheTTL:            5 * time.Minute,
+			ResyncPeriod:        24 * time.Hour,
 			Backup:              BackupConfig{Enabled: true, Retention: 10, Cleanup: true, Path: "backups"},
 			OrphanGracePeriod:   10 * time.Minute,
 			StopTimeout:         30 * time.Second,

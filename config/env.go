@@ -61,6 +61,7 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_RECONCILER_RETRY_ATTEMPTS", "reconciler.retry_attempts"},
 	{"BLACKSMITH_RECONCILER_RETRY_DELAY", "reconciler.retry_delay"},
 	{"BLACKSMITH_RECONCILER_CACHE_TTL", "reconciler.cache_ttl"},
+	{"BLACKSMITH_RECONCILER_RESYNC_PERIOD", "reconciler.resync_period"},
 	{"BLACKSMITH_RECONCILER_BACKUP_ENABLED", "reconciler.backup.enabled"},
 	{"BLACKSMITH_RECONCILER_BACKUP_RETENTION", "reconciler.backup.retention"},
 	{"BLACKSMITH_RECONCILER_BACKUP_CLEANUP", "reconciler.backup.cleanup"},

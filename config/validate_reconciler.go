@@ -26,6 +26,7 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 		ck.positive("reconciler.retry_delay", r.RetryDelay)
 	}
 	ck.positive("reconciler.cache_ttl", r.CacheTTL)
+	ck.positive("reconciler.resync_period", r.ResyncPeriod)
 	ck.atLeast("reconciler.backup.retention", r.Backup.Retention, 0)
 	if r.Backup.Enabled {
 		ck.required("reconciler.backup.path", r.Backup.Path)

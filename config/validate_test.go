@@ -24,6 +24,7 @@ var _ = Describe("validation", func() {
 		Entry("backup path empty", "reconciler:\n  backup:\n    path: /\n", "reconciler.backup.path: required (set it in the file or with BLACKSMITH_RECONCILER_BACKUP_PATH)"),
 		Entry("orphan grace negative", "reconciler:\n  orphan_grace_period: -1s\n", "reconciler.orphan_grace_period: must not be negative, got -1s"),
 		Entry("stop_timeout zero", "reconciler:\n  stop_timeout: 0s\n", "reconciler.stop_timeout: must be a positive duration, got 0s"),
+		Entry("resync_period zero", "reconciler:\n  resync_period: 0s\n", "reconciler.resync_period: must be a positive duration, got 0s"),
 		Entry("breaker_threshold zero", "reconciler:\n  breaker_threshold: 0\n", "reconciler.breaker_threshold: must be between 1 and 1000, got 0"),
 		Entry("quarantine max below backoff", "reconciler:\n  quarantine:\n    backoff: 1h\n    max_backoff: 10m\n",
 			"reconciler.quarantine.max_backoff: must be at least reconciler.quarantine.backoff (1h0m0s), got 10m0s"),

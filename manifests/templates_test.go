@@ -41,7 +41,7 @@ func otherProps(tls *certificate) map[string]any {
 		"catalog": map[string]any{"dirs": []any{"/var/vcap/jobs/forge-a/catalog", "/var/vcap/jobs/forge-b/catalog"}},
 		"metrics": map[string]any{"enabled": false, "username": "prometheus", "password": "prom-pw"},
 		"reconciler": map[string]any{"enabled": false, "interval": "2h", "max_concurrency": 7, "batch_size": 20,
-			"retry_attempts": 5, "retry_delay": "3s", "cache_ttl": "7m",
+			"retry_attempts": 5, "retry_delay": "3s", "cache_ttl": "7m", "resync_period": "12h",
 			"backup":              map[string]any{"enabled": false, "retention": 3, "cleanup": false, "path": "snapshots"},
 			"orphan_grace_period": "20m", "stop_timeout": "12s", "breaker_threshold": 4,
 			"quarantine":            map[string]any{"backoff": "2m", "max_backoff": "2h"},
