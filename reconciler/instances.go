@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -105,6 +106,7 @@ func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error
 	if v.History == nil {
 		v.History = []vault.Event{}
 	}
+	v.History = m.withCreated(ctx, id, v.History, &v.Problems)
 	if rec == nil && len(v.History) == 0 {
 		return nil, nil
 	}
@@ -115,6 +117,33 @@ func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error
 	}
 	v.Quarantine = m.quarantineOf(ctx, id, v.Deployment, &v.Problems)
 	return v, nil
+}
+
+// withCreated adds, when the history has no start (a provision or a created
+// event), the "created" entry the reconciler kept in the instance's
+// metadata document when it found the instance (it writes no event of its
+// own for that: a cold run creates thousands).
+func (m *Manager) withCreated(ctx context.Context, id string, events []vault.Event, problems *[]string) []vault.Event {
+	if slices.ContainsFunc(events, func(e vault.Event) bool { return e.Kind == "provision" || e.Kind == "created" }) {
+		return events
+	}
+	md, err := m.parts.store.Metadata(ctx, id)
+	if err != nil {
+		*problems = append(*problems, "metadata: "+err.Error())
+		return events
+	}
+	if md == nil {
+		return events
+	}
+	for _, h := range md.History {
+		if h.Action != "created" {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339, h.Time)
+		return append(events, vault.Event{Time: at, Kind: "created", Actor: actorReconciler,
+			Message: h.Detail + " (kept in the metadata document)", Details: map[string]string{"manifest_sha256": h.ManifestSHA256}})
+	}
+	return events
 }
 
 // quarantineOf reads the quarantine and returns the item of the instance

@@ -197,6 +197,11 @@ func (u *updater) putRecords(ctx context.Context, w *update, next *vault.Metadat
 	}
 	w.wrote = next != nil || c.manifest
 	for _, e := range w.entries {
+		if e.Action == "created" {
+			// Kept in the metadata document written with it (no write of its
+			// own: a cold run creates thousands); InstanceView shows it.
+			continue
+		}
 		u.history.add(id, vault.Event{Kind: e.Action, Deployment: w.deployment, Message: e.Detail, Details: map[string]string{
 			"manifest_sha256": e.ManifestSHA256, "strategy": string(w.match.Strategy),
 			"confidence": fmt.Sprintf("%.2f", w.match.Confidence)}})
