@@ -15,6 +15,7 @@ type adminConfig struct {
 	LatencyMS      *int64          `json:"latency_ms,omitempty"`
 	TaskDurationMS *int64          `json:"task_duration_ms,omitempty"`
 	TokenTTLS      *int64          `json:"token_ttl_s,omitempty"`
+	EventsKept     *int            `json:"events_kept,omitempty"`
 	Failures       *[]adminFailure `json:"failures,omitempty"`
 }
 
@@ -92,7 +93,8 @@ func (d *Director) adminConfig() adminConfig {
 	for _, f := range d.Failures() {
 		fs = append(fs, adminFailure{Failure: f, DelayMS: f.Delay.Milliseconds()})
 	}
-	return adminConfig{LatencyMS: &lat, TaskDurationMS: &dur, TokenTTLS: &ttl, Failures: &fs}
+	kept := d.EventsKept()
+	return adminConfig{LatencyMS: &lat, TaskDurationMS: &dur, TokenTTLS: &ttl, EventsKept: &kept, Failures: &fs}
 }
 
 func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
@@ -114,13 +116,17 @@ func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 	if c.TokenTTLS != nil {
 		d.SetTokenTTL(time.Duration(*c.TokenTTLS) * time.Second)
 	}
+	if c.EventsKept != nil {
+		d.SetEventsKept(*c.EventsKept)
+	}
 	if c.Failures != nil {
 		d.knobs.setFailures(failures)
 	}
 	writeJSON(w, http.StatusOK, d.adminConfig())
 }
 
-// check refuses negative durations, a token lifetime below one second and
+// check refuses negative durations, a token lifetime below one second, no
+// events kept and
 // failures InjectFailure would refuse, so that a refused body changes
 // nothing; it returns the failures.
 func (c adminConfig) check() ([]Failure, error) {
@@ -131,6 +137,8 @@ func (c adminConfig) check() ([]Failure, error) {
 		return nil, fmt.Errorf("task_duration_ms %d is negative", *c.TaskDurationMS)
 	case c.TokenTTLS != nil && *c.TokenTTLS < 1:
 		return nil, fmt.Errorf("token_ttl_s %d is less than 1", *c.TokenTTLS)
+	case c.EventsKept != nil && *c.EventsKept < 1:
+		return nil, fmt.Errorf("events_kept %d is less than 1", *c.EventsKept)
 	case c.Failures == nil:
 		return nil, nil
 	}

@@ -35,12 +35,14 @@ var _ = Describe("the /_sim admin API", func() {
 		Expect(admin.getJSON("/_sim/stats")).To(HaveKeyWithValue("requests", BeEmpty()))
 	})
 
-	It("sets latency, task duration, token lifetime and failures", func() {
-		r := post("/_sim/config", `{"latency_ms": 5, "task_duration_ms": 50, "token_ttl_s": 60,
+	It("sets latency, task duration, token lifetime, events kept and failures", func() {
+		Expect(admin.getJSON("/_sim/config")).To(HaveKeyWithValue("events_kept", 10000.0))
+		r := post("/_sim/config", `{"latency_ms": 5, "task_duration_ms": 50, "token_ttl_s": 60, "events_kept": 50,
 			"failures": [{"endpoint": "/deployments", "method": "GET", "status": 502, "count": 1}]}`)
 		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(d.EventsKept()).To(Equal(50))
 		Expect(admin.getJSON("/_sim/config")).To(Equal(map[string]any{"latency_ms": 5.0, "task_duration_ms": 50.0,
-			"token_ttl_s": 60.0, "failures": []any{map[string]any{"endpoint": "/deployments", "method": "GET",
+			"token_ttl_s": 60.0, "events_kept": 50.0, "failures": []any{map[string]any{"endpoint": "/deployments", "method": "GET",
 				"rate": 0.0, "status": 502.0, "delay_ms": 0.0, "count": 1.0}}}))
 		Expect(c.get("/deployments").status).To(Equal(http.StatusBadGateway))
 		Expect(c.get("/deployments").status).To(Equal(http.StatusOK))
@@ -64,6 +66,7 @@ var _ = Describe("the /_sim admin API", func() {
 		Entry("a negative latency", `{"latency_ms": -5, "failures": []}`, "latency_ms -5 is negative"),
 		Entry("a negative task duration", `{"task_duration_ms": -1}`, "task_duration_ms -1 is negative"),
 		Entry("a token lifetime under a second", `{"token_ttl_s": 0}`, "token_ttl_s 0 is less than 1"),
+		Entry("no events kept", `{"latency_ms": 1, "events_kept": 0}`, "events_kept 0 is less than 1"),
 		Entry("a failure status no server can send", `{"latency_ms": 1, "failures": [{"status": 42}]}`, "status 42 is not between 200 and 599"),
 		Entry("a failure rate above 1", `{"failures": [{"endpoint": "/info", "rate": 5}]}`, "rate 5 is not between 0 and 1"),
 		Entry("a negative delay", `{"failures": [{"delay_ms": -10}]}`, "delay -10ms is negative"),
@@ -101,7 +104,9 @@ var _ = Describe("the /_sim admin API", func() {
 		Expect(c.getJSON("/deployments")).To(HaveLen(1))
 		Expect(admin.do(http.MethodDelete, "/_sim/deployments", nil).status).To(Equal(http.StatusNoContent))
 		Expect(c.getJSON("/deployments")).To(BeEmpty())
-		Expect(c.getJSON("/events")).To(BeEmpty(), "no task, no event")
+		Expect(actionsOf(c.getJSON("/events?user=admin&object_type=deployment"))).To(Equal([]string{
+			"delete r2", "delete r1 <-", "delete r1", "create r2 <-", "create r2", "create r1 <-", "create r1"}),
+			"a put is a create or update with its end, a removal a delete with its end, removing all one delete each")
 	})
 
 	It("makes the next task fail, replaces the cloud config and revokes tokens", func() {

@@ -232,6 +232,37 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 		Expect(last["error"]).To(Equal(map[string]any{"code": 100.0, "message": failed["result"]}))
 	})
 
+	It("records GET /events like events.json: a create, then a delete that cannot get its lock", func() {
+		created := c.waitTask(c.deploy(fixtureManifest()))
+		d.SetTaskDuration(time.Hour)
+		holder := c.deploy(fixtureManifest())
+		Eventually(func() string { return c.taskState(holder) }).Should(Equal("processing"))
+		failed := c.waitTask(c.deleteDeployment(serviceInstance))
+
+		got := c.getJSON("/events?deployment=" + serviceInstance).([]any)
+		var want []any // the Director's, but the simulator records no instance events
+		for _, e := range fixture("events.json").([]any) {
+			if ev(e)["object_type"] != "instance" {
+				want = append(want, e)
+			}
+		}
+		Expect(actionsOf(got)).To(Equal(actionsOf(want)))
+		for i := range got {
+			expectShape(got[i], want[i])
+			for _, k := range []string{"user", "action", "object_type", "object_name", "deployment"} {
+				Expect(ev(got[i])[k]).To(Equal(strings.ReplaceAll(ev(want[i])[k].(string), "broker-client", "admin")), "%d %s", i, k)
+			}
+		}
+		Expect(ev(got[0])["parent_id"]).To(Equal(ev(got[1])["id"]))
+		Expect(ev(got[5])["parent_id"]).To(Equal(ev(got[7])["id"]))
+		Expect(ev(got[0])["error"]).To(Equal(failed["result"]))
+		Expect(ev(got[5])["context"]).To(Equal(ev(want[5])["context"]))
+		for i, task := range []int{int(failed["id"].(float64)), int(failed["id"].(float64)), holder, holder,
+			int(created["id"].(float64)), int(created["id"].(float64)), int(created["id"].(float64)), int(created["id"].(float64))} {
+			Expect(ev(got[i])["task"]).To(Equal(itoa(task)), "%d", i)
+		}
+	})
+
 	It("writes event output like task_4711_output_event.ndjson", func() {
 		id := c.deploy(fixtureManifest())
 		c.waitTask(id)

@@ -131,7 +131,8 @@ var _ = Describe("the Director API", func() {
 			Expect(ev["user"]).To(Equal("admin"))
 			actions = append(actions, ev["object_type"].(string)+":"+ev["action"].(string))
 		}
-		Expect(actions).To(Equal([]string{"lock:release", "deployment:create", "deployment:create", "lock:acquire"}))
+		Expect(actions).To(Equal([]string{"lock:release", "deployment:create", "lock:acquire", "deployment:create"}),
+			"the start is recorded before the lock is taken, the end before it is released")
 		older := c.getJSON("/events?before_id=" + events[3].(map[string]any)["id"].(string)).([]any)
 		Expect(older).To(HaveLen(4))
 		Expect(older[0].(map[string]any)["deployment"]).To(Equal("r1"))

@@ -60,6 +60,10 @@ func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user s
 	d.mu.Lock()
 	t := d.newTaskLocked(kindDeploy, "create deployment", name, user, r.Header.Get("X-Bosh-Context-Id"))
 	t.manifest, t.content, t.refusal, t.dryRun = text, c, refusal, dryRun
+	t.action = "update" // "create" when the deployment is new, decided when the deploy is accepted
+	if _, ok := d.deployments[name]; !ok {
+		t.action = "create"
+	}
 	if name != "" && !dryRun {
 		d.placeholderLocked(name)
 	}
@@ -74,6 +78,7 @@ func (d *Director) deleteDeployment(w http.ResponseWriter, r *http.Request, user
 	name := r.PathValue("name")
 	d.mu.Lock()
 	t := d.newTaskLocked(kindDelete, "delete deployment "+name, name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t.action = "delete"
 	d.mu.Unlock()
 	d.startTask(t)
 	d.redirectToTask(w, t.id)

@@ -1,95 +1,141 @@
 package sim
 
 import (
-	"net/http"
+	"encoding/json"
 	"strconv"
 	"time"
 )
 
-const (
-	// maxEvents is how many events the Director keeps; older ones are dropped.
-	maxEvents = 10000
-	// eventsPage is the most events GET /events answers.
-	eventsPage = 200
-)
+// AdminUser is the user of the events recorded for the changes made without
+// a task: PutDeployment, RemoveDeployment, SeedDeployments,
+// RemoveAllDeployments and their admin API.
+const AdminUser = "admin"
 
-// event is a Director event as GET /events shows it.
-type event struct {
-	ID         string         `json:"id"`
-	Timestamp  int64          `json:"timestamp"`
-	User       string         `json:"user"`
-	Action     string         `json:"action"`
-	ObjectType string         `json:"object_type"`
-	ObjectName string         `json:"object_name"`
-	Task       string         `json:"task"`
-	Deployment string         `json:"deployment"`
-	Instance   *string        `json:"instance"`
-	Context    map[string]any `json:"context"`
-	Error      *string        `json:"error"`
+// emptyContext is the context of most events: the Director records {}.
+var emptyContext = json.RawMessage(`{}`)
 
-	id int
+// eventView is an event as GET /events shows it: the Director leaves out
+// every field that is null or empty, parent_id of a start event included.
+type eventView struct {
+	ID         string          `json:"id"`
+	ParentID   string          `json:"parent_id,omitempty"`
+	Timestamp  int64           `json:"timestamp"`
+	User       string          `json:"user,omitempty"`
+	Action     string          `json:"action,omitempty"`
+	ObjectType string          `json:"object_type,omitempty"`
+	ObjectName string          `json:"object_name,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Task       string          `json:"task,omitempty"`
+	Deployment string          `json:"deployment,omitempty"`
+	Instance   string          `json:"instance,omitempty"`
+	Context    json.RawMessage `json:"context,omitempty"`
 }
 
-// recordLocked records an event of a task; errMsg "" = no error.
-func (d *Director) recordLocked(t *task, action, objectType, objectName, errMsg string) {
-	d.nextEventID++
-	e := event{ID: strconv.Itoa(d.nextEventID), id: d.nextEventID, Timestamp: time.Now().Unix(), User: t.user,
-		Action: action, ObjectType: objectType, ObjectName: objectName, Task: strconv.Itoa(t.id),
-		Deployment: t.deployment, Context: map[string]any{}}
-	if errMsg != "" {
-		e.Error = &errMsg
+func (e *event) view() eventView {
+	v := eventView{ID: strconv.FormatInt(e.id, 10), Timestamp: time.Unix(0, e.at).Unix(), User: e.user,
+		Action: e.action, ObjectType: e.objectType, ObjectName: e.objectName, Error: e.err,
+		Deployment: e.deployment, Instance: e.instance, Context: e.context}
+	if e.parent != 0 {
+		v.ParentID = strconv.FormatInt(e.parent, 10)
 	}
-	if len(d.events) >= maxEvents {
-		d.events = append(d.events[:0], d.events[maxEvents/10:]...)
+	if e.task != 0 {
+		v.Task = strconv.Itoa(e.task)
 	}
-	d.events = append(d.events, e)
+	return v
 }
 
-// recordTaskEvent records the deployment event of a deploy or delete task,
-// at its start and at its end.
-func (d *Director) recordTaskEvent(t *task, errMsg string) {
+// recordLocked records e now and returns its id.
+func (d *Director) recordLocked(e event) int64 {
+	e.at = time.Now().UnixNano()
+	if e.context == nil {
+		e.context = emptyContext
+	}
+	return d.events.add(e)
+}
+
+// taskEvent is an event of task t.
+func taskEvent(t *task, action, objectType, objectName string) event {
+	return event{task: t.id, user: t.user, action: action, objectType: objectType, objectName: objectName,
+		deployment: t.deployment}
+}
+
+// recordTaskStart records the start of a deploy or delete task, before it
+// waits for its lock as the Director does, and notes what the deployment
+// held then. It returns the id the task's end event names as its parent.
+func (d *Director) recordTaskStart(t *task) int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if t.action == "" {
-		t.action = "delete"
-		if t.kind == kindDeploy {
-			t.action = "update"
-			if dep := d.deployments[t.deployment]; dep == nil || dep.content == nil {
-				t.action = "create"
-			}
-		}
+	if dep := d.deployments[t.deployment]; dep != nil {
+		t.before = dep.content
 	}
-	d.recordLocked(t, t.action, "deployment", t.deployment, errMsg)
+	return d.recordLocked(taskEvent(t, t.action, "deployment", t.deployment))
 }
 
-// eventFilter is the query of GET /events.
-type eventFilter struct {
-	beforeID, afterID                             int
-	deployment, task, action, objectType, objName string
-	user                                          string
-}
-
-func (f eventFilter) matches(e *event) bool {
-	return (f.beforeID == 0 || e.id < f.beforeID) && e.id > f.afterID &&
-		(f.deployment == "" || e.Deployment == f.deployment) && (f.task == "" || e.Task == f.task) &&
-		(f.action == "" || e.Action == f.action) && (f.objectType == "" || e.ObjectType == f.objectType) &&
-		(f.objName == "" || e.ObjectName == f.objName) && (f.user == "" || e.User == f.user)
-}
-
-// listEvents is GET /events: newest first, at most 200.
-func (d *Director) listEvents(w http.ResponseWriter, r *http.Request, _ string) {
-	q := r.URL.Query()
-	f := eventFilter{deployment: q.Get("deployment"), task: q.Get("task"), action: q.Get("action"),
-		objectType: q.Get("object_type"), objName: q.Get("object_name"), user: q.Get("user")}
-	f.beforeID, _ = strconv.Atoi(q.Get("before_id"))
-	f.afterID, _ = strconv.Atoi(q.Get("after_id"))
-	out := []event{}
-	d.mu.RLock()
-	for i := len(d.events) - 1; i >= 0 && len(out) < eventsPage; i-- {
-		if f.matches(&d.events[i]) {
-			out = append(out, d.events[i])
-		}
+// recordTaskEndLocked records the end of a deploy or delete task whose
+// start event is start: with the task's error unless it is done, and, for
+// a deploy that was planned (it got its lock and its manifest was valid),
+// the releases and stemcells before and after in its context.
+func (d *Director) recordTaskEndLocked(t *task, start int64, o outcome, planned bool) {
+	e := taskEvent(t, t.action, "deployment", t.deployment)
+	e.parent = start
+	if o.state != StateDone {
+		e.err = o.result
 	}
-	d.mu.RUnlock()
-	writeJSON(w, http.StatusOK, out)
+	if planned && t.kind == kindDeploy {
+		e.context = changeContext(t.before, t.content)
+	}
+	d.recordLocked(e)
+}
+
+// recordTaskEnd is recordTaskEndLocked taking d.mu.
+func (d *Director) recordTaskEnd(t *task, start int64, o outcome, planned bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.recordTaskEndLocked(t, start, o, planned)
+}
+
+// adminEvent is an event of a change made without a task.
+func adminEvent(action, name string) event {
+	return event{user: AdminUser, action: action, objectType: "deployment", objectName: name, deployment: name}
+}
+
+// recordChangeLocked records a change made without a task as a deploy or
+// delete by AdminUser would be: a start event and an end event naming it,
+// whose context has the releases and stemcells before and after.
+func (d *Director) recordChangeLocked(action, name string, before, after *content) {
+	end := adminEvent(action, name)
+	end.parent = d.recordLocked(adminEvent(action, name))
+	if action != "delete" {
+		end.context = changeContext(before, after)
+	}
+	d.recordLocked(end)
+}
+
+// changeObjects are the releases and stemcells of a deployment in an
+// event's context, as "name/version".
+type changeObjects struct {
+	Releases  []string `json:"releases,omitempty"`
+	Stemcells []string `json:"stemcells,omitempty"`
+}
+
+func objectsOf(c *content) changeObjects {
+	var o changeObjects
+	if c == nil {
+		return o
+	}
+	for _, r := range c.releases {
+		o.Releases = append(o.Releases, r.Name+"/"+r.Version)
+	}
+	for _, s := range c.stemcells {
+		o.Stemcells = append(o.Stemcells, s.Name+"/"+s.Version)
+	}
+	return o
+}
+
+// changeContext is the context of the end event of a deploy.
+func changeContext(before, after *content) json.RawMessage {
+	return mustJSON(struct {
+		Before changeObjects `json:"before"`
+		After  changeObjects `json:"after"`
+	}{objectsOf(before), objectsOf(after)})
 }

@@ -57,6 +57,26 @@ func (d *Director) SetTokenTTL(ttl time.Duration) {
 	}
 }
 
+// SetEventsKept sets how many events GET /events can reach (at least 1;
+// smaller values are ignored) and drops the older ones at once. Like the
+// Director's cleanup, it also keeps every event from the oldest start event
+// that a kept end event names as its parent.
+func (d *Director) SetEventsKept(n int) {
+	if n < 1 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.events.setKept(n)
+}
+
+// EventsKept returns how many events are kept (see SetEventsKept).
+func (d *Director) EventsKept() int {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.events.kept
+}
+
 // InjectFailure adds a failure; the first added failure that picks a
 // request decides what happens to it. A failure with a rate outside 0..1, a
 // status outside 200..599 (0 = 500), or a negative delay or count is

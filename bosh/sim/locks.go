@@ -40,7 +40,7 @@ func (d *Director) acquireLock(t *task) (outcome, bool) {
 		if !busy {
 			d.locks[t.deployment] = &lock{taskID: t.id, description: t.description, released: make(chan struct{})}
 			d.invalidateLocked()
-			d.recordLocked(t, "acquire", "lock", "lock:deployment:"+t.deployment, "")
+			d.recordLocked(taskEvent(t, "acquire", "lock", "lock:deployment:"+t.deployment))
 		}
 		d.mu.Unlock()
 		if !busy {
@@ -66,7 +66,7 @@ func (d *Director) releaseLock(t *task) {
 		delete(d.locks, t.deployment)
 		close(l.released)
 		d.invalidateLocked()
-		d.recordLocked(t, "release", "lock", "lock:deployment:"+t.deployment, "")
+		d.recordLocked(taskEvent(t, "release", "lock", "lock:deployment:"+t.deployment))
 	}
 }
 

@@ -29,6 +29,7 @@ const (
 	DefaultWorkers      = 3
 	DefaultLockTimeout  = 10 * time.Second
 	DefaultName         = "bosh-director-sim"
+	DefaultEventsKept   = 10000
 )
 
 // ErrBadOptions is returned by New for options it cannot serve.
@@ -77,8 +78,8 @@ type Options struct {
 	// LockTimeout is how long a task waits for its deployment's lock before
 	// it ends in error. Default 10s.
 	LockTimeout time.Duration
-	// Seed is the number of deployments created at start (no tasks, no
-	// events), see SeedDeployments; at most MaxSeed. Default 0.
+	// Seed is the number of deployments created at start (no tasks, one
+	// event each), see SeedDeployments; at most MaxSeed. Default 0.
 	Seed int
 	// SeedPlans are the plans seeded deployments are drawn from. Default
 	// DefaultSeedPlans(): redis-small, redis-large, postgresql-small.
@@ -88,6 +89,10 @@ type Options struct {
 	// name under .invalid (e.g. 127.0.0.2:25555), so that a client that
 	// wrongly follows it reaches no real host. Default: its own listen address.
 	ExternalHost string
+	// EventsKept is how many events GET /events can reach: older ones are
+	// dropped as the Director's scheduled cleanup drops them (see
+	// SetEventsKept). Default 10000, the Director's own default.
+	EventsKept int
 	// Name is the Director name in /info. Default "bosh-director-sim".
 	Name string
 	// UUID is the Director UUID in /info. Default: random.
@@ -152,6 +157,9 @@ func (o Options) withDefaults() Options {
 	if len(o.SeedPlans) == 0 {
 		o.SeedPlans = DefaultSeedPlans()
 	}
+	if o.EventsKept == 0 {
+		o.EventsKept = DefaultEventsKept
+	}
 	o.Name = or(o.Name, DefaultName)
 	o.UUID = or(o.UUID, newUUID())
 	if o.Logger == nil {
@@ -169,6 +177,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: a CA certificate path (%s) is only written with TLS on", ErrBadOptions, o.CACertPath)
 	case o.Seed < 0 || o.Seed > MaxSeed:
 		return fmt.Errorf("%w: seed %d is not between 0 and %d", ErrBadOptions, o.Seed, MaxSeed)
+	case o.EventsKept < 1:
+		return fmt.Errorf("%w: events kept %d is less than 1", ErrBadOptions, o.EventsKept)
 	}
 	if err := o.validateHosts(); err != nil {
 		return err

@@ -47,28 +47,44 @@ func (d *Director) run(t *task) {
 	}
 }
 
+// execute runs a task and records its events as the Director does: a
+// deploy or delete records its start, then waits for its lock (acquire),
+// plans and runs; on success it records its end inside the lock, then
+// releases it; on failure it releases the lock, then records its end with
+// the error. A dry run records no end when it succeeds.
 func (d *Director) execute(t *task) outcome {
-	if t.refusal != nil {
-		return outcome{StateError, t.refusal.Error(), errorCode(t.refusal)}
-	}
-	if t.kind != kindVMState {
-		if o, ok := d.acquireLock(t); !ok {
+	if t.kind == kindVMState {
+		if o, ok := d.runStages(t); !ok {
 			return o
 		}
-		defer d.releaseLock(t)
-		d.recordTaskEvent(t, "")
+		return d.complete(t, 0)
 	}
-	if o, ok := d.runStages(t); !ok {
-		if t.kind != kindVMState {
-			d.recordTaskEvent(t, o.result)
+	if t.deployment == "" { // a manifest so broken it names no deployment
+		return refused(t)
+	}
+	start := d.recordTaskStart(t)
+	o, ok := d.acquireLock(t)
+	if !ok {
+		if o != shutdown {
+			d.recordTaskEnd(t, start, o, false)
 		}
 		return o
 	}
-	o := d.complete(t)
-	if t.kind != kindVMState {
-		d.recordTaskEvent(t, "")
+	if t.refusal != nil {
+		o, ok = refused(t), false
+	} else if o, ok = d.runStages(t); ok {
+		o = d.complete(t, start)
+	}
+	d.releaseLock(t)
+	if !ok && o != shutdown {
+		d.recordTaskEnd(t, start, o, t.refusal == nil)
 	}
 	return o
+}
+
+// refused is the outcome of a task whose manifest is refused.
+func refused(t *task) outcome {
+	return outcome{StateError, t.refusal.Error(), errorCode(t.refusal)}
 }
 
 // runStages writes the task's event output while it processes, spending
@@ -161,15 +177,18 @@ func (d *Director) finish(t *task, o outcome) {
 	d.log.Debug("bosh director simulator task finished", "task", t.id, "state", o.state, "deployment", t.deployment)
 }
 
-// complete applies a task that ran to its end.
-func (d *Director) complete(t *task) outcome {
+// complete applies a task that ran to its end and records the end event of
+// a deploy or delete, whose start event is start.
+func (d *Director) complete(t *task, start int64) outcome {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	done := outcome{state: StateDone, result: "/deployments/" + t.deployment}
 	switch t.kind {
 	case kindDeploy:
-		if !t.dryRun {
-			d.applyLocked(t.deployment, t.manifest, nil, t.content)
+		if t.dryRun {
+			return done // the Director returns before it records the end
 		}
+		d.applyLocked(t.deployment, t.manifest, nil, t.content)
 	case kindDelete:
 		if _, ok := d.deployments[t.deployment]; ok {
 			delete(d.deployments, t.deployment)
@@ -179,7 +198,8 @@ func (d *Director) complete(t *task) outcome {
 		t.results = d.vmStateLinesLocked(t.deployment)
 		return outcome{state: StateDone, result: "retrieved vm-state"}
 	}
-	return outcome{state: StateDone, result: "/deployments/" + t.deployment}
+	d.recordTaskEndLocked(t, start, done, true)
+	return done
 }
 
 // errorCode is the Director error code of a refused manifest.

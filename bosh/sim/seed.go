@@ -157,8 +157,9 @@ func prepareSeedPlans(plans []SeedPlan) []*seedPlan {
 	return out
 }
 
-// SeedDeployments creates n deployments at once, without tasks or events,
-// drawn in turn from plans (default: Options.SeedPlans). Each is named
+// SeedDeployments creates n deployments at once, without tasks, each with
+// one create event by AdminUser (no end event: seeding stays cheap), drawn
+// in turn from plans (default: Options.SeedPlans). Each is named
 // "{planID}-{uuid}" and has a realistic manifest with
 // properties.blacksmith{service_id, plan_id, instance_id}, the plan's
 // release, a stemcell and instance groups with VMs. It returns the names.
@@ -175,11 +176,13 @@ func (d *Director) SeedDeployments(n int, plans []SeedPlan) []string {
 	names := make([]string, n)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.events.grow(n)
 	for i := range names {
 		p := prepared[i%len(prepared)]
 		uuid := newUUID()
 		s := &seedInfo{plan: p, name: p.PlanID + "-" + uuid, uuid: uuid}
 		d.applyLocked(s.name, "", s, p.content)
+		d.recordLocked(adminEvent("create", s.name))
 		names[i] = s.name
 	}
 	return names

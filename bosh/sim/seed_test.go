@@ -101,8 +101,14 @@ var _ = Describe("seeded deployments", func() {
 		heap := heapBytes() - before
 		Expect(names).To(HaveLen(10000))
 		Expect(heap).To(BeNumerically("<", 32<<20), "heap for 10,000 deployments")
+		Expect(seedTime).To(BeNumerically("<", 2*time.Second), "seeding stays cheap, one event each included")
 
 		c := newClient(d)
+		events := c.getJSON("/events").([]any)
+		Expect(events).To(HaveLen(200))
+		Expect(events[0]).To(HaveKeyWithValue("object_name", names[9999]))
+		Expect(c.getJSON("/events?before_id=2")).To(ConsistOf(HaveKeyWithValue("object_name", names[0])),
+			"the 10,000 events of 10,000 seeded deployments are all kept")
 		t0 = time.Now()
 		first := c.get("/deployments")
 		cold := time.Since(t0)

@@ -86,6 +86,7 @@ func newDirector(opts Options, ln net.Listener) *Director {
 		workers:  make(chan struct{}, opts.Workers),
 		store:    newStore(),
 	}
+	d.events.kept = opts.EventsKept
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.knobs.init(opts)
 	d.knobs.setFailures(opts.Failures) // checked by Options.validate

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -62,8 +64,7 @@ type store struct {
 	deployments map[string]*deployment
 	tasks       []*task // tasks[i].id == i+1
 	taskBase    int     // Stats count tasks with ids above this
-	events      []event
-	nextEventID int
+	events      eventLog
 	locks       map[string]*lock
 	configs     []config
 	releases    map[string]map[string]*releaseVersion
@@ -156,9 +157,11 @@ func (d *Director) applyLocked(name, manifest string, seed *seedInfo, c *content
 	d.invalidateLocked()
 }
 
-// PutDeployment creates or replaces a deployment at once, without a task or
-// an event, as if it had been changed behind the broker's back. The manifest
-// is kept byte for byte; an invalid one matches ErrInvalidManifest.
+// PutDeployment creates or replaces a deployment at once, without a task,
+// as if it had been changed behind the broker's back: it records the
+// events of a deploy by AdminUser without a task (create or update, at
+// start and at end). The manifest is kept byte for byte; an invalid one
+// matches ErrInvalidManifest.
 func (d *Director) PutDeployment(manifest string) error {
 	name, doc, err := parseManifest(manifest)
 	if err != nil {
@@ -167,24 +170,37 @@ func (d *Director) PutDeployment(manifest string) error {
 	c := contentOf(doc)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	action, before := "create", (*content)(nil)
+	if dep := d.deployments[name]; dep != nil {
+		action, before = "update", dep.content
+	}
 	d.applyLocked(name, manifest, nil, c)
+	d.recordChangeLocked(action, name, before, c)
 	return nil
 }
 
-// RemoveDeployment deletes a deployment at once, without a task or an event.
+// RemoveDeployment deletes a deployment at once, without a task, recording
+// the events of a delete by AdminUser (at start and at end). A deployment
+// that does not exist is left alone, and nothing is recorded.
 func (d *Director) RemoveDeployment(name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.deployments[name]; ok {
 		delete(d.deployments, name)
 		d.invalidateLocked()
+		d.recordChangeLocked("delete", name, nil, nil)
 	}
 }
 
-// RemoveAllDeployments deletes every deployment at once.
+// RemoveAllDeployments deletes every deployment at once, recording one
+// delete event by AdminUser for each, in the order of their names.
 func (d *Director) RemoveAllDeployments() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.events.grow(len(d.deployments))
+	for _, name := range slices.Sorted(maps.Keys(d.deployments)) {
+		d.recordLocked(adminEvent("delete", name))
+	}
 	clear(d.deployments)
 	d.invalidateLocked()
 }

@@ -43,6 +43,7 @@ type task struct {
 	user, deployment, ctxID string
 	outcome                 string        // injected terminal state; "" = as it goes
 	action                  string        // of its deployment events: create, update or delete
+	before                  *content      // what its deployment held when it started
 	duration                time.Duration // processing time, fixed when it is created
 	cancel                  chan struct{}
 	events, results, debug  []byte
