@@ -115,6 +115,11 @@ func (c *Client) getDeploymentJSON(ctx context.Context, name, sub, endpoint stri
 
 // getJSON sends a GET (r.method is ignored) and decodes its JSON answer into out.
 func (c *Client) getJSON(ctx context.Context, r request, out any) error {
+	return c.getDecoded(ctx, r, func(body []byte) error { return decodeJSON(body, out) })
+}
+
+// getDecoded sends a GET (r.method is ignored) and reads its answer with decode.
+func (c *Client) getDecoded(ctx context.Context, r request, decode func([]byte) error) error {
 	r.method = http.MethodGet
 	res, err := c.do(ctx, r)
 	if err != nil {
@@ -123,7 +128,7 @@ func (c *Client) getJSON(ctx context.Context, r request, out any) error {
 	if res.status != http.StatusOK {
 		return parseAPIError(c.name, r.method, r.path, res.status, res.body)
 	}
-	if err := decodeJSON(res.body, out); err != nil {
+	if err := decode(res.body); err != nil {
 		return fmt.Errorf("bosh director %q: decoding %s %s: %w", c.name, r.method, r.path, err)
 	}
 	return nil

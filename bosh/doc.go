@@ -19,13 +19,20 @@
 // The client never asks for ?format=full VM listings: each of those is a
 // Director task that contacts every agent.
 //
+// The Director's event log (GET /events) is read a page of at most
+// EventsPage events at a time, newest first, paging back with
+// EventQuery.BeforeID. A page is checked before it is returned: ids are
+// decimal strings (compared with IDBefore, never as text), newest first,
+// older than BeforeID, so that paging back always ends.
+//
 // GET /info is read without credentials, so the UAA it names is not trusted
 // blindly: the client secret is sent only to a token URL over https, or, for
 // tests, to the Director's own address when that is plain http on a
 // loopback host; any other URL is refused (ErrUntrustedUAA) before anything
 // is sent to it. Every answer is read into memory up to a bound that depends
-// on the request (1 MiB for /info, a token or a task, 16 MiB for a manifest,
-// 32 MiB for a listing or a task's event log); a longer one is an error
+// on the request (1 MiB for /info, a token or a task, 8 MiB for a page of
+// GET /events, 16 MiB for a manifest, 32 MiB for a listing or a task's
+// event log); a longer one is an error
 // matching ErrAnswerTooLarge, and the texts of an answer that an error quotes
 // are cut to 512 bytes.
 package bosh

@@ -29,6 +29,10 @@ const (
 	// releases each are about 3 MB, the simulator's 100,000 with one release
 	// each 14 MB. 32 MiB.
 	listingAnswer = 32 << 20
+	// eventsAnswer bounds GET /events: at most 200 events of a few hundred
+	// bytes each, a deploy's releases and stemcells in its context
+	// included. 8 MiB, 40 KiB an event.
+	eventsAnswer = 8 << 20
 )
 
 // answerLimit is the bound on the answer to a request, by method and route
@@ -42,6 +46,8 @@ func answerLimit(method, endpoint string) int64 {
 		return manifestAnswer
 	case epDeployments, epTasks, epVMs, epInstances, epTaskOutput:
 		return listingAnswer
+	case epEvents:
+		return eventsAnswer
 	}
 	return smallAnswer
 }

@@ -18,6 +18,7 @@ const (
 	epTasks       = "/tasks"
 	epTask        = "/tasks/:id"
 	epTaskOutput  = "/tasks/:id/output"
+	epEvents      = "/events"
 	epToken       = "/oauth/token"
 )
 
@@ -27,7 +28,7 @@ var routes = [][2]string{
 	{"GET", epInfo}, {"GET", epDeployments}, {"POST", epDeployments},
 	{"GET", epDeployment}, {"DELETE", epDeployment}, {"GET", epVMs},
 	{"GET", epInstances}, {"GET", epTasks}, {"GET", epTask},
-	{"GET", epTaskOutput}, {"POST", epToken},
+	{"GET", epTaskOutput}, {"GET", epEvents}, {"POST", epToken},
 }
 
 // Code classes of the code_class label; "error" is a request without an answer.

@@ -39,6 +39,7 @@ var _ = Describe("Metrics", func() {
 		Expect(counter(reg, requestsTotal, req("GET", "/deployments", "2xx"))).To(BeZero())
 		Expect(counter(reg, requestsTotal, req("POST", "/oauth/token", "4xx"))).To(BeZero())
 		Expect(counter(reg, requestsTotal, req("GET", "/tasks/:id", "error"))).To(BeZero())
+		Expect(counter(reg, requestsTotal, req("GET", "/events", "2xx"))).To(BeZero())
 	})
 
 	It("counts requests by route template and status class, and task creations", func() {
@@ -65,7 +66,7 @@ var _ = Describe("Metrics", func() {
 		Expect(counter(reg, tasksTotal, map[string]string{"director": "lab"})).To(Equal(2.0))
 
 		templates := []string{"/info", "/oauth/token", "/deployments", "/deployments/:name", "/deployments/:name/vms",
-			"/deployments/:name/instances", "/tasks", "/tasks/:id", "/tasks/:id/output"}
+			"/deployments/:name/instances", "/tasks", "/tasks/:id", "/tasks/:id/output", "/events"}
 		families, err := reg.Gather()
 		Expect(err).NotTo(HaveOccurred())
 		for _, f := range families {
