@@ -45,6 +45,7 @@ const (
 //	POST /b/reconcile?dry_run=true   the plan of a dry run (waits 1m unless ?wait= says otherwise)
 //	POST /b/reconcile?instance=ID    also tries instance ID (repeatable) even when it is quarantined
 //	POST /b/reconcile?retry_quarantined=true  tries every quarantined item
+//	POST /b/reconcile?refresh=false  a run with the cache and the event feed (default: cache cleared, all fetched)
 //	GET  /b/reconcile                the reconciler's status
 type reconcileHandler struct {
 	rec Reconciler
@@ -84,12 +85,12 @@ func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
 		return
 	}
-	opts, err := quarantineQuery(r)
+	opts, err := runOptionsQuery(r)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
 		return
 	}
-	opts.DryRun, opts.Force, opts.Reason = dryRun, true, "POST /b/reconcile"
+	opts.DryRun, opts.Reason = dryRun, "POST /b/reconcile"
 	id, done, err := h.rec.Trigger(opts)
 	if err != nil {
 		status := http.StatusServiceUnavailable
@@ -154,10 +155,18 @@ func runQuery(r *http.Request) (wait time.Duration, dryRun bool, err error) {
 // maxInstances bounds ?instance= values in one request.
 const maxInstances = 100
 
-// quarantineQuery reads ?instance=ID (repeatable) and ?retry_quarantined=BOOL.
-func quarantineQuery(r *http.Request) (reconciler.RunOptions, error) {
-	var opts reconciler.RunOptions
+// runOptionsQuery reads ?instance=ID (repeatable), ?retry_quarantined=BOOL
+// and ?refresh=BOOL (default true: a forced run).
+func runOptionsQuery(r *http.Request) (reconciler.RunOptions, error) {
+	opts := reconciler.RunOptions{Force: true}
 	q := r.URL.Query()
+	if v := q.Get("refresh"); v != "" {
+		refresh, err := strconv.ParseBool(v)
+		if err != nil {
+			return opts, fmt.Errorf("refresh=%q: want true or false", v)
+		}
+		opts.Force = refresh
+	}
 	if len(q["instance"]) > maxInstances {
 		return opts, fmt.Errorf("at most %d instance= values", maxInstances)
 	}

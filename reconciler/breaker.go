@@ -135,6 +135,10 @@ func (g guardedDirector) VMs(ctx context.Context, name string) ([]bosh.VM, error
 	return call(g.b, ctx, func(ctx context.Context) ([]bosh.VM, error) { return g.d.VMs(ctx, name) })
 }
 
+func (g guardedDirector) Events(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error) {
+	return call(g.b, ctx, func(ctx context.Context) ([]bosh.Event, error) { return g.d.Events(ctx, q) })
+}
+
 func (g guardedDirector) Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error) {
 	return call(g.b, ctx, func(ctx context.Context) ([]bosh.Task, error) { return g.tasks.Tasks(ctx, q) })
 }

@@ -15,6 +15,8 @@ type Director interface {
 	Manifest(ctx context.Context, name string) (string, error)
 	// VMs lists a deployment's VMs without a task.
 	VMs(ctx context.Context, name string) ([]bosh.VM, error)
+	// Events returns one page of the Director's event log, newest first.
+	Events(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error)
 }
 
 // Tasks finds Director tasks in flight before an orphan is flagged; *bosh.Client has it.

@@ -132,7 +132,7 @@ func New(opts Options) (*Manager, error) {
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
 		parts: runParts{
 			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, store: opts.Store,
-			scanner: newScanner(opts.Config.CacheTTL), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
+			scanner: newScanner(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
 		},
 		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
 		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{}, quar: []Quarantined{},
@@ -146,6 +146,7 @@ func withDefaults(o Options) Options {
 	c.Interval = orDuration(c.Interval, def.Interval)
 	c.RetryDelay = orDuration(c.RetryDelay, def.RetryDelay)
 	c.CacheTTL = orDuration(c.CacheTTL, def.CacheTTL)
+	c.ResyncPeriod = orDuration(c.ResyncPeriod, def.ResyncPeriod)
 	c.StopTimeout = orDuration(c.StopTimeout, def.StopTimeout)
 	c.MaxConcurrency = max(c.MaxConcurrency, 0)
 	if c.MaxConcurrency == 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -20,6 +21,10 @@ type observer struct {
 	quar     *quarantine
 	// minConfidence is Config.MinConfidence: a match below it is reported, not written.
 	minConfidence float64
+	watch         *watch            // the event feed since the last run
+	trust         trust             // which cached copies the run may use
+	byDep         map[string]string // deployment -> instance id, as the index names them
+	trusted       *atomic.Int64     // deployments the feed vouched for without a fetch
 	scanner       *scanner
 	matcher       *matcher
 	claims        *claims
@@ -84,6 +89,9 @@ func (o *observer) observed(ctx context.Context, d bosh.Deployment) (w *desired,
 	if byName && o.instanceBusy(d.Name, early.InstanceID) {
 		return nil, false
 	}
+	if o.vouched(d, early, byName) {
+		return nil, false
+	}
 	var pf *prefetch
 	if byName {
 		pf = o.updater.prefetch(ctx, early.InstanceID)
@@ -127,6 +135,33 @@ func (o *observer) completed(ctx context.Context, d bosh.Deployment, sc *scanned
 	return newDesired(d, sc, mt, pf), true
 }
 
+// vouched says whether the event feed vouches for a deployment that has no
+// cached copy (a restarted daemon): no event named it since the last run,
+// and the index record that names it shows the reconciler wrote it (its
+// fingerprint), not orphaned. It is counted matched and in step; nothing is
+// fetched. A deployment with a cached copy goes the usual way (the copy is
+// used).
+func (o *observer) vouched(d bosh.Deployment, early Match, byName bool) bool {
+	if !o.watch.trusts(d.Name) || o.scanner.has(d) {
+		return false
+	}
+	id := early.InstanceID
+	if !byName {
+		id = o.byDep[d.Name]
+		if id == "" || o.quarantined(instanceKey(id), d.Name, id) || o.instanceBusy(d.Name, id) {
+			return false
+		}
+	}
+	rec := o.index[id]
+	if rec == nil || rec.Orphaned || rec.Fingerprint == "" || rec.Deployment(id) != d.Name {
+		return false
+	}
+	o.claims.seen(d.Name)
+	o.trusted.Add(1)
+	o.state.count(func(s *Summary) { s.Matched++; s.MatchedBy[Strategy(rec.MatchStrategy)]++ })
+	return true
+}
+
 // quarantined says whether the run leaves the item (key) alone because it
 // is quarantined, and logs it.
 func (o *observer) quarantined(key, name, id string) bool {
@@ -166,7 +201,7 @@ func operationInProgress(rec *vault.Record) bool {
 // deployment to a later round of the run (nothing is recorded until its
 // attempts are spent).
 func (o *observer) fetchedOrLater(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, bool) {
-	sc, err := o.scanner.fetch(ctx, o.director, d, withVMs)
+	sc, err := o.scanner.fetch(ctx, o.director, d, withVMs, o.trust)
 	if err != nil && o.rounds.later(ctx, d, err) {
 		o.log.Debug("deployment fetch failed, tried again in a later round", "deployment", d.Name, "error", err)
 		return nil, false
@@ -237,7 +272,7 @@ func (o *observer) matchDeployment(d bosh.Deployment, sc *scanned, byName bool) 
 func (o *observer) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (*scanned, error) {
 	var sc *scanned
 	err := o.retry.do(ctx, "deployment", d.Name, func(ctx context.Context) (err error) {
-		sc, err = o.scanner.fetch(ctx, o.director, d, withVMs)
+		sc, err = o.scanner.fetch(ctx, o.director, d, withVMs, o.trust)
 		return err
 	})
 	return sc, err

@@ -82,6 +82,8 @@ type Summary struct {
 	Backups int `json:"backups"`
 	// ManifestsFetched is the number of manifests fetched from the Director.
 	ManifestsFetched int `json:"manifests_fetched"`
+	// Feed says how the run used the Director's event feed.
+	Feed FeedReport `json:"feed"`
 	// Drift is the number of manifests found changed behind the broker's back.
 	Drift int `json:"drift"`
 	// Errors are the errors met, one line each (the first 100).

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -24,19 +25,22 @@ import (
 // (observer, updater, index writer, orphaner) and feeds them the
 // deployments, then sums up what they did.
 type run struct {
-	id     string
-	opts   RunOptions
-	start  time.Time
-	log    *slog.Logger
-	parts  runParts
-	retry  retrier
-	state  *runState
-	quar   *quarantine
-	hist   *historian               // nil in a dry run
-	known  map[string]bool          // conflicts the last run reported (not recorded again)
-	index  map[string]*vault.Record // as read at the start; never changed
-	listed map[string]bool          // the deployments listed
-	plan   *planner                 // dry run only
+	id      string
+	opts    RunOptions
+	start   time.Time
+	log     *slog.Logger
+	parts   runParts
+	retry   retrier
+	state   *runState
+	quar    *quarantine
+	watch   *watch                   // the event feed since the last run
+	byDep   map[string]string        // deployment name -> instance id, as the index names them
+	hist    *historian               // nil in a dry run
+	trusted atomic.Int64             // deployments the feed vouched for without a fetch
+	known   map[string]bool          // conflicts the last run reported (not recorded again)
+	index   map[string]*vault.Record // as read at the start; never changed
+	listed  map[string]bool          // the deployments listed
+	plan    *planner                 // dry run only
 }
 
 // newRunID returns a random run id.
@@ -123,8 +127,9 @@ func stopped(ctx context.Context, err error) error {
 	return err
 }
 
-// do runs the stages: scan, match and update, flag orphans.
+// do runs the stages: read the event feed, scan, match and update, flag orphans.
 func (r *run) do(ctx context.Context) error {
+	r.watchFeed(ctx)
 	deps, err := r.scan(ctx)
 	if err != nil {
 		return stopped(ctx, err)
@@ -156,7 +161,41 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	r.settleQuarantine(ctx)
+	if !r.opts.DryRun {
+		if err := r.watch.save(ctx, r.parts.store, r.parts.now()); err != nil {
+			r.log.Warn("could not keep the event feed's mark; the next run reads the same events again", "error", err)
+		}
+	}
 	return nil
+}
+
+// watchFeed reads the Director's events since the last run: in watch mode
+// the deployments they name lose their cached copy, in resync mode the
+// whole cache goes (every deployment is fetched).
+func (r *run) watchFeed(ctx context.Context) {
+	cfg := r.parts.cfg
+	r.watch = readWatch(ctx, r.parts.store, r.parts.director, r.start, cfg.ResyncPeriod, r.opts.Force)
+	switch r.watch.report.Mode {
+	case FeedResync:
+		r.parts.scanner.clear()
+	case FeedWatch:
+		for name := range r.watch.named {
+			r.parts.scanner.forget(name)
+		}
+	}
+	r.log.Info("event feed read", "mode", r.watch.report.Mode, "reason", r.watch.report.Reason,
+		"events", r.watch.report.Events, "changed", r.watch.report.Changed, "pages", r.watch.report.Pages)
+}
+
+// trust is the run's rule for cached copies: in watch mode every copy the
+// feed did not name (named ones were dropped), otherwise those younger than
+// cache_ttl (a resync run has none left).
+func (r *run) trust() trust {
+	if r.watch.report.Mode == FeedWatch {
+		return nil
+	}
+	ttl, start := r.parts.cfg.CacheTTL, r.start
+	return func(_ string, at time.Time) bool { return start.Sub(at) < ttl }
 }
 
 // settleQuarantine quarantines what failed in this (complete) run and
@@ -230,6 +269,10 @@ func (r *run) scan(ctx context.Context) ([]bosh.Deployment, error) {
 		r.log.Warn("index record not fully readable, kept as is", "error", p)
 	}
 	r.index = idx.Records
+	r.byDep = make(map[string]string, len(r.index))
+	for id, rec := range r.index {
+		r.byDep[rec.Deployment(id)] = id
+	}
 	r.listed = make(map[string]bool, len(deps))
 	for _, d := range deps {
 		r.listed[d.Name] = true
@@ -350,6 +393,10 @@ func (r *run) finish(err error, fetched int) Summary {
 	s.Duration = r.parts.now().Sub(r.start)
 	s.DurationSeconds = s.Duration.Seconds()
 	s.ManifestsFetched = fetched
+	if r.watch != nil {
+		s.Feed = r.watch.report
+		s.Feed.Trusted = int(r.trusted.Load())
+	}
 	s.OrphansTotal = len(r.orphanList())
 	if r.plan != nil {
 		s.Plan = r.plan.result()
@@ -430,7 +477,8 @@ func stamp(start time.Time) string { return start.UTC().Format(time.RFC3339) }
 
 // newObserver wires the observer of the run.
 func (r *run) newObserver(c *claims, upd *updater) *observer {
-	return &observer{director: r.parts.director, rounds: newRounds(r.parts.cfg.RetryAttempts), quar: r.quar, minConfidence: r.parts.cfg.MinConfidence, scanner: r.parts.scanner, matcher: r.parts.matcher, claims: c, index: r.index,
+	return &observer{director: r.parts.director, rounds: newRounds(r.parts.cfg.RetryAttempts), quar: r.quar, minConfidence: r.parts.cfg.MinConfidence, watch: r.watch, trust: r.trust(), byDep: r.byDep, trusted: &r.trusted,
+		scanner: r.parts.scanner, matcher: r.parts.matcher, claims: c, index: r.index,
 		force: r.opts.Force, updater: upd, state: r.state, retry: r.retry, log: r.log}
 }
 

@@ -32,13 +32,13 @@ var _ = Describe("the scanner's cache", func() {
 	fetchAll := func(s *scanner) {
 		GinkgoHelper()
 		for _, d := range deps {
-			_, err := s.fetch(ctx, client, d, false)
+			_, err := s.fetch(ctx, client, d, false, nil)
 			Expect(err).NotTo(HaveOccurred())
 		}
 	}
 
 	It("fetches again only a deployment whose listing entry changed, and drops those no longer listed", func() {
-		s := newScanner(time.Hour)
+		s := newScanner(time.Hour, time.Now)
 		fetchAll(s)
 		fetchAll(s)
 		Expect(s.fetches.Load()).To(BeEquivalentTo(3))
@@ -46,7 +46,7 @@ var _ = Describe("the scanner's cache", func() {
 		changed := deps[0]
 		changed.Releases = append(changed.Releases[:0:0], changed.Releases...)
 		changed.Releases[0].Version += ".1"
-		_, err := s.fetch(ctx, client, changed, false)
+		_, err := s.fetch(ctx, client, changed, false, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.fetches.Load()).To(BeEquivalentTo(4))
 
@@ -57,7 +57,7 @@ var _ = Describe("the scanner's cache", func() {
 	})
 
 	It("purges expired entries", func() {
-		s := newScanner(50 * time.Millisecond)
+		s := newScanner(50*time.Millisecond, time.Now)
 		fetchAll(s)
 		Expect(s.cache.ItemCount()).To(Equal(3))
 		Eventually(func() int { s.purge(deps); return s.cache.ItemCount() }).Should(BeZero())

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -22,9 +23,9 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		// The index (absent), one listing of the mount, and the index layout and
 		// shards the batch changed (13 here); no instance's metadata or manifest,
 		// since Vault held none: reading them would be 14 more (and 7 more to keep
-		// a manifest document's other keys). Plus the quarantine document and
-		// the run log's listing (to prune it).
-		Expect(coldReads).To(BeNumerically("<=", 17), "cold-run Vault reads")
+		// a manifest document's other keys). Plus the quarantine document, the
+		// event feed's mark and the run log's listing (to prune it).
+		Expect(coldReads).To(BeNumerically("<=", 18), "cold-run Vault reads")
 		Expect(first.Errors).To(BeEmpty())
 		Expect(first).To(haveCounts(7, 7, 0))
 		Expect(first.ManifestsFetched).To(Equal(7))
@@ -60,8 +61,9 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		Expect(second.ManifestsFetched).To(BeZero())
 		Expect(second.Matched).To(Equal(7))
 		Expect(second.Converged).To(BeTrue())
-		Expect(e.vaultWrites()).To(Equal(writes+1), "no Vault write but the run log's entry")
-		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1}), "one Director request: the listing")
+		Expect(e.vaultWrites()).To(Equal(writes+1), "no Vault write but the run log's entry (the feed's mark did not move)")
+		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1, "GET /events": 1}),
+			"two Director requests: the listing and one page of events")
 		Expect(e.sim.Stats().Tasks).To(BeZero())
 		Expect(e.m.Status().Converged).To(BeTrue())
 	})
@@ -106,10 +108,13 @@ instance_groups:
 		Expect(logs).To(MatchRegexp(`level=DEBUG msg="deployment unmatched" .*deployment=cf reason="name: no trailing instance UUID; metadata: no properties.blacksmith;`))
 	})
 
-	It("fetches a manifest again once its cached answer is older than cache_ttl", func() {
+	It("fetches a manifest again once its cached answer is older than cache_ttl, when the event feed cannot vouch for it", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.CacheTTL = 2 * time.Second }})
 		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(Equal(2))
-		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(BeZero(), "within the TTL")
+		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /events"})).To(Succeed())
+		first := e.run(reconciler.RunOptions{})
+		Expect(first.Feed.Mode).To(Equal(reconciler.FeedFallback))
+		Expect(first.ManifestsFetched).To(BeZero(), "within the TTL")
 		// The two entries expire 2 s after each was fetched: one run may see one of them expired.
 		fetched := 0
 		Eventually(func() int {
@@ -167,15 +172,16 @@ instance_groups:
 		md.Properties = map[string]any{"team": "cache"} // a field the reconciler does not own
 		Expect(e.store.PutMetadata(context.Background(), id, md)).To(Succeed())
 
-		unforced := e.run(reconciler.RunOptions{})
-		Expect(unforced.Drift).To(BeZero(), "same listing entry within the cache TTL: not fetched again")
-
-		s := e.run(reconciler.RunOptions{Force: true})
+		// The listing entry is the same and the cached copy young: only the
+		// Director's event feed tells the next scheduled run.
+		s := e.run(reconciler.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1)))
 		Expect(s.Drift).To(Equal(1))
 		Expect(s.Backups).To(Equal(1))
 		Expect(s.Updated).To(Equal(1))
-		Expect(s.ManifestsFetched).To(Equal(3))
+		Expect(s.ManifestsFetched).To(Equal(1), "only the deployment the feed named")
+		Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(BeZero())
 
 		text, _, err := e.store.Manifest(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
