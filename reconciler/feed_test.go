@@ -1,0 +1,97 @@
+package reconciler_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+)
+
+var _ = Describe("the Director's event feed", func() {
+	// change redeploys a seeded deployment with one more top-level key, as
+	// an operator's bosh deploy would, and returns the new manifest.
+	change := func(e *env, name, tag string) string {
+		GinkgoHelper()
+		changed := strings.TrimRight(e.manifest(name), "\n") + fmt.Sprintf("\ntags:\n  change: %q\n", tag)
+		Expect(e.sim.PutDeployment(changed)).To(Succeed())
+		return changed
+	}
+
+	It("starts with a resync, then costs a listing and one page of events while nothing changes, cache expired or not", func() {
+		e := newEnv(envOptions{seed: 6, config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Millisecond }})
+		first := e.run(reconciler.RunOptions{})
+		Expect(first.Feed).To(And(HaveField("Mode", reconciler.FeedResync), HaveField("Reason", ContainSubstring("no event read yet"))))
+		Expect(first.ManifestsFetched).To(Equal(6))
+
+		time.Sleep(5 * time.Millisecond) // every cached copy is older than cache_ttl
+		e.sim.ResetStats()
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Feed.Mode).To(Equal(reconciler.FeedWatch))
+		Expect(s.ManifestsFetched).To(BeZero(), "the feed vouches for the expired copies")
+		Expect(s.Converged).To(BeTrue(), "%v", s.Blockers)
+		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1, "GET /events": 1}))
+	})
+
+	It("goes on after a restart from the mark kept in Vault: nothing fetched, the index records vouch", func() {
+		e := newEnv(envOptions{seed: 5})
+		e.run(reconciler.RunOptions{})
+		changed := e.names[2]
+		text := change(e, changed, "before the restart")
+
+		restarted := e.newManagerWith(nil) // an empty cache, as after a restart
+		e.m = restarted
+		e.sim.ResetStats()
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1), HaveField("Trusted", 4)))
+		Expect(s.ManifestsFetched).To(Equal(1), "only the deployment changed while the daemon was down")
+		Expect(s.Drift).To(Equal(1))
+		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /deployments/:name", 1))
+		stored, _, err := e.store.Manifest(ctx(), instanceID(changed))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored).To(Equal(text))
+	})
+
+	It("falls back to a resync when the feed no longer reaches the mark (pruned events), and is correct", func() {
+		e := newEnv(envOptions{seed: 8})
+		e.run(reconciler.RunOptions{})
+		e.sim.SetEventsKept(3)
+		changed := map[string]string{}
+		for i, name := range e.names[:5] {
+			changed[name] = change(e, name, fmt.Sprint("pruned ", i))
+		}
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedResync), HaveField("Reason", ContainSubstring("no longer in the Director's log"))))
+		Expect(s.ManifestsFetched).To(Equal(8), "every deployment")
+		Expect(s.Drift).To(Equal(5))
+		for name, text := range changed {
+			stored, _, err := e.store.Manifest(ctx(), instanceID(name))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(stored).To(Equal(text), name)
+		}
+		Expect(e.run(reconciler.RunOptions{}).Feed.Mode).To(Equal(reconciler.FeedWatch), "the mark moved on")
+	})
+
+	It("resyncs once resync_period has passed since the last full fetch", func() {
+		var now atomic.Int64
+		now.Store(time.Now().UnixNano())
+		clock := func() time.Time { return time.Unix(0, now.Load()) }
+		e := newEnv(envOptions{seed: 3})
+		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Now = clock })
+		e.run(reconciler.RunOptions{})
+		now.Add(int64(23 * time.Hour))
+		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(BeZero())
+		now.Add(int64(2 * time.Hour))
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedResync), HaveField("Reason", ContainSubstring("resync_period"))))
+		Expect(s.ManifestsFetched).To(Equal(3))
+	})
+})
+
+func ctx() context.Context { return context.Background() }
