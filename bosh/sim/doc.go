@@ -17,12 +17,16 @@
 // State: POST /deployments creates or updates the deployment its manifest
 // names through a task (queued -> processing -> done, or error); DELETE
 // /deployments/:name deletes it through a task. While a task runs its
-// deployment is locked (GET /locks, "locked": true in the listing) and its
-// events are recorded (GET /events). Manifests come back byte for byte.
+// deployment is locked (GET /locks, "locked": true in the listing). Events
+// are recorded as the Director records them (GET /events: a deploy or delete
+// at its start and at its end, the end naming its start in parent_id and
+// carrying the error of a failure, lock acquire and release), and so are
+// the changes made without a task, by AdminUser; the newest
+// Options.EventsKept are kept. Manifests come back byte for byte.
 // At most Options.Workers tasks run at once; the others stay queued.
 //
 // Knobs, as methods (safe for concurrent use) and over the admin API: latency,
-// task duration, token lifetime, injected failures (a share of requests
+// task duration, token lifetime, events kept, injected failures (a share of requests
 // answered 500 or another status, one endpoint failing, slow answers, the
 // next N requests), tasks made to end in error/timeout/cancelled, seeded
 // deployments, deployments changed behind the broker's back, counters.
@@ -31,7 +35,7 @@
 //
 //	GET    /_sim/stats              Stats as JSON
 //	POST   /_sim/reset              zero the counters, remove failures and pending task ends
-//	GET    /_sim/config             {"latency_ms","task_duration_ms","token_ttl_s","failures"}
+//	GET    /_sim/config             {"latency_ms","task_duration_ms","token_ttl_s","events_kept","failures"}
 //	POST   /_sim/config             same body; absent fields unchanged, "failures" replaces all:
 //	                                [{"endpoint":"/deployments/:name","method":"GET","rate":0.5,
 //	                                  "status":500,"delay_ms":0,"count":0}]
@@ -40,7 +44,7 @@
 //	POST   /_sim/next-task          {"deployment":"name or empty for any","state":"error|timeout|cancelled"}
 //	POST   /_sim/revoke-tokens      every UAA token issued so far is refused from now on
 //	PUT    /_sim/cloud-config       body: a new cloud config; older deployments become "outdated"
-//	PUT    /_sim/deployments        body: a manifest, applied at once without a task
+//	PUT    /_sim/deployments        body: a manifest, applied at once without a task (events by AdminUser)
 //	DELETE /_sim/deployments        remove every deployment at once
 //	DELETE /_sim/deployments/:name  remove one deployment at once
 //

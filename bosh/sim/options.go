@@ -91,7 +91,8 @@ type Options struct {
 	ExternalHost string
 	// EventsKept is how many events GET /events can reach: older ones are
 	// dropped as the Director's scheduled cleanup drops them (see
-	// SetEventsKept). Default 10000, the Director's own default.
+	// SetEventsKept). Default 10000, the Director's own default; a
+	// negative value is refused.
 	EventsKept int
 	// Name is the Director name in /info. Default "bosh-director-sim".
 	Name string

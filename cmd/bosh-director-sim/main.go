@@ -71,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	fs.IntVar(&o.Workers, "workers", sim.DefaultWorkers, "tasks that run at once")
 	fs.DurationVar(&o.LockTimeout, "lock-timeout", sim.DefaultLockTimeout, "how long a task waits for its deployment's lock")
 	fs.IntVar(&o.Seed, "seed", 0, "deployments to create at start")
+	fs.IntVar(&o.EventsKept, "events-kept", sim.DefaultEventsKept, "events GET /events can reach; older ones are dropped")
 	fs.StringVar(&o.ExternalHost, "external-host", "", "host:port put in task redirects (default: the listen address)")
 	fs.StringVar(&o.Name, "name", sim.DefaultName, "Director name in /info")
 	fs.StringVar(&o.UUID, "uuid", "", "Director UUID in /info (default: random)")

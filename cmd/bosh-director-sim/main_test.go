@@ -89,9 +89,9 @@ var _ = Describe("bosh-director-sim", func() {
 		Eventually(session).Should(gexec.Exit(0))
 	})
 
-	It("seeds deployments from the plans given on the command line", func() {
+	It("seeds deployments from the plans given on the command line, keeping the events asked for", func() {
 		_, base := startSim("-seed", "4", "-seed-plan", "service_id=mysql,plan_id=mysql-tiny,release=pxc,version=1.2.3,instances=2",
-			"-seed-plan", "plan_id=kafka-small,release=kafka")
+			"-seed-plan", "plan_id=kafka-small,release=kafka", "-events-kept", "3")
 		req := must(http.NewRequest(http.MethodGet, base+"/deployments", nil))
 		req.SetBasicAuth("admin", "admin")
 		var names []string
@@ -102,6 +102,11 @@ var _ = Describe("bosh-director-sim", func() {
 		Expect(names).To(HaveEach(MatchRegexp(`^(mysql-tiny|kafka-small)-[0-9a-f-]{36}$`)))
 		Expect(names).To(ContainElement(HavePrefix("mysql-tiny-")))
 		Expect(names).To(ContainElement(HavePrefix("kafka-small-")))
+
+		req.URL.Path = "/events"
+		events := getJSON(http.DefaultClient, req).([]any)
+		Expect(events).To(HaveLen(3), "one create event per seeded deployment, the oldest dropped")
+		Expect(events[2]).To(HaveKeyWithValue("id", "2"))
 	})
 
 	It("exits 2 on bad flags and 1 when it cannot start", func() {
@@ -120,6 +125,11 @@ var _ = Describe("bosh-director-sim", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(session).Should(gexec.Exit(1))
 		Expect(session.Err).To(gbytes.Say("only written with TLS on"))
+
+		session, err = gexec.Start(exec.Command(binary, "-events-kept", "-1"), GinkgoWriter, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(session).Should(gexec.Exit(1))
+		Expect(session.Err).To(gbytes.Say("events kept -1 is less than 1"))
 	})
 })
 
