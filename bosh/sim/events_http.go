@@ -15,9 +15,10 @@ import (
 // filters, even when empty: an empty value matches no event, since the
 // Director compares it with its nulls.
 type eventFilter struct {
-	beforeID          *int64 // only events with a smaller id
-	afterNS, beforeNS *int64 // only events at or after, before, these unix nanoseconds
-	fields            []func(*event) bool
+	beforeID *int64 // only events with a smaller id
+	afterNS  *int64 // only events at this unix nanosecond or later
+	beforeNS *int64 // only events before this unix nanosecond
+	fields   []func(*event) bool
 }
 
 func (f eventFilter) matches(e *event) bool {
