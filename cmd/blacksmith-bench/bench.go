@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -67,16 +68,27 @@ func (b *bench) size(ctx context.Context, n int) ([]result, error) {
 		return nil, err
 	}
 	defer store.Close()
-	m, cfg, err := b.manager(s.url, store)
+	clock := &clock{}
+	clock.set(time.Now())
+	m, cfg, err := b.manager(s.url, store, clock.now)
 	if err != nil {
 		return nil, err
 	}
 	var out []result
-	for _, sc := range []string{"cold", "warm"} {
+	for _, sc := range scenarioOrder {
+		if !b.f.needs(sc) {
+			continue
+		}
+		changed, err := prepare(ctx, sc, n, s, clock, cfg)
+		if err != nil {
+			return out, fmt.Errorf("preparing the %s run over %d deployments: %w", sc, n, err)
+		}
 		r, err := measure(ctx, sc, n, b.f.latency, cfg.MaxConcurrency, s, store, m)
 		if err != nil {
 			return out, fmt.Errorf("%s run over %d deployments: %w", sc, n, err)
 		}
+		r.Changed = changed
+		r.judge(sc, b.f.latency, cfg.MaxConcurrency)
 		if b.f.scenarios[sc] {
 			out = append(out, r)
 		}
@@ -84,8 +96,53 @@ func (b *bench) size(ctx context.Context, n int) ([]result, error) {
 	return out, nil
 }
 
+// scenarioOrder is the order the scenarios run in, each on what the one
+// before left: cold (empty Vault and cache), warm (at once, nothing
+// changed), steady (an interval later: every cached copy older than
+// cache_ttl, nothing changed), steady-1pct (1% of the deployments changed
+// out of band), gap (the Director keeps fewer events than changed since).
+var scenarioOrder = []string{"cold", "warm", "steady", "steady-1pct", "gap"}
+
+// clock is the reconciler's clock in the bench, moved by a scheduled
+// interval between runs (the simulator's events keep real time).
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond) // moves on a little, as time does
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// prepare sets the scene of a scenario; it returns how many deployments
+// it changed out of band.
+func prepare(ctx context.Context, sc string, n int, s *simProcess, c *clock, cfg config.ReconcilerConfig) (int, error) {
+	switch sc {
+	case "steady":
+		c.advance(cfg.Interval)
+	case "steady-1pct":
+		c.advance(cfg.Interval)
+		return s.changeDeployments(ctx, max(n/100, 1), "steady", false)
+	case "gap":
+		c.advance(cfg.Interval)
+		const kept = 10
+		if err := s.setEventsKept(ctx, kept); err != nil {
+			return 0, err
+		}
+		return s.changeDeployments(ctx, max(n/100, 2*kept), "gap", true)
+	}
+	return 0, nil
+}
+
 // manager is a reconciler with the default configuration over the simulator and store.
-func (b *bench) manager(url string, store *vault.Store) (*reconciler.Manager, config.ReconcilerConfig, error) {
+func (b *bench) manager(url string, store *vault.Store, now func() time.Time) (*reconciler.Manager, config.ReconcilerConfig, error) {
 	client, err := bosh.New(bosh.Options{Address: url, Username: "admin", Password: "admin", Logger: b.log})
 	if err != nil {
 		return nil, config.ReconcilerConfig{}, err
@@ -95,7 +152,7 @@ func (b *bench) manager(url string, store *vault.Store) (*reconciler.Manager, co
 		cfg.MaxConcurrency = b.f.concurrency
 	}
 	m, err := reconciler.New(reconciler.Options{
-		Config: cfg, Director: client, Tasks: client, Store: store, Catalog: seedCatalog(), Logger: b.log,
+		Config: cfg, Director: client, Tasks: client, Store: store, Catalog: seedCatalog(), Logger: b.log, Now: now,
 	})
 	return m, cfg, err
 }
@@ -140,7 +197,8 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 		VaultReads: after.Reads - before.Reads, VaultWrites: after.Writes - before.Writes,
 		PeakRSSBytes: peakRSS(), Matched: sum.Matched, Created: sum.Created,
 		ManifestsFetched: sum.ManifestsFetched, Errors: sum.ErrorCount, Converged: sum.Converged,
-		CPUS: (cpuTime() - cpu).Seconds(),
+		CPUS: (cpuTime() - cpu).Seconds(), InstancesSynced: sum.InstancesSynced, Drift: sum.Drift,
+		FeedMode: sum.Feed.Mode, FeedReason: sum.Feed.Reason, FeedPages: sum.Feed.Pages,
 	}
 	r.judge(scenario, latency, conc)
 	return r, nil

@@ -22,7 +22,7 @@ var _ = Describe("judging a run", func() {
 	warm := func(wall float64, requests map[string]int, writes uint64) result {
 		return result{Deployments: 1000, WallS: wall, Matched: 1000, Converged: true, DirectorRequests: requests, VaultWrites: writes}
 	}
-	listing := map[string]int{"GET /deployments": 1}
+	listing := map[string]int{"GET /deployments": 1, "GET /events": 1}
 
 	DescribeTable("sets the lower bound and the ratio, and says whether the target was met",
 		func(r result, scenario string, bound, ratio float64, met bool) {
@@ -35,7 +35,8 @@ var _ = Describe("judging a run", func() {
 		Entry("cold too slow", cold(2.5, 0), "cold", 2.0, 1.25, false),
 		Entry("cold with an error", cold(2.1, 1), "cold", 2.0, 1.05, false),
 		Entry("warm: one listing, nothing written but the run log", warm(0.5, listing, 1), "warm", 0.01, 50.0, true),
-		Entry("warm with a manifest fetched", warm(0.5, map[string]int{"GET /deployments": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
+		Entry("warm with a manifest fetched", warm(0.5, map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
+		Entry("warm without the event feed", warm(0.5, map[string]int{"GET /deployments": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
 		Entry("warm with a Vault write besides the run log", warm(0.5, listing, 2), "warm", 0.01, 50.0, false),
 		Entry("warm over 2 s", warm(2.5, listing, 1), "warm", 0.01, 250.0, false),
 	)
@@ -54,7 +55,7 @@ var _ = Describe("the bench", func() {
 		Expect(code).To(BeZero(), stderr.String())
 
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		Expect(lines).To(HaveLen(2))
+		Expect(lines).To(HaveLen(5))
 		var got []map[string]any
 		for _, l := range lines {
 			Expect(l).To(HavePrefix("BENCH {"))
@@ -66,7 +67,7 @@ var _ = Describe("the bench", func() {
 			}
 			got = append(got, doc)
 		}
-		coldRun, warmRun := got[0], got[1]
+		coldRun, warmRun, steady, onePct, gap := got[0], got[1], got[2], got[3], got[4]
 		Expect(coldRun).To(SatisfyAll(HaveKeyWithValue("scenario", "cold-40"), HaveKeyWithValue("deployments", 40.0),
 			HaveKeyWithValue("latency_ms", 2.0), HaveKeyWithValue("max_concurrency", 5.0), HaveKeyWithValue("matched", 40.0),
 			HaveKeyWithValue("created", 40.0), HaveKeyWithValue("director_tasks", 0.0)))
@@ -77,7 +78,15 @@ var _ = Describe("the bench", func() {
 
 		Expect(warmRun).To(SatisfyAll(HaveKeyWithValue("scenario", "warm-40"), HaveKeyWithValue("director_tasks", 0.0),
 			HaveKeyWithValue("vault_writes", 1.0), HaveKeyWithValue("converged", true), HaveKeyWithValue("target_met", true)))
-		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 1.0}))
+		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 1.0, "GET /events": 1.0}))
+
+		Expect(steady).To(SatisfyAll(HaveKeyWithValue("scenario", "steady-40"), HaveKeyWithValue("feed_mode", "watch"),
+			HaveKeyWithValue("manifests_fetched", 0.0), HaveKeyWithValue("target_met", true)), steady)
+		Expect(onePct).To(SatisfyAll(HaveKeyWithValue("scenario", "steady-1pct-40"), HaveKeyWithValue("changed", 1.0),
+			HaveKeyWithValue("drift", 1.0), HaveKeyWithValue("instances_synced", 1.0), HaveKeyWithValue("target_met", true)), onePct)
+		Expect(gap).To(SatisfyAll(HaveKeyWithValue("scenario", "gap-40"), HaveKeyWithValue("feed_mode", "resync"),
+			HaveKeyWithValue("changed", 20.0), HaveKeyWithValue("drift", 20.0), HaveKeyWithValue("manifests_fetched", 40.0),
+			HaveKeyWithValue("target_met", true)), gap)
 	})
 
 	It("refuses a size that is not a positive number", func() {

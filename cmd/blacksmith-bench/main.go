@@ -1,14 +1,16 @@
 // Command blacksmith-bench measures the reconciler against the Director
 // simulator (a child process, so that the measured RSS is the reconciler's)
-// and a real Vault dev server: for each number of deployments, a cold run
-// (empty Vault, empty cache) and then a warm run (nothing changed), each
-// printed as one line "BENCH {json}" whose target_met says whether the run
-// met its target (cold: wall <= 1.2 x N x L / max_concurrency; warm: one
-// Director request, no task, no Vault write, under 2 s). It exits 1 when a
-// run fails, and with -strict also when a target is missed (wall-clock
-// targets depend on what else the machine is running).
+// and a real Vault dev server: for each number of deployments, in order, a
+// cold run (empty Vault, empty cache), a warm run (nothing changed), a
+// steady run (a scheduled interval later: every cached copy expired,
+// nothing changed), a steady-1pct run (1% changed out of band since) and a
+// gap run (more changed than the Director keeps events of), each printed as
+// one line "BENCH {json}" whose target_met says whether the run met its
+// target (see result.judge). It exits 1 when a run fails, and with -strict
+// also when a target is missed (wall-clock targets depend on what else the
+// machine is running).
 //
-//	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm
+//	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm,steady,steady-1pct,gap
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,7 +102,8 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&sizes, "n", "1000,10000", "comma-separated numbers of deployments")
 	fs.DurationVar(&f.latency, "latency", 10*time.Millisecond, "Director latency added to every request")
-	fs.StringVar(&scenarios, "scenarios", "cold,warm", "comma-separated scenarios to print: cold, warm (warm needs cold first, always run)")
+	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioOrder, ","),
+		"comma-separated scenarios to print: "+strings.Join(scenarioOrder, ", ")+" (each runs on what the one before left, so those before it run too)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "reconciler.max_concurrency (0: the default)")
 	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
 	fs.BoolVar(&f.strict, "strict", false, "exit 1 when a target is missed")
@@ -118,8 +122,8 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	f.scenarios = map[string]bool{}
 	for _, s := range strings.Split(scenarios, ",") {
 		s = strings.TrimSpace(s)
-		if s != "cold" && s != "warm" {
-			fmt.Fprintf(stderr, "-scenarios: %q is neither cold nor warm\n", s)
+		if !slices.Contains(scenarioOrder, s) {
+			fmt.Fprintf(stderr, "-scenarios: %q is none of %s\n", s, strings.Join(scenarioOrder, ", "))
 			return f, flag.ErrHelp
 		}
 		f.scenarios[s] = true
@@ -138,4 +142,15 @@ func startProfile(path string) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); out.Close() }, nil
+}
+
+// needs says whether scenario sc runs: it is printed, or one printed after it needs it first.
+func (f flags) needs(sc string) bool {
+	at := slices.Index(scenarioOrder, sc)
+	for _, later := range scenarioOrder[at:] {
+		if f.scenarios[later] {
+			return true
+		}
+	}
+	return false
 }

@@ -14,6 +14,7 @@ import (
 const (
 	coldRatio = 1.2
 	warmWall  = 2.0 // seconds
+	steadyRSS = 150 << 20
 )
 
 // result is one BENCH line.
@@ -39,9 +40,16 @@ type result struct {
 	ManifestsFetched int     `json:"manifests_fetched"`
 	Errors           int     `json:"errors"`
 	Converged        bool    `json:"converged"`
-	Target           string  `json:"target"`
-	TargetMet        bool    `json:"target_met"`
-	GoMaxProcs       int     `json:"gomaxprocs"`
+	// Changed is the number of deployments changed out of band before the run.
+	Changed         int    `json:"changed"`
+	InstancesSynced int    `json:"instances_synced"`
+	Drift           int    `json:"drift"`
+	FeedMode        string `json:"feed_mode"`
+	FeedReason      string `json:"feed_reason,omitempty"`
+	FeedPages       int    `json:"feed_pages"`
+	Target          string `json:"target"`
+	TargetMet       bool   `json:"target_met"`
+	GoMaxProcs      int    `json:"gomaxprocs"`
 }
 
 // judge fills in the lower bound, the ratio and whether the target was met.
@@ -51,16 +59,32 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 	for _, c := range r.DirectorRequests {
 		total += c
 	}
-	if scenario == "cold" {
+	// The one Vault write of a run that changes nothing is its run-log entry.
+	switch scenario {
+	case "cold":
 		r.LowerBoundS = float64(r.Deployments) * latency.Seconds() / float64(conc)
 		r.Target = "ratio <= 1.2, every deployment matched, no error"
 		r.TargetMet = r.Errors == 0 && r.Matched == r.Deployments
-	} else {
+	case "warm":
 		r.LowerBoundS = latency.Seconds()
-		// The one write is the run log's entry (the run's summary, kept in Vault).
-		r.Target = "1 Director request, 0 tasks, 1 Vault write (the run log), under 2 s, converged"
-		r.TargetMet = r.Errors == 0 && total == 1 && r.DirectorTasks == 0 && r.VaultWrites == 1 &&
-			r.WallS < warmWall && r.Converged
+		r.Target = "the listing and one event page, 0 tasks, 1 Vault write (the run log), under 2 s, converged"
+		r.TargetMet = r.Errors == 0 && total == 2 && r.DirectorRequests["GET /events"] == 1 && r.DirectorTasks == 0 &&
+			r.VaultWrites == 1 && r.WallS < warmWall && r.Converged
+	case "steady":
+		r.LowerBoundS = latency.Seconds()
+		r.Target = "scheduled run, cache expired, nothing changed: <= 3 Director requests, 0 tasks, 1 Vault write (the run log), under 2 s, under 150 MB, converged"
+		r.TargetMet = r.Errors == 0 && total <= 3 && r.DirectorTasks == 0 && r.VaultWrites <= 1 && r.ManifestsFetched == 0 &&
+			r.WallS < warmWall && r.PeakRSSBytes < steadyRSS && r.Converged
+	case "steady-1pct":
+		r.LowerBoundS = float64(2*r.Changed) * latency.Seconds() / float64(conc)
+		r.Target = "1 listing + the event pages + 2 requests per changed deployment, each changed instance synced (drift), nothing else, no error"
+		r.TargetMet = r.Errors == 0 && r.DirectorRequests["GET /deployments"] == 1 &&
+			r.DirectorRequests["GET /deployments/:name"] == r.Changed && r.DirectorRequests["GET /deployments/:name/vms"] == r.Changed &&
+			total == 1+r.FeedPages+2*r.Changed && r.InstancesSynced == r.Changed && r.Drift == r.Changed && r.DirectorTasks == 0
+	case "gap":
+		r.LowerBoundS = float64(r.Deployments) * latency.Seconds() / float64(conc)
+		r.Target = "the feed no longer reaches the mark: a resync, every deployment fetched, every change found, no error"
+		r.TargetMet = r.Errors == 0 && r.FeedMode == "resync" && r.ManifestsFetched == r.Deployments && r.Drift == r.Changed
 	}
 	if r.LowerBoundS > 0 {
 		r.Ratio = r.WallS / r.LowerBoundS

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -129,4 +130,75 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// setEventsKept sets how many events the simulator keeps (the oldest go).
+func (s *simProcess) setEventsKept(ctx context.Context, n int) error {
+	return s.admin(ctx, http.MethodPost, "/_sim/config", fmt.Sprintf(`{"events_kept": %d}`, n), nil)
+}
+
+// changeDeployments redeploys k deployments with one more top-level key,
+// through the admin API (as a bosh deploy out of band would: the simulator
+// records their events): the first k in name order, or the last k when
+// fromEnd (so that two scenarios change different ones); it returns k.
+func (s *simProcess) changeDeployments(ctx context.Context, k int, tag string, fromEnd bool) (int, error) {
+	var listing []struct {
+		Name string `json:"name"`
+	}
+	if err := s.director(ctx, "/deployments?exclude_configs=true&exclude_releases=true&exclude_stemcells=true", &listing); err != nil {
+		return 0, err
+	}
+	k = min(k, len(listing))
+	chosen := listing[:k]
+	if fromEnd {
+		chosen = listing[len(listing)-k:]
+	}
+	for _, d := range chosen {
+		var m struct {
+			Manifest string `json:"manifest"`
+		}
+		if err := s.director(ctx, "/deployments/"+d.Name, &m); err != nil {
+			return 0, err
+		}
+		changed := strings.TrimRight(m.Manifest, "\n") + fmt.Sprintf("\ntags:\n  bench: %q\n", tag)
+		if err := s.admin(ctx, http.MethodPut, "/_sim/deployments", changed, nil); err != nil {
+			return 0, fmt.Errorf("changing %s: %w", d.Name, err)
+		}
+	}
+	return k, nil
+}
+
+// director GETs path from the simulator's Director API as admin into v.
+func (s *simProcess) director(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url+path, nil)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth("admin", "admin")
+	return s.do(req, v)
+}
+
+// admin sends a request to the simulator's admin API.
+func (s *simProcess) admin(ctx context.Context, method, path, body string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	return s.do(req, v)
+}
+
+func (s *simProcess) do(req *http.Request, v any) error {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("%s %s: status %d: %s", req.Method, req.URL.Path, resp.StatusCode, b)
+	}
+	if v == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
 }
