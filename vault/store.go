@@ -85,7 +85,11 @@ func newClient(opts Options) (*api.Client, error) {
 	tr.MaxIdleConnsPerHost = maxIdleConns // the reconciler's writers and readers run side by side
 	hc.Timeout = opts.Timeout
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	cfg := &api.Config{Address: opts.Address, HttpClient: hc, Timeout: opts.Timeout, MaxRetries: 0}
+	// The timeout is the http.Client's only: with api.Config.Timeout set, the
+	// api package cancels a write's context as soon as it returns, before the
+	// answer is read, and the connection is closed instead of reused (every
+	// write dialed anew: ~1 connection per document in a cold run).
+	cfg := &api.Config{Address: opts.Address, HttpClient: hc, MaxRetries: 0}
 	tls := &api.TLSConfig{CACert: opts.CACert, Insecure: opts.SkipSSLValidation}
 	if err := cfg.ConfigureTLS(tls); err != nil {
 		return nil, fmt.Errorf("configuring TLS for vault: %w", err)
