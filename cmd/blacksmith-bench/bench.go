@@ -83,7 +83,10 @@ func (b *bench) size(ctx context.Context, n int) ([]result, error) {
 		if err != nil {
 			return out, fmt.Errorf("preparing the %s run over %d deployments: %w", sc, n, err)
 		}
+		vaultCPU, simCPU := processCPU(b.vault.Pid()), processCPU(s.cmd.Process.Pid)
 		r, err := measure(ctx, sc, n, b.f.latency, cfg.MaxConcurrency, s, store, m)
+		r.VaultCPUS = (processCPU(b.vault.Pid()) - vaultCPU).Seconds()
+		r.SimCPUS = (processCPU(s.cmd.Process.Pid) - simCPU).Seconds()
 		if err != nil {
 			return out, fmt.Errorf("%s run over %d deployments: %w", sc, n, err)
 		}

@@ -29,8 +29,11 @@ type result struct {
 	VaultReads       uint64         `json:"vault_reads"`
 	VaultWrites      uint64         `json:"vault_writes"`
 	PeakRSSBytes     int64          `json:"peak_rss_bytes"`
-	// CPUS is the CPU time the bench process (the reconciler) used in the run.
-	CPUS float64 `json:"cpu_s"`
+	// CPUS is the CPU time the bench process (the reconciler) used in the
+	// run; VaultCPUS and SimCPUS the Vault server's and the simulator's.
+	CPUS      float64 `json:"cpu_s"`
+	VaultCPUS float64 `json:"vault_cpu_s"`
+	SimCPUS   float64 `json:"sim_cpu_s"`
 	// LowerBoundS is N x L / max_concurrency for a cold run, L (the one
 	// listing request) for a warm run.
 	LowerBoundS      float64 `json:"lower_bound_s"`
@@ -118,6 +121,25 @@ func peakRSS() int64 {
 }
 
 // cpuTime is the CPU time this process has used so far.
+// processCPU is the CPU time (user and system) process pid has used, from
+// /proc/{pid}/stat; 0 when it cannot be read.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	s := string(b)
+	// The command name (field 2) may hold spaces: fields count from after its ')'.
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	const ticks = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticks
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

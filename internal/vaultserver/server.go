@@ -156,3 +156,11 @@ func (w *syncWriter) String() string {
 	defer w.mu.Unlock()
 	return w.w.String()
 }
+
+// Pid is the Vault server process's id (0 once it has not started).
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
