@@ -31,6 +31,18 @@ var _ = Describe("/b/reconcile", func() {
 		Expect(st.Body).To(HaveKey("unmatched"))
 	})
 
+	It("clears the cache by default, and runs with the cache and the event feed with ?refresh=false", func() {
+		forced := e.request("POST", "/b/reconcile?wait=30s", "")
+		Expect(forced.Status).To(Equal(http.StatusOK), forced.Raw)
+		Expect(forced.Body["summary"]).To(HaveKeyWithValue("forced", true))
+		Expect(forced.Body["summary"]).To(HaveKeyWithValue("feed", HaveKeyWithValue("mode", "resync")))
+		plain := e.request("POST", "/b/reconcile?wait=30s&refresh=false", "")
+		Expect(plain.Status).To(Equal(http.StatusOK), plain.Raw)
+		Expect(plain.Body["summary"]).To(HaveKeyWithValue("forced", false))
+		Expect(plain.Body["summary"]).To(HaveKeyWithValue("feed", HaveKeyWithValue("mode", "watch")))
+		Expect(e.request("POST", "/b/reconcile?refresh=maybe", "").Status).To(Equal(http.StatusBadRequest))
+	})
+
 	It("waits for the run with ?wait= and brings a lost index entry back; a dry run writes nothing", func() {
 		ctx := context.Background()
 		e.provisioned("r-1", "redis-small")

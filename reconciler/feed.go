@@ -104,6 +104,10 @@ func readWatch(ctx context.Context, mem Memory, dir Director, now time.Time, res
 func (w *watch) fallback(reason string) { w.report.Mode, w.report.Reason = FeedFallback, reason }
 func (w *watch) resync(reason string)   { w.report.Mode, w.report.Reason = FeedResync, reason }
 
+// emptyLog is the mark of a Director whose event log was empty: every
+// event id is after it.
+const emptyLog = "0"
+
 // errGap says the feed does not reach back to the last event read.
 var errGap = errors.New("gap in the event feed")
 
@@ -119,6 +123,11 @@ func (w *watch) read(ctx context.Context, dir Director) (newest string, err erro
 		w.report.Pages++
 		if err != nil {
 			return newest, fmt.Errorf("reading the Director's events: %w", err)
+		}
+		if len(events) == 0 && page == 0 && (last == "" || last == emptyLog) {
+			// No event at all: nothing can have been missed; the mark is
+			// "before the first event".
+			return emptyLog, nil
 		}
 		if len(events) > 0 && newest == "" {
 			newest = events[0].ID

@@ -415,7 +415,7 @@ func (r *run) finish(err error, fetched int) Summary {
 
 // outcome is a finished run's result and what keeps it from being converged.
 func outcome(s Summary) (string, []string) {
-	var blockers []string
+	blockers := []string{}
 	add := func(n int, format string) {
 		if n > 0 {
 			blockers = append(blockers, fmt.Sprintf(format, n))

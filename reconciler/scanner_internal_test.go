@@ -7,6 +7,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/cloudfoundry-community/gogobosh"
+
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 )
@@ -61,5 +63,19 @@ var _ = Describe("the scanner's cache", func() {
 		fetchAll(s)
 		Expect(s.cache.ItemCount()).To(Equal(3))
 		Eventually(func() int { s.purge(deps); return s.cache.ItemCount() }).Should(BeZero())
+	})
+})
+
+var _ = Describe("the listing key", func() {
+	It("holds what the listing returns (releases, lock) and not the stemcells it is asked without", func() {
+		d := bosh.Deployment{Name: "d", Releases: []gogobosh.Resource{{Name: "redis", Version: "1"}}}
+		withStemcell := d
+		withStemcell.Stemcells = []gogobosh.Resource{{Name: "ubuntu-jammy", Version: "1.1"}}
+		Expect(listingKey(withStemcell)).To(Equal(listingKey(d)))
+		locked, newer := d, d
+		locked.Locked = true
+		newer.Releases = []gogobosh.Resource{{Name: "redis", Version: "2"}}
+		Expect(listingKey(locked)).NotTo(Equal(listingKey(d)))
+		Expect(listingKey(newer)).NotTo(Equal(listingKey(d)))
 	})
 })
