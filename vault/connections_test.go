@@ -59,6 +59,6 @@ var _ = Describe("connections to Vault", func() {
 			_, _, err := store.Manifest(ctx, id)
 			Expect(err).NotTo(HaveOccurred())
 		}
-		Expect(conns.Load() - before).To(BeNumerically("<=", 2), "150 sequential requests, one connection")
+		Expect(conns.Load()-before).To(BeNumerically("<=", 2), "150 sequential requests, one connection")
 	})
 })
