@@ -43,7 +43,9 @@ const (
 //	POST /b/reconcile                forces a run; 202 {"run_id"}
 //	POST /b/reconcile?wait=60s       waits for it; 200 {"run_id", "summary"}, or 504
 //	POST /b/reconcile?dry_run=true   the plan of a dry run (waits 1m unless ?wait= says otherwise)
-//	POST /b/reconcile?instance=ID    also tries instance ID (repeatable) even when it is quarantined
+//	POST /b/reconcile?service=ID&plan=ID&deployment=NAME&instance=ID
+//	                                 a run over that scope only (any combination); an instance in
+//	                                 scope is tried even when it is quarantined
 //	POST /b/reconcile?retry_quarantined=true  tries every quarantined item
 //	POST /b/reconcile?refresh=false  a run with the cache and the event feed (default: cache cleared, all fetched)
 //	GET  /b/reconcile                the reconciler's status
@@ -91,6 +93,9 @@ func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts.DryRun, opts.Reason = dryRun, "POST /b/reconcile"
+	if !opts.Scope.Empty() {
+		opts.Reason += "?" + opts.Scope.String()
+	}
 	id, done, err := h.rec.Trigger(opts)
 	if err != nil {
 		status := http.StatusServiceUnavailable
@@ -152,11 +157,9 @@ func runQuery(r *http.Request) (wait time.Duration, dryRun bool, err error) {
 	return wait, dryRun, nil
 }
 
-// maxInstances bounds ?instance= values in one request.
-const maxInstances = 100
-
-// runOptionsQuery reads ?instance=ID (repeatable), ?retry_quarantined=BOOL
-// and ?refresh=BOOL (default true: a forced run).
+// runOptionsQuery reads the scope (?service=, ?plan=, ?deployment=,
+// ?instance=, each at most once), ?retry_quarantined=BOOL and ?refresh=BOOL
+// (default true: a forced run).
 func runOptionsQuery(r *http.Request) (reconciler.RunOptions, error) {
 	opts := reconciler.RunOptions{Force: true}
 	q := r.URL.Query()
@@ -167,14 +170,20 @@ func runOptionsQuery(r *http.Request) (reconciler.RunOptions, error) {
 		}
 		opts.Force = refresh
 	}
-	if len(q["instance"]) > maxInstances {
-		return opts, fmt.Errorf("at most %d instance= values", maxInstances)
-	}
-	for _, id := range q["instance"] {
-		if err := checkID("instance", id, false); err != nil {
-			return opts, err
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"service", &opts.Scope.Service}, {"plan", &opts.Scope.Plan}, {"deployment", &opts.Scope.Deployment}, {"instance", &opts.Scope.Instance}} {
+		values := q[f.name]
+		if len(values) > 1 {
+			return opts, fmt.Errorf("%s= given %d times: at most once", f.name, len(values))
 		}
-		opts.Instances = append(opts.Instances, id)
+		if len(values) == 1 {
+			if err := checkID(f.name, values[0], false); err != nil {
+				return opts, err
+			}
+			*f.to = values[0]
+		}
 	}
 	if v := q.Get("retry_quarantined"); v != "" {
 		var err error

@@ -31,6 +31,18 @@ var _ = Describe("/b/reconcile", func() {
 		Expect(st.Body).To(HaveKey("unmatched"))
 	})
 
+	It("runs over a scope given in the query, and refuses a scope value twice or malformed", func() {
+		e.provisioned("s-1", "redis-small")
+		a := e.request("POST", "/b/reconcile?wait=30s&instance=s-1&plan=redis-small", "")
+		Expect(a.Status).To(Equal(http.StatusOK), a.Raw)
+		Expect(a.Body["summary"]).To(HaveKeyWithValue("scope", Equal(map[string]any{"instance": "s-1", "plan": "redis-small"})))
+		Expect(a.Body["summary"]).To(HaveKeyWithValue("matched", 1.0))
+		Expect(e.request("POST", "/b/reconcile?instance=a&instance=b", "").Status).To(Equal(http.StatusBadRequest))
+		bad := e.request("POST", "/b/reconcile?deployment=a%20b", "")
+		Expect(bad.Status).To(Equal(http.StatusBadRequest))
+		Expect(bad.Body["description"]).To(ContainSubstring("deployment"))
+	})
+
 	It("clears the cache by default, and runs with the cache and the event feed with ?refresh=false", func() {
 		forced := e.request("POST", "/b/reconcile?wait=30s", "")
 		Expect(forced.Status).To(Equal(http.StatusOK), forced.Raw)

@@ -207,8 +207,10 @@ func (m *Manager) Trigger(opts RunOptions) (string, <-chan Summary, error) {
 	}
 	p := m.pending[slot]
 	if p == nil {
-		p = &request{id: newRunID(), opts: RunOptions{DryRun: opts.DryRun}}
+		p = &request{id: newRunID(), opts: RunOptions{DryRun: opts.DryRun, Scope: opts.Scope}}
 		m.pending[slot] = p
+	} else if p.opts.Scope != opts.Scope {
+		p.opts.Scope = Scope{} // two scopes merged: the whole estate covers both
 	}
 	p.opts.Force = p.opts.Force || opts.Force
 	p.opts.RetryQuarantined = p.opts.RetryQuarantined || opts.RetryQuarantined

@@ -81,6 +81,7 @@ type Manager struct {
 	pending   [2]*request // [0] a run, [1] a dry run, waiting for Start
 	current   *run
 	last      *Summary
+	lastFull  *Summary // the last run over the whole estate (converged, blockers)
 	orphans   []Orphan
 	unmatched []Unmatched
 	conflicts []Conflict
@@ -199,7 +200,10 @@ func (m *Manager) Status() Status {
 	}
 	if m.last != nil {
 		last := *m.last
-		st.LastRun, st.Converged, st.Blockers = &last, last.Converged, slices.Clone(last.Blockers)
+		st.LastRun = &last
+	}
+	if m.lastFull != nil {
+		st.Converged, st.Blockers = m.lastFull.Converged, slices.Clone(m.lastFull.Blockers)
 	}
 	if r := m.current; r != nil {
 		st.Running, st.RunID, st.Phase, st.Progress = true, r.id, r.state.phaseNow(), r.state.progress()
@@ -226,7 +230,10 @@ func (m *Manager) finished(r *run, s Summary) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.last = &s
-	if s.aborted == nil {
+	if s.Scope == nil {
+		m.lastFull = &s
+	}
+	if s.aborted == nil && s.Scope == nil {
 		m.orphans, m.unmatched, m.conflicts = orphans, unmatched, slices.Clone(s.Conflicts)
 		if r.quar.loaded {
 			m.quar = r.quar.list()

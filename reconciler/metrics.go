@@ -135,9 +135,11 @@ func (m *metrics) observe(s Summary, end time.Time) {
 	m.instances.WithLabelValues("synced").Add(float64(s.InstancesSynced))
 	m.scanned.Add(float64(s.DeploymentsSeen))
 	m.errs.Add(float64(s.ErrorCount))
-	m.converged.Set(boolGauge(s.Converged))
-	if s.aborted == nil {
-		m.setState(s)
+	if s.Scope == nil { // a scoped run says nothing of the rest of the estate
+		m.converged.Set(boolGauge(s.Converged))
+		if s.aborted == nil {
+			m.setState(s)
+		}
 	}
 	if result != resultFailure { // a partial run did all it tried
 		m.lastSuccess.Set(float64(end.UnixNano()) / 1e9)

@@ -15,6 +15,7 @@ import (
 // is gone as orphaned, through the index writer. Orphans are never deleted;
 // an entry whose deployment comes back is un-flagged by its index change.
 type orphaner struct {
+	scope  Scope                    // only records in scope are looked at
 	tasks  Tasks                    // nil: no task check
 	grace  time.Duration            // Config.OrphanGracePeriod
 	start  time.Time                // the run's start
@@ -41,7 +42,8 @@ func (o *orphaner) flag(ctx context.Context, listed []bosh.Deployment) {
 	}
 	var candidates []string
 	for id, rec := range o.index {
-		if !o.claims.isClaimed(id) && !rec.Orphaned && !names[rec.Deployment(id)] && o.mayOrphan(rec) {
+		if !o.claims.isClaimed(id) && !rec.Orphaned && !names[rec.Deployment(id)] && o.mayOrphan(rec) &&
+			o.scope.coversRecord(id, rec) {
 			candidates = append(candidates, id)
 		}
 	}

@@ -76,6 +76,9 @@ func newQuarantine(cfg config.QuarantineConfig, now time.Time, opts RunOptions) 
 	for _, id := range opts.Instances {
 		q.force[id] = true
 	}
+	if opts.Scope.Instance != "" {
+		q.force[opts.Scope.Instance] = true
+	}
 	return q
 }
 
@@ -141,7 +144,8 @@ func (c quarantineChange) empty() bool { return len(c.added) == 0 && len(c.relea
 // failed is quarantined (again, with a longer backoff); every quarantined
 // item the run tried and that did not fail, and every deployment no longer
 // listed, is released. instanceOf names the instance of a deployment, when known.
-func (q *quarantine) settle(now time.Time, failed map[string]string, listed map[string]bool, instanceOf func(string) string) quarantineChange {
+func (q *quarantine) settle(now time.Time, failed map[string]string, listed map[string]bool, instanceOf func(string) string,
+	considered func(key string) bool) quarantineChange {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ch := quarantineChange{added: []Quarantined{}, released: []Quarantined{}}
@@ -149,7 +153,7 @@ func (q *quarantine) settle(now time.Time, failed map[string]string, listed map[
 		it := q.items[key]
 		_, failedNow := failed[key]
 		gone := it.Deployment != "" && !listed[it.Deployment]
-		if (!q.skipped[key] && !failedNow) || gone {
+		if ((!q.skipped[key] && !failedNow) || gone) && considered(key) {
 			ch.released = append(ch.released, *it)
 			delete(q.items, key)
 		}

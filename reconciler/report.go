@@ -23,6 +23,10 @@ type RunOptions struct {
 	Instances []string `json:"instances,omitempty"`
 	// RetryQuarantined tries every quarantined item, whatever its backoff.
 	RetryQuarantined bool `json:"retry_quarantined,omitempty"`
+	// Scope limits the run: only the deployments in scope are fetched, only
+	// their records written, orphans looked for only among the records in
+	// scope. The zero Scope is everything.
+	Scope Scope `json:"scope,omitempty"`
 }
 
 // Summary is the outcome of one run.
@@ -36,6 +40,10 @@ type Summary struct {
 	Forced bool `json:"forced"`
 	// Reason is why the run was asked for.
 	Reason string `json:"reason,omitempty"`
+	// Scope is the part of the estate the run covered (absent: everything).
+	Scope *Scope `json:"scope,omitempty"`
+	// OutOfScope is the number of listed deployments the scope left out.
+	OutOfScope int `json:"out_of_scope,omitempty"`
 	// StartedAt is when the run started.
 	StartedAt time.Time `json:"started_at"`
 	// Duration is how long it took (in JSON as duration_seconds only: a Go

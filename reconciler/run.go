@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,7 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	r := &run{id: id, opts: opts, start: start, log: log, parts: m.parts.guarded(m.cfg.BreakerThreshold, stop),
 		retry: retrier{attempts: m.cfg.RetryAttempts, delay: m.cfg.RetryDelay, log: log},
 		state: newRunState(log, Summary{RunID: id, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason,
+			Scope:     scopeOrNil(opts.Scope),
 			StartedAt: start, Errors: []string{}, Conflicts: []Conflict{}, LowConfidence: []LowConfidence{},
 			MatchedBy: map[Strategy]int{}, Quarantined: []Quarantined{}, NewlyQuarantined: []Quarantined{},
 			Released: []Quarantined{}, Blockers: []string{}, Settled: []Settled{}}),
@@ -72,7 +74,7 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	r.known = m.knownConflicts()
 	m.setCurrent(r)
 	defer m.setCurrent(nil)
-	if opts.Force {
+	if opts.Force && opts.Scope.Empty() {
 		m.parts.scanner.clear()
 	}
 	fetched := m.parts.scanner.fetches.Load()
@@ -139,8 +141,13 @@ func (r *run) do(ctx context.Context) error {
 	}
 	listed := deps
 	deps = r.notIgnored(deps)
+	considered := len(deps)
+	deps = r.scoped(deps)
+	r.refreshScope(deps)
 	r.state.total.Store(int64(len(deps)))
-	r.state.count(func(s *Summary) { s.DeploymentsSeen, s.Ignored = len(listed), len(listed)-len(deps) })
+	r.state.count(func(s *Summary) {
+		s.DeploymentsSeen, s.Ignored, s.OutOfScope = len(listed), len(listed)-considered, considered-len(deps)
+	})
 	claimed := newClaims(r.index, deps)
 	claimed.preclaim(r.parts.matcher, deps)
 	writer := r.newIndexWriter()
@@ -161,7 +168,7 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	r.settleQuarantine(ctx)
-	if !r.opts.DryRun {
+	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		if err := r.watch.save(ctx, r.parts.store, r.parts.now()); err != nil {
 			r.log.Warn("could not keep the event feed's mark; the next run reads the same events again", "error", err)
 		}
@@ -177,7 +184,9 @@ func (r *run) watchFeed(ctx context.Context) {
 	r.watch = readWatch(ctx, r.parts.store, r.parts.director, r.start, cfg.ResyncPeriod, r.opts.Force)
 	switch r.watch.report.Mode {
 	case FeedResync:
-		r.parts.scanner.clear()
+		if r.opts.Scope.Empty() { // a scoped run drops its own deployments' copies (refreshScope)
+			r.parts.scanner.clear()
+		}
 	case FeedWatch:
 		for name := range r.watch.named {
 			r.parts.scanner.forget(name)
@@ -185,6 +194,17 @@ func (r *run) watchFeed(ctx context.Context) {
 	}
 	r.log.Info("event feed read", "mode", r.watch.report.Mode, "reason", r.watch.report.Reason,
 		"events", r.watch.report.Events, "changed", r.watch.report.Changed, "pages", r.watch.report.Pages)
+}
+
+// refreshScope drops the cached copies of a scoped run's deployments when
+// the run is forced or a resync (an unscoped one clears the whole cache).
+func (r *run) refreshScope(deps []bosh.Deployment) {
+	if r.opts.Scope.Empty() || !(r.opts.Force || r.watch.report.Mode == FeedResync) {
+		return
+	}
+	for _, d := range deps {
+		r.parts.scanner.forget(d.Name)
+	}
 }
 
 // trust is the run's rule for cached copies: in watch mode every copy the
@@ -206,7 +226,7 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	if !r.quar.loaded {
 		return
 	}
-	ch := r.quar.settle(r.parts.now(), r.state.failures(), r.listed, r.instanceOf)
+	ch := r.quar.settle(r.parts.now(), r.state.failures(), r.listed, r.instanceOf, r.inScope)
 	r.state.count(func(s *Summary) {
 		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.skippedItems(), ch.added, ch.released
 		s.QuarantinedTotal = len(r.quar.list())
@@ -229,6 +249,24 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	if err := r.quar.save(ctx, r.parts.store); err != nil {
 		r.state.failUnlessStopped(ctx, "", err)
 	}
+}
+
+// inScope says whether a quarantine key (deployment or instance) is within
+// the run's scope: a scoped run releases nothing it did not look at.
+func (r *run) inScope(key string) bool {
+	sc := r.opts.Scope
+	if sc.Empty() {
+		return true
+	}
+	kind, name, _ := strings.Cut(key, " ")
+	if kind == "deployment" {
+		o, known := r.ownerOf(name)
+		return sc.covers(name, o, known)
+	}
+	if rec := r.index[name]; rec != nil {
+		return sc.coversRecord(name, rec)
+	}
+	return name == sc.Instance
 }
 
 // instanceOf is the instance a deployment's records belong to: by its
@@ -500,6 +538,14 @@ func (r *run) newIndexWriter() *indexWriter {
 
 // newOrphaner wires the orphaner of the run.
 func (r *run) newOrphaner(c *claims, w *indexWriter) *orphaner {
-	return &orphaner{tasks: r.parts.tasks, grace: r.parts.cfg.OrphanGracePeriod, start: r.start, index: r.index,
+	return &orphaner{scope: r.opts.Scope, tasks: r.parts.tasks, grace: r.parts.cfg.OrphanGracePeriod, start: r.start, index: r.index,
 		claims: c, writer: w, state: r.state, retry: r.retry, log: r.log}
+}
+
+// scopeOrNil is the summary's scope: nil for everything.
+func scopeOrNil(s Scope) *Scope {
+	if s.Empty() {
+		return nil
+	}
+	return &s
 }

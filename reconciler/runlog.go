@@ -95,6 +95,9 @@ func (m *Manager) restoreLast(ctx context.Context) {
 	defer m.mu.Unlock()
 	if m.last == nil {
 		m.last, m.conflicts = &s, s.Conflicts
+		if s.Scope == nil {
+			m.lastFull = &s
+		}
 		if m.conflicts == nil {
 			m.conflicts = []Conflict{}
 		}

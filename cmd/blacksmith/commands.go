@@ -73,20 +73,27 @@ func serveCommand(args []string, stderr io.Writer, env func(string) (string, boo
 	return exitOK
 }
 
-// reconcileCommand is `blacksmith reconcile [--dry-run] -c FILE`: one run
-// against the configured Director and Vault, its summary (with the plan,
-// for a dry run) printed as JSON. Exit 1 when the run could not complete.
+// reconcileCommand is `blacksmith reconcile [--dry-run] [--service ID]
+// [--plan ID] [--deployment NAME] [--instance ID] -c FILE`: one run against
+// the configured Director and Vault (over the scope the flags give), its
+// summary (with the plan, for a dry run) printed as JSON. Exit 1 when the
+// run could not complete.
 func reconcileCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
 	var dryRun bool
+	var scope reconciler.Scope
 	cfg, log, code, ok := setup("reconcile", args, stderr, env, func(fs *flag.FlagSet) {
 		fs.BoolVar(&dryRun, "dry-run", false, "compute the plan and write nothing")
+		fs.StringVar(&scope.Service, "service", "", "only the instances of this service id")
+		fs.StringVar(&scope.Plan, "plan", "", "only the instances of this plan id")
+		fs.StringVar(&scope.Deployment, "deployment", "", "only this deployment")
+		fs.StringVar(&scope.Instance, "instance", "", "only this instance (tried even when quarantined)")
 	})
 	if !ok {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	s, err := reconcileOnce(ctx, cfg, log, dryRun)
+	s, err := reconcileOnce(ctx, cfg, log, reconciler.RunOptions{DryRun: dryRun, Scope: scope})
 	if s != nil {
 		if perr := printJSON(stdout, s); perr != nil {
 			log.Error("cannot print the summary", "error", perr)
@@ -102,7 +109,7 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, env func(string) 
 
 // reconcileOnce builds the reconciler and makes one forced run. The summary
 // is nil when no run could start.
-func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, dryRun bool) (*reconciler.Summary, error) {
+func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, opts reconciler.RunOptions) (*reconciler.Summary, error) {
 	p, err := newParts(cfg, log)
 	if err != nil {
 		return nil, fmt.Errorf("starting: %w", err)
@@ -120,7 +127,8 @@ func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, dr
 	if err != nil {
 		return nil, fmt.Errorf("creating the reconciler: %w", err)
 	}
-	s, err := m.RunOnce(ctx, reconciler.RunOptions{DryRun: dryRun, Force: true, Reason: "blacksmith reconcile"})
+	opts.Force, opts.Reason = true, "blacksmith reconcile"
+	s, err := m.RunOnce(ctx, opts)
 	return &s, err
 }
 

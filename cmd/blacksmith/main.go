@@ -66,7 +66,8 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   blacksmith [serve] -c FILE                run the daemon
   blacksmith check-config -c FILE           check a configuration file
-  blacksmith reconcile [--dry-run] -c FILE  make one reconciler run, print its summary
+  blacksmith reconcile [--dry-run] [--service ID] [--plan ID] [--deployment NAME] [--instance ID] -c FILE
+                                            make one reconciler run (over that scope), print its summary
   blacksmith backups -c FILE INSTANCE       list an instance's backups, newest first
   blacksmith restore [--redeploy] -c FILE INSTANCE [BACKUP]
                                             put an instance's records back from a backup
