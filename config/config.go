@@ -19,6 +19,33 @@ type Config struct {
 	Metrics MetricsConfig `yaml:"metrics"`
 	// Reconciler tunes the loop that keeps Vault in step with the Director.
 	Reconciler ReconcilerConfig `yaml:"reconciler"`
+	// Notifications are the webhooks told of the reconciler's events.
+	Notifications NotificationsConfig `yaml:"notifications"`
+}
+
+// WebhookEvents are the event types a webhook may ask for (notify.Types).
+var WebhookEvents = []string{"orphaned", "unorphaned", "drift", "quarantined", "conflict", "run_failed", "remediated"}
+
+// NotificationsConfig is where the reconciler's events are sent.
+type NotificationsConfig struct {
+	// WebhookURL is one webhook that gets every event (the environment's way to set one). Default
+	// none; env BLACKSMITH_NOTIFICATIONS_WEBHOOK_URL.
+	WebhookURL string `yaml:"webhook_url"`
+	// WebhookSecret signs what WebhookURL gets; required with it. Default none, secret; env
+	// BLACKSMITH_NOTIFICATIONS_WEBHOOK_SECRET.
+	WebhookSecret string `yaml:"webhook_secret"`
+	// Webhooks are receivers, each with the events it wants and its own secret. Default none; file only.
+	Webhooks []WebhookConfig `yaml:"webhooks"`
+}
+
+// WebhookConfig is one webhook.
+type WebhookConfig struct {
+	// URL is where events are POSTed (http or https).
+	URL string `yaml:"url"`
+	// Events are the types it gets (see WebhookEvents); empty: every type.
+	Events []string `yaml:"events"`
+	// Secret is the HMAC-SHA256 key of X-Blacksmith-Signature. Required, secret.
+	Secret string `yaml:"secret"`
 }
 
 // BrokerConfig is the Open Service Broker API listener.

@@ -54,6 +54,8 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_METRICS_ENABLED", "metrics.enabled"},
 	{"BLACKSMITH_METRICS_USERNAME", "metrics.username"},
 	{"BLACKSMITH_METRICS_PASSWORD", "metrics.password"},
+	{"BLACKSMITH_NOTIFICATIONS_WEBHOOK_URL", "notifications.webhook_url"},
+	{"BLACKSMITH_NOTIFICATIONS_WEBHOOK_SECRET", "notifications.webhook_secret"},
 	{"BLACKSMITH_RECONCILER_ENABLED", "reconciler.enabled"},
 	{"BLACKSMITH_RECONCILER_INTERVAL", "reconciler.interval"},
 	{"BLACKSMITH_RECONCILER_MAX_CONCURRENCY", "reconciler.max_concurrency"},

@@ -37,6 +37,9 @@ func Load(path string, env func(string) (string, bool)) (*Config, error) {
 	if len(c.Reconciler.Ignore) == 0 {
 		c.Reconciler.Ignore = nil // "ignore: []" and no key mean the same
 	}
+	if len(c.Notifications.Webhooks) == 0 {
+		c.Notifications.Webhooks = nil
+	}
 	validate(c, checker{problems: problems, src: src})
 	if err := problems.err(); err != nil {
 		return nil, err

@@ -18,16 +18,25 @@ const RedactedValue = "<redacted>"
 
 // Redacted returns a deep copy of c with every secret that is set replaced by
 // RedactedValue: broker.password, vault.token, bosh.password,
-// bosh.client_secret and metrics.password. Unset secrets stay empty.
+// bosh.client_secret, metrics.password, notifications.webhook_secret and
+// every notifications.webhooks[].secret. Unset secrets stay empty.
 func (c *Config) Redacted() *Config {
 	out := *c
 	out.Catalog.Dirs = slices.Clone(c.Catalog.Dirs)
 	out.Reconciler.Releases = maps.Clone(c.Reconciler.Releases)
 	out.Reconciler.Rules = slices.Clone(c.Reconciler.Rules)
 	out.Reconciler.Ignore = slices.Clone(c.Reconciler.Ignore)
+	out.Notifications.Webhooks = slices.Clone(c.Notifications.Webhooks)
+	for i := range out.Notifications.Webhooks {
+		w := &out.Notifications.Webhooks[i]
+		w.Events = slices.Clone(w.Events)
+		if w.Secret != "" {
+			w.Secret = RedactedValue
+		}
+	}
 	for _, s := range []*string{
 		&out.Broker.Password, &out.Vault.Token, &out.BOSH.Password,
-		&out.BOSH.ClientSecret, &out.Metrics.Password,
+		&out.BOSH.ClientSecret, &out.Metrics.Password, &out.Notifications.WebhookSecret,
 	} {
 		if *s != "" {
 			*s = RedactedValue

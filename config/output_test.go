@@ -51,9 +51,16 @@ reconciler:
     - name: forge
       pattern: '^(?P<plan>[a-z0-9-]+)-(?P<instance>[0-9a-f-]{36})$'
       service_id: redis
+notifications:
+  webhook_url: https://hooks.invalid/all?token=t
+  webhook_secret: hook-s3cret
+  webhooks:
+    - url: http://127.0.0.2:9000/events
+      events: [orphaned, run_failed]
+      secret: hook2-s3cret
 `
 
-var secrets = []string{"broker-s3cret", "vault-s3cret", "bosh-s3cret", "uaa-s3cret", "metrics-s3cret"}
+var secrets = []string{"broker-s3cret", "vault-s3cret", "bosh-s3cret", "uaa-s3cret", "metrics-s3cret", "hook-s3cret", "hook2-s3cret"}
 
 var _ = Describe("output", func() {
 	var c *config.Config
@@ -67,8 +74,10 @@ var _ = Describe("output", func() {
 	Describe("Redacted", func() {
 		It("replaces every secret that is set and keeps the rest", func() {
 			r := c.Redacted()
-			Expect([]string{r.Broker.Password, r.Vault.Token, r.BOSH.Password, r.BOSH.ClientSecret, r.Metrics.Password}).
-				To(HaveEach(config.RedactedValue))
+			Expect([]string{r.Broker.Password, r.Vault.Token, r.BOSH.Password, r.BOSH.ClientSecret, r.Metrics.Password,
+				r.Notifications.WebhookSecret, r.Notifications.Webhooks[0].Secret}).To(HaveEach(config.RedactedValue))
+			Expect(c.Notifications.Webhooks[0].Secret).To(Equal("hook2-s3cret"), "the original keeps its secret")
+			Expect(r.Notifications.Webhooks[0].Events).To(Equal([]string{"orphaned", "run_failed"}))
 			Expect(r.Broker.Username).To(Equal("admin"))
 			Expect(r.BOSH.ClientID).To(Equal("blacksmith"))
 			Expect(r.Reconciler).To(Equal(c.Reconciler))

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -41,6 +42,48 @@ func validate(c *Config, ck checker) {
 	}
 	ck.pair("metrics.username", c.Metrics.Username, "metrics.password", c.Metrics.Password)
 	validateReconciler(c.Reconciler, ck)
+	validateNotifications(c.Notifications, ck)
+}
+
+func validateNotifications(n NotificationsConfig, ck checker) {
+	ck.pair("notifications.webhook_url", n.WebhookURL, "notifications.webhook_secret", n.WebhookSecret)
+	if n.WebhookURL != "" {
+		checkWebhookURL("notifications.webhook_url", n.WebhookURL, ck)
+	}
+	for i, w := range n.Webhooks {
+		key := fmt.Sprintf("notifications.webhooks[%d]", i)
+		if w.URL == "" {
+			ck.fail(key+".url", "required")
+		} else {
+			checkWebhookURL(key+".url", w.URL, ck)
+		}
+		if w.Secret == "" {
+			ck.fail(key+".secret", "required: every delivery is signed with it")
+		}
+		for j, e := range w.Events {
+			if !slices.Contains(WebhookEvents, e) {
+				ck.fail(fmt.Sprintf("%s.events[%d]", key, j), "unknown event %q (one of %s)", e, strings.Join(WebhookEvents, ", "))
+			}
+		}
+	}
+}
+
+// checkWebhookURL checks an http(s) URL without user info or fragment (the
+// problem names the key, never the URL's query, which may hold a token).
+func checkWebhookURL(key, raw string, ck checker) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		ck.fail(key, "not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		ck.fail(key, "scheme must be http or https, got %q", u.Scheme)
+	case u.Host == "":
+		ck.fail(key, "no host")
+	case u.User != nil:
+		ck.fail(key, "must not hold user info (use the secret to sign)")
+	case u.Fragment != "":
+		ck.fail(key, "must not have a fragment")
+	}
 }
 
 func validateBroker(b BrokerConfig, ck checker) {

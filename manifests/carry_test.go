@@ -14,7 +14,8 @@ import (
 )
 
 // secretKeys are the keys check-config prints as <redacted> when set.
-var secretKeys = []string{"broker.password", "vault.token", "bosh.password", "bosh.client_secret", "metrics.password"}
+var secretKeys = []string{"broker.password", "vault.token", "bosh.password", "bosh.client_secret", "metrics.password",
+	"notifications.webhook_secret"}
 
 // pemFiles are the properties whose PEM text the job writes to a file of its
 // config/ folder, and the daemon reads from there.
@@ -45,6 +46,16 @@ func (vm *fakeVM) expectCarried(spec jobSpec, props, effective map[string]any) {
 			Expect(os.ReadFile(vm.jobFile(file))).To(WithTransform(func(b []byte) string {
 				return strings.TrimSpace(string(b))
 			}, Equal(strings.TrimSpace(fmt.Sprint(want)))), key)
+		case key == "notifications.webhooks": // each secret redacted, the rest carried
+			redacted := []any{}
+			hooks, _ := lookup(props, key)
+			list, _ := hooks.([]any)
+			for _, w := range list {
+				hook := maps.Clone(w.(map[string]any))
+				hook["secret"] = "<redacted>"
+				redacted = append(redacted, hook)
+			}
+			Expect(sameValue(redacted, got)).To(BeTrue(), "%s: the manifest says %#v, the daemon has %#v", key, redacted, got)
 		case key == "catalog.dirs":
 			var copies []any
 			for i := range lookupList(props, key) {

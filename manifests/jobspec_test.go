@@ -41,7 +41,7 @@ func loadJobSpec() jobSpec {
 
 // fileOnlyKeys are the matcher settings blacksmith.conf has and the
 // environment does not.
-var fileOnlyKeys = []string{"reconciler.releases", "reconciler.rules", "reconciler.ignore"}
+var fileOnlyKeys = []string{"reconciler.releases", "reconciler.rules", "reconciler.ignore", "notifications.webhooks"}
 
 // configDefaults returns every key of blacksmith.conf with its default, as
 // config.Default().YAML() writes it: the keys config.Environment() lists plus

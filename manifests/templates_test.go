@@ -40,6 +40,8 @@ func otherProps(tls *certificate) map[string]any {
 			"timeout": "45s", "rate_limit": 2.5, "rate_burst": 20, "max_in_flight": 4},
 		"catalog": map[string]any{"dirs": []any{"/var/vcap/jobs/forge-a/catalog", "/var/vcap/jobs/forge-b/catalog"}},
 		"metrics": map[string]any{"enabled": false, "username": "prometheus", "password": "prom-pw"},
+		"notifications": map[string]any{"webhook_url": "https://hooks.invalid/all", "webhook_secret": "hook-pw",
+			"webhooks": []any{map[string]any{"url": "https://hooks.invalid/x", "events": []any{"orphaned"}, "secret": "hook2-pw"}}},
 		"reconciler": map[string]any{"enabled": false, "interval": "2h", "max_concurrency": 7, "batch_size": 20,
 			"retry_attempts": 5, "retry_delay": "3s", "cache_ttl": "7m", "resync_period": "12h",
 			"backup":              map[string]any{"enabled": false, "retention": 3, "cleanup": false, "path": "snapshots"},
