@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -30,6 +31,19 @@ type History interface {
 // actorReconciler names the reconciler in history events.
 const actorReconciler = "reconciler"
 
+// Notifier is told of the events an operator may want pushed (webhooks);
+// *notify.Notifier has it. Notify never blocks.
+type Notifier interface {
+	Notify(e notify.Event)
+}
+
+// notified are the history kinds that are also notifications, each a
+// transition (an orphan that stays one is not announced again).
+var notified = map[string]string{
+	"orphaned": notify.Orphaned, "unorphaned": notify.Unorphaned, "drift": notify.Drift,
+	"conflict": notify.Conflict, "quarantined": notify.Quarantined,
+}
+
 // historian appends a run's history events in the background, with
 // Config.MaxConcurrency writers, so that the run never waits for its
 // history; a failed append is logged and counted, never a run error. An
@@ -37,11 +51,13 @@ const actorReconciler = "reconciler"
 // the retention once, at the end of the run. A nil historian (dry run)
 // records nothing.
 type historian struct {
-	store  History
-	runID  string
-	retain vault.HistoryOptions
-	now    func() time.Time
-	log    *slog.Logger
+	store    History
+	notifier Notifier // nil: no notifications
+	director string   // the Director's name, in notifications
+	runID    string
+	retain   vault.HistoryOptions
+	now      func() time.Time
+	log      *slog.Logger
 
 	in      chan historyItem
 	wg      sync.WaitGroup
@@ -83,6 +99,11 @@ func (h *historian) add(id string, e vault.Event) {
 	if e.Time.IsZero() {
 		e.Time = h.now().UTC()
 	}
+	if t, ok := notified[e.Kind]; ok && h.notifier != nil && e.Details["transition"] != "no" {
+		h.notifier.Notify(notify.Event{Type: t, InstanceID: id, Deployment: e.Deployment, Director: h.director,
+			Reason: e.Message, RunID: h.runID, Time: e.Time})
+	}
+	delete(e.Details, "transition")
 	h.in <- historyItem{id: id, e: e}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/notify"
 )
 
 var (
@@ -52,6 +53,11 @@ type Options struct {
 	// (reconciler.stuck_operation_after). Default nil: they are listed in
 	// Summary.Settled and not settled.
 	Operations Operations
+	// Notifier is told of orphans, drift, conflicts, quarantines and failed
+	// runs as they happen (webhooks). Default nil: nobody.
+	Notifier Notifier
+	// DirectorName names the Director in notifications. Default "default".
+	DirectorName string
 	// Deployer deploys a backup's manifest for Rollback with redeploy.
 	// Default nil: such a rollback is refused with ErrNoDeployer.
 	Deployer Deployer
@@ -68,13 +74,15 @@ type Options struct {
 // Manager runs the reconciler: at start, every interval and on demand, one
 // run at a time. It is safe for concurrent use.
 type Manager struct {
-	cfg      config.ReconcilerConfig
-	log      *slog.Logger
-	now      func() time.Time
-	parts    runParts
-	runLock  chan struct{} // one slot, held by the run in progress (or a rollback)
-	deployer Deployer      // nil: no rollback with redeploy
-	wake     chan struct{} // tells Start that a request is pending
+	cfg          config.ReconcilerConfig
+	log          *slog.Logger
+	now          func() time.Time
+	parts        runParts
+	runLock      chan struct{} // one slot, held by the run in progress (or a rollback)
+	deployer     Deployer      // nil: no rollback with redeploy
+	notifier     Notifier      // nil: no notifications
+	directorName string
+	wake         chan struct{} // tells Start that a request is pending
 
 	mu        sync.Mutex
 	started   bool
@@ -131,6 +139,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	return &Manager{
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
+		notifier: opts.Notifier, directorName: cmp.Or(opts.DirectorName, "default"),
 		parts: runParts{
 			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, store: opts.Store,
 			scanner: newScanner(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
@@ -211,6 +220,20 @@ func (m *Manager) Status() Status {
 	return st
 }
 
+// notifyFailure tells the notifier of a run that failed after one that did
+// not (a transition: a Director down for a day is announced once).
+func (m *Manager) notifyFailure(s Summary) {
+	if m.notifier == nil || s.Result != resultFailure || (m.last != nil && m.last.Result == resultFailure) {
+		return
+	}
+	reason := "the run failed"
+	if len(s.Errors) > 0 {
+		reason = s.Errors[0]
+	}
+	m.notifier.Notify(notify.Event{Type: notify.RunFailed, Director: m.directorName, Reason: reason, RunID: s.RunID,
+		Time: m.now().UTC()})
+}
+
 // setCurrent publishes the run in progress for Status.
 func (m *Manager) setCurrent(r *run) {
 	m.mu.Lock()
@@ -229,6 +252,7 @@ func (m *Manager) finished(r *run, s Summary) {
 	slices.SortFunc(unmatched, func(a, b Unmatched) int { return cmp.Compare(a.Deployment, b.Deployment) })
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.notifyFailure(s)
 	m.last = &s
 	if s.Scope == nil {
 		m.lastFull = &s

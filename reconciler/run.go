@@ -70,6 +70,7 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	} else {
 		r.hist = newHistorian(r.parts.store, id, vault.HistoryOptions{Keep: m.cfg.History.Keep, MaxAge: m.cfg.History.MaxAge},
 			m.cfg.MaxConcurrency, m.now, log)
+		r.hist.notifier, r.hist.director = m.notifier, m.directorName
 	}
 	r.known = m.knownConflicts()
 	m.setCurrent(r)
@@ -232,9 +233,13 @@ func (r *run) settleQuarantine(ctx context.Context) {
 		s.QuarantinedTotal = len(r.quar.list())
 	})
 	for _, q := range ch.added {
+		transition := "yes" // notified when it enters the quarantine, not at each failed retry
+		if q.Failures > 1 {
+			transition = "no"
+		}
 		r.hist.add(q.InstanceID, vault.Event{Kind: "quarantined", Deployment: q.Deployment,
 			Message: fmt.Sprintf("failed in %d runs in a row; skipped until %s: %s", q.Failures,
-				q.NextAttempt.UTC().Format(time.RFC3339), q.LastError)})
+				q.NextAttempt.UTC().Format(time.RFC3339), q.LastError), Details: map[string]string{"transition": transition}})
 		r.log.Warn("quarantined: later runs skip it until its backoff expires", "deployment", q.Deployment,
 			"instance", q.InstanceID, "failures", q.Failures, "next_attempt", q.NextAttempt, "error", q.LastError)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -38,6 +39,7 @@ type parts struct {
 	catalog  *catalog.Catalog
 	registry *prometheus.Registry
 	director *bosh.Client
+	notifier *notify.Notifier
 }
 
 // newParts loads the catalog, creates the metrics registry (with the Go and
@@ -71,7 +73,25 @@ func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, director: director}, nil
+	notifier, err := notify.New(notify.Options{Webhooks: webhooks(cfg.Notifications), Registerer: reg,
+		Logger: log.With("component", "notify")})
+	if err != nil {
+		return nil, fmt.Errorf("notifications: %w", err)
+	}
+	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, director: director, notifier: notifier}, nil
+}
+
+// webhooks are the configured receivers: notifications.webhook_url (every
+// event) first, then notifications.webhooks in order.
+func webhooks(n config.NotificationsConfig) []notify.Webhook {
+	var out []notify.Webhook
+	if n.WebhookURL != "" {
+		out = append(out, notify.Webhook{URL: n.WebhookURL, Secret: n.WebhookSecret})
+	}
+	for _, w := range n.Webhooks {
+		out = append(out, notify.Webhook{URL: w.URL, Events: w.Events, Secret: w.Secret})
+	}
+	return out
 }
 
 // connectVault connects to Vault once and migrates a legacy index.
@@ -110,6 +130,7 @@ func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconci
 		Director:   p.director,
 		Tasks:      p.director,
 		Operations: ops,
+		Notifier:   p.notifier,
 		Deployer:   p.director,
 		Store:      store,
 		Catalog:    p.catalog,

@@ -75,6 +75,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return d.serveHTTP(gctx, srv, ln) })
 	g.Go(func() error { return d.run(gctx) })
+	g.Go(func() error { d.notifier.Run(gctx); return nil })
 	return g.Wait()
 }
 
