@@ -203,10 +203,31 @@ type ReconcilerConfig struct {
 	History HistoryConfig `yaml:"history"`
 	// RunLog is how many run summaries are kept in Vault (GET /b/runs). Default 50; env BLACKSMITH_RECONCILER_RUN_LOG.
 	RunLog int `yaml:"run_log"`
+	// Remediation is what the reconciler does to orphans, opt-in.
+	Remediation RemediationConfig `yaml:"remediation"`
 	// MinConfidence is the least match confidence (0 to 1) the reconciler writes; a match below it is
 	// reported, not written. Default 0 (every match); env BLACKSMITH_RECONCILER_MIN_CONFIDENCE.
 	MinConfidence float64 `yaml:"min_confidence"`
 }
+
+// RemediationConfig is the opt-in remediation of orphans.
+type RemediationConfig struct {
+	// Mode is none, redeploy (deploy the orphan's stored manifest again) or purge (remove its records
+	// after a full backup). Default none; env BLACKSMITH_RECONCILER_REMEDIATION_MODE.
+	Mode string `yaml:"mode"`
+	// MinAge is how long an instance must have been an orphan before it is remediated. Default 24h;
+	// env BLACKSMITH_RECONCILER_REMEDIATION_MIN_AGE.
+	MinAge time.Duration `yaml:"min_age"`
+	// MaxPerRun bounds the orphans one run remediates. Default 5; env BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN.
+	MaxPerRun int `yaml:"max_per_run"`
+}
+
+// Remediation modes.
+const (
+	RemediateNone     = "none"
+	RemediateRedeploy = "redeploy"
+	RemediatePurge    = "purge"
+)
 
 // QuarantineConfig is the backoff across runs of an item that keeps failing.
 type QuarantineConfig struct {
@@ -277,6 +298,7 @@ func Default() *Config {
 			StuckOperationAfter: time.Hour,
 			History:             HistoryConfig{Keep: 200},
 			RunLog:              50,
+			Remediation:         RemediationConfig{Mode: RemediateNone, MinAge: 24 * time.Hour, MaxPerRun: 5},
 		},
 	}
 }

@@ -78,6 +78,9 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_RECONCILER_HISTORY_MAX_AGE", "reconciler.history.max_age"},
 	{"BLACKSMITH_RECONCILER_RUN_LOG", "reconciler.run_log"},
 	{"BLACKSMITH_RECONCILER_MIN_CONFIDENCE", "reconciler.min_confidence"},
+	{"BLACKSMITH_RECONCILER_REMEDIATION_MODE", "reconciler.remediation.mode"},
+	{"BLACKSMITH_RECONCILER_REMEDIATION_MIN_AGE", "reconciler.remediation.min_age"},
+	{"BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", "reconciler.remediation.max_per_run"},
 }
 
 // Environment returns every environment variable Load reads, with the file

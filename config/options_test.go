@@ -118,6 +118,9 @@ var options = []option{
 	{"reconciler.history.keep", "BLACKSMITH_RECONCILER_HISTORY_KEEP", func(c *config.Config) any { return c.Reconciler.History.Keep }, 200, "0", 0, "50", 50, nil},
 	{"reconciler.history.max_age", "BLACKSMITH_RECONCILER_HISTORY_MAX_AGE", func(c *config.Config) any { return c.Reconciler.History.MaxAge }, time.Duration(0), "720h", 720 * time.Hour, "24h", 24 * time.Hour, nil},
 	{"reconciler.run_log", "BLACKSMITH_RECONCILER_RUN_LOG", func(c *config.Config) any { return c.Reconciler.RunLog }, 50, "10", 10, "200", 200, nil},
+	{"reconciler.remediation.mode", "BLACKSMITH_RECONCILER_REMEDIATION_MODE", func(c *config.Config) any { return c.Reconciler.Remediation.Mode }, "none", "redeploy", "redeploy", "purge", "purge", nil},
+	{"reconciler.remediation.min_age", "BLACKSMITH_RECONCILER_REMEDIATION_MIN_AGE", func(c *config.Config) any { return c.Reconciler.Remediation.MinAge }, 24 * time.Hour, "1h", time.Hour, "48h", 48 * time.Hour, nil},
+	{"reconciler.remediation.max_per_run", "BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Remediation.MaxPerRun }, 5, "2", 2, "20", 20, nil},
 	{"reconciler.min_confidence", "BLACKSMITH_RECONCILER_MIN_CONFIDENCE", func(c *config.Config) any { return c.Reconciler.MinConfidence }, 0.0, "0.5", 0.5, "0.9", 0.9, nil},
 }
 

@@ -44,6 +44,13 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	ck.atLeast("reconciler.history.keep", r.History.Keep, 0)
 	ck.notNegative("reconciler.history.max_age", r.History.MaxAge)
 	ck.between("reconciler.run_log", r.RunLog, 1, 10000)
+	switch r.Remediation.Mode {
+	case RemediateNone, RemediateRedeploy, RemediatePurge:
+	default:
+		ck.fail("reconciler.remediation.mode", "must be none, redeploy or purge, got %q", r.Remediation.Mode)
+	}
+	ck.notNegative("reconciler.remediation.min_age", r.Remediation.MinAge)
+	ck.between("reconciler.remediation.max_per_run", r.Remediation.MaxPerRun, 1, 1000)
 	if r.MinConfidence < 0 || r.MinConfidence > 1 {
 		ck.fail("reconciler.min_confidence", "must be between 0 and 1, got %v", r.MinConfidence)
 	}

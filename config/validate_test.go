@@ -33,6 +33,7 @@ var _ = Describe("validation", func() {
 			"notifications.webhooks[0].events[1]: unknown event \"exploded\" (one of orphaned, unorphaned, drift, quarantined, conflict, run_failed, remediated)"),
 		Entry("webhook url with user info", "notifications:\n  webhooks:\n    - url: https://u:p@hooks.invalid/x\n      secret: s\n",
 			"notifications.webhooks[0].url: must not hold user info (use the secret to sign)"),
+		Entry("unknown remediation mode", "reconciler:\n  remediation:\n    mode: delete\n", "reconciler.remediation.mode: must be none, redeploy or purge, got \"delete\""),
 		Entry("resync_period zero", "reconciler:\n  resync_period: 0s\n", "reconciler.resync_period: must be a positive duration, got 0s"),
 		Entry("breaker_threshold zero", "reconciler:\n  breaker_threshold: 0\n", "reconciler.breaker_threshold: must be between 1 and 1000, got 0"),
 		Entry("quarantine max below backoff", "reconciler:\n  quarantine:\n    backoff: 1h\n    max_backoff: 10m\n",

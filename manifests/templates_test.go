@@ -49,7 +49,8 @@ func otherProps(tls *certificate) map[string]any {
 			"quarantine":            map[string]any{"backoff": "2m", "max_backoff": "2h"},
 			"stuck_operation_after": "40m", "history": map[string]any{"keep": 30, "max_age": "720h"},
 			"run_log": 20, "min_confidence": 0.5,
-			"releases": map[string]any{"redis": "redis"}, "rules": []any{rule}, "ignore": []any{"cf", "concourse-.*"}},
+			"remediation": map[string]any{"mode": "purge", "min_age": "48h", "max_per_run": 2},
+			"releases":    map[string]any{"redis": "redis"}, "rules": []any{rule}, "ignore": []any{"cf", "concourse-.*"}},
 	}
 }
 
