@@ -54,6 +54,8 @@ type Inspector interface {
 	BackupAll(ctx context.Context, id string) (string, error)
 	// Restore puts a backup back in Vault.
 	Restore(ctx context.Context, id, backupID string) error
+	// BackupParts says what a backup holds (and whether a removal took it).
+	BackupParts(ctx context.Context, id, backupID string) (vault.BackupContents, error)
 }
 
 // RecordedMatch is how the reconciler tied the instance to its deployment,

@@ -84,4 +84,5 @@ type Store interface {
 	Memory
 	History
 	Inspector
+	Remover
 }

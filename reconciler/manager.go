@@ -104,6 +104,7 @@ type runParts struct {
 	director Director
 	tasks    Tasks      // nil: no task check before an orphan is flagged
 	ops      Operations // nil: stuck operations are listed, not settled
+	deployer Deployer   // nil: no redeploy (rollback, remediation)
 	store    Store
 	scanner  *scanner
 	matcher  *matcher
@@ -141,7 +142,8 @@ func New(opts Options) (*Manager, error) {
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
 		notifier: opts.Notifier, directorName: cmp.Or(opts.DirectorName, "default"),
 		parts: runParts{
-			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, store: opts.Store,
+			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, deployer: opts.Deployer,
+			store:   opts.Store,
 			scanner: newScanner(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
 		},
 		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
@@ -170,6 +172,10 @@ func withDefaults(o Options) Options {
 	c.OrphanGracePeriod = max(c.OrphanGracePeriod, 0)
 	c.StuckOperationAfter = orDuration(c.StuckOperationAfter, def.StuckOperationAfter)
 	c.Quarantine.Backoff = orDuration(c.Quarantine.Backoff, def.Quarantine.Backoff)
+	c.Remediation.Mode = cmp.Or(c.Remediation.Mode, def.Remediation.Mode)
+	if c.Remediation.MaxPerRun <= 0 {
+		c.Remediation.MaxPerRun = def.Remediation.MaxPerRun
+	}
 	c.Quarantine.MaxBackoff = max(orDuration(c.Quarantine.MaxBackoff, def.Quarantine.MaxBackoff), c.Quarantine.Backoff)
 	if c.BreakerThreshold <= 0 {
 		c.BreakerThreshold = def.BreakerThreshold

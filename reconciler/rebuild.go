@@ -38,7 +38,9 @@ type RebuildReport struct {
 	// Orphans are the records made for instances without a deployment.
 	Orphans []RebuiltOrphan `json:"orphans"`
 	// Unrecoverable are instances with documents in Vault from which no
-	// service and plan could be told: listed, not written.
+	// service and plan could be told, or that were removed on purpose (a
+	// deprovision, a purge: their newest backup is the removal's): listed,
+	// not written.
 	Unrecoverable []string `json:"unrecoverable"`
 }
 
@@ -140,6 +142,9 @@ func (m *Manager) documentedInstances(ctx context.Context) ([]string, error) {
 // nil when none tells its plan.
 func (m *Manager) recoverRecord(ctx context.Context, id string) (*vault.Record, string) {
 	store := m.parts.store
+	if m.removedOnPurpose(ctx, id) {
+		return nil, ""
+	}
 	if rec, _, err := store.LatestBackupRecord(ctx, id); err == nil && rec != nil && rec.PlanID != "" {
 		return rec, "backup"
 	} else if err != nil && !errors.Is(err, vault.ErrNotFound) {
@@ -162,6 +167,18 @@ func (m *Manager) recoverRecord(ctx context.Context, id string) (*vault.Record, 
 		}
 	}
 	return nil, ""
+}
+
+// removedOnPurpose says whether the instance's newest backup was taken by a
+// removal (a deprovision, a purge): its documents stay behind (metadata,
+// manifest, history), but it is no orphan to bring back.
+func (m *Manager) removedOnPurpose(ctx context.Context, id string) bool {
+	ids, err := m.parts.store.Backups(ctx, id)
+	if err != nil || len(ids) == 0 {
+		return false
+	}
+	parts, err := m.parts.store.BackupParts(ctx, id, ids[0])
+	return err == nil && parts.Removal
 }
 
 // propsFor is the manifest's properties.blacksmith (top level, else the

@@ -111,6 +111,9 @@ type Summary struct {
 	QuarantinedTotal int `json:"quarantined_total"`
 	// Released are the items that left the quarantine in this run.
 	Released []Quarantined `json:"released"`
+	// Remediated are the orphans reconciler.remediation acted on (a dry run:
+	// would act on).
+	Remediated []Remediation `json:"remediated"`
 	// Settled are the broker operations found in progress for longer than
 	// reconciler.stuck_operation_after, and what became of them.
 	Settled []Settled `json:"settled"`

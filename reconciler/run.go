@@ -63,7 +63,7 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 			Scope:     scopeOrNil(opts.Scope),
 			StartedAt: start, Errors: []string{}, Conflicts: []Conflict{}, LowConfidence: []LowConfidence{},
 			MatchedBy: map[Strategy]int{}, Quarantined: []Quarantined{}, NewlyQuarantined: []Quarantined{},
-			Released: []Quarantined{}, Blockers: []string{}, Settled: []Settled{}}),
+			Released: []Quarantined{}, Blockers: []string{}, Settled: []Settled{}, Remediated: []Remediation{}}),
 		quar: newQuarantine(m.cfg.Quarantine, start, opts)}
 	if opts.DryRun {
 		r.plan = &planner{}
@@ -168,6 +168,7 @@ func (r *run) do(ctx context.Context) error {
 	if err := stopped(ctx, nil); err != nil {
 		return err
 	}
+	r.remediate(ctx)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		if err := r.watch.save(ctx, r.parts.store, r.parts.now()); err != nil {

@@ -35,6 +35,9 @@ type Record struct {
 	MatchStrategy   string  `json:"match_strategy,omitempty"`
 	MatchConfidence float64 `json:"match_confidence,omitempty"`
 	MatchRule       string  `json:"match_rule,omitempty"`
+	// RemediatedAt is when the reconciler last tried to bring an orphan's
+	// deployment back (RFC 3339); it tries again only min_age later.
+	RemediatedAt string `json:"remediated_at,omitempty"`
 
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -99,6 +102,7 @@ func (r *Record) fields() []field {
 		{"match_strategy", &r.MatchStrategy, false},
 		{"match_confidence", &r.MatchConfidence, false},
 		{"match_rule", &r.MatchRule, false},
+		{"remediated_at", &r.RemediatedAt, false},
 	}
 }
 
