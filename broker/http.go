@@ -96,6 +96,8 @@ func operationOf(method, path string) string {
 		return opReconcile
 	case len(parts) == 2 && parts[0] == "b" && parts[1] == "runs":
 		return opRuns
+	case len(parts) >= 1 && parts[0] == "dashboard":
+		return opDashboard
 	case len(parts) == 3 && parts[0] == "b" && parts[1] == "instances":
 		return opInstance
 	case len(parts) == 4 && parts[0] == "b" && parts[1] == "instances" && parts[3] == "restore":

@@ -25,12 +25,13 @@ const (
 	opRuns          = "runs"
 	opInstance      = "instance_view"
 	opRestore       = "restore"
+	opDashboard     = "dashboard"
 	opUnknown       = "unknown"
 )
 
 var operations = []string{
 	opCatalog, opProvision, opDeprovision, opUpdate, opGetInstance, opLastOperation,
-	opBind, opUnbind, opGetBinding, opBindingLastOp, opReconcile, opStatus, opRuns, opInstance, opRestore, opUnknown,
+	opBind, opUnbind, opGetBinding, opBindingLastOp, opReconcile, opStatus, opRuns, opInstance, opRestore, opDashboard, opUnknown,
 }
 
 // Metrics holds the broker's Prometheus series. Create it with NewMetrics.

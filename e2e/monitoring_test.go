@@ -58,7 +58,7 @@ var _ = Describe("Monitoring: the alerting rules and the Grafana dashboard", fun
 			return code
 		}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Equal(http.StatusOK), func() string { return body })
 		for _, path := range []string{"/v2/catalog", "/b/reconcile", "/v2/service_instances/e2e-monitoring-1",
-			"/v2/service_instances/e2e-monitoring-1/last_operation", "/b/runs", "/b/instances/e2e-monitoring-1"} {
+			"/v2/service_instances/e2e-monitoring-1/last_operation", "/b/runs", "/b/instances/e2e-monitoring-1", "/dashboard"} {
 			code, body := d.get(path, brokerUser, brokerPass)
 			Expect(code).NotTo(BeZero(), body)
 		}

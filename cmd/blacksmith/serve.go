@@ -14,6 +14,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/dashboard"
 	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
@@ -151,17 +152,25 @@ func (d *daemon) run(ctx context.Context) error {
 }
 
 // api serves the broker's OSB API and, next to it, the operator's
-// /b/reconcile with rec's runs: both behind the broker's credentials and
-// counted in the broker's request metrics (operations "reconcile" and
-// "reconcile_status"); any other path gets the broker's 404.
+// endpoints (/b/reconcile, /b/instances/, /b/runs) and the dashboard: all
+// behind the broker's credentials and counted in the broker's request
+// metrics; any other path gets the broker's 404. The operator's side also
+// refuses cross-origin browser requests that change anything (CSRF: the
+// dashboard's browser holds the credentials).
 func (d *daemon) api(b *broker.Broker, rec *reconciler.Manager) http.Handler {
-	reconcile := operator.ReconcileHandler(rec, d.log.With("component", "operator"))
+	guard := func(h http.Handler) http.Handler {
+		return b.Observe(basicauth.Require(d.cfg.Broker.Username, d.cfg.Broker.Password,
+			http.NewCrossOriginProtection().Handler(h)))
+	}
+	log := d.log.With("component", "operator")
 	mux := http.NewServeMux()
-	mux.Handle("/b/reconcile", b.Observe(basicauth.Require(d.cfg.Broker.Username, d.cfg.Broker.Password, reconcile)))
-	instances := b.Observe(basicauth.Require(d.cfg.Broker.Username, d.cfg.Broker.Password,
-		operator.InstancesHandler(rec, d.log.With("component", "operator"))))
+	mux.Handle("/b/reconcile", guard(operator.ReconcileHandler(rec, log)))
+	instances := guard(operator.InstancesHandler(rec, log))
 	mux.Handle("/b/instances/", instances)
 	mux.Handle("/b/runs", instances)
+	ui := guard(dashboard.Handler())
+	mux.Handle("/dashboard", ui)
+	mux.Handle("/dashboard/", ui)
 	mux.Handle("/", b.Handler())
 	return mux
 }

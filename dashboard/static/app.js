@@ -1,0 +1,246 @@
+// The blacksmith dashboard: reads the operator's JSON endpoints and renders
+// every value as text (textContent), never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function link(href, text) {
+  const a = el("a", text);
+  a.href = href;
+  return a;
+}
+
+function when(t) {
+  if (!t) return "";
+  const d = new Date(t);
+  return isNaN(d) || d.getFullYear() < 2000 ? "" : d.toLocaleString();
+}
+
+function secs(s) {
+  return s === undefined ? "" : s < 10 ? s.toFixed(2) + " s" : Math.round(s) + " s";
+}
+
+// rows fills the tbody of table id with one row per item (cells(item) gives
+// the cells: strings or nodes); empty says what none means.
+function rows(id, items, cells, empty) {
+  const body = $(id).tBodies[0];
+  body.replaceChildren();
+  if (!items || items.length === 0) {
+    const td = el("td", empty || "none", "empty");
+    td.colSpan = $(id).tHead.rows[0].cells.length;
+    const tr = el("tr");
+    tr.append(td);
+    body.append(tr);
+    return;
+  }
+  for (const it of items) {
+    const tr = el("tr");
+    for (const c of cells(it)) {
+      const td = el("td");
+      if (c instanceof Node) td.append(c); else td.textContent = c === undefined || c === null ? "" : String(c);
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+}
+
+function facts(id, pairs) {
+  const dl = $(id);
+  dl.replaceChildren();
+  for (const [k, v] of pairs) {
+    if (v === undefined || v === null || v === "") continue;
+    dl.append(el("dt", k));
+    const dd = el("dd");
+    if (v instanceof Node) dd.append(v); else dd.textContent = String(v);
+    dl.append(dd);
+  }
+  if (!dl.children.length) dl.append(el("dd", "none", "empty"));
+}
+
+function instanceLink(id) {
+  return id ? link("/dashboard/instances/" + encodeURIComponent(id), id) : "";
+}
+
+function showError(err) {
+  const p = $("error");
+  if (!p) return;
+  p.hidden = !err;
+  p.textContent = err ? String(err) : "";
+}
+
+async function getJSON(url, opts) {
+  const res = await fetch(url, Object.assign({ credentials: "same-origin", headers: { Accept: "application/json" } }, opts || {}));
+  let body = null;
+  try { body = await res.json(); } catch (e) { body = null; }
+  if (!res.ok && res.status !== 202) {
+    throw new Error((body && (body.description || body.error)) || res.status + " " + res.statusText);
+  }
+  return body;
+}
+
+// ---- overview ----
+
+let pollTimer = null;
+
+function schedule(running) {
+  clearTimeout(pollTimer);
+  pollTimer = setTimeout(refresh, running ? 1000 : 5000);
+}
+
+async function refresh() {
+  try {
+    const [st, runs] = await Promise.all([getJSON("/b/reconcile"), getJSON("/b/runs?limit=10")]);
+    renderStatus(st);
+    renderRuns(runs && runs.runs);
+    showError(null);
+    schedule(st.running);
+  } catch (e) {
+    showError(e.message);
+    schedule(false);
+  }
+}
+
+function renderStatus(st) {
+  const state = $("run-state");
+  state.textContent = st.running ? "running" : st.enabled ? "idle" : "disabled";
+  state.className = "badge " + (st.running ? "running" : "idle");
+  state.dataset.state = state.textContent;
+  $("run-phase").textContent = st.running ? st.phase + " · " + st.progress.done + " / " + st.progress.total : "";
+  const bar = $("run-progress");
+  bar.hidden = !st.running;
+  bar.max = Math.max(1, st.progress.total);
+  bar.value = st.progress.done;
+  $("converged").textContent = st.last_run ? (st.converged ? "Converged: nothing to write, nothing failing, nothing unexplained." : "Not converged:") : "No run yet.";
+  const ul = $("blockers");
+  ul.replaceChildren(...(st.blockers || []).map((b) => el("li", b)));
+  $("run-now").disabled = st.running;
+
+  const r = st.last_run;
+  if (r) {
+    const result = el("span", r.result, "badge " + r.result);
+    facts("last-run", [
+      ["result", result], ["started", when(r.started_at)], ["reason", r.reason], ["scope", r.scope ? JSON.stringify(r.scope) : ""],
+      ["duration", secs(r.duration_seconds)], ["deployments", r.deployments_seen], ["matched", r.matched],
+      ["created / updated", r.created + " / " + r.updated], ["orphaned / unorphaned", r.orphaned + " / " + r.unorphaned],
+      ["drift", r.drift], ["Vault writes", r.writes], ["manifests fetched", r.manifests_fetched],
+      ["event feed", r.feed ? r.feed.mode + (r.feed.reason ? " (" + r.feed.reason + ")" : "") : ""],
+      ["errors", r.error_count ? r.error_count + ": " + (r.errors || []).slice(0, 3).join("; ") : "0"],
+    ]);
+  } else {
+    facts("last-run", []);
+  }
+  rows("directors", [r], (x) => ["default", x ? x.deployments_seen : "", x && x.feed ? x.feed.mode : "", x ? x.result : ""], "no run yet");
+  $("orphans-count").textContent = "(" + st.orphans.length + ")";
+  rows("orphans", st.orphans, (o) => [instanceLink(o.instance_id), o.deployment, when(o.orphaned_at)]);
+  $("unmatched-count").textContent = "(" + st.unmatched.length + ")";
+  rows("unmatched", st.unmatched, (u) => [u.deployment, u.reason]);
+  $("conflicts-count").textContent = "(" + st.conflicts.length + ")";
+  rows("conflicts", st.conflicts, (c) => [instanceLink(c.instance_id), c.winner, c.loser]);
+  $("quarantined-count").textContent = "(" + st.quarantined.length + ")";
+  rows("quarantined", st.quarantined, (q) => [q.instance_id ? instanceLink(q.instance_id) : q.deployment, q.failures, when(q.next_attempt), q.last_error]);
+}
+
+function renderRuns(runs) {
+  rows("runs", runs, (r) => [when(r.started_at), el("span", r.result, "badge " + r.result), secs(r.duration_seconds),
+    r.writes, r.drift, r.error_count, r.feed ? r.feed.mode : ""], "no run logged yet");
+}
+
+async function runNow() {
+  $("run-now").disabled = true;
+  try {
+    await getJSON("/b/reconcile", { method: "POST" });
+    showError(null);
+  } catch (e) {
+    showError(e.message);
+  }
+  refresh();
+}
+
+async function dryRun() {
+  const btn = $("dry-run");
+  btn.disabled = true;
+  try {
+    const a = await getJSON("/b/reconcile?dry_run=true&wait=60s", { method: "POST" });
+    renderPlan(a.summary);
+    showError(null);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+function renderPlan(s) {
+  $("plan-card").hidden = false;
+  const p = (s && s.plan) || {};
+  const items = [];
+  for (const it of p.creates || []) items.push(["create", it.instance_id, it.deployment, (it.records || []).join(", ") + " · " + it.strategy]);
+  for (const it of p.updates || []) items.push([it.drift ? "update (drift)" : "update", it.instance_id, it.deployment, (it.records || []).join(", ")]);
+  for (const o of p.orphans || []) items.push(["flag orphan", o.instance_id, o.deployment, ""]);
+  for (const o of p.unorphans || []) items.push(["un-orphan", o.instance_id, o.deployment, ""]);
+  for (const r of (s && s.remediated) || []) items.push(["remediate: " + r.action, r.instance_id, r.deployment, ""]);
+  $("plan-summary").textContent = items.length ? items.length + " changes would be made." : "Nothing would change.";
+  rows("plan", items, (x) => [x[0], instanceLink(x[1]), x[2], x[3]], "nothing would change");
+}
+
+// ---- instance ----
+
+function instanceID() {
+  const parts = location.pathname.split("/");
+  return decodeURIComponent(parts[parts.length - 1] || "");
+}
+
+async function loadInstance() {
+  const id = instanceID();
+  $("instance-id").textContent = id;
+  try {
+    const v = await getJSON("/b/instances/" + encodeURIComponent(id));
+    const rec = v.record || {};
+    facts("record", [["deployment", v.deployment], ["service", rec.service_id], ["plan", rec.plan_id],
+      ["organization", rec.organization_guid], ["space", rec.space_guid], ["orphaned", rec.orphaned ? "yes, since " + when(rec.orphaned_at) : "no"],
+      ["last operation", rec.last_operation ? rec.last_operation.type + " " + rec.last_operation.state : ""],
+      ["reconciled at", when(rec.reconciled_at)]]);
+    const m = v.match || {};
+    facts("match", [["strategy", m.strategy], ["confidence", m.confidence], ["rule", m.rule]]);
+    const q = v.quarantine;
+    facts("quarantine", q ? [["failures", q.failures], ["since", when(q.since)], ["next attempt", when(q.next_attempt)], ["last error", q.last_error]] : []);
+    $("backups-count").textContent = "(" + v.backups.length + ")";
+    $("backups").replaceChildren(...v.backups.map((b) => el("li", b)));
+    rows("history", v.history, (h) => [when(h.time), h.kind, h.actor, h.message]);
+    showError(v.problems && v.problems.length ? v.problems.join("; ") : null);
+  } catch (e) {
+    showError(e.message);
+  }
+}
+
+async function reconcileOne() {
+  const btn = $("reconcile-one");
+  btn.disabled = true;
+  try {
+    await getJSON("/b/reconcile?wait=60s&instance=" + encodeURIComponent(instanceID()), { method: "POST" });
+    showError(null);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    btn.disabled = false;
+  }
+  loadInstance();
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  if (document.body.dataset.page === "instance") {
+    $("reconcile-one").addEventListener("click", reconcileOne);
+    loadInstance();
+    return;
+  }
+  $("run-now").addEventListener("click", runNow);
+  $("dry-run").addEventListener("click", dryRun);
+  refresh();
+});

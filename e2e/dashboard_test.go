@@ -1,0 +1,157 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// chromiumPath is Debian's Chromium (CHROMIUM overrides it); without it the
+// spec is skipped, and fails under CI=true (.ci/run installs it).
+func chromiumPath() string {
+	GinkgoHelper()
+	path := os.Getenv("CHROMIUM")
+	if path == "" {
+		path, _ = exec.LookPath("chromium")
+	}
+	if path == "" {
+		if testvault.InCI() {
+			Fail("no chromium: .ci/run installs Debian's chromium")
+		}
+		Skip("no chromium (apt-get install chromium)")
+	}
+	return path
+}
+
+// browser starts a headless Chromium that sends the broker's credentials
+// with every request (as a browser does once the operator logged in).
+func browser() context.Context {
+	GinkgoHelper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath()), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(GinkgoT().TempDir()), chromedp.WindowSize(1280, 1000))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	DeferCleanup(func() { cancel(); cancelAlloc() })
+	auth := base64.StdEncoding.EncodeToString([]byte(brokerUser + ":" + brokerPass))
+	Expect(chromedp.Run(ctx, network.Enable(),
+		network.SetExtraHTTPHeaders(network.Headers{"Authorization": "Basic " + auth}))).To(Succeed())
+	return ctx
+}
+
+var _ = Describe("the dashboard, in a real browser", func() {
+	It("shows the orphan and the unmatched deployment, and a run started with Run now finishing", func() {
+		ctx := context.Background()
+		foreign := "dashboard-foreign-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
+		req, _ := http.NewRequest(http.MethodPut, directorURL+"/_sim/deployments",
+			strings.NewReader("name: "+foreign+"\nreleases: [{name: capi, version: '1'}]\n"))
+		res, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		res.Body.Close()
+		Expect(res.StatusCode).To(Equal(http.StatusNoContent))
+		DeferCleanup(func() {
+			req, _ := http.NewRequest(http.MethodDelete, directorURL+"/_sim/deployments/"+foreign, nil)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		})
+		orphan := "dash-orphan-" + foreign[len(foreign)-6:]
+		_, err = store.Update(ctx, map[string]vault.Change{orphan: func(*vault.Record) (*vault.Record, error) {
+			return &vault.Record{ServiceID: "redis", PlanID: "redis-small", Created: time.Now().Add(-2 * time.Hour).Unix()}, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { _ = store.Remove(ctx, orphan) })
+
+		d := startDaemon("")
+		Eventually(func() int {
+			code, _ := d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+			return code
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(http.StatusOK))
+
+		b := browser()
+		var orphans, unmatched, state, runs, pageError string
+		Expect(chromedp.Run(b,
+			chromedp.Navigate(d.url+"/dashboard"),
+			chromedp.WaitVisible(`#orphans tbody a`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#runs tbody tr`, chromedp.ByQuery),
+			chromedp.Text(`#orphans`, &orphans, chromedp.ByQuery),
+			chromedp.Text(`#unmatched`, &unmatched, chromedp.ByQuery),
+			chromedp.Text(`#run-state`, &state, chromedp.ByQuery),
+			chromedp.Text(`#runs`, &runs, chromedp.ByQuery),
+			chromedp.TextContent(`#error`, &pageError, chromedp.ByQuery),
+		)).To(Succeed())
+		Expect(pageError).To(BeEmpty(), "the page met no error")
+		Expect(runs).To(ContainSubstring("success"), "the run log is shown")
+		Expect(orphans).To(ContainSubstring(orphan))
+		Expect(unmatched).To(ContainSubstring(foreign))
+		Expect(state).To(Equal("idle"))
+
+		runsBefore := runCount(d)
+		var lastRunBefore string
+		Expect(chromedp.Run(b, chromedp.Text(`#last-run`, &lastRunBefore, chromedp.ByQuery),
+			chromedp.Click(`#run-now`, chromedp.ByQuery))).To(Succeed())
+		Eventually(func() int { return runCount(d) }).WithTimeout(60 * time.Second).Should(BeNumerically(">", runsBefore),
+			"the click started a run")
+		Eventually(func() string {
+			var now, st string
+			_ = chromedp.Run(b, chromedp.Text(`#last-run`, &now, chromedp.ByQuery), chromedp.Text(`#run-state`, &st, chromedp.ByQuery))
+			if st != "idle" {
+				return ""
+			}
+			return now
+		}).WithTimeout(60*time.Second).WithPolling(500*time.Millisecond).ShouldNot(Or(BeEmpty(), Equal(lastRunBefore)),
+			"the page shows the new run, finished")
+
+		// The instance page of the orphan, reached from its link.
+		var record, history string
+		Expect(chromedp.Run(b,
+			chromedp.Click(`#orphans tbody a`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#history tbody tr`, chromedp.ByQuery),
+			chromedp.Text(`#record`, &record, chromedp.ByQuery),
+			chromedp.Text(`#history`, &history, chromedp.ByQuery),
+		)).To(Succeed())
+		Expect(record).To(ContainSubstring("redis-small"))
+		Expect(history).To(ContainSubstring("orphaned"))
+
+		if path := os.Getenv("DASHBOARD_SCREENSHOT"); path != "" { // make the README's picture
+			var png []byte
+			Expect(chromedp.Run(b, chromedp.Navigate(d.url+"/dashboard"), chromedp.WaitVisible(`#orphans tbody a`, chromedp.ByQuery),
+				chromedp.Sleep(time.Second), chromedp.FullScreenshot(&png, 100))).To(Succeed())
+			Expect(os.WriteFile(path, png, 0o644)).To(Succeed())
+		}
+	})
+
+	It("refuses a cross-site POST (CSRF) with the operator's credentials", func() {
+		d := startDaemon("")
+		req, _ := http.NewRequest(http.MethodPost, d.url+"/b/reconcile", nil)
+		req.SetBasicAuth(brokerUser, brokerPass)
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Origin", "https://evil.invalid")
+		res, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		res.Body.Close()
+		Expect(res.StatusCode).To(Equal(http.StatusForbidden))
+	})
+})
+
+// runCount is the number of runs in the daemon's run log.
+func runCount(d *daemon) int {
+	GinkgoHelper()
+	code, body := d.get("/b/runs?limit=1000", brokerUser, brokerPass)
+	Expect(code).To(Equal(http.StatusOK), body)
+	return strings.Count(body, `"run_id"`)
+}
