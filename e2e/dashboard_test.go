@@ -104,7 +104,7 @@ var _ = Describe("the dashboard, in a real browser", func() {
 		var lastRunBefore string
 		Expect(chromedp.Run(b, chromedp.Text(`#last-run`, &lastRunBefore, chromedp.ByQuery),
 			chromedp.Click(`#run-now`, chromedp.ByQuery))).To(Succeed())
-		Eventually(func() int { return runCount(d) }).WithTimeout(60 * time.Second).Should(BeNumerically(">", runsBefore),
+		Eventually(func() int { return runCount(d) }).WithTimeout(60*time.Second).Should(BeNumerically(">", runsBefore),
 			"the click started a run")
 		Eventually(func() string {
 			var now, st string
