@@ -145,11 +145,26 @@ func (g guardedDirector) Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Ta
 
 // guardedStore is a Store behind a run's breaker (the methods it does not
 // override reach Vault as they are: the run's history and memory, whose
-// failures are logged, not counted).
+// failures are logged, not counted), and, with HA, behind the lease's
+// fence: a daemon that lost the lease writes nothing more (the run stops).
 type guardedStore struct {
 	Store
-	s Store
-	b *breaker
+	s     Store
+	b     *breaker
+	fence func() error            // nil: no HA
+	stop  context.CancelCauseFunc // ends the run when the fence closes
+}
+
+// fenced is the error of a write the daemon may no longer make (nil: go on).
+func (g guardedStore) fenced() error {
+	if g.fence == nil {
+		return nil
+	}
+	if err := g.fence(); err != nil {
+		g.stop(err)
+		return retry.Terminal(err)
+	}
+	return nil
 }
 
 // none adapts a call that returns only an error.
@@ -162,6 +177,9 @@ func (g guardedStore) Index(ctx context.Context) (*vault.Index, error) {
 }
 
 func (g guardedStore) Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error) {
+	if err := g.fenced(); err != nil {
+		return vault.UpdateResult{}, err
+	}
 	return call(g.b, ctx, func(ctx context.Context) (vault.UpdateResult, error) { return g.s.Update(ctx, changes) })
 }
 
@@ -170,6 +188,9 @@ func (g guardedStore) Metadata(ctx context.Context, id string) (*vault.Metadata,
 }
 
 func (g guardedStore) PutMetadata(ctx context.Context, id string, md *vault.Metadata) error {
+	if err := g.fenced(); err != nil {
+		return err
+	}
 	_, err := call(g.b, ctx, none(func(ctx context.Context) error { return g.s.PutMetadata(ctx, id, md) }))
 	return err
 }
@@ -187,11 +208,17 @@ func (g guardedStore) Manifest(ctx context.Context, id string) (string, bool, er
 }
 
 func (g guardedStore) PutManifest(ctx context.Context, id, text string) error {
+	if err := g.fenced(); err != nil {
+		return err
+	}
 	_, err := call(g.b, ctx, none(func(ctx context.Context) error { return g.s.PutManifest(ctx, id, text) }))
 	return err
 }
 
 func (g guardedStore) CreateManifest(ctx context.Context, id, text string) error {
+	if err := g.fenced(); err != nil {
+		return err
+	}
 	_, err := call(g.b, ctx, none(func(ctx context.Context) error { return g.s.CreateManifest(ctx, id, text) }))
 	return err
 }
@@ -201,6 +228,9 @@ func (g guardedStore) Instances(ctx context.Context) (map[string]bool, error) {
 }
 
 func (g guardedStore) Backup(ctx context.Context, id string) (string, error) {
+	if err := g.fenced(); err != nil {
+		return "", err
+	}
 	return call(g.b, ctx, func(ctx context.Context) (string, error) { return g.s.Backup(ctx, id) })
 }
 
@@ -214,4 +244,25 @@ func (g guardedStore) LatestBackupRecord(ctx context.Context, id string) (*vault
 		return latest{rec, id}, err
 	})
 	return l.rec, l.id, err
+}
+
+func (g guardedStore) RemoveAll(ctx context.Context, id string) (string, error) {
+	if err := g.fenced(); err != nil {
+		return "", err
+	}
+	return g.s.RemoveAll(ctx, id)
+}
+
+func (g guardedStore) WriteState(ctx context.Context, name string, v any) error {
+	if err := g.fenced(); err != nil {
+		return err
+	}
+	return g.s.WriteState(ctx, name, v)
+}
+
+func (g guardedStore) AppendEvent(ctx context.Context, id string, e vault.Event) error {
+	if err := g.fenced(); err != nil {
+		return err
+	}
+	return g.s.AppendEvent(ctx, id, e)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -30,6 +31,11 @@ func (m *Manager) Start(ctx context.Context) error {
 		return err
 	}
 	defer m.setStarted(false)
+	if m.elector != nil {
+		var wg sync.WaitGroup
+		wg.Go(func() { m.elector.run(ctx) })
+		defer wg.Wait() // the lease is released before Start returns
+	}
 	m.restoreLast(ctx)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -40,6 +46,13 @@ func (m *Manager) Start(ctx context.Context) error {
 			return nil
 		case <-timer.C:
 			req = m.scheduled()
+			if !m.elector.leading() { // a follower: the leader runs; becoming it wakes us
+				timer.Reset(m.cfg.Interval)
+				continue
+			}
+		case <-m.lead:
+			req = m.scheduled()
+			req.opts.Reason = "this daemon became the leader"
 		case <-m.wake:
 			req = m.takePending()
 		}
@@ -195,6 +208,10 @@ func (m *Manager) signal() {
 func (m *Manager) Trigger(opts RunOptions) (string, <-chan Summary, error) {
 	if !m.cfg.Enabled {
 		return "", nil, ErrDisabled
+	}
+	if !m.elector.leading() {
+		id, since := m.elector.leader()
+		return "", nil, &NotLeaderError{Leader: id, Since: since}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

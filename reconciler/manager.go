@@ -58,6 +58,9 @@ type Options struct {
 	Notifier Notifier
 	// DirectorName names the Director in notifications. Default "default".
 	DirectorName string
+	// HA shares the reconciler among daemons on one Vault mount: only the
+	// holder of the lease runs it. Default nil: this daemon always runs it.
+	HA *HAOptions
 	// Deployer deploys a backup's manifest for Rollback with redeploy.
 	// Default nil: such a rollback is refused with ErrNoDeployer.
 	Deployer Deployer
@@ -83,6 +86,8 @@ type Manager struct {
 	notifier     Notifier      // nil: no notifications
 	directorName string
 	wake         chan struct{} // tells Start that a request is pending
+	lead         chan struct{} // tells Start that this daemon became the leader
+	elector      *elector      // nil: no HA, this daemon always leads
 
 	mu        sync.Mutex
 	started   bool
@@ -109,6 +114,7 @@ type runParts struct {
 	scanner  *scanner
 	matcher  *matcher
 	ignore   []*regexp.Regexp // Config.Ignore: deployments left alone
+	fence    func() error     // nil: no HA; else an error once this daemon lost the lease
 	metrics  *metrics
 	now      func() time.Time
 }
@@ -138,7 +144,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{
+	m := &Manager{
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
 		notifier: opts.Notifier, directorName: cmp.Or(opts.DirectorName, "default"),
 		parts: runParts{
@@ -146,9 +152,25 @@ func New(opts Options) (*Manager, error) {
 			store:   opts.Store,
 			scanner: newScanner(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
 		},
-		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1),
+		runLock: make(chan struct{}, 1), wake: make(chan struct{}, 1), lead: make(chan struct{}, 1),
 		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{}, quar: []Quarantined{},
-	}, nil
+	}
+	if h := opts.HA; h != nil {
+		if h.Leases == nil || h.ID == "" {
+			return nil, fmt.Errorf("%w: HA needs Leases and an ID", ErrBadOptions)
+		}
+		m.elector = newElector(*h, opts.Logger.With("component", "ha"), opts.Now, func() {
+			select {
+			case m.lead <- struct{}{}:
+			default:
+			}
+		})
+		m.parts.fence = m.elector.fence
+	}
+	if err := met.leaderGauge(opts.Registerer, m.elector.leading); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // withDefaults is the one place defaults are filled in.
@@ -204,6 +226,7 @@ func (m *Manager) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := Status{
+		Leader:      m.elector.leading(),
 		Enabled:     m.cfg.Enabled,
 		Phase:       PhaseIdle,
 		Metrics:     m.parts.metrics.snapshot(),
@@ -216,6 +239,9 @@ func (m *Manager) Status() Status {
 	if m.last != nil {
 		last := *m.last
 		st.LastRun = &last
+	}
+	if m.elector != nil {
+		st.LeaderID, st.LeaderSince = m.elector.leader()
 	}
 	if m.lastFull != nil {
 		st.Converged, st.Blockers = m.lastFull.Converged, slices.Clone(m.lastFull.Blockers)

@@ -213,3 +213,13 @@ func register[C prometheus.Collector](r *registrar, c C) C {
 	r.err = cmp.Or(r.err, err)
 	return c
 }
+
+// leaderGauge registers blacksmith_ha_leader: 1 while this daemon runs the
+// reconciler (always without HA).
+func (m *metrics) leaderGauge(r prometheus.Registerer, leads func() bool) error {
+	reg := &registrar{reg: r}
+	register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "blacksmith_ha_leader", Help: "1 while this daemon holds the reconciler lease and runs the reconciler (always 1 without HA).",
+	}, func() float64 { return boolGauge(leads()) }))
+	return reg.err
+}

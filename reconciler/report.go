@@ -186,6 +186,11 @@ type Conflict struct {
 type Status struct {
 	// Enabled is reconciler.enabled.
 	Enabled bool `json:"enabled"`
+	// Leader says this daemon runs the reconciler (always, without HA).
+	Leader bool `json:"leader"`
+	// LeaderID and LeaderSince say which daemon leads and since when (HA only).
+	LeaderID    string    `json:"leader_id,omitempty"`
+	LeaderSince time.Time `json:"leader_since,omitzero"`
 	// Running says a run is in progress.
 	Running bool `json:"running"`
 	// RunID identifies the run in progress.

@@ -99,7 +99,8 @@ func (p runParts) guarded(threshold int, stop context.CancelCauseFunc) runParts 
 	if p.tasks != nil {
 		p.tasks = gd
 	}
-	p.store = guardedStore{Store: p.store, s: p.store, b: newBreaker(systemVault, threshold, vaultFailure, stop)}
+	p.store = guardedStore{Store: p.store, s: p.store, b: newBreaker(systemVault, threshold, vaultFailure, stop),
+		fence: p.fence, stop: stop}
 	return p
 }
 
@@ -121,7 +122,7 @@ func (r *run) notIgnored(deps []bosh.Deployment) []bosh.Deployment {
 // stopped is the error of a run that ctx ended: the breaker's cause when
 // one opened, else err (or ctx's error when err is nil).
 func stopped(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); errors.Is(cause, ErrCircuitOpen) {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrCircuitOpen) || errors.Is(cause, ErrLostLease) {
 		return cause
 	}
 	if err == nil && ctx.Err() != nil {

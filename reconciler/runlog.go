@@ -29,7 +29,7 @@ func (m *Manager) knownConflicts() map[string]bool {
 // logRun appends a finished run (not a dry run) to the run log in Vault and
 // prunes it to Config.RunLog; a failure is logged only.
 func (m *Manager) logRun(r *run, s Summary) {
-	if s.DryRun {
+	if s.DryRun || m.parts.fence != nil && m.parts.fence() != nil { // a daemon that lost the lease writes nothing
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

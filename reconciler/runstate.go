@@ -65,7 +65,7 @@ func (s *runState) fail(key string, err error) {
 // failUnlessStopped records an error, unless it comes from the run being
 // cancelled or stopped by a breaker (the run's own error says so once).
 func (s *runState) failUnlessStopped(ctx context.Context, key string, err error) {
-	if (ctx.Err() != nil && errors.Is(err, ctx.Err())) || errors.Is(err, ErrCircuitOpen) {
+	if (ctx.Err() != nil && errors.Is(err, ctx.Err())) || errors.Is(err, ErrCircuitOpen) || errors.Is(err, ErrLostLease) {
 		return
 	}
 	s.fail(key, err)
