@@ -21,6 +21,21 @@ type Config struct {
 	Reconciler ReconcilerConfig `yaml:"reconciler"`
 	// Notifications are the webhooks told of the reconciler's events.
 	Notifications NotificationsConfig `yaml:"notifications"`
+	// HA lets several daemons share one Vault mount, one of them running the reconciler.
+	HA HAConfig `yaml:"ha"`
+}
+
+// HAConfig is the reconciler's lease among daemons sharing a Vault mount.
+type HAConfig struct {
+	// Enabled makes the daemon take part in the election: only the holder of the lease runs the
+	// reconciler. Needs a KV v2 mount. Default false; env BLACKSMITH_HA_ENABLED.
+	Enabled bool `yaml:"enabled"`
+	// LeaseTTL is how long the lease lasts unless renewed (every third of it): a dead leader is
+	// replaced within it. Default 30s; env BLACKSMITH_HA_LEASE_TTL.
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// ID names this daemon among the others (unique). Default: the host name and broker.listen;
+	// env BLACKSMITH_HA_ID.
+	ID string `yaml:"id"`
 }
 
 // WebhookEvents are the event types a webhook may ask for (notify.Types).
@@ -280,6 +295,7 @@ func Default() *Config {
 			IdleTimeout: 2 * time.Minute},
 		Vault:   VaultConfig{Mount: "secret", MaxRecordBytes: 32 << 10},
 		BOSH:    BOSHConfig{Timeout: 30 * time.Second, RateBurst: 10, MaxInFlight: 10},
+		HA:      HAConfig{LeaseTTL: 30 * time.Second},
 		Metrics: MetricsConfig{Enabled: true},
 		Reconciler: ReconcilerConfig{
 			Enabled:             true,

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // normalize tidies values that have several spellings for one meaning.
@@ -43,6 +44,17 @@ func validate(c *Config, ck checker) {
 	ck.pair("metrics.username", c.Metrics.Username, "metrics.password", c.Metrics.Password)
 	validateReconciler(c.Reconciler, ck)
 	validateNotifications(c.Notifications, ck)
+	if c.HA.Enabled {
+		if c.HA.LeaseTTL < 3*time.Second {
+			ck.fail("ha.lease_ttl", "must be at least 3s, got %s", c.HA.LeaseTTL)
+		}
+		if c.Vault.KVVersion == 1 {
+			ck.fail("ha.enabled", "needs a KV v2 mount (check-and-set); vault.kv_version is 1")
+		}
+		if len(c.HA.ID) > 128 {
+			ck.fail("ha.id", "at most 128 characters")
+		}
+	}
 }
 
 func validateNotifications(n NotificationsConfig, ck checker) {

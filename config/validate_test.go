@@ -34,6 +34,8 @@ var _ = Describe("validation", func() {
 		Entry("webhook url with user info", "notifications:\n  webhooks:\n    - url: https://u:p@hooks.invalid/x\n      secret: s\n",
 			"notifications.webhooks[0].url: must not hold user info (use the secret to sign)"),
 		Entry("unknown remediation mode", "reconciler:\n  remediation:\n    mode: delete\n", "reconciler.remediation.mode: must be none, redeploy or purge, got \"delete\""),
+		Entry("ha with a short lease and KV v1", "ha:\n  enabled: true\n  lease_ttl: 1s\nvault:\n  kv_version: 1\n",
+			"ha.lease_ttl: must be at least 3s, got 1s", "ha.enabled: needs a KV v2 mount (check-and-set); vault.kv_version is 1"),
 		Entry("resync_period zero", "reconciler:\n  resync_period: 0s\n", "reconciler.resync_period: must be a positive duration, got 0s"),
 		Entry("breaker_threshold zero", "reconciler:\n  breaker_threshold: 0\n", "reconciler.breaker_threshold: must be between 1 and 1000, got 0"),
 		Entry("quarantine max below backoff", "reconciler:\n  quarantine:\n    backoff: 1h\n    max_backoff: 10m\n",

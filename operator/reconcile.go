@@ -99,8 +99,8 @@ func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 	id, done, err := h.rec.Trigger(opts)
 	if err != nil {
 		status := http.StatusServiceUnavailable
-		if errors.Is(err, reconciler.ErrDisabled) {
-			status = http.StatusConflict
+		if errors.Is(err, reconciler.ErrDisabled) || errors.Is(err, reconciler.ErrNotLeader) {
+			status = http.StatusConflict // ErrNotLeader names the daemon that runs the reconciler
 		}
 		writeJSON(w, status, errorBody{Description: "cannot start a run: " + err.Error()})
 		return

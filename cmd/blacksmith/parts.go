@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -30,6 +31,7 @@ var (
 	_ reconciler.Store      = (*vault.Store)(nil)
 	_ reconciler.Deployer   = (*bosh.Client)(nil)
 	_ reconciler.Operations = (*broker.Broker)(nil)
+	_ reconciler.Leases     = (*vault.Store)(nil)
 )
 
 // parts are what every command builds from the configuration without I/O.
@@ -125,7 +127,12 @@ func vaultOptions(cfg *config.Config) vault.Options {
 
 // manager creates the reconciler on store; ops (the broker) settles stuck operations.
 func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconciler.Manager, error) {
+	ha, err := p.ha(store)
+	if err != nil {
+		return nil, err
+	}
 	return reconciler.New(reconciler.Options{
+		HA:         ha,
 		Config:     p.cfg.Reconciler,
 		Director:   p.director,
 		Tasks:      p.director,
@@ -137,6 +144,26 @@ func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconci
 		Registerer: p.registry,
 		Logger:     p.log.With("component", "reconciler"),
 	})
+}
+
+// ha is the reconciler's election when ha.enabled: nil otherwise.
+func (p *parts) ha(store *vault.Store) (*reconciler.HAOptions, error) {
+	h := p.cfg.HA
+	if !h.Enabled {
+		return nil, nil
+	}
+	if store.KVVersion() != 2 {
+		return nil, fmt.Errorf("ha.enabled needs a KV v2 mount (check-and-set); %s is KV v%d", store.Mount(), store.KVVersion())
+	}
+	id := h.ID
+	if id == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("ha.id is empty and the host name cannot be read: %w", err)
+		}
+		id = host + "/" + p.cfg.Broker.Listen
+	}
+	return &reconciler.HAOptions{Leases: store, ID: id, TTL: h.LeaseTTL}, nil
 }
 
 // broker creates the broker on store.
