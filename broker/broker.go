@@ -74,6 +74,14 @@ type Options struct {
 	// died before recording it) waits for a task with its context id to show
 	// up before last_operation reports it failed. Default 2m.
 	LostTaskGrace time.Duration
+	// SharedLimits, with HolderID, makes the count of a plan's or service's
+	// instances and the new record's write one step across every daemon
+	// sharing the Vault mount (a lease in Vault around it), so that
+	// together they never exceed a limit. Default nil: one step within
+	// this process only.
+	SharedLimits LimitLeases
+	// HolderID names this daemon in SharedLimits' lease.
+	HolderID string
 	// DirectorTimeout bounds the Director and Vault calls an operation makes
 	// after its record is written; they run even when the platform hangs up.
 	// Default 2m.

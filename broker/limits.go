@@ -4,13 +4,64 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
+// LimitLeases is the lease in Vault that makes a limited provision one step
+// across daemons; *vault.Store has it (KV v2).
+type LimitLeases interface {
+	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (vault.Lease, error)
+	ReleaseLease(ctx context.Context, name, holder string) error
+}
+
+// Bounds of the shared limit lease.
+const (
+	// limitLease names it.
+	limitLease = "broker-limits"
+	// limitLeaseTTL bounds how long a daemon that died holding it blocks the others.
+	limitLeaseTTL = 10 * time.Second
+	// limitLeaseWait bounds how long a provision waits for it.
+	limitLeaseWait = 15 * time.Second
+)
+
+// sharedLimits takes the shared limit lease (waiting for it while another
+// daemon holds it) and returns its release; without SharedLimits it does
+// nothing.
+func (b *Broker) sharedLimits(ctx context.Context) (func(), error) {
+	if b.opts.SharedLimits == nil {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, limitLeaseWait)
+	defer cancel()
+	for {
+		_, err := b.opts.SharedLimits.AcquireLease(ctx, limitLease, b.opts.HolderID, limitLeaseTTL, time.Now())
+		if err == nil {
+			return func() {
+				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer rcancel()
+				if err := b.opts.SharedLimits.ReleaseLease(rctx, limitLease, b.opts.HolderID); err != nil {
+					b.log.Warn("could not release the shared limit lease; it expires by itself", "error", err)
+				}
+			}, nil
+		}
+		if !errors.Is(err, vault.ErrLeaseHeld) {
+			return nil, err
+		}
+		if serr := retry.Sleep(ctx, time.Duration(20+rand.IntN(60))*time.Millisecond); serr != nil {
+			return nil, fmt.Errorf("waiting for another broker's provision to end: %w", err)
+		}
+	}
+}
+
 // limiter makes counting a plan's and a service's instances and writing the
-// new record one step within this process.
+// new record one step within this process (and, with SharedLimits, across
+// daemons).
 //
 // Limits: a plan's limit and its service's limit (0 or less: unlimited)
 // count every record in the index with that plan or service, whatever its
@@ -19,7 +70,8 @@ import (
 // daemon two concurrent provisions can never both take the last slot: the
 // count and the write happen under one mutex, and the write is a
 // check-and-set in Vault. Several daemons sharing one Vault each hold their
-// own mutex, so together they can exceed a limit by at most one instance
+// own mutex: with SharedLimits a lease in Vault makes the step one across
+// them; without, together they can exceed a limit by at most one instance
 // per extra daemon in a race.
 type limiter struct {
 	mu sync.Mutex
@@ -33,6 +85,13 @@ var errRaced = errors.New("the instance's record changed meanwhile")
 func (b *Broker) reserve(ctx context.Context, req instanceRequest, rec, prev *vault.Record, limits bool) error {
 	b.limit.mu.Lock()
 	defer b.limit.mu.Unlock()
+	if limits && (req.plan.Limit > 0 || req.svc.Limit > 0) {
+		release, err := b.sharedLimits(ctx)
+		if err != nil {
+			return b.internal("could not take the shared limit lease", err, "instance", req.id)
+		}
+		defer release()
+	}
 	if limits {
 		if err := b.checkLimits(ctx, req); err != nil {
 			return err

@@ -155,20 +155,41 @@ func (p *parts) ha(store *vault.Store) (*reconciler.HAOptions, error) {
 	if store.KVVersion() != 2 {
 		return nil, fmt.Errorf("ha.enabled needs a KV v2 mount (check-and-set); %s is KV v%d", store.Mount(), store.KVVersion())
 	}
-	id := h.ID
-	if id == "" {
-		host, err := os.Hostname()
-		if err != nil {
-			return nil, fmt.Errorf("ha.id is empty and the host name cannot be read: %w", err)
-		}
-		id = host + "/" + p.cfg.Broker.Listen
+	id, err := p.haID()
+	if err != nil {
+		return nil, err
 	}
 	return &reconciler.HAOptions{Leases: store, ID: id, TTL: h.LeaseTTL}, nil
 }
 
-// broker creates the broker on store.
+// haID is this daemon's name among those sharing the Vault mount: ha.id,
+// else the host name and broker.listen.
+func (p *parts) haID() (string, error) {
+	if p.cfg.HA.ID != "" {
+		return p.cfg.HA.ID, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("ha.id is empty and the host name cannot be read: %w", err)
+	}
+	return host + "/" + p.cfg.Broker.Listen, nil
+}
+
+// broker creates the broker on store; with ha.enabled its limits hold
+// across the daemons sharing the mount.
 func (p *parts) broker(store *vault.Store) (*broker.Broker, error) {
+	var shared broker.LimitLeases
+	var holder string
+	if p.cfg.HA.Enabled && store.KVVersion() == 2 {
+		id, err := p.haID()
+		if err != nil {
+			return nil, err
+		}
+		shared, holder = store, id
+	}
 	return broker.New(broker.Options{
+		SharedLimits:   shared,
+		HolderID:       holder,
 		Catalog:        p.catalog,
 		Director:       p.director,
 		DirectorReader: p.director,

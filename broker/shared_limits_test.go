@@ -1,0 +1,56 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/blacksmith-reconciler/blacksmith/broker"
+)
+
+var _ = Describe("limits across brokers sharing one Vault (SharedLimits)", func() {
+	It("let exactly 2 of 8 concurrent provisions for a plan limit of 2 through, spread over 3 brokers", func() {
+		e := newEnv()
+		var servers []*httptest.Server
+		for i := range 3 {
+			b, err := broker.New(broker.Options{
+				Catalog: testCatalog(), Director: e.client, DirectorReader: e.client, Store: e.store,
+				Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
+				Logger: testLogger(), SharedLimits: e.store, HolderID: fmt.Sprintf("vm-%d", i),
+			})
+			Expect(err).NotTo(HaveOccurred())
+			s := httptest.NewServer(b.Handler())
+			DeferCleanup(s.Close)
+			servers = append(servers, s)
+		}
+		const n = 8
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				via := &env{server: servers[i%len(servers)]}
+				statuses[i] = via.request("PUT", instancePath(fmt.Sprintf("s-%d", i))+"?accepts_incomplete=true",
+					provisionBody("redis-small", nil)).Status
+			})
+		}
+		wg.Wait()
+		Expect(statuses).To(HaveEach(BeElementOf(http.StatusAccepted, http.StatusUnprocessableEntity)))
+		accepted := 0
+		for _, s := range statuses {
+			if s == http.StatusAccepted {
+				accepted++
+			}
+		}
+		Expect(accepted).To(Equal(2))
+		idx, err := e.store.Index(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(idx.Records).To(HaveLen(2))
+	})
+})
