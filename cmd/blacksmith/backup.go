@@ -68,15 +68,7 @@ func restoreCommand(args []string, stdout, stderr io.Writer, env func(string) (s
 
 // rollback deploys the backup's manifest and then restores the records.
 func rollback(ctx context.Context, cfg *config.Config, log *slog.Logger, store *vault.Store, rest []string, stdout io.Writer) error {
-	p, err := newParts(cfg, log)
-	if err != nil {
-		return err
-	}
-	b, err := p.broker(store)
-	if err != nil {
-		return err
-	}
-	m, err := p.manager(store, b)
+	m, err := oneShotManager(cfg, log, store)
 	if err != nil {
 		return err
 	}

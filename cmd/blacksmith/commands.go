@@ -110,22 +110,14 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, env func(string) 
 // reconcileOnce builds the reconciler and makes one forced run. The summary
 // is nil when no run could start.
 func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, opts reconciler.RunOptions) (*reconciler.Summary, error) {
-	p, err := newParts(cfg, log)
-	if err != nil {
-		return nil, fmt.Errorf("starting: %w", err)
-	}
 	store, err := connectVault(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to vault: %w", err)
 	}
 	defer store.Close()
-	b, err := p.broker(store)
+	m, err := oneShotManager(cfg, log, store)
 	if err != nil {
-		return nil, fmt.Errorf("creating the broker: %w", err)
-	}
-	m, err := p.manager(store, b)
-	if err != nil {
-		return nil, fmt.Errorf("creating the reconciler: %w", err)
+		return nil, err
 	}
 	opts.Force, opts.Reason = true, "blacksmith reconcile"
 	s, err := m.RunOnce(ctx, opts)

@@ -206,3 +206,22 @@ func (p *parts) broker(store *vault.Store) (*broker.Broker, error) {
 		Logger:  p.log.With("component", "broker"),
 	})
 }
+
+// oneShotManager builds, for a command that runs once (reconcile, restore
+// --redeploy, rebuild-index), the reconciler on store, with the broker that
+// settles stuck operations.
+func oneShotManager(cfg *config.Config, log *slog.Logger, store *vault.Store) (*reconciler.Manager, error) {
+	p, err := newParts(cfg, log)
+	if err != nil {
+		return nil, fmt.Errorf("starting: %w", err)
+	}
+	b, err := p.broker(store)
+	if err != nil {
+		return nil, fmt.Errorf("creating the broker: %w", err)
+	}
+	m, err := p.manager(store, b)
+	if err != nil {
+		return nil, fmt.Errorf("creating the reconciler: %w", err)
+	}
+	return m, nil
+}

@@ -28,15 +28,7 @@ func rebuildIndexCommand(args []string, stdout, stderr io.Writer, env func(strin
 			if apply && dryRun {
 				return fmt.Errorf("--apply and --dry-run: choose one")
 			}
-			p, err := newParts(cfg, log)
-			if err != nil {
-				return err
-			}
-			b, err := p.broker(store)
-			if err != nil {
-				return err
-			}
-			m, err := p.manager(store, b)
+			m, err := oneShotManager(cfg, log, store)
 			if err != nil {
 				return err
 			}
