@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -24,7 +25,13 @@ type feedState struct {
 	LastID string `json:"last_id"`
 	// ResyncedAt is when a complete run last fetched every deployment.
 	ResyncedAt time.Time `json:"resynced_at"`
+	// Pending are deployments events named that the run could not fetch
+	// (quarantined, failing): the next runs treat them as named again.
+	Pending []string `json:"pending,omitempty"`
 }
+
+// maxPending bounds feedState.Pending; beyond it the next run resyncs.
+const maxPending = 10000
 
 // Feed modes, as the summary reports them.
 const (
@@ -82,8 +89,11 @@ func readWatch(ctx context.Context, mem Memory, dir Director, now time.Time, res
 		return w
 	}
 	w.loaded = true
+	for _, name := range w.state.Pending {
+		w.named[name] = true
+	}
 	newest, err := w.read(ctx, dir)
-	w.report.LastID = newest
+	w.report.LastID, w.report.Changed = newest, len(w.named)
 	switch {
 	case errors.Is(err, errGap):
 		// Changes may hide in the gap: everything is fetched, and the mark moves on.
@@ -168,9 +178,10 @@ func (w *watch) name(e bosh.Event) {
 }
 
 // save keeps the newest event id (and, after a resync, its time) for the
-// next run; only a complete run saves, so that a change seen by an aborted
-// run is seen again.
-func (w *watch) save(ctx context.Context, mem Memory, now time.Time) error {
+// next run, with the named deployments the run could not fetch (pending);
+// only a complete run saves, so that a change seen by an aborted run is
+// seen again.
+func (w *watch) save(ctx context.Context, mem Memory, now time.Time, pending []string) error {
 	if !w.loaded || w.report.LastID == "" && w.report.Mode != FeedResync {
 		return nil
 	}
@@ -181,7 +192,11 @@ func (w *watch) save(ctx context.Context, mem Memory, now time.Time) error {
 	if w.report.Mode == FeedResync {
 		next.ResyncedAt = now
 	}
-	if next == w.state {
+	next.Pending = pending
+	if len(pending) > maxPending { // too many to carry: the next run fetches everything
+		next.Pending, next.ResyncedAt = nil, time.Time{}
+	}
+	if next.LastID == w.state.LastID && next.ResyncedAt.Equal(w.state.ResyncedAt) && slices.Equal(next.Pending, w.state.Pending) {
 		return nil
 	}
 	if err := mem.WriteState(ctx, feedStateName, next); err != nil {

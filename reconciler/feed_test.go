@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
@@ -76,6 +77,26 @@ var _ = Describe("the Director's event feed", func() {
 			Expect(stored).To(Equal(text), name)
 		}
 		Expect(e.run(reconciler.RunOptions{}).Feed.Mode).To(Equal(reconciler.FeedWatch), "the mark moved on")
+	})
+
+	It("keeps a named deployment it could not fetch (quarantined) pending until it is fetched", func() {
+		e := newEnv(envOptions{seed: 3, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 1 }})
+		e.run(reconciler.RunOptions{})
+		bad := e.names[1]
+		text := change(e, bad, "while failing")
+		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: bad})).To(Succeed())
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.NewlyQuarantined).To(ConsistOf(HaveField("Deployment", bad)))
+		Expect(e.run(reconciler.RunOptions{}).Quarantined).To(HaveLen(1), "skipped while quarantined")
+
+		e.sim.ClearFailures()
+		next := e.run(reconciler.RunOptions{RetryQuarantined: true})
+		Expect(next.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1)), "still named: pending")
+		Expect(next.Drift).To(Equal(1), "the change made while it failed is found")
+		stored, _, err := e.store.Manifest(ctx(), instanceID(bad))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored).To(Equal(text))
+		Expect(e.run(reconciler.RunOptions{}).Feed.Changed).To(BeZero(), "no longer pending")
 	})
 
 	It("resyncs once resync_period has passed since the last full fetch", func() {

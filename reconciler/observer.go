@@ -225,6 +225,7 @@ func (o *observer) outcome(ctx context.Context, d bosh.Deployment, sc *scanned, 
 	case err != nil && ctx.Err() != nil:
 		return nil, false
 	case err == nil:
+		o.state.markFetched(d.Name)
 		return sc, true
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
 		o.log.Info("deployment deleted since the listing, skipped", "deployment", d.Name)

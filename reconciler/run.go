@@ -172,7 +172,7 @@ func (r *run) do(ctx context.Context) error {
 	r.remediate(ctx)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
-		if err := r.watch.save(ctx, r.parts.store, r.parts.now()); err != nil {
+		if err := r.watch.save(ctx, r.parts.store, r.parts.now(), r.pendingNames()); err != nil {
 			r.log.Warn("could not keep the event feed's mark; the next run reads the same events again", "error", err)
 		}
 	}
@@ -197,6 +197,23 @@ func (r *run) watchFeed(ctx context.Context) {
 	}
 	r.log.Info("event feed read", "mode", r.watch.report.Mode, "reason", r.watch.report.Reason,
 		"events", r.watch.report.Events, "changed", r.watch.report.Changed, "pages", r.watch.report.Pages)
+}
+
+// pendingNames are the deployments the feed named (in watch mode) that are
+// still listed and that the run could not fetch: quarantined, failing. The
+// next runs fetch them as if named again (sorted).
+func (r *run) pendingNames() []string {
+	if r.watch.report.Mode != FeedWatch {
+		return nil // a resync fetched (or tried) every deployment; a fallback keeps the old mark
+	}
+	var out []string
+	for name := range r.watch.named {
+		if r.listed[name] && !r.state.wasFetched(name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // refreshScope drops the cached copies of a scoped run's deployments when

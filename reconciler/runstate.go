@@ -30,11 +30,12 @@ type runState struct {
 	failedID map[string]string // key -> its first error
 	unmatch  []Unmatched
 	flagged  map[string]effect // orphan flags changed by this run
+	fetched  map[string]bool   // deployments fetched (or taken from the cache) in this run
 }
 
 // newRunState starts from sum, in PhaseScanning.
 func newRunState(log *slog.Logger, sum Summary) *runState {
-	s := &runState{log: log, sum: sum, failedID: map[string]string{}, unmatch: []Unmatched{}, flagged: map[string]effect{}}
+	s := &runState{log: log, sum: sum, failedID: map[string]string{}, unmatch: []Unmatched{}, flagged: map[string]effect{}, fetched: map[string]bool{}}
 	s.phase.Store(PhaseScanning)
 	return s
 }
@@ -168,4 +169,18 @@ func (s *runState) phaseNow() string { return s.phase.Load().(string) }
 
 func (s *runState) progress() Progress {
 	return Progress{Done: int(s.done.Load()), Total: int(s.total.Load())}
+}
+
+// markFetched notes that a deployment's manifest was in hand this run.
+func (s *runState) markFetched(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fetched[name] = true
+}
+
+// wasFetched says whether a deployment's manifest was in hand this run.
+func (s *runState) wasFetched(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fetched[name]
 }
