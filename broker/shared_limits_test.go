@@ -54,3 +54,43 @@ var _ = Describe("limits across brokers sharing one Vault (SharedLimits)", func(
 		Expect(idx.Records).To(HaveLen(2))
 	})
 })
+
+var _ = Describe("one instance id provisioned on several brokers at once", func() {
+	It("is provisioned once: one deploy, one operation (the record is written with check-and-set); the others are told of it or refused", func() {
+		e := newEnv()
+		var servers []*httptest.Server
+		for i := range 3 {
+			b, err := broker.New(broker.Options{
+				Catalog: testCatalog(), Director: e.client, DirectorReader: e.client, Store: e.store,
+				Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
+				Logger: testLogger(), HolderID: fmt.Sprintf("vm-%d", i),
+			})
+			Expect(err).NotTo(HaveOccurred())
+			s := httptest.NewServer(b.Handler())
+			DeferCleanup(s.Close)
+			servers = append(servers, s)
+		}
+		for round := range 3 { // the test catalog's service allows 3 instances
+			id := fmt.Sprintf("same-%d", round)
+			answers := make([]answer, 6)
+			var wg sync.WaitGroup
+			for i := range answers {
+				wg.Go(func() {
+					defer GinkgoRecover()
+					via := &env{server: servers[i%len(servers)]}
+					answers[i] = via.request("PUT", instancePath(id)+"?accepts_incomplete=true", provisionBody("redis-large", nil))
+				})
+			}
+			wg.Wait()
+			operations := map[any]bool{}
+			for _, a := range answers {
+				Expect(a.Status).To(BeElementOf(http.StatusAccepted, http.StatusConflict), a.Raw)
+				if a.Status == http.StatusAccepted {
+					operations[a.Body["operation"]] = true
+				}
+			}
+			Expect(operations).To(HaveLen(1), "round %d: every 202 names the one operation", round)
+			Expect(e.director.Stats().Tasks).To(Equal(round+1), "round %d: one deploy", round)
+		}
+	})
+})

@@ -121,7 +121,16 @@ func (s *Store) layoutFor(ctx context.Context) (*layout, error) {
 	if legacy.Exists {
 		return nil, fmt.Errorf("%s holds a legacy index: %w (run Migrate)", s.kv.display(LegacyIndexPath), ErrNotMigrated)
 	}
-	return nil, s.checkNoShards(ctx)
+	if err := s.checkNoShards(ctx); err != nil {
+		// Another process may have created the layout, then a shard, between
+		// the read above and the listing (the layout is always written
+		// first): read it again before calling the index damaged.
+		if l, rerr := s.readLayout(ctx); rerr == nil && l != nil {
+			return l, nil
+		}
+		return nil, err
+	}
+	return nil, nil
 }
 
 // checkNoShards makes sure that an index without a layout document really

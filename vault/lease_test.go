@@ -78,3 +78,38 @@ var _ = Describe("Leases", func() {
 		Expect(err).To(MatchError(vault.ErrInvalid))
 	})
 })
+
+var _ = Describe("The index of a fresh mount", func() {
+	It("reads as empty or whole while its first record is written, never as damaged", func() {
+		for range 5 {
+			store, _ := newStore(server(), 2)
+			var wg sync.WaitGroup
+			stop := make(chan struct{})
+			errs := make(chan error, 100)
+			for range 4 {
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := store.Index(ctx); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			_, err := store.Update(ctx, map[string]vault.Change{"first": func(*vault.Record) (*vault.Record, error) {
+				return &vault.Record{ServiceID: "s", PlanID: "p"}, nil
+			}})
+			Expect(err).NotTo(HaveOccurred())
+			time.Sleep(20 * time.Millisecond)
+			close(stop)
+			wg.Wait()
+			close(errs)
+			Expect(errs).To(BeEmpty())
+		}
+	})
+})
