@@ -63,10 +63,11 @@ func (e *NotLeaderError) Unwrap() error { return ErrNotLeader }
 // a long GC) knows it lost it the moment it runs again, whatever Vault
 // says later.
 type elector struct {
-	o      HAOptions
-	log    *slog.Logger
-	now    func() time.Time
-	onLead func() // called when this daemon becomes the leader
+	o        HAOptions
+	log      *slog.Logger
+	now      func() time.Time
+	onLead   func()                // called when this daemon becomes the leader
+	onFollow func(context.Context) // called at each attempt while another daemon leads
 
 	mu         sync.Mutex
 	leads      bool
@@ -130,6 +131,9 @@ func (e *elector) attempt(ctx context.Context) {
 	}
 	if was && !leads {
 		e.log.Warn("this daemon no longer leads the reconciler", "id", e.o.ID, "leader", e.seen.Holder)
+	}
+	if !leads && e.onFollow != nil {
+		e.onFollow(actx)
 	}
 }
 

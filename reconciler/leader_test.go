@@ -59,6 +59,12 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		Expect(listings).To(BeNumerically(">=", 3), "the leader runs every interval")
 		Expect(listings).To(BeNumerically("<=", 9), "one daemon lists, not three (2 s at a 300 ms interval)")
 
+		since := time.Now()
+		Eventually(func() bool {
+			l := b.m.Status().LastRun // b never ran: a last run is the leader's, from the run log
+			return l != nil && l.StartedAt.After(since)
+		}, 3*time.Second).Should(BeTrue(), "a follower's status follows the leader's runs")
+
 		_, _, err := b.m.Trigger(reconciler.RunOptions{Force: true})
 		var nl *reconciler.NotLeaderError
 		Expect(errors.As(err, &nl)).To(BeTrue())

@@ -165,6 +165,7 @@ func New(opts Options) (*Manager, error) {
 			default:
 			}
 		})
+		m.elector.onFollow = m.followRunLog
 		m.parts.fence = m.elector.fence
 	}
 	if err := met.leaderGauge(opts.Registerer, m.elector.leading); err != nil {

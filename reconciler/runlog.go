@@ -103,3 +103,33 @@ func (m *Manager) restoreLast(ctx context.Context) {
 		}
 	}
 }
+
+// followRunLog, on a daemon that does not lead, takes the newest run of the
+// run log (the leader's) as its last run, so that its status and dashboard
+// follow the leader's runs; a failure is logged only.
+func (m *Manager) followRunLog(ctx context.Context) {
+	runs, err := m.parts.store.Runs(ctx, 1)
+	if len(runs) == 0 {
+		if err != nil {
+			m.log.Debug("could not read the run log", "error", err)
+		}
+		return
+	}
+	var s Summary
+	if err := json.Unmarshal(runs[0].Summary, &s); err != nil {
+		return
+	}
+	s.Duration = time.Duration(s.DurationSeconds * float64(time.Second))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last != nil && !s.StartedAt.After(m.last.StartedAt) {
+		return
+	}
+	m.last = &s
+	if s.Scope == nil {
+		m.lastFull, m.conflicts = &s, s.Conflicts
+		if m.conflicts == nil {
+			m.conflicts = []Conflict{}
+		}
+	}
+}
