@@ -269,16 +269,24 @@ func (m *Manager) rollbackManifest(ctx context.Context, id, backupID string, rec
 	if !ok {
 		return "", "", fmt.Errorf("%w: backup %s of %s holds no manifest", ErrRollback, backupID, id)
 	}
+	want := rec.Deployment(id)
+	if err := namesDeployment(text, want, "the manifest of backup "+backupID); err != nil {
+		return "", "", err
+	}
+	return text, want, nil
+}
+
+// namesDeployment checks that a manifest about to be deployed (what names
+// it in errors) is the one of deployment want: ErrRollback otherwise.
+func namesDeployment(text, want, what string) error {
 	info, err := parseManifest(text)
 	if err != nil {
-		return "", "", fmt.Errorf("%w: the manifest of backup %s: %w", ErrRollback, backupID, err)
+		return fmt.Errorf("%w: %s: %w", ErrRollback, what, err)
 	}
-	want := rec.Deployment(id)
-	if rec == nil || info.Name == "" || info.Name != want {
-		return "", "", fmt.Errorf("%w: the manifest of backup %s names deployment %q, the instance's record names %q",
-			ErrRollback, backupID, info.Name, want)
+	if want == "" || info.Name != want {
+		return fmt.Errorf("%w: %s names deployment %q, the instance's record names %q", ErrRollback, what, info.Name, want)
 	}
-	return text, info.Name, nil
+	return nil
 }
 
 // redeploy deploys the manifest and waits for its task; the history says

@@ -116,9 +116,8 @@ func (r *run) redeployOrphan(ctx context.Context, id, name string) (int, error) 
 	case !ok:
 		return 0, fmt.Errorf("%w: Vault holds no manifest for it", ErrRollback)
 	}
-	info, err := parseManifest(text)
-	if err != nil || info.Name != name {
-		return 0, fmt.Errorf("%w: its stored manifest does not name deployment %s", ErrRollback, name)
+	if err := namesDeployment(text, name, "its stored manifest"); err != nil {
+		return 0, err
 	}
 	stamp := stamp(r.start)
 	if _, err := r.parts.store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {

@@ -75,50 +75,27 @@ func (m *Manager) restoreLast(ctx context.Context) {
 	m.mu.Lock()
 	have := m.last != nil
 	m.mu.Unlock()
-	if have {
-		return
-	}
-	runs, err := m.parts.store.Runs(ctx, 1)
-	if err != nil {
-		m.log.Warn("could not read the run log (entries that could be read are used)", "error", err)
-	}
-	if len(runs) == 0 {
-		return
-	}
-	var s Summary
-	if err := json.Unmarshal(runs[0].Summary, &s); err != nil {
-		m.log.Warn("the newest run of the run log does not decode, ignored", "run", runs[0].ID, "error", err)
-		return
-	}
-	s.Duration = time.Duration(s.DurationSeconds * float64(time.Second))
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.last == nil {
-		m.last, m.conflicts = &s, s.Conflicts
-		if s.Scope == nil {
-			m.lastFull = &s
-		}
-		if m.conflicts == nil {
-			m.conflicts = []Conflict{}
-		}
+	if !have {
+		m.adoptNewest(ctx)
 	}
 }
 
 // followRunLog, on a daemon that does not lead, takes the newest run of the
 // run log (the leader's) as its last run, so that its status and dashboard
 // follow the leader's runs; a failure is logged only.
-func (m *Manager) followRunLog(ctx context.Context) {
-	runs, err := m.parts.store.Runs(ctx, 1)
+func (m *Manager) followRunLog(ctx context.Context) { m.adoptNewest(ctx) }
+
+// adoptNewest takes the newest run of the run log as the last run when it
+// is newer than the one known (and, over the whole estate, its conflicts).
+func (m *Manager) adoptNewest(ctx context.Context) {
+	runs, err := m.Runs(ctx, 1)
+	if err != nil {
+		m.log.Warn("could not read the run log (entries that could be read are used)", "error", err)
+	}
 	if len(runs) == 0 {
-		if err != nil {
-			m.log.Debug("could not read the run log", "error", err)
-		}
 		return
 	}
-	var s Summary
-	if err := json.Unmarshal(runs[0].Summary, &s); err != nil {
-		return
-	}
+	s := runs[0]
 	s.Duration = time.Duration(s.DurationSeconds * float64(time.Second))
 	m.mu.Lock()
 	defer m.mu.Unlock()
