@@ -11,8 +11,12 @@ type Config struct {
 	Broker BrokerConfig `yaml:"broker"`
 	// Vault is where the broker keeps its records.
 	Vault VaultConfig `yaml:"vault"`
-	// BOSH is the BOSH Director the service deployments live on.
+	// BOSH is the BOSH Director the service deployments live on; in the file it may also be a list
+	// of named Directors, the first of which is this one (see Directors).
 	BOSH BOSHConfig `yaml:"bosh"`
+	// MoreDirectors are the Directors after the first when the file's bosh is a list. Not a key of
+	// its own: YAML writes them back into bosh.
+	MoreDirectors []BOSHConfig `yaml:"-"`
 	// Catalog says where the service and plan directories are.
 	Catalog CatalogConfig `yaml:"catalog"`
 	// Metrics is the Prometheus /metrics endpoint.
@@ -124,6 +128,9 @@ type VaultConfig struct {
 // BOSHConfig is the BOSH Director. Authenticate with Username/Password on a
 // Director that uses basic auth, or with ClientID/ClientSecret against its UAA.
 type BOSHConfig struct {
+	// Name names the Director in plans (plan.yml's director), index records, metrics, logs and
+	// status; with several Directors each has its own. Default "default"; env BLACKSMITH_BOSH_NAME.
+	Name string `yaml:"name"`
 	// Address is the Director's URL. A bare host or host:port is taken as the bosh CLI
 	// takes it: https://host:25555. Required; env BOSH_ENVIRONMENT (an address, not an alias).
 	Address string `yaml:"address"`
@@ -294,7 +301,7 @@ func Default() *Config {
 			MaxParametersDepth: 10, MaxIDLength: 64, ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute,
 			IdleTimeout: 2 * time.Minute},
 		Vault:   VaultConfig{Mount: "secret", MaxRecordBytes: 32 << 10},
-		BOSH:    BOSHConfig{Timeout: 30 * time.Second, RateBurst: 10, MaxInFlight: 10},
+		BOSH:    DefaultBOSH(),
 		HA:      HAConfig{LeaseTTL: 30 * time.Second},
 		Metrics: MetricsConfig{Enabled: true},
 		Reconciler: ReconcilerConfig{
@@ -317,4 +324,19 @@ func Default() *Config {
 			Remediation:         RemediationConfig{Mode: RemediateNone, MinAge: 24 * time.Hour, MaxPerRun: 5},
 		},
 	}
+}
+
+// MaxDirectors bounds the Directors of a bosh list.
+const MaxDirectors = 32
+
+// DefaultBOSH is the default of one Director's section (every Director of a
+// list starts from it).
+func DefaultBOSH() BOSHConfig {
+	return BOSHConfig{Name: "default", Timeout: 30 * time.Second, RateBurst: 10, MaxInFlight: 10}
+}
+
+// Directors are the configured Directors in order: bosh (the first), then
+// MoreDirectors. Plans that name no Director are deployed by the first.
+func (c *Config) Directors() []BOSHConfig {
+	return append([]BOSHConfig{c.BOSH}, c.MoreDirectors...)
 }

@@ -106,6 +106,10 @@ func (d *decoder) pairs(n *yaml.Node, path string, fn func(key string, k, val *y
 
 func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	d.pairs(n, path, func(key string, k, val *yaml.Node) {
+		if c, ok := v.Addr().Interface().(*Config); ok && key == "bosh" && resolve(val).Kind == yaml.SequenceNode {
+			d.directors(resolve(val), c)
+			return
+		}
 		field, ok := fieldByKey(v, key)
 		if !ok {
 			d.problems.add(join(path, key), k.Line, "unknown key")
@@ -149,4 +153,37 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(out)
 		d.lines[path] = n.Line
 	}
+}
+
+// directors decodes bosh given as a list of Directors, each from the
+// defaults of one: the first is Config.BOSH, the others MoreDirectors.
+func (d *decoder) directors(n *yaml.Node, c *Config) {
+	if len(n.Content) == 0 {
+		d.problems.add("bosh", n.Line, "an empty list: at least one Director is needed")
+		return
+	}
+	if len(n.Content) > MaxDirectors {
+		d.problems.add("bosh", n.Line, "at most %d Directors, got %d", MaxDirectors, len(n.Content))
+		return
+	}
+	var all []BOSHConfig
+	for i, item := range n.Content {
+		path := fmt.Sprintf("bosh[%d]", i)
+		b := DefaultBOSH()
+		b.Name = ""
+		if item = resolve(item); item.Kind != yaml.MappingNode {
+			d.problems.add(path, item.Line, "expected a mapping (one Director), got %s", describe(item))
+			continue
+		}
+		d.mapping(item, reflect.ValueOf(&b).Elem(), path)
+		all = append(all, b)
+	}
+	if len(all) == 0 {
+		return
+	}
+	if len(all) == 1 && all[0].Name == "" { // a list of one is a single bosh section
+		all[0].Name = DefaultBOSH().Name
+	}
+	c.BOSH, c.MoreDirectors = all[0], all[1:]
+	d.lines["bosh"] = n.Line
 }

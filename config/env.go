@@ -39,6 +39,7 @@ var envVars = []EnvVar{
 	{"VAULT_SKIP_VERIFY", "vault.skip_ssl_validation"},
 	{"BLACKSMITH_VAULT_KV_VERSION", "vault.kv_version"},
 	{"BLACKSMITH_VAULT_MAX_RECORD_BYTES", "vault.max_record_bytes"},
+	{"BLACKSMITH_BOSH_NAME", "bosh.name"},
 	{"BOSH_ENVIRONMENT", "bosh.address"},
 	{"BLACKSMITH_BOSH_USERNAME", "bosh.username"},
 	{"BLACKSMITH_BOSH_PASSWORD", "bosh.password"},

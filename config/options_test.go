@@ -124,6 +124,7 @@ var options = []option{
 	{"reconciler.remediation.mode", "BLACKSMITH_RECONCILER_REMEDIATION_MODE", func(c *config.Config) any { return c.Reconciler.Remediation.Mode }, "none", "redeploy", "redeploy", "purge", "purge", nil},
 	{"reconciler.remediation.min_age", "BLACKSMITH_RECONCILER_REMEDIATION_MIN_AGE", func(c *config.Config) any { return c.Reconciler.Remediation.MinAge }, 24 * time.Hour, "1h", time.Hour, "48h", 48 * time.Hour, nil},
 	{"reconciler.remediation.max_per_run", "BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Remediation.MaxPerRun }, 5, "2", 2, "20", 20, nil},
+	{"bosh.name", "BLACKSMITH_BOSH_NAME", func(c *config.Config) any { return c.BOSH.Name }, "default", "east", "east", "west", "west", nil},
 	{"reconciler.min_confidence", "BLACKSMITH_RECONCILER_MIN_CONFIDENCE", func(c *config.Config) any { return c.Reconciler.MinConfidence }, 0.0, "0.5", 0.5, "0.9", 0.9, nil},
 }
 

@@ -18,7 +18,7 @@ const RedactedValue = "<redacted>"
 
 // Redacted returns a deep copy of c with every secret that is set replaced by
 // RedactedValue: broker.password, vault.token, bosh.password,
-// bosh.client_secret, metrics.password, notifications.webhook_secret and
+// bosh.client_secret (of every Director), metrics.password, notifications.webhook_secret and
 // every notifications.webhooks[].secret. Unset secrets stay empty.
 func (c *Config) Redacted() *Config {
 	out := *c
@@ -34,10 +34,15 @@ func (c *Config) Redacted() *Config {
 			w.Secret = RedactedValue
 		}
 	}
-	for _, s := range []*string{
+	out.MoreDirectors = slices.Clone(c.MoreDirectors)
+	secrets := []*string{
 		&out.Broker.Password, &out.Vault.Token, &out.BOSH.Password,
 		&out.BOSH.ClientSecret, &out.Metrics.Password, &out.Notifications.WebhookSecret,
-	} {
+	}
+	for i := range out.MoreDirectors {
+		secrets = append(secrets, &out.MoreDirectors[i].Password, &out.MoreDirectors[i].ClientSecret)
+	}
+	for _, s := range secrets {
 		if *s != "" {
 			*s = RedactedValue
 		}
@@ -52,6 +57,17 @@ func (c *Config) YAML() ([]byte, error) {
 	root, err := encode(reflect.ValueOf(*c))
 	if err != nil {
 		return nil, fmt.Errorf("encoding configuration: %w", err)
+	}
+	if len(c.MoreDirectors) > 0 { // several Directors: bosh is their list
+		list, err := encode(reflect.ValueOf(c.Directors()))
+		if err != nil {
+			return nil, fmt.Errorf("encoding configuration: %w", err)
+		}
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "bosh" {
+				root.Content[i+1] = list
+			}
+		}
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
@@ -96,6 +112,9 @@ func encode(v reflect.Value) (*yaml.Node, error) {
 func encodeStruct(v reflect.Value) (*yaml.Node, error) {
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for i := range v.NumField() {
+		if yamlKey(v.Type().Field(i)) == "-" {
+			continue
+		}
 		key, _ := scalarNode(yamlKey(v.Type().Field(i)))
 		val, err := encode(v.Field(i))
 		if err != nil {

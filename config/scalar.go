@@ -84,7 +84,7 @@ func yamlKey(f reflect.StructField) string {
 func fieldByKey(v reflect.Value, key string) (reflect.Value, bool) {
 	t := v.Type()
 	for i := range t.NumField() {
-		if yamlKey(t.Field(i)) == key {
+		if k := yamlKey(t.Field(i)); k == key && k != "-" {
 			return v.Field(i), true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,9 @@ func normalize(c *Config) {
 	c.Vault.Mount = strings.Trim(c.Vault.Mount, "/")
 	c.Reconciler.Backup.Path = strings.Trim(c.Reconciler.Backup.Path, "/")
 	c.BOSH.Address = boshAddress(c.BOSH.Address)
+	for i := range c.MoreDirectors {
+		c.MoreDirectors[i].Address = boshAddress(c.MoreDirectors[i].Address)
+	}
 }
 
 // boshAddress turns a bare host or host:port into a URL as the bosh CLI does:
@@ -35,7 +39,7 @@ func boshAddress(a string) string {
 func validate(c *Config, ck checker) {
 	validateBroker(c.Broker, ck)
 	validateVault(c.Vault, ck)
-	validateBOSH(c.BOSH, ck)
+	validateDirectors(c, ck)
 	for i, dir := range c.Catalog.Dirs {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			ck.fail(fmt.Sprintf("catalog.dirs[%d]", i), "not a directory: %q", dir)
@@ -139,20 +143,49 @@ func validateVault(v VaultConfig, ck checker) {
 	ck.between("vault.max_record_bytes", v.MaxRecordBytes, 1024, 1<<20)
 }
 
-func validateBOSH(b BOSHConfig, ck checker) {
-	ck.required("bosh.address", b.Address)
+// validateDirectors checks every Director; with a list, keys are named
+// bosh[i] and every Director needs a name of its own.
+func validateDirectors(c *Config, ck checker) {
+	if len(c.MoreDirectors) == 0 {
+		validateBOSH("bosh", c.BOSH, ck)
+		return
+	}
+	seen := map[string]int{}
+	for i, b := range c.Directors() {
+		prefix := fmt.Sprintf("bosh[%d]", i)
+		validateBOSH(prefix, b, ck)
+		if first, dup := seen[b.Name]; dup && b.Name != "" {
+			ck.fail(prefix+".name", "%q is the name of bosh[%d] already: each Director needs its own", b.Name, first)
+		}
+		seen[b.Name] = i
+	}
+}
+
+// directorName is what a Director's name may hold: it goes into metrics
+// labels, logs, index records and Vault paths.
+var directorName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+
+func validateBOSH(prefix string, b BOSHConfig, ck checker) {
+	key := func(k string) string { return prefix + "." + k }
+	switch {
+	case b.Name == "":
+		ck.fail(key("name"), "required: each Director of a list needs its own name")
+	case !directorName.MatchString(b.Name):
+		ck.fail(key("name"), "must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit; got %q", b.Name)
+	}
+	ck.required(key("address"), b.Address)
 	if b.Address != "" && !isHTTPURL(b.Address) {
-		ck.fail("bosh.address", "not an http(s) URL or host[:port]: %q", b.Address)
+		ck.fail(key("address"), "not an http(s) URL or host[:port]: %q", b.Address)
 	}
-	ck.pair("bosh.username", b.Username, "bosh.password", b.Password)
-	ck.pair("bosh.client_id", b.ClientID, "bosh.client_secret", b.ClientSecret)
-	ck.caCert("bosh.ca_cert", b.CACert, true)
-	ck.positive("bosh.timeout", b.Timeout)
+	ck.pair(key("username"), b.Username, key("password"), b.Password)
+	ck.pair(key("client_id"), b.ClientID, key("client_secret"), b.ClientSecret)
+	ck.caCert(key("ca_cert"), b.CACert, true)
+	ck.positive(key("timeout"), b.Timeout)
 	if b.RateLimit < 0 || math.IsNaN(b.RateLimit) {
-		ck.fail("bosh.rate_limit", "must not be negative, got %g", b.RateLimit)
+		ck.fail(key("rate_limit"), "must not be negative, got %g", b.RateLimit)
 	}
-	ck.atLeast("bosh.rate_burst", b.RateBurst, 1)
-	ck.atLeast("bosh.max_in_flight", b.MaxInFlight, 1)
+	ck.atLeast(key("rate_burst"), b.RateBurst, 1)
+	ck.atLeast(key("max_in_flight"), b.MaxInFlight, 1)
 }
 
 func isHostPort(s string) bool {

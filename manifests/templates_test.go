@@ -37,7 +37,7 @@ func otherProps(tls *certificate) map[string]any {
 			"ca_cert": tls.ca, "skip_ssl_validation": true, "kv_version": 2, "max_record_bytes": 65536},
 		"bosh": map[string]any{"address": "https://director.test:25555", "username": "admin", "password": "admin-pw",
 			"client_id": "blacksmith", "client_secret": "client-pw", "ca_cert": tls.ca, "skip_ssl_validation": true,
-			"timeout": "45s", "rate_limit": 2.5, "rate_burst": 20, "max_in_flight": 4},
+			"timeout": "45s", "name": "east", "rate_limit": 2.5, "rate_burst": 20, "max_in_flight": 4},
 		"catalog": map[string]any{"dirs": []any{"/var/vcap/jobs/forge-a/catalog", "/var/vcap/jobs/forge-b/catalog"}},
 		"metrics": map[string]any{"enabled": false, "username": "prometheus", "password": "prom-pw"},
 		"ha":      map[string]any{"enabled": true, "lease_ttl": "45s", "id": "vm-a"},
