@@ -24,6 +24,9 @@ type Deployment struct {
 	Teams []string `json:"teams"`
 	// CloudConfig is "none", "latest" or "outdated"; empty in the cheap listing.
 	CloudConfig string `json:"cloud_config"`
+	// Director is the name of the Director that listed it, when several are
+	// reconciled (not part of the Director's answer).
+	Director string `json:"-"`
 }
 
 // Deployments lists the deployments in the cheap form: configs and stemcells

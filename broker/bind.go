@@ -141,7 +141,11 @@ func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *
 // deploymentIPs lists the addresses of the instance's VMs: 422 when its
 // deployment does not exist.
 func (b *Broker) deploymentIPs(ctx context.Context, id string, rec *vault.Record) ([]string, error) {
-	vms, err := b.opts.DirectorReader.VMs(ctx, rec.Deployment(id))
+	dir, err := b.directorOf(rec)
+	if err != nil {
+		return nil, b.internal("the instance's Director is not configured", err, "instance", id)
+	}
+	vms, err := dir.Reader.VMs(ctx, rec.Deployment(id))
 	if errors.Is(err, bosh.ErrDeploymentNotFound) {
 		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
 	}

@@ -64,6 +64,13 @@ type Options struct {
 	Director Director
 	// DirectorReader finds tasks and VMs. Required.
 	DirectorReader DirectorReader
+	// DirectorName is the name (bosh.name) of Director, the first one. Default "default".
+	DirectorName string
+	// MoreDirectors are the Directors after the first when there are
+	// several: a plan's new instances go to the one its plan.yml names
+	// (else the first), and their records name it; an instance's later
+	// operations go to the Director its record names. Default none.
+	MoreDirectors []NamedDirector
 	// Store keeps the records, manifests and secrets. Required.
 	Store Store
 	// Username and Password guard /v2/* (the daemon puts the operator's
@@ -121,6 +128,9 @@ func New(opts Options) (*Broker, error) {
 	if opts.Store == nil {
 		missing = append(missing, errors.New("store is required"))
 	}
+	if err := checkDirectors(opts); err != nil {
+		missing = append(missing, err)
+	}
 	if opts.Username == "" || opts.Password == "" {
 		missing = append(missing, errors.New("username and password are required"))
 	}
@@ -137,6 +147,9 @@ func New(opts Options) (*Broker, error) {
 
 // withDefaults fills in the defaults documented on Options.
 func withDefaults(o Options) Options {
+	if o.DirectorName == "" {
+		o.DirectorName = "default"
+	}
 	if o.LostTaskGrace == 0 {
 		o.LostTaskGrace = 2 * time.Minute
 	}

@@ -41,14 +41,20 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 	b.log.Info("deprovisioning", "instance", id, "deployment", rec.Deployment(id))
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	return b.deleteDeployment(wctx, id, rec.Deployment(id), op)
+	return b.deleteDeployment(wctx, id, rec, op)
 }
 
 // deleteDeployment asks the Director to delete the deployment and records
 // its task; a deployment that is already gone is cleaned up at once (200).
-func (b *Broker) deleteDeployment(ctx context.Context, id, name string, op *vault.Operation) (domain.DeprovisionServiceSpec, error) {
+func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) (domain.DeprovisionServiceSpec, error) {
 	async := domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}
-	task, err := b.opts.Director.DeleteDeployment(bosh.WithContextID(ctx, op.ContextID), name, false)
+	name := rec.Deployment(id)
+	dir, err := b.directorOf(rec)
+	if err != nil {
+		b.ended(ctx, id, op, stateFailed, "deprovision failed: the instance's Director is not configured", 0)
+		return domain.DeprovisionServiceSpec{}, b.internal("the instance's Director is not configured", err, "instance", id)
+	}
+	task, err := dir.Director.DeleteDeployment(bosh.WithContextID(ctx, op.ContextID), name, false)
 	b.accepted(ctx, id, name, op, task.ID, nil) // task.ID is 0 when no task was created
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):

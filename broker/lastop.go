@@ -77,7 +77,7 @@ func (b *Broker) follow(ctx context.Context, id string, rec *vault.Record) (prog
 	if op == nil || op.State != stateInProgress {
 		return progress{answer: answer(op)}, nil
 	}
-	task, found, err := b.findTask(ctx, id, op)
+	task, found, err := b.findTask(ctx, id, rec, op)
 	if err != nil {
 		return progress{
 			answer:  inProgress(op.Type + " in progress: the BOSH Director cannot be reached right now"),
@@ -99,15 +99,19 @@ func inProgress(desc string) domain.LastOperation {
 
 // findTask returns op's task: by its recorded id, or else by its context id
 // (recording the id it finds). found is false when the Director has none.
-func (b *Broker) findTask(ctx context.Context, id string, op *vault.Operation) (task bosh.Task, found bool, err error) {
+func (b *Broker) findTask(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) (task bosh.Task, found bool, err error) {
+	dir, err := b.directorOf(rec)
+	if err != nil {
+		return task, false, err
+	}
 	if op.TaskID != 0 {
-		task, err = b.opts.Director.Task(ctx, op.TaskID)
+		task, err = dir.Director.Task(ctx, op.TaskID)
 		if errors.Is(err, bosh.ErrTaskNotFound) {
 			return task, false, nil
 		}
 		return task, err == nil, err
 	}
-	tasks, err := b.opts.DirectorReader.Tasks(ctx, bosh.TaskQuery{ContextID: op.ContextID})
+	tasks, err := dir.Reader.Tasks(ctx, bosh.TaskQuery{ContextID: op.ContextID})
 	if err != nil {
 		return task, false, err
 	}

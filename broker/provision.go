@@ -96,13 +96,15 @@ func (b *Broker) provision(ctx context.Context, req instanceRequest, prev *vault
 		return none, err
 	}
 	op := newOperation(opTypeProvision, "provision in progress: creating the deployment")
-	if err := b.reserve(ctx, req, req.record(op), prev, true); err != nil {
+	rec := req.record(op)
+	rec.Director = b.planDirector(req.plan)
+	if err := b.reserve(ctx, req, rec, prev, true); err != nil {
 		return none, err
 	}
 	b.log.Info("provisioning", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	task := b.deploy(wctx, req.id, op, newSecrets, manifest)
+	task := b.deploy(wctx, req.id, rec.Director, op, newSecrets, manifest)
 	b.accepted(wctx, req.id, req.deployedName, op, task, map[string]string{"service_id": req.svc.ID, "plan_id": req.plan.ID})
 	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
 }
@@ -125,10 +127,15 @@ func (b *Broker) render(ctx context.Context, req instanceRequest) (manifest []by
 	return manifest, newSecrets, nil
 }
 
-// deploy stores what op's deploy needs (newSecrets unless nil, then the
+// deploy (on the named Director, "" the first) stores what op's deploy needs (newSecrets unless nil, then the
 // manifest) and starts the Director's task, whose id it returns; a failure
 // is recorded on op (and 0 returned).
-func (b *Broker) deploy(ctx context.Context, id string, op *vault.Operation, newSecrets map[string]any, manifest []byte) int {
+func (b *Broker) deploy(ctx context.Context, id, director string, op *vault.Operation, newSecrets map[string]any, manifest []byte) int {
+	dir, err := b.directorNamed(director)
+	if err != nil {
+		b.failOp(ctx, id, op, op.Type+" failed: the instance's Director is not configured", err)
+		return 0
+	}
 	if newSecrets != nil {
 		if err := b.opts.Store.PutSecret(ctx, credentialsPath(id), newSecrets); err != nil {
 			b.failOp(ctx, id, op, op.Type+" failed: could not store the instance's secrets", err)
@@ -140,7 +147,7 @@ func (b *Broker) deploy(ctx context.Context, id string, op *vault.Operation, new
 		return 0
 	}
 	return b.startTask(ctx, id, op, func(ctx context.Context) (bosh.Task, error) {
-		return b.opts.Director.Deploy(ctx, manifest)
+		return dir.Director.Deploy(ctx, manifest)
 	})
 }
 

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -74,6 +75,10 @@ func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDeta
 // update renders the new manifest, records the update and starts the deploy.
 func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Record) (domain.UpdateServiceSpec, error) {
 	var none domain.UpdateServiceSpec
+	if have := cmp.Or(rec.Director, b.planDirector(catalog.Plan{})); b.several() && b.planDirector(req.plan) != have {
+		return none, badRequest("plan %s is deployed by BOSH Director %q and this instance lives on %q: an update cannot move an instance to another Director",
+			req.plan.ID, b.planDirector(req.plan), have)
+	}
 	manifest, newSecrets, err := b.render(ctx, req)
 	if err != nil {
 		return none, err
@@ -90,7 +95,7 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	b.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	task := b.deploy(wctx, req.id, op, newSecrets, manifest)
+	task := b.deploy(wctx, req.id, rec.Director, op, newSecrets, manifest)
 	details := map[string]string{"service_id": req.svc.ID, "plan_id": req.plan.ID}
 	if req.plan.ID != rec.PlanID {
 		details["previous_plan_id"] = rec.PlanID

@@ -57,6 +57,9 @@ type Plan struct {
 	MergeParameters bool
 	// ServiceID is the id of the service the plan belongs to.
 	ServiceID string
+	// Director names the BOSH Director (bosh.name) that deploys the plan's
+	// instances. Default "": the first configured Director.
+	Director string
 }
 
 // Plan returns the plan with id planID and the service it belongs to.

@@ -56,7 +56,7 @@ var good = tree{
 	"redis/small/plan.yml":        "id: redis-small\nname: small\ndescription: Small\nlimit: 3\nupdatable: true\n",
 	"redis/small/manifest.yml":    manifest,
 	"redis/small/credentials.yml": "host: {{ index .IPs 0 }}\n",
-	"redis/large/plan.yml":        "id: redis-large\nname: large\ndescription: Large\n",
+	"redis/large/plan.yml":        "id: redis-large\nname: large\ndescription: Large\ndirector: west\n",
 	"redis/large/manifest.yml":    manifest,
 }
 

@@ -31,7 +31,7 @@ var _ = Describe("Load", func() {
 		Expect(small.Credentials.Text()).To(Equal("host: {{ index .IPs 0 }}\n"))
 		large.Manifest, small.Manifest, small.Credentials = nil, nil, nil
 		Expect([]catalog.Plan{large, small}).To(Equal([]catalog.Plan{
-			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis"},
+			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis", Director: "west"},
 			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, Updatable: true, ServiceID: "redis"},
 		}))
 	})

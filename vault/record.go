@@ -38,6 +38,9 @@ type Record struct {
 	// RemediatedAt is when the reconciler last tried to bring an orphan's
 	// deployment back (RFC 3339); it tries again only min_age later.
 	RemediatedAt string `json:"remediated_at,omitempty"`
+	// Director names the BOSH Director (bosh.name) the instance's deployment
+	// lives on; "" for the first (and, with one Director, only) one.
+	Director string `json:"director,omitempty"`
 
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -103,6 +106,7 @@ func (r *Record) fields() []field {
 		{"match_confidence", &r.MatchConfidence, false},
 		{"match_rule", &r.MatchRule, false},
 		{"remediated_at", &r.RemediatedAt, false},
+		{"director", &r.Director, false},
 	}
 }
 

@@ -1,0 +1,98 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// NamedDirector is one of several Directors: its name (bosh.name) and its
+// clients.
+type NamedDirector struct {
+	Name     string
+	Director Director
+	Reader   DirectorReader
+}
+
+// ErrUnknownDirector means a record or a plan names a Director that is not configured.
+var ErrUnknownDirector = errors.New("unknown BOSH Director")
+
+// directors are the configured Directors, the first (Options.Director) first.
+func (b *Broker) directors() []NamedDirector {
+	return append([]NamedDirector{{Name: b.opts.DirectorName, Director: b.opts.Director, Reader: b.opts.DirectorReader}},
+		b.opts.MoreDirectors...)
+}
+
+// several says whether more than one Director is configured: only then do
+// records name theirs.
+func (b *Broker) several() bool { return len(b.opts.MoreDirectors) > 0 }
+
+// directorNamed is the Director called name; "" is the first.
+func (b *Broker) directorNamed(name string) (NamedDirector, error) {
+	all := b.directors()
+	if name == "" {
+		return all[0], nil
+	}
+	for _, d := range all {
+		if d.Name == name {
+			return d, nil
+		}
+	}
+	return NamedDirector{}, fmt.Errorf("%w %q (not in bosh)", ErrUnknownDirector, name)
+}
+
+// directorOf is the Director an instance's deployment lives on: the one its
+// record names, else the first (a record written before there were several).
+func (b *Broker) directorOf(rec *vault.Record) (NamedDirector, error) {
+	if rec == nil {
+		return b.directorNamed("")
+	}
+	return b.directorNamed(rec.Director)
+}
+
+// planDirector is the name a new instance's record gets: the plan's
+// Director, else the first; "" with a single Director (records name none).
+func (b *Broker) planDirector(plan catalog.Plan) string {
+	if !b.several() {
+		return ""
+	}
+	if plan.Director != "" {
+		return plan.Director
+	}
+	return b.opts.DirectorName
+}
+
+// checkDirectors says which plans name a Director that is not configured.
+func checkDirectors(o Options) error {
+	if o.Catalog == nil {
+		return nil
+	}
+	known := map[string]bool{o.DirectorName: true}
+	for _, d := range o.MoreDirectors {
+		if d.Name == "" || d.Director == nil || d.Reader == nil || known[d.Name] {
+			return fmt.Errorf("director %q: every further Director needs its own name and both clients", d.Name)
+		}
+		known[d.Name] = true
+	}
+	var errs []error
+	for _, s := range o.Catalog.Services {
+		for _, p := range s.Plans {
+			if p.Director != "" && !known[p.Director] {
+				errs = append(errs, fmt.Errorf("plan %s: director: %w %q (configured: %s)", p.ID, ErrUnknownDirector, p.Director,
+					o.directorNames()))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// directorNames lists the configured Directors' names for messages.
+func (o Options) directorNames() string {
+	out := fmt.Sprintf("%q", o.DirectorName)
+	for _, d := range o.MoreDirectors {
+		out += fmt.Sprintf(", %q", d.Name)
+	}
+	return out
+}
