@@ -23,6 +23,7 @@ const fingerprintVersion = "v2" // v2: the match (strategy, confidence, rule) is
 type desired struct {
 	match       Match
 	deployment  string
+	director    string // the Director that listed it (several Directors), else ""
 	manifest    string
 	manifestSHA string
 	releases    []vault.Resource
@@ -46,7 +47,7 @@ type target struct {
 // newDesired computes the records of a matched deployment; what it takes
 // from the manifest (which the manifest's digest covers) waits for load.
 func newDesired(d bosh.Deployment, s *scanned, m Match, pf *prefetch) *desired {
-	w := &desired{match: m, deployment: d.Name, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest), scan: s,
+	w := &desired{match: m, deployment: d.Name, director: d.Director, manifest: s.manifest, manifestSHA: sha256Hex(s.manifest), scan: s,
 		prefetched: pf}
 	for _, r := range d.Releases {
 		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
@@ -73,6 +74,9 @@ func (w *desired) digest() string {
 	}
 	field(fingerprintVersion, w.match.InstanceID, w.match.ServiceID, w.match.PlanID, w.deployment, w.manifestSHA,
 		w.match.Strategy, w.match.Confidence, w.match.Rule)
+	if w.director != "" { // one Director: the fingerprints of before
+		field("director", w.director)
+	}
 	writeResources(h, field, w.releases)
 	for _, v := range w.vms {
 		field(v.ID, v.Job, v.Index, v.AZ, v.IPs)

@@ -71,7 +71,12 @@ type watch struct {
 	named  map[string]bool // deployments the events since the last run name
 	state  feedState       // as read at the start of the run
 	loaded bool            // the state was read (false: nothing is written back)
+	doc    string          // the state document (feedStateName, or one per Director)
 }
+
+// feedStateOf is the state document of Director name's feed mark when
+// there are several Directors (one Director keeps feedStateName).
+func feedStateOf(name string) string { return feedStateName + "-" + name }
 
 // trusts says whether the feed vouches that deployment name did not change
 // since the last run.
@@ -79,12 +84,12 @@ func (w *watch) trusts(name string) bool {
 	return w != nil && w.report.Mode == FeedWatch && !w.named[name]
 }
 
-// readWatch reads the feed state from Vault and the events since; forced
+// readWatch reads the feed state from Vault (document doc) and the events since; forced
 // says the run fetches everything anyway (the feed is still read, to move
 // the mark).
-func readWatch(ctx context.Context, mem Memory, dir Director, now time.Time, resync time.Duration, forced bool) *watch {
-	w := &watch{named: map[string]bool{}}
-	if _, err := mem.ReadState(ctx, feedStateName, &w.state); err != nil {
+func readWatch(ctx context.Context, mem Memory, dir Director, doc string, now time.Time, resync time.Duration, forced bool) *watch {
+	w := &watch{named: map[string]bool{}, doc: doc}
+	if _, err := mem.ReadState(ctx, doc, &w.state); err != nil {
 		w.fallback(fmt.Sprintf("the feed state could not be read: %v", err))
 		return w
 	}
@@ -199,7 +204,7 @@ func (w *watch) save(ctx context.Context, mem Memory, now time.Time, pending []s
 	if next.LastID == w.state.LastID && next.ResyncedAt.Equal(w.state.ResyncedAt) && slices.Equal(next.Pending, w.state.Pending) {
 		return nil
 	}
-	if err := mem.WriteState(ctx, feedStateName, next); err != nil {
+	if err := mem.WriteState(ctx, w.doc, next); err != nil {
 		return fmt.Errorf("writing the feed state: %w", err)
 	}
 	return nil

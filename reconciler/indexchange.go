@@ -35,11 +35,11 @@ func (u *updater) indexChange(w *update) *pending {
 	return p
 }
 
-// ownedFieldsDiffer says whether rec names another service, plan or deployment than w.
+// ownedFieldsDiffer says whether rec names another service, plan, deployment, match or Director than w.
 func ownedFieldsDiffer(rec *vault.Record, w *target) bool {
 	return (w.serviceID != "" && rec.ServiceID != w.serviceID) || (w.planID != "" && rec.PlanID != w.planID) ||
 		rec.DeploymentName != w.deployment || rec.MatchStrategy != string(w.match.Strategy) ||
-		rec.MatchConfidence != w.match.Confidence || rec.MatchRule != w.match.Rule
+		rec.MatchConfidence != w.match.Confidence || rec.MatchRule != w.match.Rule || rec.Director != w.director
 }
 
 // setOwnedFields sets what the reconciler owns; an id that neither the
@@ -51,6 +51,6 @@ func setOwnedFields(rec *vault.Record, w *target) {
 	if w.planID != "" {
 		rec.PlanID = w.planID
 	}
-	rec.DeploymentName, rec.Fingerprint = w.deployment, w.fingerprint
+	rec.DeploymentName, rec.Fingerprint, rec.Director = w.deployment, w.fingerprint, w.director
 	rec.MatchStrategy, rec.MatchConfidence, rec.MatchRule = string(w.match.Strategy), w.match.Confidence, w.match.Rule
 }

@@ -223,6 +223,12 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 	if rec.OperationInProgress() {
 		return res, fmt.Errorf("%w: %s %s", ErrBusy, rec.LastOperation.Type, rec.LastOperation.State)
 	}
+	var dep Deployer
+	if redeploy {
+		if dep = m.parts.deployerOf(rec); dep == nil {
+			return res, fmt.Errorf("%w: the instance's Director %q is not configured", ErrNoDeployer, rec.Director)
+		}
+	}
 	if res.Backup == "" {
 		ids, err := store.Backups(ctx, id)
 		if err != nil {
@@ -243,7 +249,7 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 		return res, fmt.Errorf("backing up the current state first: %w", err)
 	}
 	if redeploy {
-		if err := m.redeploy(ctx, id, manifest, &res); err != nil {
+		if err := m.redeploy(ctx, dep, id, manifest, &res); err != nil {
 			return res, err
 		}
 	}
@@ -289,15 +295,15 @@ func namesDeployment(text, want, what string) error {
 	return nil
 }
 
-// redeploy deploys the manifest and waits for its task; the history says
+// redeploy deploys the manifest with dep (the instance's Director) and waits for its task; the history says
 // how it ended.
-func (m *Manager) redeploy(ctx context.Context, id, manifest string, res *RollbackResult) error {
-	task, err := m.deployer.Deploy(bosh.WithContextID(ctx, "blacksmith-rollback-"+id), []byte(manifest))
+func (m *Manager) redeploy(ctx context.Context, dep Deployer, id, manifest string, res *RollbackResult) error {
+	task, err := dep.Deploy(bosh.WithContextID(ctx, "blacksmith-rollback-"+id), []byte(manifest))
 	if err != nil {
 		return fmt.Errorf("deploying the manifest of backup %s: %w", res.Backup, err)
 	}
 	res.TaskID = task.ID
-	if task, err = m.deployer.WaitTask(ctx, task.ID, rollbackPoll); err != nil {
+	if task, err = dep.WaitTask(ctx, task.ID, rollbackPoll); err != nil {
 		return fmt.Errorf("waiting for task %d: %w", task.ID, err)
 	}
 	details := map[string]string{"backup": res.Backup, "task_id": fmt.Sprint(task.ID), "safety_backup": res.SafetyBackup}

@@ -56,8 +56,13 @@ type Options struct {
 	// Notifier is told of orphans, drift, conflicts, quarantines and failed
 	// runs as they happen (webhooks). Default nil: nobody.
 	Notifier Notifier
-	// DirectorName names the Director in notifications. Default "default".
+	// DirectorName names Director (bosh.name) in notifications, and in
+	// index records and reports when there are several. Default "default".
 	DirectorName string
+	// MoreDirectors are the Directors after the first when there are
+	// several: each run lists them all at once and reconciles each
+	// deployment with the Director that listed it. Default none.
+	MoreDirectors []NamedDirector
 	// HA shares the reconciler among daemons on one Vault mount: only the
 	// holder of the lease runs it. Default nil: this daemon always runs it.
 	HA *HAOptions
@@ -105,18 +110,22 @@ type Manager struct {
 // talks to, its configuration, and the parts that outlive a run (the
 // scanner's cache, the compiled matcher, the metrics).
 type runParts struct {
-	cfg      config.ReconcilerConfig
-	director Director
-	tasks    Tasks      // nil: no task check before an orphan is flagged
-	ops      Operations // nil: stuck operations are listed, not settled
-	deployer Deployer   // nil: no redeploy (rollback, remediation)
-	store    Store
-	scanner  *scanner
-	matcher  *matcher
-	ignore   []*regexp.Regexp // Config.Ignore: deployments left alone
-	fence    func() error     // nil: no HA; else an error once this daemon lost the lease
-	metrics  *metrics
-	now      func() time.Time
+	cfg       config.ReconcilerConfig
+	director  Director
+	tasks     Tasks               // nil: no task check before an orphan is flagged
+	ops       Operations          // nil: stuck operations are listed, not settled
+	deployer  Deployer            // nil: no redeploy (rollback, remediation)
+	deployers map[string]Deployer // by Director name (several Directors)
+	more      []member            // the Directors after the first (several Directors), else nil
+	fleet     *fleet              // a run's: every Director (several Directors), else nil
+	first     string              // the first Director's name
+	store     Store
+	scanner   *scanner
+	matcher   *matcher
+	ignore    []*regexp.Regexp // Config.Ignore: deployments left alone
+	fence     func() error     // nil: no HA; else an error once this daemon lost the lease
+	metrics   *metrics
+	now       func() time.Time
 }
 
 // New checks opts and returns a Manager; it does no I/O.
@@ -124,6 +133,10 @@ func New(opts Options) (*Manager, error) {
 	opts = withDefaults(opts)
 	if opts.Director == nil || opts.Store == nil {
 		return nil, fmt.Errorf("%w: Director and Store are required", ErrBadOptions)
+	}
+	more, err := moreMembers(cmp.Or(opts.DirectorName, "default"), opts.MoreDirectors)
+	if err != nil {
+		return nil, err
 	}
 	if n := opts.Config.MaxConcurrency; n > maxConcurrencyLimit {
 		return nil, fmt.Errorf("%w: reconciler.max_concurrency %d is more than %d", ErrBadOptions, n, maxConcurrencyLimit)
@@ -149,6 +162,7 @@ func New(opts Options) (*Manager, error) {
 		notifier: opts.Notifier, directorName: cmp.Or(opts.DirectorName, "default"),
 		parts: runParts{
 			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, deployer: opts.Deployer,
+			more: more, first: cmp.Or(opts.DirectorName, "default"), deployers: deployers(opts),
 			store:   opts.Store,
 			scanner: newScanner(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
 		},
@@ -299,4 +313,34 @@ func (m *Manager) finished(r *run, s Summary) {
 	if s.aborted != nil {
 		m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.aborted))
 	}
+}
+
+// moreMembers checks the Directors after the first: each with a Director
+// and a name of its own.
+func moreMembers(first string, more []NamedDirector) ([]member, error) {
+	seen := map[string]bool{first: true}
+	var out []member
+	for _, d := range more {
+		if d.Director == nil || d.Name == "" || seen[d.Name] {
+			return nil, fmt.Errorf("%w: every further Director needs a Director and a name of its own (%q)", ErrBadOptions, d.Name)
+		}
+		seen[d.Name] = true
+		out = append(out, member{name: d.Name, d: d.Director, tasks: d.Tasks})
+	}
+	return out, nil
+}
+
+// deployers are the Deployers by Director name ("" and the first's name:
+// Options.Deployer).
+func deployers(o Options) map[string]Deployer {
+	out := map[string]Deployer{}
+	if o.Deployer != nil {
+		out[""], out[cmp.Or(o.DirectorName, "default")] = o.Deployer, o.Deployer
+	}
+	for _, d := range o.MoreDirectors {
+		if dep, ok := d.Director.(Deployer); ok {
+			out[d.Name] = dep
+		}
+	}
+	return out
 }

@@ -14,7 +14,7 @@ import (
 // Label values: every series is initialised at 0 with these.
 var (
 	runResults    = []string{resultSuccess, resultPartial, resultFailure}
-	instanceState = []string{stateMatched, stateOrphaned, stateFailed, stateQuarantined}
+	instanceState = []string{stateMatched, stateOrphaned, stateFailed, stateQuarantined, stateUnknown}
 	writeKinds    = []string{kindIndex, kindMetadata, kindManifest, kindBackup}
 )
 
@@ -23,6 +23,7 @@ const (
 	resultFailure    = "failure"
 	resultPartial    = "partial"
 	stateQuarantined = "quarantined"
+	stateUnknown     = "unknown"
 	stateMatched     = "matched"
 	stateOrphaned    = "orphaned"
 	stateFailed      = "failed"
@@ -59,14 +60,15 @@ type Snapshot struct {
 
 // metrics holds the reconciler's Prometheus collectors and its Snapshot.
 type metrics struct {
-	runs, writes, instances *prometheus.CounterVec
-	state                   *prometheus.GaugeVec
-	duration                prometheus.Histogram
-	deployments, unmatched  prometheus.Gauge
-	lastSuccess, converged  prometheus.Gauge
-	running                 prometheus.Gauge
-	drift, errs, scanned    prometheus.Counter
-	fetches                 prometheus.Counter
+	runs, writes, instances  *prometheus.CounterVec
+	state                    *prometheus.GaugeVec
+	directorUp, directorDeps *prometheus.GaugeVec // several Directors
+	duration                 prometheus.Histogram
+	deployments, unmatched   prometheus.Gauge
+	lastSuccess, converged   prometheus.Gauge
+	running                  prometheus.Gauge
+	drift, errs, scanned     prometheus.Counter
+	fetches                  prometheus.Counter
 
 	mu   sync.Mutex
 	snap Snapshot
@@ -88,6 +90,12 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		state: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "blacksmith_reconciler_instances", Help: "Service instances by state after the last run.",
 		}, []string{"state"})),
+		directorUp: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blacksmith_reconciler_director_up", Help: "With several Directors: 1 when the last run could list the Director's deployments, else 0.",
+		}, []string{"director"})),
+		directorDeps: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blacksmith_reconciler_director_deployments", Help: "With several Directors: deployments the Director listed in the last run that could list it.",
+		}, []string{"director"})),
 		instances: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "blacksmith_reconciler_instances_total", Help: "Service instances found (matched) and synced (written), added up over runs.",
 		}, []string{"outcome"})),
@@ -137,6 +145,12 @@ func (m *metrics) observe(s Summary, end time.Time) {
 	m.errs.Add(float64(s.ErrorCount))
 	if s.Scope == nil { // a scoped run says nothing of the rest of the estate
 		m.converged.Set(boolGauge(s.Converged))
+		for _, d := range s.Directors {
+			m.directorUp.WithLabelValues(d.Name).Set(boolGauge(d.Listed))
+			if d.Listed {
+				m.directorDeps.WithLabelValues(d.Name).Set(float64(d.Deployments))
+			}
+		}
 		if s.aborted == nil {
 			m.setState(s)
 		}
@@ -155,6 +169,7 @@ func (m *metrics) setState(s Summary) {
 	m.state.WithLabelValues(stateOrphaned).Set(float64(s.OrphansTotal))
 	m.state.WithLabelValues(stateFailed).Set(float64(s.Failed))
 	m.state.WithLabelValues(stateQuarantined).Set(float64(s.QuarantinedTotal))
+	m.state.WithLabelValues(stateUnknown).Set(float64(s.Unknown))
 }
 
 // record adds a run to the Snapshot.

@@ -69,7 +69,7 @@ func (o *observer) handOn(w *desired, writes chan<- *desired) {
 // or manifest document lost or changed in Vault is written again.
 func (o *observer) inStep(cur *vault.Record, w *desired) bool {
 	return !o.force && cur != nil && cur.Fingerprint == w.fingerprint && !cur.Orphaned &&
-		cur.DeploymentName == w.deployment
+		cur.DeploymentName == w.deployment && cur.Director == w.director
 }
 
 // observed fetches and matches a deployment; nil when it is busy (locked
@@ -153,7 +153,7 @@ func (o *observer) vouched(d bosh.Deployment, early Match, byName bool) bool {
 		}
 	}
 	rec := o.index[id]
-	if rec == nil || rec.Orphaned || rec.Fingerprint == "" || rec.Deployment(id) != d.Name {
+	if rec == nil || rec.Orphaned || rec.Fingerprint == "" || rec.Deployment(id) != d.Name || rec.Director != d.Director {
 		return false
 	}
 	o.claims.seen(d.Name)

@@ -15,16 +15,19 @@ import (
 // is gone as orphaned, through the index writer. Orphans are never deleted;
 // an entry whose deployment comes back is un-flagged by its index change.
 type orphaner struct {
-	scope  Scope                    // only records in scope are looked at
-	tasks  Tasks                    // nil: no task check
-	grace  time.Duration            // Config.OrphanGracePeriod
-	start  time.Time                // the run's start
-	index  map[string]*vault.Record // as read at the start of the run
-	claims *claims                  // instances this run matched
-	writer *indexWriter
-	state  *runState
-	retry  retrier
-	log    *slog.Logger
+	scope Scope // only records in scope are looked at
+	tasks Tasks // nil: no task check
+	// unknown says whether a record's Director could not be listed: its
+	// deployment may well exist, and it is not flagged (several Directors).
+	unknown func(*vault.Record) bool
+	grace   time.Duration            // Config.OrphanGracePeriod
+	start   time.Time                // the run's start
+	index   map[string]*vault.Record // as read at the start of the run
+	claims  *claims                  // instances this run matched
+	writer  *indexWriter
+	state   *runState
+	retry   retrier
+	log     *slog.Logger
 }
 
 // inFlightStates are the task states of a provision or deprovision still running.
@@ -41,12 +44,20 @@ func (o *orphaner) flag(ctx context.Context, listed []bosh.Deployment) {
 		names[d.Name] = true
 	}
 	var candidates []string
+	unknown := 0
 	for id, rec := range o.index {
-		if !o.claims.isClaimed(id) && !rec.Orphaned && !names[rec.Deployment(id)] && o.mayOrphan(rec) &&
-			o.scope.coversRecord(id, rec) {
+		if o.claims.isClaimed(id) || names[rec.Deployment(id)] || !o.scope.coversRecord(id, rec) {
+			continue
+		}
+		if o.unknown(rec) {
+			unknown++
+			continue
+		}
+		if !rec.Orphaned && o.mayOrphan(rec) {
 			candidates = append(candidates, id)
 		}
 	}
+	o.state.count(func(s *Summary) { s.Unknown = unknown })
 	if len(candidates) == 0 {
 		return
 	}

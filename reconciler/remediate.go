@@ -106,7 +106,8 @@ func (r *run) remediate(ctx context.Context) {
 // and stamps the attempt on the record so that it is not tried again
 // before min_age.
 func (r *run) redeployOrphan(ctx context.Context, id, name string) (int, error) {
-	if r.parts.deployer == nil {
+	dep := r.parts.deployerOf(r.index[id])
+	if dep == nil {
 		return 0, ErrNoDeployer
 	}
 	text, ok, err := r.parts.store.Manifest(ctx, id)
@@ -129,7 +130,7 @@ func (r *run) redeployOrphan(ctx context.Context, id, name string) (int, error) 
 	}}); err != nil {
 		return 0, fmt.Errorf("stamping the attempt: %w", err)
 	}
-	task, err := r.parts.deployer.Deploy(bosh.WithContextID(ctx, "blacksmith-remediate-"+id), []byte(text))
+	task, err := dep.Deploy(bosh.WithContextID(ctx, "blacksmith-remediate-"+id), []byte(text))
 	if err != nil {
 		return 0, fmt.Errorf("deploying its stored manifest: %w", err)
 	}

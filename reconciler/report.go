@@ -90,8 +90,15 @@ type Summary struct {
 	Backups int `json:"backups"`
 	// ManifestsFetched is the number of manifests fetched from the Director.
 	ManifestsFetched int `json:"manifests_fetched"`
-	// Feed says how the run used the Director's event feed.
+	// Feed says how the run used the Director's event feed (with several
+	// Directors, all of them: see Directors for each).
 	Feed FeedReport `json:"feed"`
+	// Directors says what the run saw of each Director when there are several.
+	Directors []DirectorReport `json:"directors,omitempty"`
+	// Unknown is the number of records whose Director could not be listed:
+	// the run cannot tell whether their deployments exist, and flags none
+	// of them orphaned.
+	Unknown int `json:"unknown"`
 	// Drift is the number of manifests found changed behind the broker's back.
 	Drift int `json:"drift"`
 	// Errors are the errors met, one line each (the first 100).

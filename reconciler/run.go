@@ -26,22 +26,24 @@ import (
 // (observer, updater, index writer, orphaner) and feeds them the
 // deployments, then sums up what they did.
 type run struct {
-	id      string
-	opts    RunOptions
-	start   time.Time
-	log     *slog.Logger
-	parts   runParts
-	retry   retrier
-	state   *runState
-	quar    *quarantine
-	watch   *watch                   // the event feed since the last run
-	byDep   map[string]string        // deployment name -> instance id, as the index names them
-	hist    *historian               // nil in a dry run
-	trusted atomic.Int64             // deployments the feed vouched for without a fetch
-	known   map[string]bool          // conflicts the last run reported (not recorded again)
-	index   map[string]*vault.Record // as read at the start; never changed
-	listed  map[string]bool          // the deployments listed
-	plan    *planner                 // dry run only
+	id       string
+	opts     RunOptions
+	start    time.Time
+	log      *slog.Logger
+	parts    runParts
+	retry    retrier
+	state    *runState
+	quar     *quarantine
+	watch    *watch                   // the event feed since the last run (every Director's)
+	feeds    map[string]*watch        // several Directors: each one's feed
+	fallback map[string]bool          // several Directors: deployments whose Director's feed could not be read
+	byDep    map[string]string        // deployment name -> instance id, as the index names them
+	hist     *historian               // nil in a dry run
+	trusted  atomic.Int64             // deployments the feed vouched for without a fetch
+	known    map[string]bool          // conflicts the last run reported (not recorded again)
+	index    map[string]*vault.Record // as read at the start; never changed
+	listed   map[string]bool          // the deployments listed
+	plan     *planner                 // dry run only
 }
 
 // newRunID returns a random run id.
@@ -65,6 +67,9 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 			MatchedBy: map[Strategy]int{}, Quarantined: []Quarantined{}, NewlyQuarantined: []Quarantined{},
 			Released: []Quarantined{}, Blockers: []string{}, Settled: []Settled{}, Remediated: []Remediation{}}),
 		quar: newQuarantine(m.cfg.Quarantine, start, opts)}
+	if r.parts.fleet != nil {
+		r.parts.fleet.retry = r.retry
+	}
 	if opts.DryRun {
 		r.plan = &planner{}
 	} else {
@@ -98,6 +103,20 @@ func (p runParts) guarded(threshold int, stop context.CancelCauseFunc) runParts 
 	p.director = gd
 	if p.tasks != nil {
 		p.tasks = gd
+	}
+	if len(p.more) > 0 { // several Directors: each behind a breaker of its own
+		gd.b.system = systemDirector + " " + p.first
+		members := []member{{name: p.first, d: gd, tasks: p.tasks}}
+		for _, m := range p.more {
+			g := guardedDirector{d: m.d, tasks: m.tasks, b: newBreaker(systemDirector+" "+m.name, threshold, directorFailure, stop)}
+			mm := member{name: m.name, d: g}
+			if m.tasks != nil {
+				mm.tasks = g
+			}
+			members = append(members, mm)
+		}
+		p.fleet = newFleet(members, retrier{})
+		p.director, p.tasks = p.fleet, p.fleet
 	}
 	p.store = guardedStore{Store: p.store, s: p.store, b: newBreaker(systemVault, threshold, vaultFailure, stop),
 		fence: p.fence, stop: stop}
@@ -138,6 +157,7 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return stopped(ctx, err)
 	}
+	r.reportFleet()
 	if err := r.quar.load(ctx, r.parts.store); err != nil {
 		r.state.failUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
 	}
@@ -145,6 +165,7 @@ func (r *run) do(ctx context.Context) error {
 	deps = r.notIgnored(deps)
 	considered := len(deps)
 	deps = r.scoped(deps)
+	r.applyFeeds(deps)
 	r.refreshScope(deps)
 	r.state.total.Store(int64(len(deps)))
 	r.state.count(func(s *Summary) {
@@ -172,9 +193,7 @@ func (r *run) do(ctx context.Context) error {
 	r.remediate(ctx)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
-		if err := r.watch.save(ctx, r.parts.store, r.parts.now(), r.pendingNames()); err != nil {
-			r.log.Warn("could not keep the event feed's mark; the next run reads the same events again", "error", err)
-		}
+		r.saveFeeds(ctx)
 	}
 	return nil
 }
@@ -184,7 +203,11 @@ func (r *run) do(ctx context.Context) error {
 // whole cache goes (every deployment is fetched).
 func (r *run) watchFeed(ctx context.Context) {
 	cfg := r.parts.cfg
-	r.watch = readWatch(ctx, r.parts.store, r.parts.director, r.start, cfg.ResyncPeriod, r.opts.Force)
+	if r.parts.fleet != nil {
+		r.watchFleet(ctx)
+	} else {
+		r.watch = readWatch(ctx, r.parts.store, r.parts.director, feedStateName, r.start, cfg.ResyncPeriod, r.opts.Force)
+	}
 	switch r.watch.report.Mode {
 	case FeedResync:
 		if r.opts.Scope.Empty() { // a scoped run drops its own deployments' copies (refreshScope)
@@ -202,12 +225,12 @@ func (r *run) watchFeed(ctx context.Context) {
 // pendingNames are the deployments the feed named (in watch mode) that are
 // still listed and that the run could not fetch: quarantined, failing. The
 // next runs fetch them as if named again (sorted).
-func (r *run) pendingNames() []string {
-	if r.watch.report.Mode != FeedWatch {
+func (r *run) pendingNames(w *watch) []string {
+	if w.report.Mode != FeedWatch {
 		return nil // a resync fetched (or tried) every deployment; a fallback keeps the old mark
 	}
 	var out []string
-	for name := range r.watch.named {
+	for name := range w.named {
 		if r.listed[name] && !r.state.wasFetched(name) {
 			out = append(out, name)
 		}
@@ -231,10 +254,14 @@ func (r *run) refreshScope(deps []bosh.Deployment) {
 // feed did not name (named ones were dropped), otherwise those younger than
 // cache_ttl (a resync run has none left).
 func (r *run) trust() trust {
+	ttl, start, fallback := r.parts.cfg.CacheTTL, r.start, r.fallback
 	if r.watch.report.Mode == FeedWatch {
-		return nil
+		if len(fallback) == 0 {
+			return nil
+		}
+		// Several Directors: the copies of a Director whose feed could not be read go by cache_ttl.
+		return func(name string, at time.Time) bool { return !fallback[name] || start.Sub(at) < ttl }
 	}
-	ttl, start := r.parts.cfg.CacheTTL, r.start
 	return func(_ string, at time.Time) bool { return start.Sub(at) < ttl }
 }
 
@@ -459,6 +486,9 @@ func (r *run) finish(err error, fetched int) Summary {
 		s.Feed = r.watch.report
 		s.Feed.Trusted = int(r.trusted.Load())
 	}
+	if r.parts.fleet != nil {
+		s.Directors = r.parts.fleet.reports(r.feeds)
+	}
 	s.OrphansTotal = len(r.orphanList())
 	if r.plan != nil {
 		s.Plan = r.plan.result()
@@ -562,7 +592,7 @@ func (r *run) newIndexWriter() *indexWriter {
 
 // newOrphaner wires the orphaner of the run.
 func (r *run) newOrphaner(c *claims, w *indexWriter) *orphaner {
-	return &orphaner{scope: r.opts.Scope, tasks: r.parts.tasks, grace: r.parts.cfg.OrphanGracePeriod, start: r.start, index: r.index,
+	return &orphaner{scope: r.opts.Scope, tasks: r.parts.tasks, unknown: r.parts.fleet.unknown, grace: r.parts.cfg.OrphanGracePeriod, start: r.start, index: r.index,
 		claims: c, writer: w, state: r.state, retry: r.retry, log: r.log}
 }
 

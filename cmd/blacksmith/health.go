@@ -8,6 +8,7 @@ import (
 
 	vaultapi "github.com/hashicorp/vault/api"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
 )
@@ -63,7 +64,7 @@ func newHealth(cfg *config.Config, p *parts) (*health, error) {
 
 // checks are the /healthz checks.
 func (h *health) checks() map[string]operator.HealthCheck {
-	return map[string]operator.HealthCheck{
+	checks := map[string]operator.HealthCheck{
 		"vault": func(ctx context.Context) error {
 			if err := h.vault.check(); err != nil {
 				return err
@@ -77,11 +78,16 @@ func (h *health) checks() map[string]operator.HealthCheck {
 			}
 			return nil
 		},
-		"director": func(ctx context.Context) error {
-			if _, err := h.p.director.Info(ctx); err != nil {
-				return err
-			}
-			return nil
-		},
 	}
+	for i, c := range append([]*bosh.Client{h.p.director}, h.p.more...) {
+		name := "director" // the first keeps the name it had with one Director
+		if i > 0 {
+			name = "director-" + c.Name()
+		}
+		checks[name] = func(ctx context.Context) error {
+			_, err := c.Info(ctx)
+			return err
+		}
+	}
+	return checks
 }

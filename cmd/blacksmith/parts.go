@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -40,7 +41,8 @@ type parts struct {
 	log      *slog.Logger
 	catalog  *catalog.Catalog
 	registry *prometheus.Registry
-	director *bosh.Client
+	director *bosh.Client   // the first Director
+	more     []*bosh.Client // the others (bosh as a list)
 	notifier *notify.Notifier
 }
 
@@ -53,26 +55,16 @@ func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	caPEM, err := cfg.BOSH.CACertPEM()
-	if err != nil {
-		return nil, fmt.Errorf("reading bosh.ca_cert: %w", err)
+	bm := bosh.NewMetrics(reg)
+	var clients []*bosh.Client
+	for _, b := range cfg.Directors() {
+		c, err := newDirector(b, bm, log)
+		if err != nil {
+			return nil, err
+		}
+		clients = append(clients, c)
 	}
-	director, err := bosh.New(bosh.Options{
-		Address:           cfg.BOSH.Address,
-		Username:          cfg.BOSH.Username,
-		Password:          cfg.BOSH.Password,
-		ClientID:          cfg.BOSH.ClientID,
-		ClientSecret:      cfg.BOSH.ClientSecret,
-		CACert:            string(caPEM),
-		SkipSSLValidation: cfg.BOSH.SkipSSLValidation,
-		Timeout:           cfg.BOSH.Timeout,
-		RateLimit:         cfg.BOSH.RateLimit,
-		RateBurst:         cfg.BOSH.RateBurst,
-		MaxInFlight:       cfg.BOSH.MaxInFlight,
-		Metrics:           bosh.NewMetrics(reg),
-		Logger:            log.With("component", "bosh"),
-	})
-	if err != nil {
+	if err := checkPlanDirectors(cat, cfg); err != nil {
 		return nil, err
 	}
 	notifier, err := notify.New(notify.Options{Webhooks: webhooks(cfg.Notifications), Registerer: reg,
@@ -80,7 +72,51 @@ func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
-	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, director: director, notifier: notifier}, nil
+	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, director: clients[0], more: clients[1:], notifier: notifier}, nil
+}
+
+// newDirector is the client of one configured Director (its own rate
+// limit, in-flight cap and director label).
+func newDirector(b config.BOSHConfig, m *bosh.Metrics, log *slog.Logger) (*bosh.Client, error) {
+	caPEM, err := b.CACertPEM()
+	if err != nil {
+		return nil, fmt.Errorf("reading the ca_cert of Director %s: %w", b.Name, err)
+	}
+	return bosh.New(bosh.Options{
+		Name:              b.Name,
+		Address:           b.Address,
+		Username:          b.Username,
+		Password:          b.Password,
+		ClientID:          b.ClientID,
+		ClientSecret:      b.ClientSecret,
+		CACert:            string(caPEM),
+		SkipSSLValidation: b.SkipSSLValidation,
+		Timeout:           b.Timeout,
+		RateLimit:         b.RateLimit,
+		RateBurst:         b.RateBurst,
+		MaxInFlight:       b.MaxInFlight,
+		Metrics:           m,
+		Logger:            log.With("component", "bosh"),
+	})
+}
+
+// checkPlanDirectors says which plans name a Director bosh does not have.
+func checkPlanDirectors(cat *catalog.Catalog, cfg *config.Config) error {
+	known := map[string]bool{}
+	var names []string
+	for _, b := range cfg.Directors() {
+		known[b.Name] = true
+		names = append(names, b.Name)
+	}
+	for _, s := range cat.Services {
+		for _, pl := range s.Plans {
+			if pl.Director != "" && !known[pl.Director] {
+				return fmt.Errorf("loading the catalog: plan %s: director %q is not a configured Director (bosh names: %s)",
+					pl.ID, pl.Director, strings.Join(names, ", "))
+			}
+		}
+	}
+	return nil
 }
 
 // webhooks are the configured receivers: notifications.webhook_url (every
@@ -132,17 +168,19 @@ func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconci
 		return nil, err
 	}
 	return reconciler.New(reconciler.Options{
-		HA:         ha,
-		Config:     p.cfg.Reconciler,
-		Director:   p.director,
-		Tasks:      p.director,
-		Operations: ops,
-		Notifier:   p.notifier,
-		Deployer:   p.director,
-		Store:      store,
-		Catalog:    p.catalog,
-		Registerer: p.registry,
-		Logger:     p.log.With("component", "reconciler"),
+		HA:            ha,
+		Config:        p.cfg.Reconciler,
+		Director:      p.director,
+		DirectorName:  p.director.Name(),
+		MoreDirectors: p.reconcilerDirectors(),
+		Tasks:         p.director,
+		Operations:    ops,
+		Notifier:      p.notifier,
+		Deployer:      p.director,
+		Store:         store,
+		Catalog:       p.catalog,
+		Registerer:    p.registry,
+		Logger:        p.log.With("component", "reconciler"),
 	})
 }
 
@@ -193,6 +231,8 @@ func (p *parts) broker(store *vault.Store) (*broker.Broker, error) {
 		Catalog:        p.catalog,
 		Director:       p.director,
 		DirectorReader: p.director,
+		DirectorName:   p.director.Name(),
+		MoreDirectors:  p.brokerDirectors(),
 		Store:          store,
 		Username:       p.cfg.Broker.Username,
 		Password:       p.cfg.Broker.Password,
@@ -224,4 +264,22 @@ func oneShotManager(cfg *config.Config, log *slog.Logger, store *vault.Store) (*
 		return nil, fmt.Errorf("creating the reconciler: %w", err)
 	}
 	return m, nil
+}
+
+// reconcilerDirectors are the Directors after the first, for the reconciler.
+func (p *parts) reconcilerDirectors() []reconciler.NamedDirector {
+	var out []reconciler.NamedDirector
+	for _, c := range p.more {
+		out = append(out, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c})
+	}
+	return out
+}
+
+// brokerDirectors are the Directors after the first, for the broker.
+func (p *parts) brokerDirectors() []broker.NamedDirector {
+	var out []broker.NamedDirector
+	for _, c := range p.more {
+		out = append(out, broker.NamedDirector{Name: c.Name(), Director: c, Reader: c})
+	}
+	return out
 }

@@ -1,0 +1,144 @@
+package reconciler_test
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// The reconciler over several Directors: each run lists them all, each
+// deployment is reconciled with its own Director and its record names it,
+// and a Director that cannot be listed orphans none of its instances.
+var _ = Describe("several Directors", func() {
+	const perDirector = 1000
+	var (
+		e         *env
+		west      *sim.Director
+		westNames []string
+	)
+
+	BeforeEach(func() {
+		e = newEnv(envOptions{seed: perDirector, config: func(c *config.ReconcilerConfig) { c.MaxConcurrency = 10; c.BatchSize = 100 }})
+		var err error
+		west, err = sim.New(sim.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(west.Close()).To(Succeed()) })
+		westNames = sortedNames(west.SeedDeployments(perDirector, nil))
+		westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+		Expect(err).NotTo(HaveOccurred())
+		e.m = e.newManagerWith(func(o *reconciler.Options) {
+			o.DirectorName = "east"
+			o.MoreDirectors = []reconciler.NamedDirector{{Name: "west", Director: westClient, Tasks: westClient}}
+			o.Registerer = e.reg
+		})
+	})
+
+	westManifest := func(name string) string {
+		GinkgoHelper()
+		c, err := bosh.New(bosh.Options{Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+		Expect(err).NotTo(HaveOccurred())
+		text, err := c.Manifest(context.Background(), name)
+		Expect(err).NotTo(HaveOccurred())
+		return text
+	}
+
+	directorsOf := func() map[string]int {
+		out := map[string]int{}
+		for _, rec := range e.index() {
+			out[rec.Director]++
+		}
+		return out
+	}
+
+	It("matches every deployment of both, names each record's Director, then watches both feeds", func() {
+		s := e.run(reconciler.RunOptions{Reason: "first"})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.DeploymentsSeen).To(Equal(2 * perDirector))
+		Expect(s.Matched).To(Equal(2 * perDirector))
+		Expect(s.Result).To(Equal("success"))
+		Expect(s.Directors).To(HaveLen(2))
+		Expect(s.Directors[0]).To(Equal(reconciler.DirectorReport{Name: "east", Listed: true, Deployments: perDirector,
+			Feed: s.Directors[0].Feed}))
+		Expect(s.Directors[0].Feed.Mode).To(Equal(reconciler.FeedResync), "first run")
+		Expect(s.Directors[1].Name).To(Equal("west"))
+		Expect(s.Directors[1].Listed).To(BeTrue())
+		Expect(s.Directors[1].Deployments).To(Equal(perDirector))
+		Expect(directorsOf()).To(Equal(map[string]int{"east": perDirector, "west": perDirector}))
+		Expect(e.index()[instanceID(westNames[0])].Director).To(Equal("west"))
+
+		// A scheduled run later: each Director's feed from its own mark, nothing fetched or written.
+		e.sim.ResetStats()
+		west.ResetStats()
+		s = e.run(reconciler.RunOptions{Reason: "scheduled"})
+		Expect(s.Feed.Mode).To(Equal(reconciler.FeedWatch), s.Feed.Reason)
+		Expect(s.ManifestsFetched).To(Equal(0))
+		Expect(s.Writes).To(Equal(0))
+		Expect(s.Converged).To(BeTrue(), "%v", s.Blockers)
+		for _, d := range []*sim.Director{e.sim, west} {
+			Expect(d.Stats().Requests["GET /deployments"]).To(Equal(1), "one listing of each Director per run")
+			Expect(d.Stats().Requests["GET /deployments/:name"]).To(Equal(0))
+		}
+
+		// A change on the second Director behind the broker's back is found through its own feed.
+		changed := westNames[7]
+		before := westManifest(changed)
+		after := strings.Replace(before, "\nname: ", "\ntags: {changed: \"yes\"}\nname: ", 1)
+		Expect(after).NotTo(Equal(before))
+		Expect(west.PutDeployment(after)).To(Succeed())
+		s = e.run(reconciler.RunOptions{Reason: "scheduled"})
+		Expect(s.Directors[1].Feed.Changed).To(Equal(1))
+		Expect(s.Directors[0].Feed.Changed).To(Equal(0))
+		Expect(s.ManifestsFetched).To(Equal(1))
+		stored, ok, err := e.store.Manifest(context.Background(), instanceID(changed))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(stored).To(Equal(after), "the change is in Vault")
+	})
+
+	It("flags no orphan for the instances of a Director that cannot be listed, and goes on with the others", func() {
+		Expect(e.run(reconciler.RunOptions{}).Matched).To(Equal(2 * perDirector))
+		Expect(west.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: 500})).To(Succeed())
+		gone := e.names[3]
+		e.sim.RemoveDeployment(gone)
+
+		s := e.run(reconciler.RunOptions{Force: true})
+		Expect(s.Result).To(Equal("failure"), "a Director that cannot be listed is an error of the run")
+		Expect(s.Errors).To(ContainElement(ContainSubstring("Director west could not be listed")))
+		Expect(s.Unknown).To(Equal(perDirector))
+		Expect(s.Orphaned).To(Equal(1), "the first Director's missing deployment is still found")
+		Expect(s.Matched).To(Equal(perDirector - 1))
+		Expect(s.Directors[1].Listed).To(BeFalse())
+		Expect(s.Directors[1].Error).To(ContainSubstring("500"))
+		for id, rec := range e.index() {
+			if rec.Director == "west" {
+				Expect(rec.Orphaned).To(BeFalse(), id)
+			}
+		}
+		Expect(e.index()[instanceID(gone)].Orphaned).To(BeTrue())
+		Expect(counter(e.reg, "blacksmith_reconciler_director_up", map[string]string{"director": "west"})).To(Equal(0.0))
+		Expect(counter(e.reg, "blacksmith_reconciler_director_up", map[string]string{"director": "east"})).To(Equal(1.0))
+
+		// A record naming a Director that is not configured (removed from bosh) is unknown too.
+		some := instanceID(e.names[5])
+		e.sim.RemoveDeployment(e.names[5])
+		_, err := e.store.Update(context.Background(), map[string]vault.Change{some: func(cur *vault.Record) (*vault.Record, error) {
+			cur.Director = "north"
+			return cur, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		west.ClearFailures()
+		s = e.run(reconciler.RunOptions{Force: true})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Unknown).To(Equal(1))
+		Expect(e.index()[some].Orphaned).To(BeFalse())
+		Expect(s.Matched).To(Equal(2*perDirector - 2))
+	})
+})

@@ -1,0 +1,307 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// NamedDirector is one more Director when several are reconciled.
+type NamedDirector struct {
+	// Name is its bosh.name: index records and the Summary name it.
+	Name string
+	// Director lists its deployments and fetches their manifests and VMs.
+	Director Director
+	// Tasks finds its tasks in flight; nil: no task check.
+	Tasks Tasks
+}
+
+// member is one Director of a fleet.
+type member struct {
+	name  string
+	d     Director
+	tasks Tasks // nil: no task check
+}
+
+// fleet is several Directors seen as one by a run: it lists them all at
+// once and sends each deployment's requests to the Director that listed
+// it. A Director that cannot be listed leaves the others' run going: the
+// instances that live on it are unknown for the run, never orphaned. A
+// fleet lives as long as its run.
+type fleet struct {
+	members []member
+	retry   retrier
+
+	mu     sync.Mutex
+	owner  map[string]int // deployment -> member, from the run's listing
+	down   map[string]error
+	counts map[string]int // deployments listed, by Director
+	dups   []string       // deployments listed by two Directors (the first keeps them)
+}
+
+// newFleet is a run's fleet over members (each already behind its breaker).
+func newFleet(members []member, rt retrier) *fleet {
+	return &fleet{members: members, retry: rt, owner: map[string]int{}, down: map[string]error{}, counts: map[string]int{}}
+}
+
+// Deployments lists every Director at once, each with the run's retries; a
+// deployment carries the name of its Director. It fails only when no
+// Director could be listed.
+func (f *fleet) Deployments(ctx context.Context) ([]bosh.Deployment, error) {
+	lists := make([][]bosh.Deployment, len(f.members))
+	errs := make([]error, len(f.members))
+	var wg sync.WaitGroup
+	for i, m := range f.members {
+		wg.Go(func() {
+			errs[i] = f.retry.do(ctx, "director", m.name, func(ctx context.Context) (err error) {
+				lists[i], err = m.d.Deployments(ctx)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []bosh.Deployment
+	var failed []error
+	for i, m := range f.members {
+		if errs[i] != nil {
+			err := fmt.Errorf("Director %s could not be listed: %w", m.name, errs[i])
+			f.down[m.name] = err
+			failed = append(failed, err)
+			continue
+		}
+		for _, d := range lists[i] {
+			if _, taken := f.owner[d.Name]; taken {
+				f.dups = append(f.dups, fmt.Sprintf("deployment %s is listed by Directors %s and %s; only %s's is reconciled",
+					d.Name, f.members[f.owner[d.Name]].name, m.name, f.members[f.owner[d.Name]].name))
+				continue
+			}
+			d.Director = m.name
+			f.owner[d.Name] = i
+			f.counts[m.name]++
+			out = append(out, d)
+		}
+	}
+	if len(failed) == len(f.members) {
+		return nil, retry.Terminal(errors.Join(failed...)) // each was retried already
+	}
+	return out, nil
+}
+
+// of is the Director that listed deployment name (the first when none did).
+func (f *fleet) of(name string) member {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.members[f.owner[name]]
+}
+
+func (f *fleet) Manifest(ctx context.Context, name string) (string, error) {
+	return f.of(name).d.Manifest(ctx, name)
+}
+
+func (f *fleet) VMs(ctx context.Context, name string) ([]bosh.VM, error) {
+	return f.of(name).d.VMs(ctx, name)
+}
+
+// Events reads the first Director's feed; a run reads each Director's feed
+// on its own (see fleetWatch).
+func (f *fleet) Events(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error) {
+	return f.members[0].d.Events(ctx, q)
+}
+
+// Tasks asks every Director that was listed and has a task check (the
+// orphaner asks which deployments have a task in flight).
+func (f *fleet) Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error) {
+	var out []bosh.Task
+	for _, m := range f.members {
+		if m.tasks == nil || f.isDown(m.name) {
+			continue
+		}
+		tasks, err := m.tasks.Tasks(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("Director %s: %w", m.name, err)
+		}
+		out = append(out, tasks...)
+	}
+	return out, nil
+}
+
+func (f *fleet) isDown(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.down[name] != nil
+}
+
+// unknown says whether the run cannot tell if rec's deployment exists: its
+// Director could not be listed, or is not configured (any more), or, for a
+// record written before it named its Director, some Director could not be
+// listed. Such a record is never flagged orphaned.
+func (f *fleet) unknown(rec *vault.Record) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rec.Director == "" {
+		return len(f.down) > 0
+	}
+	for _, m := range f.members {
+		if m.name == rec.Director {
+			return f.down[m.name] != nil
+		}
+	}
+	return true
+}
+
+// DirectorReport is what a run saw of one Director.
+type DirectorReport struct {
+	// Name is the Director's bosh.name.
+	Name string `json:"name"`
+	// Listed says whether its deployments could be listed.
+	Listed bool `json:"listed"`
+	// Deployments is the number of its deployments listed (the reconciler.ignore ones included).
+	Deployments int `json:"deployments"`
+	// Error says why it could not be listed.
+	Error string `json:"error,omitempty"`
+	// Feed says how the run used its event feed.
+	Feed *FeedReport `json:"feed,omitempty"`
+}
+
+// reports are the Directors as the run saw them, in configuration order.
+func (f *fleet) reports(feeds map[string]*watch) []DirectorReport {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]DirectorReport, 0, len(f.members))
+	for _, m := range f.members {
+		r := DirectorReport{Name: m.name, Listed: f.down[m.name] == nil, Deployments: f.counts[m.name]}
+		if err := f.down[m.name]; err != nil {
+			r.Error = truncate(err.Error(), 1024)
+		}
+		if w := feeds[m.name]; w != nil {
+			rep := w.report
+			r.Feed = &rep
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// watchFleet reads every Director's event feed, each from its own mark.
+// The run watches (trusts what no event named) unless every Director
+// resyncs; the deployments of a Director that resyncs, or whose feed
+// could not be read, are dealt with once listed (applyFeeds).
+func (r *run) watchFleet(ctx context.Context) {
+	cfg := r.parts.cfg
+	r.feeds = map[string]*watch{}
+	merged := &watch{named: map[string]bool{}}
+	resyncs := 0
+	var reasons []string
+	for _, m := range r.parts.fleet.members {
+		w := readWatch(ctx, r.parts.store, m.d, feedStateOf(m.name), r.start, cfg.ResyncPeriod, r.opts.Force)
+		r.feeds[m.name] = w
+		for name := range w.named {
+			merged.named[name] = true
+		}
+		merged.report.Pages += w.report.Pages
+		merged.report.Events += w.report.Events
+		if w.report.Mode == FeedResync {
+			resyncs++
+		}
+		if w.report.Mode != FeedWatch {
+			reasons = append(reasons, fmt.Sprintf("Director %s: %s (%s)", m.name, w.report.Mode, w.report.Reason))
+		}
+	}
+	merged.report.Changed = len(merged.named)
+	merged.report.Mode = FeedWatch
+	if resyncs == len(r.parts.fleet.members) {
+		merged.report.Mode = FeedResync
+	}
+	merged.report.Reason = strings.Join(reasons, "; ")
+	r.watch = merged
+}
+
+// applyFeeds deals with the listed deployments of the Directors that
+// resync (their copies are dropped: fetched again) or whose feed could not
+// be read (their copies go by cache_ttl), when the run as a whole watches.
+func (r *run) applyFeeds(deps []bosh.Deployment) {
+	if r.feeds == nil || r.watch.report.Mode != FeedWatch {
+		return
+	}
+	r.fallback = map[string]bool{}
+	for _, d := range deps {
+		w := r.feeds[d.Director]
+		if w == nil {
+			continue
+		}
+		switch w.report.Mode {
+		case FeedResync:
+			r.parts.scanner.forget(d.Name)
+			r.watch.named[d.Name] = true
+		case FeedFallback:
+			r.fallback[d.Name] = true
+			r.watch.named[d.Name] = true // no index record vouches for it
+		}
+	}
+}
+
+// saveFeeds keeps each feed's mark for the next run: one Director's as
+// before, each of several Directors' in its own document, except for a
+// Director that could not be listed (the changes its events name were not
+// dealt with).
+func (r *run) saveFeeds(ctx context.Context) {
+	save := func(w *watch) {
+		if err := w.save(ctx, r.parts.store, r.parts.now(), r.pendingNames(w)); err != nil {
+			r.log.Warn("could not keep the event feed's mark; the next run reads the same events again", "error", err)
+		}
+	}
+	if r.feeds == nil {
+		save(r.watch)
+		return
+	}
+	for _, m := range r.parts.fleet.members {
+		if !r.parts.fleet.isDown(m.name) {
+			save(r.feeds[m.name])
+		}
+	}
+}
+
+// reportFleet records what the run saw of several Directors: each one
+// that could not be listed is an error of the run, as is a deployment
+// listed by two.
+func (r *run) reportFleet() {
+	f := r.parts.fleet
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	var errs []error
+	for _, m := range f.members {
+		if err := f.down[m.name]; err != nil {
+			errs = append(errs, fmt.Errorf("%w; the instances that live on it are unknown this run (none is flagged orphaned)", err))
+		}
+	}
+	for _, d := range f.dups {
+		errs = append(errs, errors.New(d))
+	}
+	f.mu.Unlock()
+	for _, err := range errs {
+		r.state.fail("", err)
+	}
+}
+
+// deployerOf is the Deployer of the Director rec's deployment lives on (the
+// first when rec names none); nil when that Director has none or is not
+// configured.
+func (p runParts) deployerOf(rec *vault.Record) Deployer {
+	if rec == nil {
+		return p.deployers[""]
+	}
+	return p.deployers[rec.Director]
+}
