@@ -130,13 +130,19 @@ function renderStatus(st) {
       ["duration", secs(r.duration_seconds)], ["deployments", r.deployments_seen], ["matched", r.matched],
       ["created / updated", r.created + " / " + r.updated], ["orphaned / unorphaned", r.orphaned + " / " + r.unorphaned],
       ["drift", r.drift], ["Vault writes", r.writes], ["manifests fetched", r.manifests_fetched],
+      ["unknown (Director not listed)", r.unknown || 0],
       ["event feed", r.feed ? r.feed.mode + (r.feed.reason ? " (" + r.feed.reason + ")" : "") : ""],
       ["errors", r.error_count ? r.error_count + ": " + (r.errors || []).slice(0, 3).join("; ") : "0"],
     ]);
   } else {
     facts("last-run", []);
   }
-  rows("directors", [r], (x) => ["default", x ? x.deployments_seen : "", x && x.feed ? x.feed.mode : "", x ? x.result : ""], "no run yet");
+  if (r && r.directors && r.directors.length) { // several Directors: one row each
+    rows("directors", r.directors, (d) => [d.name, d.listed ? d.deployments : "not listed: " + (d.error || ""),
+      d.feed ? d.feed.mode + (d.feed.reason ? " (" + d.feed.reason + ")" : "") : "", r.result]);
+  } else {
+    rows("directors", r ? [r] : [], (x) => ["default", x.deployments_seen, x.feed ? x.feed.mode : "", x.result], "no run yet");
+  }
   $("orphans-count").textContent = "(" + st.orphans.length + ")";
   rows("orphans", st.orphans, (o) => [instanceLink(o.instance_id), o.deployment, when(o.orphaned_at)]);
   $("unmatched-count").textContent = "(" + st.unmatched.length + ")";
