@@ -156,8 +156,8 @@ func (h instancesHandler) fail(w http.ResponseWriter, what string, err error) {
 		status = http.StatusBadRequest
 	case errors.Is(err, vault.ErrNotFound):
 		status = http.StatusNotFound
-	case errors.Is(err, reconciler.ErrBusy):
-		status = http.StatusConflict
+	case errors.Is(err, reconciler.ErrBusy), errors.Is(err, reconciler.ErrNotLeader):
+		status = http.StatusConflict // ErrNotLeader names the daemon that runs the reconciler
 	case errors.Is(err, reconciler.ErrRollback):
 		status = http.StatusUnprocessableEntity
 	case errors.Is(err, reconciler.ErrNoDeployer):

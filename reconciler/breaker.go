@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
@@ -265,4 +266,11 @@ func (g guardedStore) AppendEvent(ctx context.Context, id string, e vault.Event)
 		return err
 	}
 	return g.s.AppendEvent(ctx, id, e)
+}
+
+func (g guardedStore) PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error) {
+	if err := g.fenced(); err != nil {
+		return 0, err
+	}
+	return g.s.PruneEvents(ctx, id, opts, now)
 }

@@ -209,6 +209,11 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 	if redeploy && m.deployer == nil {
 		return res, ErrNoDeployer
 	}
+	release, err := m.holdLease(ctx) // with HA, only the leader changes records (no run of another daemon interleaves)
+	if err != nil {
+		return res, err
+	}
+	defer release()
 	select {
 	case m.runLock <- struct{}{}:
 	case <-ctx.Done():

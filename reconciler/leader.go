@@ -179,3 +179,45 @@ func (e *elector) fence() error {
 	}
 	return ErrLostLease
 }
+
+// holdLease makes sure this daemon leads while the caller writes outside a
+// scheduled run (RunOnce, Rollback, RebuildIndex). Without HA it does
+// nothing. In the daemon (Start running) it answers NotLeaderError unless
+// this daemon leads: the leader's elector keeps the lease. In a command that
+// runs once it takes the lease itself, renews it until release, and answers
+// NotLeaderError naming the daemon that holds it.
+func (m *Manager) holdLease(ctx context.Context) (release func(), err error) {
+	e := m.elector
+	if e == nil || e.leading() {
+		return func() {}, nil
+	}
+	m.mu.Lock()
+	started := m.started
+	m.mu.Unlock()
+	if !started {
+		e.attempt(ctx)
+	}
+	if !e.leading() {
+		id, since := e.leader()
+		return nil, &NotLeaderError{Leader: id, Since: since}
+	}
+	if started {
+		return func() {}, nil
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(e.o.TTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				e.release()
+				return
+			case <-tick.C:
+				e.attempt(context.WithoutCancel(ctx))
+			}
+		}
+	}()
+	return func() { close(stop); <-done }, nil
+}

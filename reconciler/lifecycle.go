@@ -111,8 +111,17 @@ func (m *Manager) stopRun(done <-chan Summary, cancel context.CancelFunc) Summar
 // reconcile --dry-run` and the bench) and returns its summary. It waits for
 // a run in progress to end first: runs never overlap. The error is set when
 // the run could not be made or could not complete (listing or index failed,
-// ctx ended); per-instance errors are in Summary.Errors only.
+// ctx ended); per-instance errors are in Summary.Errors only. With HA, it
+// refuses (NotLeaderError) unless this daemon leads, or, in a command that
+// runs once, can take the lease for the run.
 func (m *Manager) RunOnce(ctx context.Context, opts RunOptions) (Summary, error) {
+	if !opts.DryRun {
+		release, err := m.holdLease(ctx)
+		if err != nil {
+			return Summary{DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, aborted: err}, err
+		}
+		defer release()
+	}
 	s := m.runLocked(ctx, newRunID(), opts)
 	if s.aborted != nil {
 		return s, s.aborted

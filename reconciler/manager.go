@@ -173,7 +173,7 @@ func New(opts Options) (*Manager, error) {
 		if h.Leases == nil || h.ID == "" {
 			return nil, fmt.Errorf("%w: HA needs Leases and an ID", ErrBadOptions)
 		}
-		m.elector = newElector(*h, opts.Logger.With("component", "ha"), opts.Now, func() {
+		m.elector = newElector(*h, opts.Logger.With("part", "ha"), opts.Now, func() {
 			select {
 			case m.lead <- struct{}{}:
 			default:

@@ -54,6 +54,13 @@ type RebuildReport struct {
 // writing (the run is a dry run).
 func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, error) {
 	rep := RebuildReport{Applied: apply, Orphans: []RebuiltOrphan{}, Unrecoverable: []string{}}
+	if apply {
+		release, err := m.holdLease(ctx) // the records it recreates are written outside the run
+		if err != nil {
+			return rep, err
+		}
+		defer release()
+	}
 	s, err := m.RunOnce(ctx, RunOptions{DryRun: !apply, Force: true, Reason: "rebuild-index"})
 	rep.Run = s
 	if err != nil {
