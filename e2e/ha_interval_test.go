@@ -56,9 +56,9 @@ func startHADaemon(interval time.Duration) *daemon {
 }
 
 var _ = Describe("several broker VMs on one Vault, each with a reconciler interval", func() {
-	// The issue asks for 60 s; 40 s (4 intervals) keeps the suite fast and
-	// still tells one listing per interval from one per daemon and interval (12).
-	const interval, window = 10 * time.Second, 40 * time.Second
+	// 60 s at a 10 s interval, as the issue asks: one listing per interval
+	// (5 to 7), never one per daemon and interval (18).
+	const interval, window = 10 * time.Second, 60 * time.Second
 	const most = int(window/interval) + 1 // a run at each end of the window
 
 	It("the Director sees one listing per interval, not three", func() {
