@@ -1,0 +1,202 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gexec"
+
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// haWorld is a simulator and a Vault mount of their own, for daemons that
+// share them (so that no other spec's records or deployments count).
+type haWorld struct {
+	simURL  string
+	mount   string
+	store   *vault.Store
+	catalog string
+}
+
+// newHAWorld starts a simulator with args and enables a fresh KV v2 mount.
+func newHAWorld(args ...string) *haWorld {
+	GinkgoHelper()
+	addr := freeAddr()
+	s, err := gexec.Start(exec.Command(simBin, append([]string{"-listen", addr, "-user", simUser, "-password", simPass}, args...)...),
+		GinkgoWriter, GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { s.Terminate().Wait(10 * time.Second) })
+	w := &haWorld{simURL: "http://" + addr, mount: fmt.Sprintf("ha%d", time.Now().UnixNano()), catalog: catalogDir}
+	Eventually(func() error { _, err := http.Get(w.simURL + "/info"); return err }).WithTimeout(10 * time.Second).Should(Succeed())
+	Expect(vaultServer.EnableKV(w.mount, 2)).To(Succeed())
+	w.store, err = vault.New(context.Background(), vault.Options{Address: vaultServer.Addr, Token: vaultServer.Token, Mount: w.mount})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(w.store.Close)
+	return w
+}
+
+// start starts a daemon with ha (lease_ttl 3s) on the world's simulator and mount.
+func (w *haWorld) start(reconciler string) *daemon {
+	GinkgoHelper()
+	addr := freeAddr()
+	text := fmt.Sprintf(`broker:
+  listen: %s
+  username: %s
+  password: %s
+vault:
+  address: %s
+  token: %s
+  mount: %s
+bosh:
+  address: %s
+  username: %s
+  password: %s
+catalog:
+  dirs: [%s]
+ha:
+  enabled: true
+  lease_ttl: 3s
+reconciler:
+%s`, addr, brokerUser, brokerPass, vaultServer.Addr, vaultServer.Token, w.mount, w.simURL, simUser, simPass,
+		strconv.Quote(w.catalog), reconciler)
+	path := filepath.Join(GinkgoT().TempDir(), "blacksmith.conf")
+	Expect(os.WriteFile(path, []byte(text), 0o600)).To(Succeed())
+	d := &daemon{url: "http://" + addr, config: path}
+	DeferCleanup(d.stop)
+	d.start()
+	d.waitReady()
+	return d
+}
+
+// limitedCatalog is a copy of the sample catalog whose redis-small plan allows limit instances.
+func limitedCatalog(limit int) string {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	Expect(os.CopyFS(dir, os.DirFS(catalogDir))).To(Succeed())
+	plan := filepath.Join(dir, "redis", "small", "plan.yml")
+	text, err := os.ReadFile(plan)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(string(text)).To(ContainSubstring("limit: 0\n"))
+	Expect(os.WriteFile(plan, []byte(strings.Replace(string(text), "limit: 0\n", fmt.Sprintf("limit: %d\n", limit), 1)), fs.FileMode(0o644))).To(Succeed())
+	return dir
+}
+
+// provision sends a provision of plan redis-small without asserting (safe in a goroutine).
+func (d *daemon) provision(id string) (int, string) {
+	body := `{"service_id": "redis", "plan_id": "redis-small", "organization_guid": "org", "space_guid": "space"}`
+	req, err := http.NewRequest(http.MethodPut, d.url+"/v2/service_instances/"+id+"?accepts_incomplete=true", strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	req.SetBasicAuth(brokerUser, brokerPass)
+	req.Header.Set("X-Broker-API-Version", "2.14")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer res.Body.Close()
+	return res.StatusCode, readAll(res)
+}
+
+var _ = Describe("several broker VMs on one Vault: limits and a leader killed mid-run", func() {
+	It("give exactly 2 instances for 8 concurrent provisions of a plan limited to 2, spread over 3 daemons", func() {
+		w := newHAWorld("-task-duration", "200ms")
+		w.catalog = limitedCatalog(2)
+		var ds []*daemon
+		for range 3 {
+			ds = append(ds, w.start("  interval: 1h\n"))
+		}
+		codes := make([]int, 8)
+		bodies := make([]string, 8)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 8 {
+			wg.Go(func() {
+				<-start
+				codes[i], bodies[i] = ds[i%3].provision(fmt.Sprintf("e2e-limit-%d", i))
+			})
+		}
+		close(start)
+		wg.Wait()
+		accepted, refused := 0, 0
+		for i, c := range codes {
+			switch c {
+			case http.StatusAccepted:
+				accepted++
+			case http.StatusUnprocessableEntity:
+				Expect(bodies[i]).To(ContainSubstring("QuotaExceeded"), bodies[i])
+				refused++
+			default:
+				Fail(fmt.Sprintf("provision %d: %d %s", i, c, bodies[i]))
+			}
+		}
+		Expect(accepted).To(Equal(2), "the limit holds across the daemons")
+		Expect(refused).To(Equal(6))
+		idx, err := w.store.Index(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(idx.Records).To(HaveLen(2), "two records, no more")
+	})
+
+	It("hand a run cut short by kill -9 of the leader to another daemon, which finishes it: no record lost or duplicated", func() {
+		const seeded = 240
+		w := newHAWorld("-seed", strconv.Itoa(seeded), "-latency", "15ms")
+		var ds []*daemon
+		for range 3 {
+			ds = append(ds, w.start("  interval: 5s\n  max_concurrency: 2\n  retry_delay: 200ms\n  stop_timeout: 10s\n"))
+		}
+		Eventually(func() int { return len(leaders(ds)) }).WithTimeout(20 * time.Second).Should(Equal(1))
+		first := leaders(ds)[0]
+		// Kill it while its first run (about 240 x 2 requests at 15 ms, 2 at a time: ~4 s) is half-way.
+		Eventually(func() int {
+			idx, err := w.store.Index(context.Background())
+			if err != nil {
+				return 0
+			}
+			return len(idx.Records)
+		}).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", 20))
+		idx, err := w.store.Index(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(idx.Records)).To(BeNumerically("<", seeded), "killed mid-run")
+		killed := time.Now()
+		first.session.Kill().Wait(10 * time.Second)
+		rest := without(ds, first)
+
+		Eventually(func() int { return len(leaders(rest)) }).WithTimeout(3*time.Second + 5*time.Second).
+			WithPolling(100 * time.Millisecond).Should(Equal(1), "another daemon leads within lease_ttl + one interval")
+		GinkgoWriter.Printf("new leader after %s\n", time.Since(killed))
+		Eventually(func() int {
+			idx, err := w.store.Index(context.Background())
+			if err != nil {
+				return 0
+			}
+			return len(idx.Records)
+		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(seeded), "the new leader finishes the work")
+
+		idx, err = w.store.Index(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		deployments := map[string]string{}
+		for id, rec := range idx.Records {
+			Expect(rec.Orphaned).To(BeFalse(), id)
+			Expect(rec.Fingerprint).NotTo(BeEmpty(), id)
+			name := rec.Deployment(id)
+			Expect(deployments).NotTo(HaveKey(name), "one record per deployment")
+			deployments[name] = id
+			Expect(strings.HasSuffix(name, id)).To(BeTrue(), "%s names %s", id, name)
+		}
+		ids, err := w.store.Instances(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ids).To(HaveLen(seeded), "metadata and manifest of every instance, none extra")
+	})
+})
