@@ -173,8 +173,8 @@ var _ = Describe("several broker VMs on one Vault: limits and a leader killed mi
 		first.session.Kill().Wait(10 * time.Second)
 		rest := without(ds, first)
 
-		Eventually(func() int { return len(leaders(rest)) }).WithTimeout(3*time.Second + 5*time.Second).
-			WithPolling(100 * time.Millisecond).Should(Equal(1), "another daemon leads within lease_ttl + one interval")
+		Eventually(func() int { return len(leaders(rest)) }).WithTimeout(3*time.Second+5*time.Second).
+			WithPolling(100*time.Millisecond).Should(Equal(1), "another daemon leads within lease_ttl + one interval")
 		GinkgoWriter.Printf("new leader after %s\n", time.Since(killed))
 		Eventually(func() int {
 			idx, err := w.store.Index(context.Background())
@@ -182,7 +182,7 @@ var _ = Describe("several broker VMs on one Vault: limits and a leader killed mi
 				return 0
 			}
 			return len(idx.Records)
-		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(seeded), "the new leader finishes the work")
+		}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Equal(seeded), "the new leader finishes the work")
 
 		idx, err = w.store.Index(context.Background())
 		Expect(err).NotTo(HaveOccurred())
