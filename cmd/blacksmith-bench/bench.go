@@ -54,12 +54,26 @@ func (b *bench) close() {
 // size runs the scenarios for n deployments on a fresh simulator and a
 // fresh KV mount: cold, then warm.
 func (b *bench) size(ctx context.Context, n int) ([]result, error) {
-	s, err := startSim(ctx, b.simBin, n, b.f.latency)
-	if err != nil {
-		return nil, err
+	k := max(b.f.directors, 1)
+	var sims []*simProcess
+	defer func() {
+		for _, s := range sims {
+			s.stop()
+		}
+	}()
+	for i := range k {
+		share := n / k
+		if i == 0 {
+			share += n % k
+		}
+		s, err := startSim(ctx, b.simBin, share, b.f.latency)
+		if err != nil {
+			return nil, err
+		}
+		sims = append(sims, s)
 	}
-	defer s.stop()
-	mount := fmt.Sprintf("bench%d", n)
+	s := sims[0] // out-of-band changes (steady-1pct, gap) happen on the first Director
+	mount := fmt.Sprintf("bench%d-%d", n, k)
 	if err := b.vault.EnableKV(mount, 2); err != nil {
 		return nil, err
 	}
@@ -70,7 +84,7 @@ func (b *bench) size(ctx context.Context, n int) ([]result, error) {
 	defer store.Close()
 	clock := &clock{}
 	clock.set(time.Now())
-	m, cfg, err := b.manager(s.url, store, clock.now)
+	m, cfg, err := b.manager(sims, store, clock.now)
 	if err != nil {
 		return nil, err
 	}
@@ -83,10 +97,10 @@ func (b *bench) size(ctx context.Context, n int) ([]result, error) {
 		if err != nil {
 			return out, fmt.Errorf("preparing the %s run over %d deployments: %w", sc, n, err)
 		}
-		vaultCPU, simCPU := processCPU(b.vault.Pid()), processCPU(s.cmd.Process.Pid)
-		r, err := measure(ctx, sc, n, b.f.latency, cfg.MaxConcurrency, s, store, m)
+		vaultCPU, simCPU := processCPU(b.vault.Pid()), simsCPU(sims)
+		r, err := measure(ctx, sc, n, b.f.latency, cfg.MaxConcurrency, sims, store, m)
 		r.VaultCPUS = (processCPU(b.vault.Pid()) - vaultCPU).Seconds()
-		r.SimCPUS = (processCPU(s.cmd.Process.Pid) - simCPU).Seconds()
+		r.SimCPUS = (simsCPU(sims) - simCPU).Seconds()
 		if err != nil {
 			return out, fmt.Errorf("%s run over %d deployments: %w", sc, n, err)
 		}
@@ -145,17 +159,27 @@ func prepare(ctx context.Context, sc string, n int, s *simProcess, c *clock, cfg
 }
 
 // manager is a reconciler with the default configuration over the simulator and store.
-func (b *bench) manager(url string, store *vault.Store, now func() time.Time) (*reconciler.Manager, config.ReconcilerConfig, error) {
-	client, err := bosh.New(bosh.Options{Address: url, Username: "admin", Password: "admin", Logger: b.log})
-	if err != nil {
-		return nil, config.ReconcilerConfig{}, err
+func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.Time) (*reconciler.Manager, config.ReconcilerConfig, error) {
+	var clients []*bosh.Client
+	for i, s := range sims {
+		c, err := bosh.New(bosh.Options{Name: fmt.Sprintf("director-%d", i), Address: s.url, Username: "admin", Password: "admin", Logger: b.log})
+		if err != nil {
+			return nil, config.ReconcilerConfig{}, err
+		}
+		clients = append(clients, c)
+	}
+	client := clients[0]
+	var more []reconciler.NamedDirector
+	for _, c := range clients[1:] {
+		more = append(more, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c})
 	}
 	cfg := config.Default().Reconciler
 	if b.f.concurrency > 0 {
 		cfg.MaxConcurrency = b.f.concurrency
 	}
 	m, err := reconciler.New(reconciler.Options{
-		Config: cfg, Director: client, Tasks: client, Store: store, Catalog: seedCatalog(), Logger: b.log, Now: now,
+		Config: cfg, Director: client, DirectorName: client.Name(), MoreDirectors: more, Tasks: client, Store: store,
+		Catalog: seedCatalog(), Logger: b.log, Now: now,
 	})
 	return m, cfg, err
 }
@@ -175,9 +199,11 @@ func seedCatalog() *catalog.Catalog {
 
 // measure makes one run and gathers its figures.
 func measure(ctx context.Context, scenario string, n int, latency time.Duration, conc int,
-	s *simProcess, store *vault.Store, m *reconciler.Manager) (result, error) {
-	if err := s.reset(ctx); err != nil {
-		return result{}, err
+	sims []*simProcess, store *vault.Store, m *reconciler.Manager) (result, error) {
+	for _, s := range sims {
+		if err := s.reset(ctx); err != nil {
+			return result{}, err
+		}
 	}
 	runtime.GC()
 	resetPeakRSS()
@@ -188,13 +214,20 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 	if err != nil {
 		return result{}, err
 	}
-	stats, serr := s.stats(ctx)
-	if serr != nil {
-		return result{}, serr
+	stats := simStats{Requests: map[string]int{}}
+	for _, s := range sims {
+		st, err := s.stats(ctx)
+		if err != nil {
+			return result{}, err
+		}
+		for k, v := range st.Requests {
+			stats.Requests[k] += v
+		}
+		stats.Tasks += st.Tasks
 	}
 	after := store.Stats()
 	r := result{
-		Scenario: fmt.Sprintf("%s-%d", scenario, n), Deployments: n,
+		Scenario: fmt.Sprintf("%s-%d", scenario, n), Deployments: n, Directors: len(sims),
 		LatencyMS: float64(latency) / float64(time.Millisecond), MaxConcurrency: conc,
 		WallS: wall.Seconds(), DirectorRequests: stats.Requests, DirectorTasks: stats.Tasks,
 		VaultReads: after.Reads - before.Reads, VaultWrites: after.Writes - before.Writes,
@@ -203,6 +236,20 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 		CPUS: (cpuTime() - cpu).Seconds(), InstancesSynced: sum.InstancesSynced, Drift: sum.Drift,
 		FeedMode: sum.Feed.Mode, FeedReason: sum.Feed.Reason, FeedPages: sum.Feed.Pages,
 	}
+	if len(sims) > 1 {
+		r.Scenario += fmt.Sprintf("-%ddirectors", len(sims))
+		r.FirstDirectorFeedMode = sum.Directors[0].Feed.Mode
+		r.FirstDirectorDeployments = sum.Directors[0].Deployments
+	}
 	r.judge(scenario, latency, conc)
 	return r, nil
+}
+
+// simsCPU is the CPU time the simulators used so far.
+func simsCPU(sims []*simProcess) time.Duration {
+	var t time.Duration
+	for _, s := range sims {
+		t += processCPU(s.cmd.Process.Pid)
+	}
+	return t
 }

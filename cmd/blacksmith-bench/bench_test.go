@@ -89,6 +89,30 @@ var _ = Describe("the bench", func() {
 			HaveKeyWithValue("target_met", true)), gap)
 	})
 
+	It("spreads the deployments over several Directors with -directors", func() {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"-n", "40", "-latency", "2ms", "-directors", "2"}, &stdout, &stderr)
+		Expect(code).To(BeZero(), stderr.String())
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		Expect(lines).To(HaveLen(5))
+		var got []map[string]any
+		for _, l := range lines {
+			var doc map[string]any
+			Expect(json.Unmarshal([]byte(strings.TrimPrefix(l, "BENCH ")), &doc)).To(Succeed())
+			Expect(doc).To(HaveKeyWithValue("directors", 2.0))
+			got = append(got, doc)
+		}
+		coldRun, warmRun, gap := got[0], got[1], got[4]
+		Expect(coldRun).To(SatisfyAll(HaveKeyWithValue("scenario", "cold-40-2directors"), HaveKeyWithValue("matched", 40.0)))
+		Expect(coldRun["director_requests"]).To(HaveKeyWithValue("GET /deployments", 2.0), "each Director listed once")
+		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 2.0, "GET /events": 2.0}))
+		Expect(warmRun).To(HaveKeyWithValue("target_met", true))
+		for _, doc := range got[2:] {
+			Expect(doc).To(HaveKeyWithValue("target_met", true), doc)
+		}
+		Expect(gap).To(SatisfyAll(HaveKeyWithValue("first_director_feed_mode", "resync"), HaveKeyWithValue("manifests_fetched", 20.0)))
+	})
+
 	It("refuses a size that is not a positive number", func() {
 		var stdout, stderr bytes.Buffer
 		Expect(run([]string{"-n", "10,x"}, &stdout, &stderr)).To(Equal(2))

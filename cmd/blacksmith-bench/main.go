@@ -37,6 +37,7 @@ type flags struct {
 	latency     time.Duration
 	scenarios   map[string]bool
 	concurrency int
+	directors   int // the deployments of a size spread over this many simulators
 	verbose     bool
 	strict      bool
 	cpuProfile  string
@@ -105,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioOrder, ","),
 		"comma-separated scenarios to print: "+strings.Join(scenarioOrder, ", ")+" (each runs on what the one before left, so those before it run too)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "reconciler.max_concurrency (0: the default)")
+	fs.IntVar(&f.directors, "directors", 1, "spread each size's deployments over this many Directors (simulators), reconciled as several Directors")
 	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
 	fs.BoolVar(&f.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
@@ -118,6 +120,10 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 			return f, flag.ErrHelp
 		}
 		f.sizes = append(f.sizes, n)
+	}
+	if f.directors < 1 || f.directors > 8 {
+		fmt.Fprintf(stderr, "-directors: %d is not between 1 and 8\n", f.directors)
+		return f, flag.ErrHelp
 	}
 	f.scenarios = map[string]bool{}
 	for _, s := range strings.Split(scenarios, ",") {

@@ -160,7 +160,11 @@ func (s *simProcess) changeDeployments(ctx context.Context, k int, tag string, f
 		if err := s.director(ctx, "/deployments/"+d.Name, &m); err != nil {
 			return 0, err
 		}
-		changed := strings.TrimRight(m.Manifest, "\n") + fmt.Sprintf("\ntags:\n  bench: %q\n", tag)
+		key := "tags" // a second change of one deployment (few deployments) takes another key
+		if strings.Contains(m.Manifest, "\ntags:\n") {
+			key = "update_tags"
+		}
+		changed := strings.TrimRight(m.Manifest, "\n") + fmt.Sprintf("\n%s:\n  bench: %q\n", key, tag)
 		if err := s.admin(ctx, http.MethodPut, "/_sim/deployments", changed, nil); err != nil {
 			return 0, fmt.Errorf("changing %s: %w", d.Name, err)
 		}
