@@ -126,10 +126,18 @@ var _ = Describe("several Directors", func() {
 		Expect(counter(e.reg, "blacksmith_reconciler_director_up", map[string]string{"director": "west"})).To(Equal(0.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_director_up", map[string]string{"director": "east"})).To(Equal(1.0))
 
+		_, err := e.m.RebuildIndex(context.Background(), true)
+		Expect(err).To(MatchError(ContainSubstring("Director west could not be listed")), "rebuild-index needs every Director")
+		for id, rec := range e.index() {
+			if rec.Director == "west" {
+				Expect(rec.Orphaned).To(BeFalse(), id)
+			}
+		}
+
 		// A record naming a Director that is not configured (removed from bosh) is unknown too.
 		some := instanceID(e.names[5])
 		e.sim.RemoveDeployment(e.names[5])
-		_, err := e.store.Update(context.Background(), map[string]vault.Change{some: func(cur *vault.Record) (*vault.Record, error) {
+		_, err = e.store.Update(context.Background(), map[string]vault.Change{some: func(cur *vault.Record) (*vault.Record, error) {
 			cur.Director = "north"
 			return cur, nil
 		}})

@@ -305,3 +305,24 @@ func (p runParts) deployerOf(rec *vault.Record) Deployer {
 	}
 	return p.deployers[rec.Director]
 }
+
+// listAll lists the deployments of every Director, outside a run; with
+// several Directors it fails when one cannot be listed (its deployments
+// would look gone).
+func (p runParts) listAll(ctx context.Context) ([]bosh.Deployment, error) {
+	if len(p.more) == 0 {
+		return p.director.Deployments(ctx)
+	}
+	members := append([]member{{name: p.first, d: p.director, tasks: p.tasks}}, p.more...)
+	f := newFleet(members, retrier{})
+	deps, err := f.Deployments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range members {
+		if err := f.down[m.name]; err != nil {
+			return nil, err
+		}
+	}
+	return deps, nil
+}

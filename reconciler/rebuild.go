@@ -71,7 +71,7 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 	if err != nil {
 		return rep, err
 	}
-	deps, err := m.parts.director.Deployments(ctx)
+	deps, err := m.parts.listAll(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("listing deployments: %w", err)
 	}
