@@ -2,6 +2,8 @@ package reconciler_test
 
 import (
 	"context"
+	"net/http/httptest"
+	"slices"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -23,6 +26,7 @@ var _ = Describe("several Directors", func() {
 		e         *env
 		west      *sim.Director
 		westNames []string
+		hooks     *receiver
 	)
 
 	BeforeEach(func() {
@@ -34,7 +38,17 @@ var _ = Describe("several Directors", func() {
 		westNames = sortedNames(west.SeedDeployments(perDirector, nil))
 		westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
 		Expect(err).NotTo(HaveOccurred())
+		hooks = &receiver{}
+		srv := httptest.NewServer(hooks)
+		DeferCleanup(srv.Close)
+		n, err := notify.New(notify.Options{Webhooks: []notify.Webhook{{URL: srv.URL, Secret: "hook-secret"}}})
+		Expect(err).NotTo(HaveOccurred())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { n.Run(ctx); close(done) }()
+		DeferCleanup(func() { cancel(); <-done })
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
+			o.Notifier = n
 			o.DirectorName = "east"
 			o.MoreDirectors = []reconciler.NamedDirector{{Name: "west", Director: westClient, Tasks: westClient}}
 			o.Registerer = e.reg
@@ -101,6 +115,12 @@ var _ = Describe("several Directors", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(stored).To(Equal(after), "the change is in Vault")
+		Eventually(func() []notify.Event {
+			hooks.mu.Lock()
+			defer hooks.mu.Unlock()
+			return slices.Clone(hooks.events)
+		}).Should(ContainElement(And(HaveField("Type", "drift"), HaveField("Deployment", changed), HaveField("Director", "west"))),
+			"a notification names the deployment's own Director")
 	})
 
 	It("flags no orphan for the instances of a Director that cannot be listed, and goes on with the others", func() {

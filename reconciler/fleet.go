@@ -326,3 +326,13 @@ func (p runParts) listAll(ctx context.Context) ([]bosh.Deployment, error) {
 	}
 	return deps, nil
 }
+
+// owned is the name of the Director that listed deployment name; "" when none did.
+func (f *fleet) owned(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i, ok := f.owner[name]; ok {
+		return f.members[i].name
+	}
+	return ""
+}

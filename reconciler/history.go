@@ -54,6 +54,9 @@ type historian struct {
 	store    History
 	notifier Notifier // nil: no notifications
 	director string   // the Director's name, in notifications
+	// directorOf names the Director of instance id (several Directors): the
+	// one that listed its deployment, else the one its record names; "" for director.
+	directorOf func(id, deployment string) string
 	runID    string
 	retain   vault.HistoryOptions
 	now      func() time.Time
@@ -100,11 +103,21 @@ func (h *historian) add(id string, e vault.Event) {
 		e.Time = h.now().UTC()
 	}
 	if t, ok := notified[e.Kind]; ok && h.notifier != nil && e.Details["transition"] != "no" {
-		h.notifier.Notify(notify.Event{Type: t, InstanceID: id, Deployment: e.Deployment, Director: h.director,
+		h.notifier.Notify(notify.Event{Type: t, InstanceID: id, Deployment: e.Deployment, Director: h.directorName(id, e.Deployment),
 			Reason: e.Message, RunID: h.runID, Time: e.Time})
 	}
 	delete(e.Details, "transition")
 	h.in <- historyItem{id: id, e: e}
+}
+
+// directorName is the Director notifications name for instance id.
+func (h *historian) directorName(id, deployment string) string {
+	if h.directorOf != nil {
+		if name := h.directorOf(id, deployment); name != "" {
+			return name
+		}
+	}
+	return h.director
 }
 
 // append writes one event; ctx is not the run's: a history event of a

@@ -149,6 +149,6 @@ func (r *run) recordRemediation(rem Remediation) {
 		Details: map[string]string{"action": rem.Action, "backup": rem.Backup, "task_id": fmt.Sprint(rem.TaskID)}})
 	if r.hist != nil && r.hist.notifier != nil {
 		r.hist.notifier.Notify(notify.Event{Type: notify.Remediated, InstanceID: rem.InstanceID, Deployment: rem.Deployment,
-			Director: r.hist.director, Reason: msg, RunID: r.id})
+			Director: r.hist.directorName(rem.InstanceID, rem.Deployment), Reason: msg, RunID: r.id})
 	}
 }

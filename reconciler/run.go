@@ -76,6 +76,17 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 		r.hist = newHistorian(r.parts.store, id, vault.HistoryOptions{Keep: m.cfg.History.Keep, MaxAge: m.cfg.History.MaxAge},
 			m.cfg.MaxConcurrency, m.now, log)
 		r.hist.notifier, r.hist.director = m.notifier, m.directorName
+		if f := r.parts.fleet; f != nil {
+			r.hist.directorOf = func(id, deployment string) string {
+				if name := f.owned(deployment); name != "" {
+					return name
+				}
+				if rec := r.index[id]; rec != nil {
+					return rec.Director
+				}
+				return ""
+			}
+		}
 	}
 	r.known = m.knownConflicts()
 	m.setCurrent(r)
