@@ -57,10 +57,10 @@ type historian struct {
 	// directorOf names the Director of instance id (several Directors): the
 	// one that listed its deployment, else the one its record names; "" for director.
 	directorOf func(id, deployment string) string
-	runID    string
-	retain   vault.HistoryOptions
-	now      func() time.Time
-	log      *slog.Logger
+	runID      string
+	retain     vault.HistoryOptions
+	now        func() time.Time
+	log        *slog.Logger
 
 	in      chan historyItem
 	wg      sync.WaitGroup
