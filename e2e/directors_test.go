@@ -85,8 +85,8 @@ type summary struct {
 	} `json:"directors"`
 }
 
-var _ = Describe("several Directors (bosh as a list) under three daemons", func() {
-	It("list each Director once per interval, match both, and orphan nothing of a Director that is down", func() {
+var _ = Describe("several broker VMs on one Vault and several Directors (bosh as a list)", func() {
+	It("list each Director once per interval (not once per daemon), match both, and orphan nothing of a Director that is down", func() {
 		westAddr := freeAddr()
 		west, err := gexec.Start(exec.Command(simBin, "-listen", westAddr, "-seed", "4", "-user", simUser, "-password", simPass),
 			GinkgoWriter, GinkgoWriter)
@@ -101,27 +101,41 @@ var _ = Describe("several Directors (bosh as a list) under three daemons", func(
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(mstore.Close)
 
-		const interval = 4 * time.Second
+		// 60 s at a 10 s interval, as the issue asks: each Director sees one
+		// listing per interval (5 to 7), never one per daemon and interval (18).
+		const interval, window = 10 * time.Second, 60 * time.Second
+		const most = int(window/interval) + 1 // a run at each end of the window
 		var ds []*daemon
 		for range 3 {
 			ds = append(ds, startDirectorsDaemon(mount, westURL, interval))
 		}
 		Eventually(func() int { return len(leaders(ds)) }).WithTimeout(20 * time.Second).Should(Equal(1))
-
-		// One listing of each Director per interval among the three daemons, not three.
+		leader := leaders(ds)[0]
+		started := make([]int, len(ds))
+		for i, d := range ds {
+			started[i] = len(runsStarted(d))
+		}
 		resetSim()
 		res, err := http.Post(westURL+"/_sim/reset", "application/json", nil)
 		Expect(err).NotTo(HaveOccurred())
 		res.Body.Close()
-		const window = 5 * interval
-		time.Sleep(window)
+		Consistently(func() []int { return []int{simListings(directorURL), simListings(westURL)} }).
+			WithTimeout(window).WithPolling(time.Second).Should(HaveEach(BeNumerically("<=", most)))
 		for _, url := range []string{directorURL, westURL} {
 			n := simListings(url)
-			Expect(n).To(BeNumerically(">=", 4), "%s: about one listing per interval", url)
-			Expect(n).To(BeNumerically("<=", 6), "%s: one daemon lists, not three (3 x 5 = 15)", url)
+			GinkgoWriter.Printf("%s: %d listings in %s\n", url, n, window)
+			Expect(n).To(BeNumerically(">=", most-2), "%s: one listing per interval", url)
+		}
+		Expect(leaders(ds)).To(ConsistOf(leader), "the same daemon led throughout")
+		for i, d := range ds {
+			runs := len(runsStarted(d)) - started[i]
+			if d == leader {
+				Expect(runs).To(BeNumerically("~", window/interval, 1), "the leader runs once per interval")
+			} else {
+				Expect(runs).To(BeZero(), "a follower runs nothing")
+			}
 		}
 
-		leader := leaders(ds)[0]
 		code, body := leader.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		var answer struct {
