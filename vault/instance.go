@@ -21,11 +21,15 @@ func (s *Store) Metadata(ctx context.Context, id string) (*Metadata, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
-	p := metadataPath(id)
-	doc, err := s.kv.read(ctx, p)
+	doc, err := s.kv.read(ctx, metadataPath(id))
 	if err != nil || !doc.Exists {
 		return nil, err
 	}
+	return s.decodeMetadata(metadataPath(id), doc)
+}
+
+// decodeMetadata decodes the metadata document doc read at p.
+func (s *Store) decodeMetadata(p string, doc document) (*Metadata, error) {
 	raw, err := json.Marshal(doc.Data)
 	if err != nil {
 		return nil, err
@@ -44,22 +48,67 @@ func (s *Store) Metadata(ctx context.Context, id string) (*Metadata, error) {
 }
 
 // PutMetadata writes md as the metadata of id, with its history capped at
-// Options.HistoryCap entries. md is written as given (Extra included): read
-// it with Metadata to keep what others wrote.
+// Options.HistoryCap entries. md is written as given (Extra included), with
+// no check-and-set: the last writer wins. A writer that keeps what others
+// wrote (read, change, write) calls UpdateMetadata instead.
 func (s *Store) PutMetadata(ctx context.Context, id string, md *Metadata) error {
 	if err := validID(id); err != nil {
 		return err
 	}
+	raw, err := s.encodeMetadata(id, md)
+	if err != nil {
+		return err
+	}
+	return s.kv.write(ctx, metadataPath(id), raw, noCAS)
+}
+
+// UpdateMetadata changes the metadata of id: change gets a private copy of
+// the current metadata (nil when there is none) and returns what to write
+// (nil: nothing), its history capped at Options.HistoryCap entries. On KV v2
+// the write is a check-and-set on the version read: when another writer
+// changed the document in between, change is called again on what that
+// writer left, up to 10 times (then ErrConflict), so that concurrent
+// writers, on one daemon or several, lose none of each other's keys. change
+// must not have side effects. A current document that does not decode is
+// ErrCorrupt, left untouched. On KV v1 it is a read and a write (the last
+// writer wins).
+func (s *Store) UpdateMetadata(ctx context.Context, id string, change func(cur *Metadata) (*Metadata, error)) error {
+	if err := validID(id); err != nil {
+		return err
+	}
+	p := metadataPath(id)
+	err := s.kv.update(ctx, p, func(doc document) (any, error) {
+		var cur *Metadata
+		if doc.Exists {
+			var err error
+			if cur, err = s.decodeMetadata(p, doc); err != nil {
+				return nil, err
+			}
+		}
+		next, err := change(cur)
+		if err != nil || next == nil {
+			return nil, err
+		}
+		return s.encodeMetadata(id, next)
+	})
+	if err != nil {
+		return fmt.Errorf("updating the metadata of %s: %w", id, err)
+	}
+	return nil
+}
+
+// encodeMetadata encodes md, its history capped at Options.HistoryCap.
+func (s *Store) encodeMetadata(id string, md *Metadata) (json.RawMessage, error) {
 	if md == nil {
-		return fmt.Errorf("%w: nil metadata for %s", ErrInvalid, id)
+		return nil, fmt.Errorf("%w: nil metadata for %s", ErrInvalid, id)
 	}
 	capped := *md
 	capped.History = capHistory(md.History, s.opts.HistoryCap)
 	raw, err := json.Marshal(capped)
 	if err != nil {
-		return fmt.Errorf("encoding the metadata of %s: %w", id, err)
+		return nil, fmt.Errorf("encoding the metadata of %s: %w", id, err)
 	}
-	return s.kv.write(ctx, metadataPath(id), json.RawMessage(raw), noCAS)
+	return raw, nil
 }
 
 // Manifest returns the manifest text of id and whether there is one.
@@ -80,25 +129,28 @@ func (s *Store) Manifest(ctx context.Context, id string) (string, bool, error) {
 }
 
 // PutManifest stores text as the manifest of id, keeping any other keys of
-// the document. A manifest over Options.MaxManifestBytes (default 1 MiB, the
-// longest string Vault's listener accepts) is refused, unwritten
-// (ErrTooLarge).
+// the document: a read and, on KV v2, a check-and-set write on the version
+// read, tried again (up to 10 times, then ErrConflict) when another writer
+// wrote the document in between, so that no key another writer added is
+// lost. A manifest over Options.MaxManifestBytes (default 1 MiB, the longest
+// string Vault's listener accepts) is refused, unwritten (ErrTooLarge).
 func (s *Store) PutManifest(ctx context.Context, id, text string) error {
 	if err := s.checkManifest(id, text); err != nil {
 		return err
 	}
-	p := manifestPath(id)
-	doc, err := s.kv.read(ctx, p)
+	b, _ := json.Marshal(text)
+	err := s.kv.update(ctx, manifestPath(id), func(doc document) (any, error) {
+		data := maps.Clone(doc.Data)
+		if data == nil {
+			data = map[string]json.RawMessage{}
+		}
+		data["manifest"] = b
+		return data, nil
+	})
 	if err != nil {
 		return fmt.Errorf("writing the manifest of %s: %w", id, err)
 	}
-	data := maps.Clone(doc.Data)
-	if data == nil {
-		data = map[string]json.RawMessage{}
-	}
-	b, _ := json.Marshal(text)
-	data["manifest"] = b
-	return s.kv.write(ctx, p, data, noCAS)
+	return nil
 }
 
 // CreateManifest writes the manifest of an instance that has none. On KV v2

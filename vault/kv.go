@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/hashicorp/vault/api"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // kv reads and writes documents of one KV mount, hiding the differences
@@ -168,6 +170,41 @@ func (k *kv) write(ctx context.Context, p string, data any, cas int) error {
 		body = append(body, '}')
 	}
 	return k.put(ctx, p, append(body, '}'), cas)
+}
+
+// maxCASAttempts bounds the tries of one read-modify-write (update) whose
+// check-and-set keeps losing to other writers of the document.
+const maxCASAttempts = 10
+
+// update reads the document at p, passes it to change and writes what change
+// returns (nil: nothing). On KV v2 the write is a check-and-set on the
+// version read: when another writer wrote p in between, update reads it again
+// and calls change again, so that what the other wrote is kept, up to
+// maxCASAttempts times (then ErrConflict). change may be called several
+// times and must not have side effects. KV v1 has no check-and-set: a read
+// and a write, the last writer wins.
+func (k *kv) update(ctx context.Context, p string, change func(doc document) (any, error)) error {
+	for attempt := 1; ; attempt++ {
+		doc, err := k.read(ctx, p)
+		if err != nil {
+			return err
+		}
+		data, err := change(doc)
+		if err != nil || data == nil {
+			return err
+		}
+		cas := noCAS
+		if k.version == 2 {
+			cas = doc.Version
+		}
+		err = k.write(ctx, p, data, cas)
+		if !errors.Is(err, ErrConflict) || attempt == maxCASAttempts {
+			return err
+		}
+		if err := retry.Sleep(ctx, conflictBackoff.Delay(attempt)); err != nil {
+			return err
+		}
+	}
 }
 
 func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {

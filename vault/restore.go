@@ -34,10 +34,6 @@ func (s *Store) Restore(ctx context.Context, id, backupID string) error {
 	if err == nil {
 		err = s.restorable(s.kv.display(s.backupPath(id, backupID)), b)
 	}
-	var history []HistoryEntry
-	if err == nil {
-		history, err = s.currentHistory(ctx, id)
-	}
 	if err != nil {
 		return fmt.Errorf("restoring %s from %s: %w", id, backupID, err)
 	}
@@ -45,16 +41,17 @@ func (s *Store) Restore(ctx context.Context, id, backupID string) error {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("restoring %s: backing up the current state first: %w", id, err)
 	}
-	if err := s.putBack(ctx, id, backupID, b, history); err != nil {
+	if err := s.putBack(ctx, id, backupID, b); err != nil {
 		return err
 	}
 	return s.recordRestore(ctx, id, backupID, saved)
 }
 
 // putBack writes the parts of backup b (backupID) of id, the index record
-// last; the metadata keeps history (when not empty) instead of its own.
-func (s *Store) putBack(ctx context.Context, id, backupID string, b *backupParts, history []HistoryEntry) error {
-	if err := s.restoreMetadata(ctx, id, backupID, b.metadata, history); err != nil {
+// last; the metadata keeps the current history (when not empty) instead of
+// its own.
+func (s *Store) putBack(ctx context.Context, id, backupID string, b *backupParts) error {
+	if err := s.restoreMetadata(ctx, id, backupID, b.metadata); err != nil {
 		return fmt.Errorf("restoring the metadata of %s from %s: %w", id, backupID, err)
 	}
 	if err := s.restoreManifest(ctx, id, b.manifest); err != nil {
@@ -109,48 +106,58 @@ func (s *Store) recordRestore(ctx context.Context, id, backupID, saved string) e
 	return nil
 }
 
-// currentHistory returns the history of id's metadata as it is now: nil
-// when there is no metadata or it has no history. A history that does not
-// decode is logged and taken as none (the backup taken before the restore
-// holds it as it was).
-func (s *Store) currentHistory(ctx context.Context, id string) ([]HistoryEntry, error) {
-	p := metadataPath(id)
-	doc, err := s.kv.read(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("reading the current history: %w", err)
-	}
+// historyIn returns the history of id's metadata document doc, read at p:
+// nil when there is no metadata or it has no history. A history that does
+// not decode is logged and taken as none (the backup taken before the
+// restore holds it as it was).
+func (s *Store) historyIn(id, p string, doc document) []HistoryEntry {
 	raw, ok := doc.Data["history"]
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	var h []HistoryEntry
 	if err := json.Unmarshal(raw, &h); err != nil {
 		s.log.Warn("the current metadata's history does not decode; the restore keeps the backup's",
 			"instance", id, "path", s.kv.display(p), "error", err)
-		return nil, nil
+		return nil
 	}
-	return h, nil
+	return h
 }
 
 // restoreMetadata writes md, the metadata of a backup (nil: none), as id's,
-// with history instead of its own when history is not empty, and a
-// "restored" entry. Without metadata or history, the metadata is removed.
-func (s *Store) restoreMetadata(ctx context.Context, id, backupID string, md *Metadata, history []HistoryEntry) error {
-	if len(history) > 0 {
-		if md == nil {
-			md = &Metadata{}
+// with the current metadata's history instead of its own when that is not
+// empty, and a "restored" entry. Without metadata or history, the metadata
+// is removed. Reading the current history and writing are one step: on KV
+// v2 a check-and-set on the version read, tried again when another writer
+// wrote the document in between (see kv.update), so that no history entry
+// written meanwhile is lost. The removal is not conditional (KV v2 has no
+// check-and-set delete).
+func (s *Store) restoreMetadata(ctx context.Context, id, backupID string, md *Metadata) error {
+	p := metadataPath(id)
+	restored := HistoryEntry{Time: time.Now().UTC().Format(time.RFC3339), Action: "restored", Detail: "from backup " + backupID}
+	remove := false
+	err := s.kv.update(ctx, p, func(doc document) (any, error) {
+		history := s.historyIn(id, p, doc)
+		if md == nil && len(history) == 0 {
+			remove = true
+			return nil, nil
 		}
-		md.History = slices.Clone(history)
+		next := &Metadata{}
+		if md != nil {
+			c := *md
+			next = &c
+		}
+		if len(history) == 0 {
+			history = next.History
+		}
+		next.History = slices.Clone(history)
+		next.AddHistory(restored, s.opts.HistoryCap)
+		return s.encodeMetadata(id, next)
+	})
+	if err != nil || !remove {
+		return err
 	}
-	if md == nil {
-		return s.kv.remove(ctx, metadataPath(id))
-	}
-	md.AddHistory(HistoryEntry{
-		Time:   time.Now().UTC().Format(time.RFC3339),
-		Action: "restored",
-		Detail: "from backup " + backupID,
-	}, s.opts.HistoryCap)
-	return s.PutMetadata(ctx, id, md)
+	return s.kv.remove(ctx, p)
 }
 
 func (s *Store) restoreManifest(ctx context.Context, id string, text *string) error {
