@@ -26,7 +26,10 @@ func bindingsListPath(id string) string { return id + "/binding-ids" }
 // Vault at {id}/bindings/{bid}. An identical repeat gets 200 with the same
 // credentials, a different one 409.
 func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails, _ bool) (domain.Binding, error) {
-	unlock := b.locks.lock(id)
+	unlock, err := b.lockInstance(ctx, id)
+	if err != nil {
+		return domain.Binding{}, err
+	}
 	defer unlock()
 	rec, err := b.bindable(ctx, id)
 	if err != nil {

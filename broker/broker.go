@@ -81,14 +81,30 @@ type Options struct {
 	// died before recording it) waits for a task with its context id to show
 	// up before last_operation reports it failed. Default 2m.
 	LostTaskGrace time.Duration
-	// SharedLimits, with HolderID, makes the count of a plan's or service's
-	// instances and the new record's write one step across every daemon
-	// sharing the Vault mount (a lease in Vault around it), so that
-	// together they never exceed a limit. Default nil: one step within
-	// this process only.
+	// SharedLimits, with HolderID, are the leases in Vault that make the
+	// broker safe across every daemon sharing the Vault mount: the count of
+	// a plan's or service's instances and the new record's write are one
+	// step (a lease around it), so that together the daemons never exceed
+	// a limit; and the operations on one instance (provision, update,
+	// deprovision, bind, unbind, and a last_operation or SettleOperation
+	// that records an outcome) are serialised (a lease per instance, see
+	// InstanceLeaseTTL). Default nil: both within this process only.
 	SharedLimits LimitLeases
-	// HolderID names this daemon in SharedLimits' lease.
+	// HolderID names this daemon in SharedLimits' leases; required with
+	// SharedLimits, distinct for every daemon. Default "".
 	HolderID string
+	// InstanceLeaseTTL is how long an instance's lease in SharedLimits lasts
+	// unless renewed; an operation renews it every third of it while it
+	// runs. It bounds how long a daemon that died during an operation keeps
+	// the others from the instance. Each daemon judges expiry on its own
+	// wall clock: the daemons' clocks must agree to well within it (NTP).
+	// Default 15s.
+	InstanceLeaseTTL time.Duration
+	// InstanceLeaseWait bounds how long an operation waits for an
+	// instance's lease that another daemon holds; then it is refused with
+	// 422 ConcurrencyError (last_operation answers the recorded state,
+	// SettleOperation ErrInstanceBusy). Default 5s.
+	InstanceLeaseWait time.Duration
 	// DirectorTimeout bounds the Director and Vault calls an operation makes
 	// after its record is written; they run even when the platform hangs up.
 	// Default 2m.
@@ -128,6 +144,12 @@ func New(opts Options) (*Broker, error) {
 	if opts.Store == nil {
 		missing = append(missing, errors.New("store is required"))
 	}
+	if opts.SharedLimits != nil && opts.HolderID == "" {
+		missing = append(missing, errors.New("holder id is required with shared limits"))
+	}
+	if opts.InstanceLeaseTTL < 0 || opts.InstanceLeaseWait < 0 {
+		missing = append(missing, errors.New("instance lease ttl and wait must not be negative"))
+	}
 	if err := checkDirectors(opts); err != nil {
 		missing = append(missing, err)
 	}
@@ -155,6 +177,12 @@ func withDefaults(o Options) Options {
 	}
 	if o.DirectorTimeout == 0 {
 		o.DirectorTimeout = 2 * time.Minute
+	}
+	if o.InstanceLeaseTTL == 0 {
+		o.InstanceLeaseTTL = defaultInstanceLeaseTTL
+	}
+	if o.InstanceLeaseWait == 0 {
+		o.InstanceLeaseWait = defaultInstanceLeaseWait
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

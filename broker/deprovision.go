@@ -22,7 +22,10 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 	if !async {
 		return none, apiresponses.ErrAsyncRequired
 	}
-	unlock := b.locks.lock(id)
+	unlock, err := b.lockInstance(ctx, id)
+	if err != nil {
+		return none, err
+	}
 	defer unlock()
 	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {

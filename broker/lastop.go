@@ -26,7 +26,20 @@ func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDeta
 	if op := rec.LastOperation; op == nil || op.State != stateInProgress {
 		return answer(rec.LastOperation), nil
 	}
-	unlock := b.locks.lock(id)
+	if running, ok := b.pollRunning(ctx, rec); ok {
+		return running, nil
+	}
+	unlock, err := b.holdInstance(ctx, id)
+	switch {
+	case errors.Is(err, ErrInstanceBusy): // another broker is taking it further: answer the record
+		rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+		if err != nil {
+			return domain.LastOperation{}, err
+		}
+		return answer(rec.LastOperation), nil
+	case err != nil:
+		return domain.LastOperation{}, b.internal("could not take the instance's lease", err, "instance", id)
+	}
 	defer unlock()
 	return b.poll(ctx, id)
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// LimitLeases is the lease in Vault that makes a limited provision one step
-// across daemons; *vault.Store has it (KV v2).
+// LimitLeases are the leases in Vault that make the broker safe across
+// daemons sharing the mount: a limited provision is one step, and the
+// operations on one instance are serialised (Options.SharedLimits);
+// *vault.Store has them (KV v2).
 type LimitLeases interface {
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (vault.Lease, error)
 	ReleaseLease(ctx context.Context, name, holder string) error

@@ -1,6 +1,20 @@
 package broker
 
-import "sync"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
 
 // keyedMutex serialises the operations on one service instance within this
 // process; operations on different instances run in parallel.
@@ -38,4 +52,181 @@ func (k *keyedMutex) lock(key string) func() {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// ErrInstanceBusy is matched by the error of SettleOperation when another
+// daemon sharing the Vault mount held the instance's lease (it is taking an
+// operation of the instance further) for all of Options.InstanceLeaseWait.
+var ErrInstanceBusy = errors.New("another broker holds the instance's lease")
+
+// Bounds of the per-instance lease.
+const (
+	defaultInstanceLeaseTTL  = 15 * time.Second
+	defaultInstanceLeaseWait = 5 * time.Second
+	// leaseCallTimeout bounds a renewal or release, which are made even
+	// when the platform has hung up.
+	leaseCallTimeout = 5 * time.Second
+)
+
+// leaseBackoff spaces the attempts to take a lease another daemon holds.
+var leaseBackoff = retry.Backoff{Base: 25 * time.Millisecond, Limit: 250 * time.Millisecond}
+
+// lockInstance is holdInstance for the OSB handlers: another daemon holding
+// the lease is the 422 ConcurrencyError of any concurrent operation, a Vault
+// failure a 500 whose detail goes to the operator's log.
+func (b *Broker) lockInstance(ctx context.Context, id string) (func(), error) {
+	unlock, err := b.holdInstance(ctx, id)
+	switch {
+	case errors.Is(err, ErrInstanceBusy):
+		return nil, concurrency("another operation")
+	case err != nil:
+		return nil, b.internal("could not take the instance's lease", err, "instance", id)
+	}
+	return unlock, nil
+}
+
+// holdInstance serialises the operations on instance id and returns the
+// function that ends them. Within this process it takes id's mutex. With
+// SharedLimits it then takes the instance's lease in Vault too, so that the
+// daemons sharing the mount serialise them as well: a daemon's own
+// operations queue on its mutex, not on Vault. While another daemon holds
+// the lease it waits up to InstanceLeaseWait, then gives up with an error
+// matching ErrInstanceBusy; any other error is Vault's. Neither is held
+// after an error.
+//
+// The lease lasts InstanceLeaseTTL and is renewed every third of it until
+// the operation ends: an operation's synchronous part (Vault writes, then
+// the Director's answer, bounded by DirectorTimeout) can outlast the TTL,
+// while a daemon that dies holding it keeps the others from the instance
+// only until it expires. Each operation costs two Vault writes (take and
+// release; one more per renewal) and two reads.
+func (b *Broker) holdInstance(ctx context.Context, id string) (func(), error) {
+	unlock := b.locks.lock(id)
+	if b.opts.SharedLimits == nil {
+		return unlock, nil
+	}
+	name := instanceLeaseName(id)
+	if err := b.takeLease(ctx, name); err != nil {
+		unlock()
+		var held *vault.LeaseHeldError
+		if errors.As(err, &held) {
+			b.log.Info("another broker holds the instance's lease", "instance", id, "holder", held.Holder,
+				"waited", b.opts.InstanceLeaseWait)
+			return nil, fmt.Errorf("%w: %w", ErrInstanceBusy, err)
+		}
+		return nil, fmt.Errorf("taking the lease of instance %s: %w", id, err)
+	}
+	stop := b.renewLease(ctx, name, id)
+	return func() {
+		stop()
+		b.releaseLease(ctx, name, id)
+		unlock()
+	}, nil
+}
+
+// takeLease takes lease name, trying again while another daemon holds it
+// until InstanceLeaseWait has passed (then its error matches
+// vault.ErrLeaseHeld).
+func (b *Broker) takeLease(ctx context.Context, name string) error {
+	deadline := time.Now().Add(b.opts.InstanceLeaseWait)
+	for attempt := 1; ; attempt++ {
+		_, err := b.opts.SharedLimits.AcquireLease(ctx, name, b.opts.HolderID, b.opts.InstanceLeaseTTL, time.Now())
+		left := time.Until(deadline)
+		if !errors.Is(err, vault.ErrLeaseHeld) || left <= 0 {
+			return err
+		}
+		if serr := retry.Sleep(ctx, min(leaseBackoff.Delay(attempt), left)); serr != nil {
+			return serr
+		}
+	}
+}
+
+// renewLease renews lease name every third of InstanceLeaseTTL until the
+// returned function is called; that function waits for a renewal under way
+// to end (it is not cut short: a renewal landing after the release would
+// keep the lease). A failed renewal is logged and tried again at the next
+// tick; a lease found taken over (this daemon could not renew it in time)
+// is logged and no longer renewed: the operation goes on, its record's
+// write being a check-and-set of its own.
+func (b *Broker) renewLease(ctx context.Context, name, id string) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(b.opts.InstanceLeaseTTL/3, time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
+			_, err := b.opts.SharedLimits.AcquireLease(rctx, name, b.opts.HolderID, b.opts.InstanceLeaseTTL, time.Now())
+			cancel()
+			if errors.Is(err, vault.ErrLeaseHeld) {
+				b.log.Warn("the instance's lease was taken over by another broker during an operation", "instance", id, "error", err)
+				return
+			}
+			if err != nil {
+				b.log.Warn("could not renew the instance's lease; trying again", "instance", id, "error", err)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// releaseLease gives lease name up, even when the platform has hung up; a
+// lease that could not be released expires by itself.
+func (b *Broker) releaseLease(ctx context.Context, name, id string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
+	defer cancel()
+	if err := b.opts.SharedLimits.ReleaseLease(rctx, name, b.opts.HolderID); err != nil {
+		b.log.Warn("could not release the instance's lease; it expires by itself", "instance", id, "error", err)
+	}
+}
+
+// plainLeaseID is an instance id that may follow "instance-" in a lease
+// name as it is (vault's lease names are [a-z0-9_-]{1,64}); UUIDs are.
+var plainLeaseID = regexp.MustCompile(`^[a-z0-9_-]{1,55}$`)
+
+// instanceLeaseName names the lease of instance id: "instance-{id}", or,
+// for an id with capitals or dots, or a long one, "instance_" and 40 hex
+// digits of the id's SHA-256. Any string gives a valid lease name (a safe
+// Vault path component: the OSB handlers check ids, SettleOperation's
+// callers need not), and the two forms never name the same lease ('-' or
+// '_' after "instance").
+func instanceLeaseName(id string) string {
+	if plainLeaseID.MatchString(id) {
+		return "instance-" + id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "instance_" + hex.EncodeToString(sum[:20])
+}
+
+// pollRunning answers a poll of an operation whose recorded task the
+// Director says is still running, without the instance's lock or lease:
+// such a poll writes nothing (follow would answer the same), so it costs no
+// lease writes, although a platform polls every few seconds for the whole
+// deploy. ok is false when the poll must take the lock: without
+// SharedLimits (one daemon: the mutex costs nothing), when no task id is
+// recorded yet (follow looks it up and records it), when the task has ended
+// (follow records its outcome) or when the Director could not be asked
+// (follow reports it).
+func (b *Broker) pollRunning(ctx context.Context, rec *vault.Record) (domain.LastOperation, bool) {
+	op := rec.LastOperation
+	if b.opts.SharedLimits == nil || op == nil || op.State != stateInProgress || op.TaskID == 0 {
+		return domain.LastOperation{}, false
+	}
+	dir, err := b.directorOf(rec)
+	if err != nil {
+		return domain.LastOperation{}, false
+	}
+	task, err := dir.Director.Task(ctx, op.TaskID)
+	if err != nil || task.Terminal() {
+		return domain.LastOperation{}, false
+	}
+	return inProgress(taskDescription(op.Type, task)), true
 }

@@ -46,7 +46,10 @@ func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDet
 	}
 	req := instanceRequest{id: id, svc: svc, plan: plan, org: d.OrganizationGUID, space: d.SpaceGUID,
 		params: params, deployedName: vault.DeploymentName(plan.ID, id)}
-	unlock := b.locks.lock(id)
+	unlock, err := b.lockInstance(ctx, id)
+	if err != nil {
+		return none, err
+	}
 	defer unlock()
 	cur, err := b.opts.Store.Record(ctx, id)
 	if err != nil {

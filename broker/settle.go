@@ -31,9 +31,16 @@ var ErrDirectorUnavailable = errors.New("the BOSH Director could not be asked ab
 // could not be removed, or an outcome found could not be recorded ("failed"
 // for a task the Director does not have), it is Vault's error. Only when
 // the record could not be read, or a finished task's outcome not written,
-// are the state and description empty.
+// are the state and description empty; so are they when, with
+// SharedLimits, another daemon held the instance's lease for all of
+// Options.InstanceLeaseWait (the error matches ErrInstanceBusy: that daemon
+// is taking an operation of the instance further) or the lease could not be
+// taken (Vault's error).
 func (b *Broker) SettleOperation(ctx context.Context, id string) (state, description string, err error) {
-	unlock := b.locks.lock(id)
+	unlock, err := b.holdInstance(ctx, id)
+	if err != nil {
+		return "", "", fmt.Errorf("settling the operation of instance %s: %w", id, err)
+	}
 	defer unlock()
 	rec, err := b.opts.Store.Record(ctx, id)
 	switch {

@@ -13,7 +13,10 @@ import (
 // the binding's credentials are deleted after a backup of the instance that
 // holds them; an unknown binding is 410.
 func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDetails, _ bool) (domain.UnbindSpec, error) {
-	unlock := b.locks.lock(id)
+	unlock, err := b.lockInstance(ctx, id)
+	if err != nil {
+		return domain.UnbindSpec{}, err
+	}
 	defer unlock()
 	_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {

@@ -26,7 +26,10 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if !async {
 		return none, apiresponses.ErrAsyncRequired
 	}
-	unlock := b.locks.lock(id)
+	unlock, err := b.lockInstance(ctx, id)
+	if err != nil {
+		return none, err
+	}
 	defer unlock()
 	rec, err := b.readRecord(ctx, id, errNotFound)
 	if err != nil {
