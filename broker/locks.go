@@ -71,6 +71,20 @@ const (
 // leaseBackoff spaces the attempts to take a lease another daemon holds.
 var leaseBackoff = retry.Backoff{Base: 25 * time.Millisecond, Limit: 250 * time.Millisecond}
 
+// lockExisting is lockInstance for an operation on an instance that must
+// exist: with the shared lease, an id without a record is answered missing
+// at once, without taking a lease, so that requests for unknown ids leave no
+// lease document behind in Vault. The caller reads the record again under
+// the lock.
+func (b *Broker) lockExisting(ctx context.Context, id string, missing error) (func(), error) {
+	if b.opts.SharedLimits != nil {
+		if _, err := b.readRecord(ctx, id, missing); err != nil {
+			return nil, err
+		}
+	}
+	return b.lockInstance(ctx, id)
+}
+
 // lockInstance is holdInstance for the OSB handlers: another daemon holding
 // the lease is the 422 ConcurrencyError of any concurrent operation, a Vault
 // failure a 500 whose detail goes to the operator's log.

@@ -203,6 +203,20 @@ var _ = Describe("operations on one instance across brokers sharing one Vault (S
 		Expect(e.record("v")).To(BeNil())
 	})
 
+	It("take no lease for an operation on an unknown instance: it is answered at once and leaves no lease document", func() {
+		e := newEnv()
+		a := e.vm("vm-a", e.store)
+		Expect(a.request("DELETE", instancePath("nobody")+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil).Status).
+			To(Equal(http.StatusGone))
+		Expect(a.request("PUT", instancePath("nobody")+"/service_bindings/b1", map[string]any{"service_id": "redis", "plan_id": "redis-small"}).Status).
+			To(Equal(http.StatusNotFound))
+		Expect(a.request("DELETE", instancePath("nobody")+"/service_bindings/b1?service_id=redis&plan_id=redis-small", nil).Status).
+			To(Equal(http.StatusGone))
+		_, ok, err := e.store.ReadLease(context.Background(), "instance-nobody")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "no lease document for an id without a record")
+	})
+
 	It("is refused without a holder id", func() {
 		_, err := broker.New(broker.Options{SharedLimits: failingLeases{}})
 		Expect(err).To(MatchError(ContainSubstring("holder id is required")))
