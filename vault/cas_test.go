@@ -71,6 +71,28 @@ var _ = Describe("check-and-set on an instance's documents (KV v2)", func() {
 		Expect(rawGet(srv, mount, 2, "cas-md/metadata").Version).To(BeNumerically(">=", 2*n))
 	})
 
+	It("refuse (ErrConflict) a PutMetadata of metadata read before another daemon changed it, and write metadata that was not read", func() {
+		srv := server()
+		a, mount := newStore(srv, 2)
+		b := openStore(srv.Addr, srv.Token, mount)
+		Expect(a.PutMetadata(ctx, "cas-put", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
+		read, err := a.Metadata(ctx, "cas-put")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(b.UpdateMetadata(ctx, "cas-put", addKey("from-b"))).To(Succeed())
+
+		stale := *read
+		stale.Releases = []vault.Resource{{Name: "redis", Version: "2"}}
+		Expect(a.PutMetadata(ctx, "cas-put", &stale)).To(MatchError(vault.ErrConflict))
+		md, err := a.Metadata(ctx, "cas-put")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(md.Extra).To(HaveKey("from-b"), "the other daemon's key is kept")
+		Expect(md.Releases[0].Version).To(Equal("1"))
+
+		md.Releases = []vault.Resource{{Name: "redis", Version: "2"}} // read again, changed again: lands
+		Expect(a.PutMetadata(ctx, "cas-put", md)).To(Succeed())
+		Expect(a.PutMetadata(ctx, "cas-put", &vault.Metadata{})).To(Succeed(), "metadata that was not read is written as given")
+	})
+
 	It("keep the keys another daemon adds to the manifest document meanwhile (PutManifest)", func() {
 		srv := server()
 		store, mount := newStore(srv, 2)

@@ -13,6 +13,9 @@
 //	{id}/metadata                         releases, stemcells, vms, properties, history
 //	{id}/{backup path}/{unix}[-N]         backups (see Backup, BackupAll)
 //	{id}/credentials, {id}/bindings/...   owned by the broker, via Secret/PutSecret
+//	blacksmith/leases/{name}              leases among daemons (AcquireLease): the reconciler's,
+//	                                      broker-limits, instance-{id} (one per instance operated on)
+//	blacksmith/state/{name}, runs/, history/{id}/...   the reconciler's memory, run log, events
 //
 // The index is split into a fixed number of shards (128 by default, recorded
 // in the meta document) by the first 4 bytes of SHA-256 of the instance id, so 25,000 instances
@@ -25,7 +28,9 @@
 //
 // With KV version 2 every shard write is check-and-set against the version
 // that was read; on a conflict the shard is re-read and the changes are
-// re-applied, so no update is lost between processes. With KV version 1
+// re-applied, so no update is lost between processes. So are the
+// read-modify-writes of an instance's documents (PutManifest, UpdateMetadata,
+// and PutMetadata of metadata that Metadata read). With KV version 1
 // Vault offers no check-and-set: updates are serialized within the process,
 // and two processes writing the same shard at the same moment can lose one
 // of the updates (last writer wins). Use KV v2 when several broker VMs share

@@ -44,13 +44,17 @@ func (s *Store) decodeMetadata(p string, doc document) (*Metadata, error) {
 			s.kv.display(p), ErrCorrupt, mismatch)
 	}
 	md.Extra = extra
+	md.version = doc.Version
 	return &md, nil
 }
 
 // PutMetadata writes md as the metadata of id, with its history capped at
-// Options.HistoryCap entries. md is written as given (Extra included), with
-// no check-and-set: the last writer wins. A writer that keeps what others
-// wrote (read, change, write) calls UpdateMetadata instead.
+// Options.HistoryCap entries. md is written as given (Extra included). When
+// md is (a copy of) metadata that Metadata read, on KV v2 the write is a
+// check-and-set on the version read: a document another writer changed since
+// is left as it is and the answer is ErrConflict (read again, change again).
+// Metadata that was not read is written unconditionally. A writer that keeps
+// what others wrote without a read of its own calls UpdateMetadata.
 func (s *Store) PutMetadata(ctx context.Context, id string, md *Metadata) error {
 	if err := validID(id); err != nil {
 		return err
@@ -59,7 +63,11 @@ func (s *Store) PutMetadata(ctx context.Context, id string, md *Metadata) error 
 	if err != nil {
 		return err
 	}
-	return s.kv.write(ctx, metadataPath(id), raw, noCAS)
+	cas := noCAS
+	if md != nil && md.version > 0 && s.kv.version == 2 {
+		cas = md.version
+	}
+	return s.kv.write(ctx, metadataPath(id), raw, cas)
 }
 
 // UpdateMetadata changes the metadata of id: change gets a private copy of

@@ -16,6 +16,9 @@ type Metadata struct {
 	History []HistoryEntry `json:"history,omitempty"`
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
+	// version is the document's version when Metadata read it (KV v2); 0
+	// for metadata that was not read. PutMetadata checks it.
+	version int
 }
 
 // Resource is a release or stemcell name and version.
