@@ -215,7 +215,7 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 	It("ends a task that cannot get its lock like task_error.json and task_event_error_line.json", func() {
 		d.SetTaskDuration(time.Hour)
 		holder := c.deploy(fixtureManifest())
-		Eventually(func() string { return c.taskState(holder) }).Should(Equal("processing"))
+		c.waitLocked(holder)
 		d.SetTaskDuration(10 * time.Millisecond)
 		failed := c.waitTask(c.deleteDeployment(serviceInstance))
 
@@ -236,7 +236,7 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 		created := c.waitTask(c.deploy(fixtureManifest()))
 		d.SetTaskDuration(time.Hour)
 		holder := c.deploy(fixtureManifest())
-		Eventually(func() string { return c.taskState(holder) }).Should(Equal("processing"))
+		c.waitLocked(holder)
 		failed := c.waitTask(c.deleteDeployment(serviceInstance))
 
 		got := c.getJSON("/events?deployment=" + serviceInstance).([]any)

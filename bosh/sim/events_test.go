@@ -90,7 +90,7 @@ var _ = Describe("GET /events", func() {
 		d = start(sim.Options{TaskDuration: time.Hour, LockTimeout: 50 * time.Millisecond})
 		c = newClient(d)
 		holder := c.deploy(redisManifest("r1", "1"))
-		Eventually(func() string { return c.taskState(holder) }).Should(Equal("processing"))
+		c.waitLocked(holder)
 		blocked := c.waitTask(c.deploy(redisManifest("r1", "2")))
 		Expect(blocked["state"]).To(Equal("error"))
 		events := c.getJSON("/events?task=" + itoa(int(blocked["id"].(float64)))).([]any)

@@ -191,3 +191,12 @@ instance_groups:
   - name: services
 `
 }
+
+// waitLocked waits until task holds its deployment's lock: a task is
+// "processing" before it takes the lock, so under load a task created after
+// it could take the lock first.
+func (c *client) waitLocked(task int) {
+	GinkgoHelper()
+	Eventually(func() []any { return c.getJSON("/locks").([]any) }).Should(ContainElement(
+		HaveKeyWithValue("task_id", itoa(task))), "task %d holds its deployment's lock", task)
+}
