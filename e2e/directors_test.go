@@ -5,17 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/onsi/gomega/gexec"
-
-	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // simListings is how often the simulator at url was asked for its deployments since its last reset.
@@ -31,49 +24,6 @@ func simListings(url string) int {
 	return st.Requests["GET /deployments"]
 }
 
-// startDirectorsDaemon starts a daemon with ha on mount, whose bosh is the
-// list east (the suite's simulator) and west.
-func startDirectorsDaemon(mount, westURL string, interval time.Duration) *daemon {
-	GinkgoHelper()
-	addr := freeAddr()
-	text := fmt.Sprintf(`broker:
-  listen: %s
-  username: %s
-  password: %s
-vault:
-  address: %s
-  token: %s
-  mount: %s
-bosh:
-  - name: east
-    address: %s
-    username: %s
-    password: %s
-  - name: west
-    address: %s
-    username: %s
-    password: %s
-catalog:
-  dirs: [%s]
-ha:
-  enabled: true
-  lease_ttl: 3s
-reconciler:
-  interval: %s
-  retry_attempts: 1
-  retry_delay: 200ms
-  stop_timeout: 10s
-`, addr, brokerUser, brokerPass, vaultServer.Addr, vaultServer.Token, mount, directorURL, simUser, simPass,
-		westURL, simUser, simPass, strconv.Quote(catalogDir), interval)
-	path := filepath.Join(GinkgoT().TempDir(), "blacksmith.conf")
-	Expect(os.WriteFile(path, []byte(text), 0o600)).To(Succeed())
-	d := &daemon{url: "http://" + addr, config: path}
-	DeferCleanup(d.stop)
-	d.start()
-	d.waitReady()
-	return d
-}
-
 // summary is what this file reads of a run's summary.
 type summary struct {
 	Result    string `json:"result"`
@@ -87,19 +37,8 @@ type summary struct {
 
 var _ = Describe("several broker VMs on one Vault and several Directors (bosh as a list)", func() {
 	It("list each Director once per interval (not once per daemon), match both, and orphan nothing of a Director that is down", func() {
-		westAddr := freeAddr()
-		west, err := gexec.Start(exec.Command(simBin, "-listen", westAddr, "-seed", "4", "-user", simUser, "-password", simPass),
-			GinkgoWriter, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { west.Terminate().Wait(10 * time.Second) })
-		westURL := "http://" + westAddr
-		Eventually(func() error { _, err := http.Get(westURL + "/info"); return err }).WithTimeout(10 * time.Second).Should(Succeed())
-
-		mount := fmt.Sprintf("directors%d", time.Now().UnixNano())
-		Expect(vaultServer.EnableKV(mount, 2)).To(Succeed())
-		mstore, err := vault.New(context.Background(), vault.Options{Address: vaultServer.Addr, Token: vaultServer.Token, Mount: mount})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(mstore.Close)
+		east, west := startSim("-seed", "3"), startSim("-seed", "4")
+		w := newHAWorld(boshSection([]string{east.url, west.url}, "east", "west"))
 
 		// 60 s at a 10 s interval, as the issue asks: each Director sees one
 		// listing per interval (5 to 7), never one per daemon and interval (18).
@@ -107,7 +46,7 @@ var _ = Describe("several broker VMs on one Vault and several Directors (bosh as
 		const most = int(window/interval) + 1 // a run at each end of the window
 		var ds []*daemon
 		for range 3 {
-			ds = append(ds, startDirectorsDaemon(mount, westURL, interval))
+			ds = append(ds, w.start(fmt.Sprintf("  interval: %s\n  retry_attempts: 1\n  retry_delay: 200ms\n  stop_timeout: 10s\n", interval)))
 		}
 		Eventually(func() int { return len(leaders(ds)) }).WithTimeout(20 * time.Second).Should(Equal(1))
 		leader := leaders(ds)[0]
@@ -115,16 +54,15 @@ var _ = Describe("several broker VMs on one Vault and several Directors (bosh as
 		for i, d := range ds {
 			started[i] = len(runsStarted(d))
 		}
-		resetSim()
-		res, err := http.Post(westURL+"/_sim/reset", "application/json", nil)
-		Expect(err).NotTo(HaveOccurred())
-		res.Body.Close()
-		Consistently(func() []int { return []int{simListings(directorURL), simListings(westURL)} }).
+		for _, s := range []*simProcess{east, west} {
+			s.reset()
+		}
+		Consistently(func() []int { return []int{east.listings(), west.listings()} }).
 			WithTimeout(window).WithPolling(time.Second).Should(HaveEach(BeNumerically("<=", most)))
-		for _, url := range []string{directorURL, westURL} {
-			n := simListings(url)
-			GinkgoWriter.Printf("%s: %d listings in %s\n", url, n, window)
-			Expect(n).To(BeNumerically(">=", most-2), "%s: one listing per interval", url)
+		for _, s := range []*simProcess{east, west} {
+			n := s.listings()
+			GinkgoWriter.Printf("%s: %d listings in %s\n", s.url, n, window)
+			Expect(n).To(BeNumerically(">=", most-2), "%s: one listing per interval", s.url)
 		}
 		Expect(leaders(ds)).To(ConsistOf(leader), "the same daemon led throughout")
 		for i, d := range ds {
@@ -148,7 +86,7 @@ var _ = Describe("several broker VMs on one Vault and several Directors (bosh as
 		Expect(s.Directors[1].Name).To(Equal("west"))
 		Expect(s.Directors[1].Deployments).To(Equal(4))
 		westRecords := func() (n, orphaned int) {
-			idx, err := mstore.Index(context.Background())
+			idx, err := w.store.Index(context.Background())
 			Expect(err).NotTo(HaveOccurred())
 			for _, rec := range idx.Records {
 				if rec.Director == "west" {
@@ -164,7 +102,7 @@ var _ = Describe("several broker VMs on one Vault and several Directors (bosh as
 		Expect(n).To(Equal(4), "every instance of the second Director is recorded, naming it")
 
 		// The second Director goes away: its instances are unknown, never orphaned.
-		west.Kill().Wait(10 * time.Second)
+		west.session.Kill().Wait(10 * time.Second)
 		code, body = leader.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(json.Unmarshal([]byte(body), &answer)).To(Succeed())
