@@ -173,7 +173,7 @@ var _ = Describe("the manager", func() {
 		for _, mf := range mfs {
 			for _, m := range mf.GetMetric() {
 				for _, l := range m.GetLabel() {
-					Expect(l.GetName()).To(BeElementOf("result", "state", "kind", "outcome"), mf.GetName())
+					Expect(l.GetName()).To(BeElementOf("result", "state", "kind", "outcome", "director"), mf.GetName())
 				}
 			}
 		}
@@ -183,6 +183,9 @@ var _ = Describe("the manager", func() {
 			HaveField("GetMetric()", ConsistOf(HaveField("GetHistogram().GetSampleCount()", BeEquivalentTo(2)))))))
 		Expect(counter(e.reg, "blacksmith_reconciler_deployments", nil)).To(Equal(4.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_unmatched_deployments", nil)).To(Equal(1.0))
+		Expect(counter(e.reg, "blacksmith_reconciler_director_up", map[string]string{"director": "default"})).To(Equal(1.0),
+			"one Director has its series too")
+		Expect(counter(e.reg, "blacksmith_reconciler_director_deployments", map[string]string{"director": "default"})).To(Equal(4.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "matched"})).To(Equal(3.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_vault_writes_total", map[string]string{"kind": "manifest"})).To(Equal(3.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_converged", nil)).To(BeZero(), "the unmatched deployment is unexplained")

@@ -91,10 +91,10 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 			Name: "blacksmith_reconciler_instances", Help: "Service instances by state after the last run.",
 		}, []string{"state"})),
 		directorUp: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "blacksmith_reconciler_director_up", Help: "With several Directors: 1 when the last run could list the Director's deployments, else 0.",
+			Name: "blacksmith_reconciler_director_up", Help: "1 when the last run could list the Director's deployments, else 0.",
 		}, []string{"director"})),
 		directorDeps: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "blacksmith_reconciler_director_deployments", Help: "With several Directors: deployments the Director listed in the last run that could list it.",
+			Name: "blacksmith_reconciler_director_deployments", Help: "Deployments the Director listed in the last run that could list it.",
 		}, []string{"director"})),
 		instances: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "blacksmith_reconciler_instances_total", Help: "Service instances found (matched) and synced (written), added up over runs.",

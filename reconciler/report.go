@@ -93,7 +93,7 @@ type Summary struct {
 	// Feed says how the run used the Director's event feed (with several
 	// Directors, all of them: see Directors for each).
 	Feed FeedReport `json:"feed"`
-	// Directors says what the run saw of each Director when there are several.
+	// Directors says what the run saw of each Director (with one, of it).
 	Directors []DirectorReport `json:"directors,omitempty"`
 	// Unknown is the number of records whose Director could not be listed:
 	// the run cannot tell whether their deployments exist, and flags none

@@ -44,6 +44,7 @@ type run struct {
 	index    map[string]*vault.Record // as read at the start; never changed
 	listed   map[string]bool          // the deployments listed
 	plan     *planner                 // dry run only
+	single   *DirectorReport          // one Director: what its listing said (nil before it)
 }
 
 // newRunID returns a random run id.
@@ -351,10 +352,18 @@ func (r *run) scan(ctx context.Context) ([]bosh.Deployment, error) {
 	var idx *vault.Index
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return r.retry.do(gctx, "step", "listing deployments", func(ctx context.Context) (err error) {
+		err := r.retry.do(gctx, "step", "listing deployments", func(ctx context.Context) (err error) {
 			deps, err = r.parts.director.Deployments(ctx)
 			return err
 		})
+		// One Director: its report (not when the index read's failure cut the listing short).
+		if r.parts.fleet == nil && (err == nil || gctx.Err() == nil) {
+			r.single = &DirectorReport{Name: r.parts.first, Listed: err == nil, Deployments: len(deps)}
+			if err != nil {
+				r.single.Error = truncate(err.Error(), 1024)
+			}
+		}
+		return err
 	})
 	g.Go(func() error {
 		return r.retry.do(gctx, "step", "reading the index", func(ctx context.Context) (err error) {
@@ -497,8 +506,16 @@ func (r *run) finish(err error, fetched int) Summary {
 		s.Feed = r.watch.report
 		s.Feed.Trusted = int(r.trusted.Load())
 	}
-	if r.parts.fleet != nil {
+	switch {
+	case r.parts.fleet != nil:
 		s.Directors = r.parts.fleet.reports(r.feeds)
+	case r.single != nil:
+		d := *r.single
+		if r.watch != nil {
+			feed := s.Feed
+			d.Feed = &feed
+		}
+		s.Directors = []DirectorReport{d}
 	}
 	s.OrphansTotal = len(r.orphanList())
 	if r.plan != nil {
