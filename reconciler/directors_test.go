@@ -125,12 +125,21 @@ var _ = Describe("several Directors", func() {
 
 	It("flags no orphan for the instances of a Director that cannot be listed, and goes on with the others", func() {
 		Expect(e.run(reconciler.RunOptions{}).Matched).To(Equal(2 * perDirector))
+		// One deployment of the second Director keeps failing: it is quarantined.
+		sick := westNames[1]
+		Expect(west.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Deployment: sick, Status: 500})).To(Succeed())
+		s := e.run(reconciler.RunOptions{Force: true})
+		Expect(s.NewlyQuarantined).To(ContainElement(HaveField("Deployment", sick)))
+		west.ClearFailures()
+
 		Expect(west.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: 500})).To(Succeed())
 		gone := e.names[3]
 		e.sim.RemoveDeployment(gone)
 
-		s := e.run(reconciler.RunOptions{Force: true})
+		s = e.run(reconciler.RunOptions{Force: true})
 		Expect(s.Result).To(Equal("failure"), "a Director that cannot be listed is an error of the run")
+		Expect(s.Released).To(BeEmpty(), "a quarantined deployment of the Director that is down is not released as gone")
+		Expect(e.m.Status().Quarantined).To(ContainElement(HaveField("Deployment", sick)))
 		Expect(s.Errors).To(ContainElement(ContainSubstring("Director west could not be listed")))
 		Expect(s.Unknown).To(Equal(perDirector))
 		Expect(s.Orphaned).To(Equal(1), "the first Director's missing deployment is still found")
@@ -163,10 +172,11 @@ var _ = Describe("several Directors", func() {
 		}})
 		Expect(err).NotTo(HaveOccurred())
 		west.ClearFailures()
-		s = e.run(reconciler.RunOptions{Force: true})
+		s = e.run(reconciler.RunOptions{Force: true, RetryQuarantined: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Unknown).To(Equal(1))
 		Expect(e.index()[some].Orphaned).To(BeFalse())
 		Expect(s.Matched).To(Equal(2*perDirector - 2))
+		Expect(s.Released).To(ContainElement(HaveField("Deployment", sick)), "back with its Director, it is tried and released")
 	})
 })

@@ -336,3 +336,25 @@ func (f *fleet) owned(name string) string {
 	}
 	return ""
 }
+
+// onUnlistedDirector says whether a quarantine key (deployment or instance)
+// may belong to a Director this run could not list: such an item was not
+// looked at, and it stays as it is (not released as gone).
+func (r *run) onUnlistedDirector(key string) bool {
+	f := r.parts.fleet
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	down := len(f.down) > 0
+	f.mu.Unlock()
+	if !down {
+		return false
+	}
+	kind, name, _ := strings.Cut(key, " ")
+	if kind == "deployment" {
+		return !r.listed[name]
+	}
+	rec := r.index[name]
+	return rec == nil || f.unknown(rec)
+}

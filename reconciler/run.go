@@ -285,7 +285,8 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	if !r.quar.loaded {
 		return
 	}
-	ch := r.quar.settle(r.parts.now(), r.state.failures(), r.listed, r.instanceOf, r.inScope)
+	considered := func(key string) bool { return r.inScope(key) && !r.onUnlistedDirector(key) }
+	ch := r.quar.settle(r.parts.now(), r.state.failures(), r.listed, r.instanceOf, considered)
 	r.state.count(func(s *Summary) {
 		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.skippedItems(), ch.added, ch.released
 		s.QuarantinedTotal = len(r.quar.list())
