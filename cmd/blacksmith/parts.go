@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +42,7 @@ type parts struct {
 	log      *slog.Logger
 	catalog  *catalog.Catalog
 	registry *prometheus.Registry
+	oneShot  bool           // a command that runs once, beside the daemons (its own lease holder name)
 	director *bosh.Client   // the first Director
 	more     []*bosh.Client // the others (bosh as a list)
 	notifier *notify.Notifier
@@ -201,16 +203,23 @@ func (p *parts) ha(store *vault.Store) (*reconciler.HAOptions, error) {
 }
 
 // haID is this daemon's name among those sharing the Vault mount: ha.id,
-// else the host name and broker.listen.
+// else the host name and broker.listen. A command that runs once holds
+// leases under a name of its own (the daemon's, "/cli-" and its process
+// id): with the daemon's name, run on the daemon's VM, it would take the
+// daemon's lease as its own renewal and release it at its end.
 func (p *parts) haID() (string, error) {
-	if p.cfg.HA.ID != "" {
-		return p.cfg.HA.ID, nil
+	id := p.cfg.HA.ID
+	if id == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return "", fmt.Errorf("ha.id is empty and the host name cannot be read: %w", err)
+		}
+		id = host + "/" + p.cfg.Broker.Listen
 	}
-	host, err := os.Hostname()
-	if err != nil {
-		return "", fmt.Errorf("ha.id is empty and the host name cannot be read: %w", err)
+	if p.oneShot {
+		id += "/cli-" + strconv.Itoa(os.Getpid())
 	}
-	return host + "/" + p.cfg.Broker.Listen, nil
+	return id, nil
 }
 
 // broker creates the broker on store; with ha.enabled its limits hold
@@ -255,6 +264,7 @@ func oneShotManager(cfg *config.Config, log *slog.Logger, store *vault.Store) (*
 	if err != nil {
 		return nil, fmt.Errorf("starting: %w", err)
 	}
+	p.oneShot = true
 	b, err := p.broker(store)
 	if err != nil {
 		return nil, fmt.Errorf("creating the broker: %w", err)

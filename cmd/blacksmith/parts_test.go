@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
@@ -23,5 +24,23 @@ func TestBackupsOffStayOff(t *testing.T) {
 	cfg.Reconciler.Backup = config.BackupConfig{Enabled: true, Retention: 4, Cleanup: true, Path: "bk"}
 	if got := vaultOptions(cfg).Backup; got == nil || *got != (vault.BackupOptions{Enabled: true, Retention: 4, Cleanup: true, Path: "bk"}) {
 		t.Fatalf("backup options %+v", got)
+	}
+}
+
+// A command that runs once holds leases under a name of its own: with the
+// daemon's, run on the daemon's VM, it would renew the daemon's reconciler
+// lease as its own and release it when it ends (two leaders).
+func TestOneShotHolderIsNotTheDaemons(t *testing.T) {
+	cfg := config.Default()
+	cfg.HA.ID = "vm-a"
+	daemon := &parts{cfg: cfg}
+	cli := &parts{cfg: cfg, oneShot: true}
+	d, err := daemon.haID()
+	if err != nil || d != "vm-a" {
+		t.Fatalf("daemon id %q, %v", d, err)
+	}
+	c, err := cli.haID()
+	if err != nil || c == d || !strings.HasPrefix(c, "vm-a/cli-") {
+		t.Fatalf("one-shot id %q (daemon %q), %v", c, d, err)
 	}
 }
