@@ -162,8 +162,9 @@ func validateDirectors(c *Config, ck checker) {
 }
 
 // directorName is what a Director's name may hold: it goes into metrics
-// labels, logs, index records and Vault paths.
-var directorName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+// labels, logs, index records and the name of its feed's state document in
+// Vault ("events-" and the name: at most 64 of [a-z0-9_-]).
+var directorName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,56}$`)
 
 func validateBOSH(prefix string, b BOSHConfig, ck checker) {
 	key := func(k string) string { return prefix + "." + k }
@@ -171,7 +172,7 @@ func validateBOSH(prefix string, b BOSHConfig, ck checker) {
 	case b.Name == "":
 		ck.fail(key("name"), "required: each Director of a list needs its own name")
 	case !directorName.MatchString(b.Name):
-		ck.fail(key("name"), "must be 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit; got %q", b.Name)
+		ck.fail(key("name"), "must be 1 to 57 lowercase letters, digits, '_' or '-', starting with a letter or digit; got %q", b.Name)
 	}
 	ck.required(key("address"), b.Address)
 	if b.Address != "" && !isHTTPURL(b.Address) {

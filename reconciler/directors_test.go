@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -50,7 +51,7 @@ var _ = Describe("several Directors", func() {
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
 			o.Notifier = n
 			o.DirectorName = "east"
-			o.MoreDirectors = []reconciler.NamedDirector{{Name: "west", Director: westClient, Tasks: westClient}}
+			o.MoreDirectors = []reconciler.NamedDirector{{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 			o.Registerer = e.reg
 		})
 	})
@@ -178,5 +179,56 @@ var _ = Describe("several Directors", func() {
 		Expect(e.index()[some].Orphaned).To(BeFalse())
 		Expect(s.Matched).To(Equal(2*perDirector - 2))
 		Expect(s.Released).To(ContainElement(HaveField("Deployment", sick)), "back with its Director, it is tried and released")
+	})
+
+	It("takes a Director whose requests keep failing mid-run out of the run, and goes on with the others", func() {
+		e.m = e.newManagerWith(func(o *reconciler.Options) {
+			o.Config.BreakerThreshold = 5
+			o.DirectorName = "east"
+			westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+			Expect(err).NotTo(HaveOccurred())
+			o.MoreDirectors = []reconciler.NamedDirector{{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
+		})
+		Expect(west.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Status: 503})).To(Succeed())
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Errors).To(ContainElement(ContainSubstring("Director west failed during the run")), "%v", s.Errors)
+		Expect(s.Result).To(Equal("failure"))
+		Expect(s.Matched).To(Equal(perDirector), "every deployment of the first Director is reconciled")
+		Expect(s.NewlyQuarantined).To(BeEmpty(), "the failures of the Director that failed are not its deployments'")
+		Expect(s.Directors[1].Listed).To(BeFalse())
+		Expect(directorsOf()).To(Equal(map[string]int{"east": perDirector}))
+
+		west.ClearFailures()
+		s = e.run(reconciler.RunOptions{})
+		Expect(s.Matched).To(Equal(2*perDirector), "the next run takes it up again")
+		Expect(s.Errors).To(BeEmpty())
+	})
+})
+
+var _ = Describe("one Director, with records that name another", func() {
+	It("counts them unknown, never orphaned nor remediated (a Director removed from bosh or renamed)", func() {
+		e := newEnv(envOptions{seed: 3, config: func(c *config.ReconcilerConfig) {
+			c.Remediation.Mode, c.Remediation.MinAge = config.RemediatePurge, time.Nanosecond
+		}})
+		e.run(reconciler.RunOptions{})
+		id := instanceID(e.names[0])
+		_, err := e.store.Update(context.Background(), map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+			cur.Director = "west"
+			cur.Orphaned, cur.OrphanedAt = true, time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+			return cur, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		e.sim.RemoveDeployment(e.names[0])
+		gone := e.names[1]
+		e.sim.RemoveDeployment(gone)
+
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Orphaned).To(Equal(1), "the record of this Director's removed deployment is flagged")
+		Expect(e.index()[instanceID(gone)].Orphaned).To(BeTrue())
+		Expect(s.Remediated).To(BeEmpty(), "the other Director's record is not purged")
+		Expect(e.index()).To(HaveKey(id))
+		s = e.run(reconciler.RunOptions{})
+		Expect(s.Remediated).To(ContainElement(HaveField("InstanceID", instanceID(gone))), "this Director's orphan is remediated as configured")
+		Expect(e.index()).To(HaveKey(id), "the record of a Director not configured stays")
 	})
 })

@@ -20,6 +20,8 @@ type NamedDirector struct {
 	Director Director
 	// Tasks finds its tasks in flight; nil: no task check.
 	Tasks Tasks
+	// Deployer deploys on it (rollback, remediation); nil: no redeploy of its instances.
+	Deployer Deployer
 }
 
 // member is one Director of a fleet.
@@ -43,6 +45,7 @@ type fleet struct {
 	down   map[string]error
 	counts map[string]int // deployments listed, by Director
 	dups   []string       // deployments listed by two Directors (the first keeps them)
+	listed bool           // Deployments ran to its end
 }
 
 // newFleet is a run's fleet over members (each already behind its breaker).
@@ -66,8 +69,12 @@ func (f *fleet) Deployments(ctx context.Context) ([]bosh.Deployment, error) {
 		})
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil { // cut short (the index read failed, the run stopped): no Director's fault
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.listed = true
 	var out []bosh.Deployment
 	var failed []error
 	for i, m := range f.members {
@@ -95,6 +102,20 @@ func (f *fleet) Deployments(ctx context.Context) ([]bosh.Deployment, error) {
 	return out, nil
 }
 
+// tripper is what the breaker of Director name does when it opens: that
+// Director is out of the run (its requests fail at once, quietly: its
+// deployments are neither failed nor quarantined, its instances unknown)
+// and the others go on.
+func (f *fleet) tripper(name string) context.CancelCauseFunc {
+	return func(cause error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.down[name] == nil {
+			f.down[name] = fmt.Errorf("Director %s failed during the run: %w", name, cause)
+		}
+	}
+}
+
 // of is the Director that listed deployment name (the first when none did).
 func (f *fleet) of(name string) member {
 	f.mu.Lock()
@@ -110,10 +131,12 @@ func (f *fleet) VMs(ctx context.Context, name string) ([]bosh.VM, error) {
 	return f.of(name).d.VMs(ctx, name)
 }
 
-// Events reads the first Director's feed; a run reads each Director's feed
-// on its own (see fleetWatch).
-func (f *fleet) Events(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error) {
-	return f.members[0].d.Events(ctx, q)
+// errNoMergedFeed: the Directors' event logs cannot be read as one.
+var errNoMergedFeed = errors.New("several Directors have no common event feed: read each Director's (watchFleet)")
+
+// Events is refused: each Director's feed is read on its own (watchFleet).
+func (f *fleet) Events(context.Context, bosh.EventQuery) ([]bosh.Event, error) {
+	return nil, errNoMergedFeed
 }
 
 // Tasks asks every Director that was listed and has a task check (the
@@ -174,10 +197,14 @@ type DirectorReport struct {
 	Feed *FeedReport `json:"feed,omitempty"`
 }
 
-// reports are the Directors as the run saw them, in configuration order.
+// reports are the Directors as the run saw them, in configuration order;
+// nil when the listing was cut short (it says nothing of them).
 func (f *fleet) reports(feeds map[string]*watch) []DirectorReport {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !f.listed {
+		return nil
+	}
 	out := make([]DirectorReport, 0, len(f.members))
 	for _, m := range f.members {
 		r := DirectorReport{Name: m.name, Listed: f.down[m.name] == nil, Deployments: f.counts[m.name]}
@@ -199,12 +226,21 @@ func (f *fleet) reports(feeds map[string]*watch) []DirectorReport {
 // could not be read, are dealt with once listed (applyFeeds).
 func (r *run) watchFleet(ctx context.Context) {
 	cfg := r.parts.cfg
+	members := r.parts.fleet.members
+	read := make([]*watch, len(members))
+	var wg sync.WaitGroup
+	for i, m := range members { // at once: a Director that does not answer holds up no other
+		wg.Go(func() {
+			read[i] = readWatch(ctx, r.parts.store, m.d, feedStateOf(m.name), r.start, cfg.ResyncPeriod, r.opts.Force)
+		})
+	}
+	wg.Wait()
 	r.feeds = map[string]*watch{}
 	merged := &watch{named: map[string]bool{}}
 	resyncs := 0
 	var reasons []string
-	for _, m := range r.parts.fleet.members {
-		w := readWatch(ctx, r.parts.store, m.d, feedStateOf(m.name), r.start, cfg.ResyncPeriod, r.opts.Force)
+	for i, m := range members {
+		w := read[i]
 		r.feeds[m.name] = w
 		for name := range w.named {
 			merged.named[name] = true
@@ -220,7 +256,7 @@ func (r *run) watchFleet(ctx context.Context) {
 	}
 	merged.report.Changed = len(merged.named)
 	merged.report.Mode = FeedWatch
-	if resyncs == len(r.parts.fleet.members) {
+	if resyncs == len(members) {
 		merged.report.Mode = FeedResync
 	}
 	merged.report.Reason = strings.Join(reasons, "; ")
@@ -353,8 +389,19 @@ func (r *run) onUnlistedDirector(key string) bool {
 	}
 	kind, name, _ := strings.Cut(key, " ")
 	if kind == "deployment" {
-		return !r.listed[name]
+		return !r.listed[name] || f.isDown(f.owned(name))
 	}
 	rec := r.index[name]
 	return rec == nil || f.unknown(rec)
+}
+
+// unknown says whether the run cannot tell if rec's deployment exists
+// (never flagged orphaned, never remediated): with several Directors, see
+// fleet.unknown; with one, a record that names another Director (removed
+// from bosh, or renamed) is unknown.
+func (r *run) unknown(rec *vault.Record) bool {
+	if f := r.parts.fleet; f != nil {
+		return f.unknown(rec)
+	}
+	return rec.Director != "" && rec.Director != r.parts.first
 }

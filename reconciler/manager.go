@@ -338,8 +338,8 @@ func deployers(o Options) map[string]Deployer {
 		out[""], out[cmp.Or(o.DirectorName, "default")] = o.Deployer, o.Deployer
 	}
 	for _, d := range o.MoreDirectors {
-		if dep, ok := d.Director.(Deployer); ok {
-			out[d.Name] = dep
+		if d.Deployer != nil {
+			out[d.Name] = d.Deployer
 		}
 	}
 	return out

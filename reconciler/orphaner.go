@@ -50,7 +50,9 @@ func (o *orphaner) flag(ctx context.Context, listed []bosh.Deployment) {
 			continue
 		}
 		if o.unknown(rec) {
-			unknown++
+			if !rec.Orphaned { // an orphan stays one, and is counted as one
+				unknown++
+			}
 			continue
 		}
 		if !rec.Orphaned && o.mayOrphan(rec) {

@@ -38,7 +38,7 @@ type Remediation struct {
 // remediable lists the orphans the run may remediate, oldest orphan first,
 // at most Remediation.MaxPerRun: flagged for at least MinAge, not
 // remediated within MinAge, no broker operation in progress, its deployment
-// still not listed, within the run's scope.
+// still not listed and its Director listed, within the run's scope.
 func (r *run) remediable() []string {
 	cfg := r.parts.cfg.Remediation
 	type cand struct {
@@ -47,7 +47,8 @@ func (r *run) remediable() []string {
 	}
 	var out []cand
 	for id, rec := range r.index {
-		if !rec.Orphaned || rec.OperationInProgress() || r.listed[rec.Deployment(id)] || !r.opts.Scope.coversRecord(id, rec) {
+		if !rec.Orphaned || rec.OperationInProgress() || r.listed[rec.Deployment(id)] || r.unknown(rec) ||
+			!r.opts.Scope.coversRecord(id, rec) {
 			continue
 		}
 		since, err := time.Parse(time.RFC3339, rec.OrphanedAt)

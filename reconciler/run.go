@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,17 +61,15 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	log := m.log.With("run", id, "dry_run", opts.DryRun)
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	r := &run{id: id, opts: opts, start: start, log: log, parts: m.parts.guarded(m.cfg.BreakerThreshold, stop),
-		retry: retrier{attempts: m.cfg.RetryAttempts, delay: m.cfg.RetryDelay, log: log},
+	rt := retrier{attempts: m.cfg.RetryAttempts, delay: m.cfg.RetryDelay, log: log}
+	r := &run{id: id, opts: opts, start: start, log: log, parts: m.parts.guarded(m.cfg.BreakerThreshold, rt, stop),
+		retry: rt,
 		state: newRunState(log, Summary{RunID: id, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason,
 			Scope:     scopeOrNil(opts.Scope),
 			StartedAt: start, Errors: []string{}, Conflicts: []Conflict{}, LowConfidence: []LowConfidence{},
 			MatchedBy: map[Strategy]int{}, Quarantined: []Quarantined{}, NewlyQuarantined: []Quarantined{},
 			Released: []Quarantined{}, Blockers: []string{}, Settled: []Settled{}, Remediated: []Remediation{}}),
 		quar: newQuarantine(m.cfg.Quarantine, start, opts)}
-	if r.parts.fleet != nil {
-		r.parts.fleet.retry = r.retry
-	}
 	if opts.DryRun {
 		r.plan = &planner{}
 	} else {
@@ -108,27 +107,29 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 }
 
 // guarded is a copy of p whose Director and Vault are behind a breaker
-// each, for one run; stop ends the run when one opens.
-func (p runParts) guarded(threshold int, stop context.CancelCauseFunc) runParts {
-	gd := guardedDirector{d: p.director, tasks: p.tasks,
-		b: newBreaker(systemDirector, threshold, directorFailure, stop)}
-	p.director = gd
-	if p.tasks != nil {
-		p.tasks = gd
-	}
-	if len(p.more) > 0 { // several Directors: each behind a breaker of its own
-		gd.b.system = systemDirector + " " + p.first
-		members := []member{{name: p.first, d: gd, tasks: p.tasks}}
-		for _, m := range p.more {
-			g := guardedDirector{d: m.d, tasks: m.tasks, b: newBreaker(systemDirector+" "+m.name, threshold, directorFailure, stop)}
+// each, for one run; stop ends the run when one opens. With several
+// Directors each has a breaker of its own, and one that opens takes only
+// its Director out of the run (the others go on).
+func (p runParts) guarded(threshold int, rt retrier, stop context.CancelCauseFunc) runParts {
+	if len(p.more) > 0 {
+		f := newFleet(nil, rt)
+		for _, m := range append([]member{{name: p.first, d: p.director, tasks: p.tasks}}, p.more...) {
+			g := guardedDirector{d: m.d, tasks: m.tasks,
+				b: newBreaker(systemDirector+" "+m.name, threshold, directorFailure, f.tripper(m.name))}
 			mm := member{name: m.name, d: g}
 			if m.tasks != nil {
 				mm.tasks = g
 			}
-			members = append(members, mm)
+			f.members = append(f.members, mm)
 		}
-		p.fleet = newFleet(members, retrier{})
-		p.director, p.tasks = p.fleet, p.fleet
+		p.fleet, p.director, p.tasks = f, f, f
+	} else {
+		gd := guardedDirector{d: p.director, tasks: p.tasks,
+			b: newBreaker(systemDirector, threshold, directorFailure, stop)}
+		p.director = gd
+		if p.tasks != nil {
+			p.tasks = gd
+		}
 	}
 	p.store = guardedStore{Store: p.store, s: p.store, b: newBreaker(systemVault, threshold, vaultFailure, stop),
 		fence: p.fence, stop: stop}
@@ -169,7 +170,6 @@ func (r *run) do(ctx context.Context) error {
 	if err != nil {
 		return stopped(ctx, err)
 	}
-	r.reportFleet()
 	if err := r.quar.load(ctx, r.parts.store); err != nil {
 		r.state.failUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
 	}
@@ -285,8 +285,13 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	if !r.quar.loaded {
 		return
 	}
+	// An item that may live on a Director the run could not list (or lost
+	// part-way) is neither quarantined nor released: its failures may be
+	// that Director's.
 	considered := func(key string) bool { return r.inScope(key) && !r.onUnlistedDirector(key) }
-	ch := r.quar.settle(r.parts.now(), r.state.failures(), r.listed, r.instanceOf, considered)
+	failed := r.state.failures()
+	maps.DeleteFunc(failed, func(key, _ string) bool { return r.onUnlistedDirector(key) })
+	ch := r.quar.settle(r.parts.now(), failed, r.listed, r.instanceOf, considered)
 	r.state.count(func(s *Summary) {
 		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.skippedItems(), ch.added, ch.released
 		s.QuarantinedTotal = len(r.quar.list())
@@ -498,6 +503,7 @@ func (r *run) finish(err error, fetched int) Summary {
 	if err != nil {
 		r.state.fail("", err)
 	}
+	r.reportFleet()
 	s := r.state.summary()
 	s.aborted = err
 	s.Duration = r.parts.now().Sub(r.start)
@@ -621,7 +627,7 @@ func (r *run) newIndexWriter() *indexWriter {
 
 // newOrphaner wires the orphaner of the run.
 func (r *run) newOrphaner(c *claims, w *indexWriter) *orphaner {
-	return &orphaner{scope: r.opts.Scope, tasks: r.parts.tasks, unknown: r.parts.fleet.unknown, grace: r.parts.cfg.OrphanGracePeriod, start: r.start, index: r.index,
+	return &orphaner{scope: r.opts.Scope, tasks: r.parts.tasks, unknown: r.unknown, grace: r.parts.cfg.OrphanGracePeriod, start: r.start, index: r.index,
 		claims: c, writer: w, state: r.state, retry: r.retry, log: r.log}
 }
 

@@ -171,7 +171,7 @@ func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.
 	client := clients[0]
 	var more []reconciler.NamedDirector
 	for _, c := range clients[1:] {
-		more = append(more, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c})
+		more = append(more, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	cfg := config.Default().Reconciler
 	if b.f.concurrency > 0 {

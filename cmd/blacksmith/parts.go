@@ -280,7 +280,7 @@ func oneShotManager(cfg *config.Config, log *slog.Logger, store *vault.Store) (*
 func (p *parts) reconcilerDirectors() []reconciler.NamedDirector {
 	var out []reconciler.NamedDirector
 	for _, c := range p.more {
-		out = append(out, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c})
+		out = append(out, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	return out
 }
