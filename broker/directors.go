@@ -3,6 +3,8 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -76,23 +78,28 @@ func checkDirectors(o Options) error {
 		}
 		known[d.Name] = true
 	}
+	names := []string{o.DirectorName}
+	for _, d := range o.MoreDirectors {
+		names = append(names, d.Name)
+	}
+	return CheckPlanDirectors(o.Catalog, names)
+}
+
+// CheckPlanDirectors says which plans of cat name a Director (director: of
+// plan.yml) that is not among names (ErrUnknownDirector).
+func CheckPlanDirectors(cat *catalog.Catalog, names []string) error {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = fmt.Sprintf("%q", n)
+	}
 	var errs []error
-	for _, s := range o.Catalog.Services {
+	for _, s := range cat.Services {
 		for _, p := range s.Plans {
-			if p.Director != "" && !known[p.Director] {
+			if p.Director != "" && !slices.Contains(names, p.Director) {
 				errs = append(errs, fmt.Errorf("plan %s: director: %w %q (configured: %s)", p.ID, ErrUnknownDirector, p.Director,
-					o.directorNames()))
+					strings.Join(quoted, ", ")))
 			}
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// directorNames lists the configured Directors' names for messages.
-func (o Options) directorNames() string {
-	out := fmt.Sprintf("%q", o.DirectorName)
-	for _, d := range o.MoreDirectors {
-		out += fmt.Sprintf(", %q", d.Name)
-	}
-	return out
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -66,8 +65,12 @@ func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
 		}
 		clients = append(clients, c)
 	}
-	if err := checkPlanDirectors(cat, cfg); err != nil {
-		return nil, err
+	var names []string
+	for _, b := range cfg.Directors() {
+		names = append(names, b.Name)
+	}
+	if err := broker.CheckPlanDirectors(cat, names); err != nil {
+		return nil, fmt.Errorf("loading the catalog: %w", err)
 	}
 	notifier, err := notify.New(notify.Options{Webhooks: webhooks(cfg.Notifications), Registerer: reg,
 		Logger: log.With("component", "notify")})
@@ -100,25 +103,6 @@ func newDirector(b config.BOSHConfig, m *bosh.Metrics, log *slog.Logger) (*bosh.
 		Metrics:           m,
 		Logger:            log.With("component", "bosh"),
 	})
-}
-
-// checkPlanDirectors says which plans name a Director bosh does not have.
-func checkPlanDirectors(cat *catalog.Catalog, cfg *config.Config) error {
-	known := map[string]bool{}
-	var names []string
-	for _, b := range cfg.Directors() {
-		known[b.Name] = true
-		names = append(names, b.Name)
-	}
-	for _, s := range cat.Services {
-		for _, pl := range s.Plans {
-			if pl.Director != "" && !known[pl.Director] {
-				return fmt.Errorf("loading the catalog: plan %s: director %q is not a configured Director (bosh names: %s)",
-					pl.ID, pl.Director, strings.Join(names, ", "))
-			}
-		}
-	}
-	return nil
 }
 
 // webhooks are the configured receivers: notifications.webhook_url (every
