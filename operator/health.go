@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
@@ -20,7 +21,7 @@ type healthAnswer struct {
 }
 
 // HealthHandler serves /healthz: 200 {"status":"ok"} when every check passes
-// within timeout, else 503 {"status":"unavailable"}. Each check says "ok"
+// within timeout (the checks run at once), else 503 {"status":"unavailable"}. Each check says "ok"
 // or "unavailable"; a request carrying the given basic-auth credentials
 // (the broker's) gets the error text instead, which may name internal
 // addresses. The failures are in the operator's log (debug level: load
@@ -39,9 +40,15 @@ func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, usernam
 		defer cancel()
 		detail := username != "" && basicauth.Authorized(r, username, password)
 		ans := healthAnswer{Status: "ok", Checks: make(map[string]string, len(checks))}
-		for _, n := range names {
+		errs := make([]error, len(names))
+		var wg sync.WaitGroup
+		for i, n := range names { // at once: a dependency that hangs takes no other's time
+			wg.Go(func() { errs[i] = checks[n](ctx) })
+		}
+		wg.Wait()
+		for i, n := range names {
 			ans.Checks[n] = "ok"
-			if err := checks[n](ctx); err != nil {
+			if err := errs[i]; err != nil {
 				ans.Checks[n], ans.Status = "unavailable", "unavailable"
 				log.Debug("health check failed", "check", n, "error", err)
 				if detail {

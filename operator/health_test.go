@@ -47,4 +47,19 @@ var _ = Describe("HealthHandler", func() {
 			}
 		}
 	})
+
+	It("runs the checks at once: a dependency that hangs until the timeout does not fail the others", func() {
+		hang := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+		h := operator.HealthHandler(map[string]operator.HealthCheck{
+			"director":      hang, // sorted first: in turn, the others would get no time left
+			"director-west": func(ctx context.Context) error { return ctx.Err() },
+			"vault":         func(ctx context.Context) error { return ctx.Err() },
+		}, 200*time.Millisecond, "", "", nil)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		Expect(rec.Code).To(Equal(http.StatusServiceUnavailable))
+		Expect(rec.Body.String()).To(ContainSubstring(`"director": "unavailable"`))
+		Expect(rec.Body.String()).To(ContainSubstring(`"director-west": "ok"`))
+		Expect(rec.Body.String()).To(ContainSubstring(`"vault": "ok"`))
+	})
 })
