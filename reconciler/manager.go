@@ -82,17 +82,16 @@ type Options struct {
 // Manager runs the reconciler: at start, every interval and on demand, one
 // run at a time. It is safe for concurrent use.
 type Manager struct {
-	cfg          config.ReconcilerConfig
-	log          *slog.Logger
-	now          func() time.Time
-	parts        runParts
-	runLock      chan struct{} // one slot, held by the run in progress (or a rollback)
-	deployer     Deployer      // nil: no rollback with redeploy
-	notifier     Notifier      // nil: no notifications
-	directorName string
-	wake         chan struct{} // tells Start that a request is pending
-	lead         chan struct{} // tells Start that this daemon became the leader
-	elector      *elector      // nil: no HA, this daemon always leads
+	cfg      config.ReconcilerConfig
+	log      *slog.Logger
+	now      func() time.Time
+	parts    runParts
+	runLock  chan struct{} // one slot, held by the run in progress (or a rollback)
+	deployer Deployer      // nil: no rollback with redeploy
+	notifier Notifier      // nil: no notifications
+	wake     chan struct{} // tells Start that a request is pending
+	lead     chan struct{} // tells Start that this daemon became the leader
+	elector  *elector      // nil: no HA, this daemon always leads
 
 	mu        sync.Mutex
 	started   bool
@@ -134,7 +133,7 @@ func New(opts Options) (*Manager, error) {
 	if opts.Director == nil || opts.Store == nil {
 		return nil, fmt.Errorf("%w: Director and Store are required", ErrBadOptions)
 	}
-	more, err := moreMembers(cmp.Or(opts.DirectorName, "default"), opts.MoreDirectors)
+	more, err := moreMembers(opts.DirectorName, opts.MoreDirectors)
 	if err != nil {
 		return nil, err
 	}
@@ -159,10 +158,10 @@ func New(opts Options) (*Manager, error) {
 	}
 	m := &Manager{
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, deployer: opts.Deployer,
-		notifier: opts.Notifier, directorName: cmp.Or(opts.DirectorName, "default"),
+		notifier: opts.Notifier,
 		parts: runParts{
 			cfg: opts.Config, director: opts.Director, tasks: opts.Tasks, ops: opts.Operations, deployer: opts.Deployer,
-			more: more, first: cmp.Or(opts.DirectorName, "default"), deployers: deployers(opts),
+			more: more, first: opts.DirectorName, deployers: deployers(opts),
 			store:   opts.Store,
 			scanner: newScanner(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now), matcher: match, ignore: ignore, metrics: met, now: opts.Now,
 		},
@@ -220,6 +219,7 @@ func withDefaults(o Options) Options {
 	if c.RunLog <= 0 {
 		c.RunLog = def.RunLog
 	}
+	o.DirectorName = cmp.Or(o.DirectorName, "default")
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -277,7 +277,7 @@ func (m *Manager) notifyFailure(s Summary) {
 	if len(s.Errors) > 0 {
 		reason = s.Errors[0]
 	}
-	m.notifier.Notify(notify.Event{Type: notify.RunFailed, Director: m.directorName, Reason: reason, RunID: s.RunID,
+	m.notifier.Notify(notify.Event{Type: notify.RunFailed, Director: m.parts.first, Reason: reason, RunID: s.RunID,
 		Time: m.now().UTC()})
 }
 
@@ -335,7 +335,7 @@ func moreMembers(first string, more []NamedDirector) ([]member, error) {
 func deployers(o Options) map[string]Deployer {
 	out := map[string]Deployer{}
 	if o.Deployer != nil {
-		out[""], out[cmp.Or(o.DirectorName, "default")] = o.Deployer, o.Deployer
+		out[""], out[o.DirectorName] = o.Deployer, o.Deployer
 	}
 	for _, d := range o.MoreDirectors {
 		if d.Deployer != nil {

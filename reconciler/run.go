@@ -75,7 +75,7 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 	} else {
 		r.hist = newHistorian(r.parts.store, id, vault.HistoryOptions{Keep: m.cfg.History.Keep, MaxAge: m.cfg.History.MaxAge},
 			m.cfg.MaxConcurrency, m.now, log)
-		r.hist.notifier, r.hist.director = m.notifier, m.directorName
+		r.hist.notifier, r.hist.director = m.notifier, m.parts.first
 		if f := r.parts.fleet; f != nil {
 			r.hist.directorOf = func(id, deployment string) string {
 				if name := f.owned(deployment); name != "" {
