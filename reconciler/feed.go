@@ -33,37 +33,6 @@ type feedState struct {
 // maxPending bounds feedState.Pending; beyond it the next run resyncs.
 const maxPending = 10000
 
-// Feed modes, as the summary reports them.
-const (
-	// FeedWatch: the feed reached the last event read; unchanged deployments are trusted.
-	FeedWatch = "watch"
-	// FeedResync: every deployment is fetched (a forced run, resync_period
-	// elapsed, the first run, a gap in the feed).
-	FeedResync = "resync"
-	// FeedFallback: the feed could not be read: cache_ttl decides, and the
-	// next run reads the feed from the same place.
-	FeedFallback = "fallback"
-)
-
-// FeedReport says how a run used the Director's event feed.
-type FeedReport struct {
-	// Mode is "watch", "resync" or "fallback".
-	Mode string `json:"mode"`
-	// Reason says why the run resynced or fell back.
-	Reason string `json:"reason,omitempty"`
-	// Pages is the number of event pages read.
-	Pages int `json:"pages"`
-	// Events is the number of events read since the last run.
-	Events int `json:"events"`
-	// Changed is the number of deployments the events named.
-	Changed int `json:"changed"`
-	// Trusted is the number of deployments whose records the feed vouched
-	// for without a fetch (no cached copy, index record in step).
-	Trusted int `json:"trusted"`
-	// LastID is the newest event id read (kept for the next run).
-	LastID string `json:"last_id,omitempty"`
-}
-
 // watch is a run's view of the event feed: which deployments changed since
 // the last run, and whether the rest may be trusted.
 type watch struct {

@@ -183,20 +183,6 @@ func (f *fleet) unknown(rec *vault.Record) bool {
 	return true
 }
 
-// DirectorReport is what a run saw of one Director.
-type DirectorReport struct {
-	// Name is the Director's bosh.name.
-	Name string `json:"name"`
-	// Listed says whether its deployments could be listed.
-	Listed bool `json:"listed"`
-	// Deployments is the number of its deployments listed (the reconciler.ignore ones included).
-	Deployments int `json:"deployments"`
-	// Error says why it could not be listed.
-	Error string `json:"error,omitempty"`
-	// Feed says how the run used its event feed.
-	Feed *FeedReport `json:"feed,omitempty"`
-}
-
 // reports are the Directors as the run saw them, in configuration order;
 // nil when the listing was cut short (it says nothing of them).
 func (f *fleet) reports(feeds map[string]*watch) []DirectorReport {

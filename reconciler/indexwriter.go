@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -206,13 +208,13 @@ func (x *indexWriter) planRecords(w *update, e effect) {
 	item := PlanItem{InstanceID: w.match.InstanceID, Deployment: w.deployment, ServiceID: w.serviceID,
 		PlanID: w.planID, Strategy: w.match.Strategy, Confidence: w.match.Confidence, Drift: w.changes.drift}
 	if e != 0 {
-		item.Records = append(item.Records, recordIndex)
+		item.Records = append(item.Records, report.RecordIndex)
 	}
 	if w.metadataWrite {
-		item.Records = append(item.Records, recordMetadata)
+		item.Records = append(item.Records, report.RecordMetadata)
 	}
 	if w.changes.manifest {
-		item.Records = append(item.Records, recordManifest)
+		item.Records = append(item.Records, report.RecordManifest)
 	}
 	if len(item.Records) == 0 {
 		return

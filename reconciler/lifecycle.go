@@ -118,13 +118,13 @@ func (m *Manager) RunOnce(ctx context.Context, opts RunOptions) (Summary, error)
 	if !opts.DryRun {
 		release, err := m.holdLease(ctx)
 		if err != nil {
-			return Summary{DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, aborted: err}, err
+			return Summary{DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, Aborted: err}, err
 		}
 		defer release()
 	}
 	s := m.runLocked(ctx, newRunID(), opts)
-	if s.aborted != nil {
-		return s, s.aborted
+	if s.Aborted != nil {
+		return s, s.Aborted
 	}
 	return s, nil
 }
@@ -135,7 +135,7 @@ func (m *Manager) runLocked(ctx context.Context, id string, opts RunOptions) Sum
 	case m.runLock <- struct{}{}:
 	case <-ctx.Done():
 		err := fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
-		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, aborted: err}
+		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, Aborted: err}
 	}
 	defer func() { <-m.runLock }()
 	return m.execute(ctx, id, opts)

@@ -304,14 +304,14 @@ func (m *Manager) finished(r *run, s Summary) {
 	if s.Scope == nil {
 		m.lastFull = &s
 	}
-	if s.aborted == nil && s.Scope == nil {
+	if s.Aborted == nil && s.Scope == nil {
 		m.orphans, m.unmatched, m.conflicts = orphans, unmatched, slices.Clone(s.Conflicts)
 		if r.quar.loaded {
 			m.quar = r.quar.list()
 		}
 	}
-	if s.aborted != nil {
-		m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.aborted))
+	if s.Aborted != nil {
+		m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.Aborted))
 	}
 }
 

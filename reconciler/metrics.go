@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	promreg "github.com/blacksmith-reconciler/blacksmith/internal/metrics"
@@ -19,9 +21,9 @@ var (
 )
 
 const (
-	resultSuccess    = "success"
-	resultFailure    = "failure"
-	resultPartial    = "partial"
+	resultSuccess    = report.ResultSuccess
+	resultFailure    = report.ResultFailure
+	resultPartial    = report.ResultPartial
 	stateQuarantined = "quarantined"
 	stateUnknown     = "unknown"
 	stateMatched     = "matched"
@@ -151,7 +153,7 @@ func (m *metrics) observe(s Summary, end time.Time) {
 				m.directorDeps.WithLabelValues(d.Name).Set(float64(d.Deployments))
 			}
 		}
-		if s.aborted == nil {
+		if s.Aborted == nil {
 			m.setState(s)
 		}
 	}

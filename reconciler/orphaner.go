@@ -46,7 +46,7 @@ func (o *orphaner) flag(ctx context.Context, listed []bosh.Deployment) {
 	var candidates []string
 	unknown := 0
 	for id, rec := range o.index {
-		if o.claims.isClaimed(id) || names[rec.Deployment(id)] || !o.scope.coversRecord(id, rec) {
+		if o.claims.isClaimed(id) || names[rec.Deployment(id)] || !o.scope.CoversRecord(id, rec) {
 			continue
 		}
 		if o.unknown(rec) {

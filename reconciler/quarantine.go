@@ -20,35 +20,6 @@ const quarantineState = "quarantine"
 // maxQuarantineError bounds the error text kept per item.
 const maxQuarantineError = 1024
 
-// Quarantined is a deployment or instance that failed in runs in a row
-// after its in-run retries: later runs skip it until NextAttempt, or until
-// the operator asks for it (RunOptions.Instances, RunOptions.RetryQuarantined).
-type Quarantined struct {
-	// Deployment is the deployment whose fetch or match failed, or the
-	// deployment of the instance whose records could not be written.
-	Deployment string `json:"deployment,omitempty"`
-	// InstanceID is the instance, when known.
-	InstanceID string `json:"instance_id,omitempty"`
-	// Failures counts the runs in a row it failed in.
-	Failures int `json:"failures"`
-	// LastError is the last failure (at most 1 KiB).
-	LastError string `json:"last_error"`
-	// Since is when it first failed.
-	Since time.Time `json:"since"`
-	// LastFailedAt is when it last failed.
-	LastFailedAt time.Time `json:"last_failed_at"`
-	// NextAttempt is when a run tries it again.
-	NextAttempt time.Time `json:"next_attempt"`
-}
-
-// key names the item as failures do: "deployment NAME" or "instance ID".
-func (q *Quarantined) key() string {
-	if q.Deployment != "" {
-		return deploymentKey(q.Deployment)
-	}
-	return instanceKey(q.InstanceID)
-}
-
 // quarantineDoc is the document kept in Vault.
 type quarantineDoc struct {
 	Version int                     `json:"version"`
@@ -90,7 +61,7 @@ func (q *quarantine) load(ctx context.Context, m Memory) error {
 	}
 	for _, it := range doc.Items {
 		if it != nil && (it.Deployment != "" || it.InstanceID != "") {
-			q.items[it.key()] = it
+			q.items[it.Key()] = it
 		}
 	}
 	q.loaded = true
@@ -190,7 +161,7 @@ func (q *quarantine) list() []Quarantined {
 	for _, k := range slices.Sorted(maps.Keys(q.items)) {
 		out = append(out, *q.items[k])
 	}
-	slices.SortStableFunc(out, func(a, b Quarantined) int { return cmp.Compare(a.key(), b.key()) })
+	slices.SortStableFunc(out, func(a, b Quarantined) int { return cmp.Compare(a.Key(), b.Key()) })
 	return out
 }
 

@@ -19,22 +19,6 @@ type Remover interface {
 	RemoveAll(ctx context.Context, id string) (string, error)
 }
 
-// Remediation is what the run did (or, in a dry run, would do) to an orphan.
-type Remediation struct {
-	// InstanceID is the orphan.
-	InstanceID string `json:"instance_id"`
-	// Deployment is its deployment, gone from the Director.
-	Deployment string `json:"deployment"`
-	// Action is "redeploy" or "purge".
-	Action string `json:"action"`
-	// TaskID is the redeploy's Director task.
-	TaskID int `json:"task_id,omitempty"`
-	// Backup is the backup a purge took first.
-	Backup string `json:"backup,omitempty"`
-	// Error says why it could not be done.
-	Error string `json:"error,omitempty"`
-}
-
 // remediable lists the orphans the run may remediate, oldest orphan first,
 // at most Remediation.MaxPerRun: flagged for at least MinAge, not
 // remediated within MinAge, no broker operation in progress, its deployment
@@ -48,7 +32,7 @@ func (r *run) remediable() []string {
 	var out []cand
 	for id, rec := range r.index {
 		if !rec.Orphaned || rec.OperationInProgress() || r.listed[rec.Deployment(id)] || r.unknown(rec) ||
-			!r.opts.Scope.coversRecord(id, rec) {
+			!r.opts.Scope.CoversRecord(id, rec) {
 			continue
 		}
 		since, err := time.Parse(time.RFC3339, rec.OrphanedAt)

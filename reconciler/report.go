@@ -1,225 +1,67 @@
 package reconciler
 
-import "time"
+import "github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+
+// The shapes a run is asked for and reports in live in internal/report,
+// which every stage shares; they are the reconciler's public types.
+type (
+	// RunOptions says what kind of run to make.
+	RunOptions = report.RunOptions
+	// Scope limits a run to part of the estate; the zero Scope is everything.
+	Scope = report.Scope
+	// Summary is the outcome of one run.
+	Summary = report.Summary
+	// Progress counts the deployments a run has dealt with.
+	Progress = report.Progress
+	// Orphan is an index record without a deployment.
+	Orphan = report.Orphan
+	// LowConfidence is a match below reconciler.min_confidence.
+	LowConfidence = report.LowConfidence
+	// Unmatched is a deployment that no strategy tied to a service instance.
+	Unmatched = report.Unmatched
+	// Conflict is a deployment that claimed an instance another deployment won.
+	Conflict = report.Conflict
+	// Plan is what a dry run would have done.
+	Plan = report.Plan
+	// PlanItem is one instance a dry run would write records for.
+	PlanItem = report.PlanItem
+	// PlanOrphan is an index record whose orphaned flag would change.
+	PlanOrphan = report.PlanOrphan
+	// Match says which service instance a deployment is, and how sure that is.
+	Match = report.Match
+	// Strategy names the matcher strategy that tied a deployment to an instance.
+	Strategy = report.Strategy
+	// Quarantined is a deployment or instance set aside after failing in runs in a row.
+	Quarantined = report.Quarantined
+	// Settled is a broker operation found stuck, and what became of it.
+	Settled = report.Settled
+	// Remediation is what the run did (or would do) to an orphan.
+	Remediation = report.Remediation
+	// FeedReport says how a run used the Director's event feed.
+	FeedReport = report.FeedReport
+	// DirectorReport is what a run saw of one Director.
+	DirectorReport = report.DirectorReport
+)
 
 // Phases of a run, as Status reports them.
 const (
-	PhaseIdle     = "idle"
-	PhaseScanning = "scanning"
-	PhaseUpdating = "updating"
-	PhaseOrphans  = "orphans"
+	PhaseIdle     = report.PhaseIdle
+	PhaseScanning = report.PhaseScanning
+	PhaseUpdating = report.PhaseUpdating
+	PhaseOrphans  = report.PhaseOrphans
 )
 
-// RunOptions says what kind of run to make.
-type RunOptions struct {
-	// DryRun computes the plan and writes nothing.
-	DryRun bool `json:"dry_run"`
-	// Force clears the scanner's cache first, so every manifest is fetched
-	// again, and trusts no fingerprint, so every instance's records are read again.
-	Force bool `json:"force"`
-	// Reason says why the run was asked for (logged and kept in the summary).
-	Reason string `json:"reason,omitempty"`
-	// Instances are instance ids the run tries even when they are quarantined.
-	Instances []string `json:"instances,omitempty"`
-	// RetryQuarantined tries every quarantined item, whatever its backoff.
-	RetryQuarantined bool `json:"retry_quarantined,omitempty"`
-	// Scope limits the run: only the deployments in scope are fetched, only
-	// their records written, orphans looked for only among the records in
-	// scope. The zero Scope is everything.
-	Scope Scope `json:"scope,omitempty"`
-}
+// The matcher strategies, in the order they are tried.
+const (
+	StrategyName     = report.StrategyName
+	StrategyMetadata = report.StrategyMetadata
+	StrategyRelease  = report.StrategyRelease
+	StrategyRule     = report.StrategyRule
+)
 
-// Summary is the outcome of one run.
-type Summary struct {
-	// RunID identifies the run in logs and in the answers to Trigger.
-	RunID string `json:"run_id"`
-	// DryRun says the run wrote nothing and computed Plan; its counts
-	// (Created, Updated, Orphaned, ...) say what it would have done.
-	DryRun bool `json:"dry_run"`
-	// Forced says the scanner's cache was cleared first.
-	Forced bool `json:"forced"`
-	// Reason is why the run was asked for.
-	Reason string `json:"reason,omitempty"`
-	// Scope is the part of the estate the run covered (absent: everything).
-	Scope *Scope `json:"scope,omitempty"`
-	// OutOfScope is the number of listed deployments the scope left out.
-	OutOfScope int `json:"out_of_scope,omitempty"`
-	// StartedAt is when the run started.
-	StartedAt time.Time `json:"started_at"`
-	// Duration is how long it took (in JSON as duration_seconds only: a Go
-	// duration would encode as nanoseconds).
-	Duration time.Duration `json:"-"`
-	// DurationSeconds is Duration in seconds.
-	DurationSeconds float64 `json:"duration_seconds"`
-	// DeploymentsSeen is the number of deployments the Director listed.
-	DeploymentsSeen int `json:"deployments_seen"`
-	// Ignored is the number of them reconciler.ignore names (left alone).
-	Ignored int `json:"ignored"`
-	// Matched is the number of deployments tied to a service instance.
-	Matched int `json:"matched"`
-	// MatchedBy counts the matched deployments by strategy.
-	MatchedBy map[Strategy]int `json:"matched_by"`
-	// Unmatched is the number of deployments no strategy could tie to an
-	// instance, or only below reconciler.min_confidence.
-	Unmatched int `json:"unmatched"`
-	// LowConfidence are the matches below reconciler.min_confidence:
-	// reported, not written.
-	LowConfidence []LowConfidence `json:"low_confidence"`
-	// Busy is the number of deployments skipped because a task holds their
-	// lock, their first deploy has not run yet (no manifest), or the
-	// broker's operation on their instance is in progress.
-	Busy int `json:"busy"`
-	// InstancesSynced is the number of instances whose records were written.
-	InstancesSynced int `json:"instances_synced"`
-	// Created is the number of index records created.
-	Created int `json:"created"`
-	// Updated is the number of index records changed for a matched instance.
-	Updated int `json:"updated"`
-	// Orphaned is the number of records flagged orphaned by this run.
-	Orphaned int `json:"orphaned"`
-	// Unorphaned is the number of records whose deployment came back.
-	Unorphaned int `json:"unorphaned"`
-	// OrphansTotal is the number of orphaned records after the run.
-	OrphansTotal int `json:"orphans_total"`
-	// Failed is the number of instances (or deployments, when they could not
-	// be fetched) that could not be brought in step.
-	Failed int `json:"failed"`
-	// Writes is the number of Vault writes (records, backups) the run made.
-	Writes int `json:"writes"`
-	// Backups is the number of backups made before a change.
-	Backups int `json:"backups"`
-	// ManifestsFetched is the number of manifests fetched from the Director.
-	ManifestsFetched int `json:"manifests_fetched"`
-	// Feed says how the run used the Director's event feed (with several
-	// Directors, all of them: see Directors for each).
-	Feed FeedReport `json:"feed"`
-	// Directors says what the run saw of each Director (with one, of it).
-	Directors []DirectorReport `json:"directors,omitempty"`
-	// Unknown is the number of records whose Director could not be listed:
-	// the run cannot tell whether their deployments exist, and flags none
-	// of them orphaned.
-	Unknown int `json:"unknown"`
-	// Drift is the number of manifests found changed behind the broker's back.
-	Drift int `json:"drift"`
-	// Errors are the errors met, one line each (the first 100).
-	Errors []string `json:"errors"`
-	// ErrorCount is the number of errors met.
-	ErrorCount int `json:"error_count"`
-	// Conflicts are the deployments that claimed an instance another
-	// deployment of the run won, sorted by instance id and loser; nothing is
-	// written for them.
-	Conflicts []Conflict `json:"conflicts"`
-	// Quarantined are the items this run skipped because they are
-	// quarantined (failed in earlier runs; see Quarantined).
-	Quarantined []Quarantined `json:"quarantined"`
-	// NewlyQuarantined are the items this run failed on and set aside.
-	NewlyQuarantined []Quarantined `json:"newly_quarantined"`
-	// QuarantinedTotal is the number of items in quarantine after the run.
-	QuarantinedTotal int `json:"quarantined_total"`
-	// Released are the items that left the quarantine in this run.
-	Released []Quarantined `json:"released"`
-	// Remediated are the orphans reconciler.remediation acted on (a dry run:
-	// would act on).
-	Remediated []Remediation `json:"remediated"`
-	// Settled are the broker operations found in progress for longer than
-	// reconciler.stuck_operation_after, and what became of them.
-	Settled []Settled `json:"settled"`
-	// HistoryEvents is the number of history events the run recorded;
-	// HistoryFailures the number it could not record (logged, not errors).
-	HistoryEvents   int `json:"history_events"`
-	HistoryFailures int `json:"history_failures"`
-	// Result is "success" (nothing failed, nothing skipped), "partial"
-	// (nothing failed, but quarantined items were skipped) or "failure".
-	Result string `json:"result"`
-	// Converged says the run wrote nothing (a dry run: would write
-	// nothing), met no error, skipped nothing and left nothing unexplained:
-	// no unmatched deployment, no conflict, no quarantined item.
-	Converged bool `json:"converged"`
-	// Blockers say what keeps the run from being converged, one line each.
-	Blockers []string `json:"blockers"`
-	// Plan is what a dry run would have done; nil for other runs.
-	Plan *Plan `json:"plan,omitempty"`
-
-	aborted error // the run could not complete (listing, index, cancelled)
-}
-
-// Progress counts the deployments a run has dealt with.
-type Progress struct {
-	// Done is the number of deployments dealt with so far.
-	Done int `json:"done"`
-	// Total is the number of deployments listed.
-	Total int `json:"total"`
-}
-
-// Orphan is an index record without a deployment.
-type Orphan struct {
-	// InstanceID is the service instance.
-	InstanceID string `json:"instance_id"`
-	// Deployment is the deployment that is missing.
-	Deployment string `json:"deployment"`
-	// OrphanedAt is when it was flagged.
-	OrphanedAt time.Time `json:"orphaned_at"`
-}
-
-// LowConfidence is a match below reconciler.min_confidence.
-type LowConfidence struct {
-	// Deployment is the deployment's name.
-	Deployment string `json:"deployment"`
-	// Match is what the matcher found.
-	Match Match `json:"match"`
-}
-
-// Unmatched is a deployment that no strategy tied to a service instance.
-type Unmatched struct {
-	// Deployment is the deployment's name.
-	Deployment string `json:"deployment"`
-	// Reason says what each strategy found missing.
-	Reason string `json:"reason"`
-}
-
-// Conflict is a deployment that claimed an instance another deployment won:
-// the one named {planID}-{instanceID}, else the one the index record
-// names, else the one whose name sorts first.
-type Conflict struct {
-	// InstanceID is the instance both deployments claim.
-	InstanceID string `json:"instance_id"`
-	// Winner is the deployment whose records the instance keeps.
-	Winner string `json:"winner"`
-	// Loser is the deployment left out; nothing is written for it.
-	Loser string `json:"loser"`
-}
-
-// Status is the reconciler's state, ready to be served as JSON.
-type Status struct {
-	// Enabled is reconciler.enabled.
-	Enabled bool `json:"enabled"`
-	// Leader says this daemon runs the reconciler (always, without HA).
-	Leader bool `json:"leader"`
-	// LeaderID and LeaderSince say which daemon leads and since when (HA only).
-	LeaderID    string    `json:"leader_id,omitempty"`
-	LeaderSince time.Time `json:"leader_since,omitzero"`
-	// Running says a run is in progress.
-	Running bool `json:"running"`
-	// RunID identifies the run in progress.
-	RunID string `json:"run_id,omitempty"`
-	// Phase is the phase of the run in progress, or "idle".
-	Phase string `json:"phase"`
-	// Progress is the progress of the run in progress.
-	Progress Progress `json:"progress"`
-	// LastRun is the summary of the last run that was not a dry run.
-	LastRun *Summary `json:"last_run,omitempty"`
-	// Metrics are the run counters.
-	Metrics Snapshot `json:"metrics"`
-	// Orphans are the orphaned records the last run saw.
-	Orphans []Orphan `json:"orphans"`
-	// Unmatched are the deployments the last run could not match.
-	Unmatched []Unmatched `json:"unmatched"`
-	// Conflicts are the conflicting claims the last run saw.
-	Conflicts []Conflict `json:"conflicts"`
-	// Quarantined are the items set aside after the last complete run.
-	Quarantined []Quarantined `json:"quarantined"`
-	// Converged is the last run's (see Summary.Converged).
-	Converged bool `json:"converged"`
-	// Blockers are the last run's (see Summary.Blockers).
-	Blockers []string `json:"blockers"`
-}
+// Feed modes, as the summary reports them.
+const (
+	FeedWatch    = report.FeedWatch
+	FeedResync   = report.FeedResync
+	FeedFallback = report.FeedFallback
+)

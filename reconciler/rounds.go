@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
@@ -57,8 +59,7 @@ func (r *rounds) next() []bosh.Deployment {
 	return out
 }
 
-// deploymentKey and instanceKey name what a failure concerns, in the
-// summary's failure count and in the quarantine.
-func deploymentKey(name string) string { return "deployment " + name }
-
-func instanceKey(id string) string { return "instance " + id }
+var (
+	deploymentKey = report.DeploymentKey
+	instanceKey   = report.InstanceKey
+)

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -330,10 +332,10 @@ func (r *run) inScope(key string) bool {
 	kind, name, _ := strings.Cut(key, " ")
 	if kind == "deployment" {
 		o, known := r.ownerOf(name)
-		return sc.covers(name, o, known)
+		return sc.Covers(name, o, known)
 	}
 	if rec := r.index[name]; rec != nil {
-		return sc.coversRecord(name, rec)
+		return sc.CoversRecord(name, rec)
 	}
 	return name == sc.Instance
 }
@@ -505,7 +507,7 @@ func (r *run) finish(err error, fetched int) Summary {
 	}
 	r.reportFleet()
 	s := r.state.summary()
-	s.aborted = err
+	s.Aborted = err
 	s.Duration = r.parts.now().Sub(r.start)
 	s.DurationSeconds = s.Duration.Seconds()
 	s.ManifestsFetched = fetched
@@ -531,53 +533,13 @@ func (r *run) finish(err error, fetched int) Summary {
 	if len(s.Quarantined) == 0 && r.quar.loaded && err == nil {
 		s.Quarantined = r.quar.skippedItems()
 	}
-	s.Result, s.Blockers = outcome(s)
+	s.Result, s.Blockers = report.Outcome(s)
 	s.Converged = len(s.Blockers) == 0
 	r.log.Info("reconciler run finished", "duration", s.Duration, "deployments", s.DeploymentsSeen,
 		"matched", s.Matched, "unmatched", s.Unmatched, "synced", s.InstancesSynced, "orphaned", s.Orphaned,
 		"writes", s.Writes, "errors", s.ErrorCount, "quarantined", len(s.Quarantined), "result", s.Result,
 		"converged", s.Converged)
 	return s
-}
-
-// outcome is a finished run's result and what keeps it from being converged.
-func outcome(s Summary) (string, []string) {
-	blockers := []string{}
-	add := func(n int, format string) {
-		if n > 0 {
-			blockers = append(blockers, fmt.Sprintf(format, n))
-		}
-	}
-	if s.aborted != nil {
-		blockers = append(blockers, "the run did not complete: "+s.aborted.Error())
-	}
-	add(s.ErrorCount, "%d errors")
-	add(len(s.Quarantined), "%d quarantined items skipped")
-	add(len(s.NewlyQuarantined), "%d items newly quarantined")
-	add(s.Unmatched-len(s.Conflicts)-len(s.LowConfidence), "%d deployments unmatched")
-	add(len(s.LowConfidence), "%d matches below reconciler.min_confidence")
-	stillStuck := 0
-	for _, st := range s.Settled {
-		if st.State == "in progress" {
-			stillStuck++
-		}
-	}
-	add(stillStuck, "%d broker operations in progress for longer than reconciler.stuck_operation_after")
-	add(len(s.Conflicts), "%d deployments in conflict for an instance")
-	if s.Plan != nil {
-		if !s.Plan.empty() {
-			blockers = append(blockers, "the plan has changes to write")
-		}
-	} else {
-		add(s.Writes, "%d writes made")
-	}
-	switch {
-	case s.ErrorCount > 0 || s.aborted != nil:
-		return resultFailure, blockers
-	case len(s.Quarantined) > 0:
-		return resultPartial, blockers
-	}
-	return resultSuccess, blockers
 }
 
 // orphanList is the orphaned entries after the run (as read, with this

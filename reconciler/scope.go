@@ -1,77 +1,23 @@
 package reconciler
 
 import (
-	"strings"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
-	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
-
-// Scope limits a run to part of the estate; the zero Scope is everything.
-// Any combination of fields may be set; a deployment is in scope when it
-// satisfies every field set.
-type Scope struct {
-	// Service and Plan select the instances of a service or plan.
-	Service string `json:"service,omitempty"`
-	Plan    string `json:"plan,omitempty"`
-	// Deployment selects one deployment by name.
-	Deployment string `json:"deployment,omitempty"`
-	// Instance selects one instance (and tries it even when it is quarantined).
-	Instance string `json:"instance,omitempty"`
-}
-
-// Empty says the scope is everything.
-func (s Scope) Empty() bool { return s == Scope{} }
-
-// String is the scope as the query that selects it.
-func (s Scope) String() string {
-	var parts []string
-	for _, p := range [][2]string{{"service", s.Service}, {"plan", s.Plan}, {"deployment", s.Deployment}, {"instance", s.Instance}} {
-		if p[1] != "" {
-			parts = append(parts, p[0]+"="+p[1])
-		}
-	}
-	return strings.Join(parts, "&")
-}
-
-// owner is what a run knows of a deployment without fetching it: the
-// instance, service and plan its name tells, else those of the index
-// record that names it.
-type owner struct {
-	instance, service, plan string
-}
 
 // ownerOf tells who owns deployment name; known is false when neither its
 // name nor the index tells (its manifest would: it is out of any scope but
 // the deployment's own).
-func (r *run) ownerOf(name string) (o owner, known bool) {
+func (r *run) ownerOf(name string) (o report.Owner, known bool) {
 	if mt, ok := r.parts.matcher.matchByName(name); ok {
-		return owner{mt.InstanceID, mt.ServiceID, mt.PlanID}, true
+		return report.Owner{Instance: mt.InstanceID, Service: mt.ServiceID, Plan: mt.PlanID}, true
 	}
 	if id, ok := r.byDep[name]; ok {
 		rec := r.index[id]
-		return owner{id, rec.ServiceID, rec.PlanID}, true
+		return report.Owner{Instance: id, Service: rec.ServiceID, Plan: rec.PlanID}, true
 	}
-	return owner{}, false
-}
-
-// covers says whether the scope takes a deployment of that name and owner.
-func (s Scope) covers(name string, o owner, known bool) bool {
-	if s.Deployment != "" && name != s.Deployment {
-		return false
-	}
-	if s.Instance == "" && s.Service == "" && s.Plan == "" {
-		return true
-	}
-	return known && (s.Instance == "" || o.instance == s.Instance) && (s.Service == "" || o.service == s.Service) &&
-		(s.Plan == "" || o.plan == s.Plan)
-}
-
-// coversRecord says whether the scope takes index record rec of instance id
-// (orphan detection within the scope).
-func (s Scope) coversRecord(id string, rec *vault.Record) bool {
-	return (s.Deployment == "" || rec.Deployment(id) == s.Deployment) && (s.Instance == "" || id == s.Instance) &&
-		(s.Service == "" || rec.ServiceID == s.Service) && (s.Plan == "" || rec.PlanID == s.Plan)
+	return report.Owner{}, false
 }
 
 // scoped is deps within the run's scope (all of them for an empty scope).
@@ -83,7 +29,7 @@ func (r *run) scoped(deps []bosh.Deployment) []bosh.Deployment {
 	out := make([]bosh.Deployment, 0, len(deps))
 	for _, d := range deps {
 		o, known := r.ownerOf(d.Name)
-		if sc.covers(d.Name, o, known) {
+		if sc.Covers(d.Name, o, known) {
 			out = append(out, d)
 		}
 	}

@@ -26,22 +26,6 @@ type Operations interface {
 // wait for the next run).
 const maxSettledPerRun = 100
 
-// Settled is a broker operation the reconciler found in progress for longer
-// than reconciler.stuck_operation_after, and what became of it.
-type Settled struct {
-	// InstanceID is the instance.
-	InstanceID string `json:"instance_id"`
-	// Type is the operation: provision, update or deprovision.
-	Type string `json:"type"`
-	// StartedAt is when it started, as recorded ("" when unknown).
-	StartedAt string `json:"started_at,omitempty"`
-	// State is what it is now: "in progress" (its task still runs, or the
-	// Director could not be asked), "succeeded", "failed" or "gone".
-	State string `json:"state"`
-	// Description is what the platform's next last_operation reads.
-	Description string `json:"description"`
-}
-
 // stuckOperations lists the instances whose broker operation has been in
 // progress for longer than after (or since an unknown time), oldest first.
 func stuckOperations(index map[string]*vault.Record, start time.Time, after time.Duration) []string {
