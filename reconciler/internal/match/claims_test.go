@@ -59,7 +59,7 @@ var _ = Describe("the claims of a run", func() {
 			Expect(losers).To(Equal(c.losers))
 			for _, w := range won {
 				Expect(w.Deployment).To(Equal(c.winner), "a held claimant went on")
-				Expect(w.Value).To(Equal("found " + c.winner), "with what was found of it")
+				Expect(w.Value).To(Equal("found "+c.winner), "with what was found of it")
 			}
 			Expect(cl.IsClaimed(uuid1)).To(BeTrue())
 		},

@@ -190,4 +190,3 @@ type Conflict struct {
 	// Loser is the deployment left out; nothing is written for it.
 	Loser string `json:"loser"`
 }
-
