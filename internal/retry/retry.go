@@ -22,14 +22,21 @@ type Backoff struct {
 	Rand func() float64
 }
 
-// Delay is the wait before retry number attempt (1 for the first retry).
-func (b Backoff) Delay(attempt int) time.Duration {
+// Ceiling is the longest wait before retry number attempt (1 for the first
+// retry): min(Base * 2^(attempt-1), Limit), without jitter.
+func (b Backoff) Ceiling(attempt int) time.Duration {
 	limit := max(b.Limit, b.Base)
 	d := b.Base
 	for i := 1; i < attempt && d < limit; i++ {
 		d *= 2
 	}
-	d = min(d, limit)
+	return min(d, limit)
+}
+
+// Delay is the wait before retry number attempt (1 for the first retry):
+// between half and all of Ceiling(attempt).
+func (b Backoff) Delay(attempt int) time.Duration {
+	d := b.Ceiling(attempt)
 	r := rand.Float64
 	if b.Rand != nil {
 		r = b.Rand

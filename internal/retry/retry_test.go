@@ -25,6 +25,16 @@ var _ = Describe("retry", func() {
 		Entry("capped, full", 30, 1.0, 10*time.Second),
 	)
 
+	DescribeTable("its ceiling doubles from the base up to the limit, without jitter (the quarantine's waits)",
+		func(base, limit time.Duration, attempt int, want time.Duration) {
+			Expect(retry.Backoff{Base: base, Limit: limit}.Ceiling(attempt)).To(Equal(want))
+		},
+		Entry("after the first failed run", 15*time.Minute, 24*time.Hour, 1, 15*time.Minute),
+		Entry("after the third", 15*time.Minute, 24*time.Hour, 3, time.Hour),
+		Entry("capped by the limit", 15*time.Minute, 24*time.Hour, 20, 24*time.Hour),
+		Entry("a limit below the base is the base", time.Hour, time.Minute, 2, time.Hour),
+	)
+
 	It("retries until success, waiting longer each time", func() {
 		var at []time.Time
 		err := retry.Do(context.Background(), 3, retry.Backoff{Base: 20 * time.Millisecond, Limit: time.Second}, nil,

@@ -190,3 +190,16 @@ type Conflict struct {
 	// Loser is the deployment left out; nothing is written for it.
 	Loser string `json:"loser"`
 }
+
+// Truncate cuts s to at most n bytes (on a rune boundary), marking the cut
+// with "...": what a report keeps of an error.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 { // not the start of a rune
+		cut--
+	}
+	return s[:cut] + "..."
+}

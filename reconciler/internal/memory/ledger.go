@@ -1,0 +1,187 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"sync"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
+
+// maxErrorLines bounds Summary.Errors; ErrorCount keeps the full count.
+const maxErrorLines = 100
+
+// Ledger is what the stages of one run share: the summary's counters and
+// errors, the unmatched deployments, the orphan flags the run changed and
+// the deployments it fetched. It is safe for concurrent use.
+type Ledger struct {
+	log *slog.Logger
+
+	mu       sync.Mutex
+	sum      report.Summary
+	failedID map[string]string // key -> its first error
+	unmatch  []report.Unmatched
+	flagged  map[string]Flag // orphan flags changed by this run
+	fetched  map[string]bool // deployments fetched (or taken from the cache) in this run
+}
+
+// Flag is an orphan flag a run set or cleared on an index record.
+type Flag uint8
+
+// The orphan flags a run changes.
+const (
+	FlagOrphaned Flag = 1 << iota
+	FlagUnorphaned
+)
+
+// NewLedger starts from sum.
+func NewLedger(log *slog.Logger, sum report.Summary) *Ledger {
+	return &Ledger{log: log, sum: sum, failedID: map[string]string{}, unmatch: []report.Unmatched{},
+		flagged: map[string]Flag{}, fetched: map[string]bool{}}
+}
+
+// Count changes the summary under the lock.
+func (s *Ledger) Count(f func(*report.Summary)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.sum)
+}
+
+// Fail records an error; key (may be empty) names the instance or
+// deployment it concerns, each counted once in Summary.Failed.
+func (s *Ledger) Fail(key string, err error) {
+	s.log.Error("reconciler error", "error", err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, seen := s.failedID[key]; key != "" && !seen {
+		s.failedID[key] = err.Error()
+		s.sum.Failed++
+	}
+	s.sum.ErrorCount++
+	if len(s.sum.Errors) < maxErrorLines {
+		s.sum.Errors = append(s.sum.Errors, err.Error())
+	}
+}
+
+// FailUnlessStopped records an error, unless it comes from the run being
+// cancelled or stopped by a breaker or the lost lease (the run's own error
+// says so once).
+func (s *Ledger) FailUnlessStopped(ctx context.Context, key string, err error) {
+	if guard.Stopped(ctx, err) {
+		return
+	}
+	s.Fail(key, err)
+}
+
+// Safely runs f, turning a panic into an error of what it worked on.
+func (s *Ledger) Safely(what string, f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("reconciler panic", "on", what, "panic", p, "stack", string(debug.Stack()))
+			s.Fail(what, fmt.Errorf("%s: panic: %v", what, p))
+		}
+	}()
+	f()
+}
+
+// Unmatched records a deployment no strategy could tie to an instance.
+func (s *Ledger) Unmatched(name, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unmatch = append(s.unmatch, report.Unmatched{Deployment: name, Reason: reason})
+	s.sum.Unmatched++
+}
+
+// LowConfidence records a match below the least confidence written (listed
+// Unmatched too, with the reason).
+func (s *Ledger) LowConfidence(name string, mt report.Match, least float64) {
+	s.Unmatched(name, fmt.Sprintf("matched instance %s by %s with confidence %.2f, below reconciler.min_confidence %.2f",
+		mt.InstanceID, mt.Strategy, mt.Confidence, least))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sum.LowConfidence = append(s.sum.LowConfidence, report.LowConfidence{Deployment: name, Match: mt})
+}
+
+// Conflict records a deployment that lost the instance it claimed to
+// another deployment (listed unmatched too, with the reason); kept says the
+// winner is the deployment the index record names, which was skipped this
+// run.
+func (s *Ledger) Conflict(c report.Conflict, kept bool) {
+	s.log.Warn("deployments claim the same instance, the loser is left out",
+		"instance", c.InstanceID, "winner", c.Winner, "loser", c.Loser)
+	reason := fmt.Sprintf("instance %s is already matched by deployment %s", c.InstanceID, c.Winner)
+	if kept {
+		reason = fmt.Sprintf("instance %s is kept for deployment %s, which its index record names (skipped this run)", c.InstanceID, c.Winner)
+	}
+	s.Unmatched(c.Loser, reason)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sum.Conflicts = append(s.sum.Conflicts, c)
+}
+
+// NoteOrphan remembers the orphan flags this run changed.
+func (s *Ledger) NoteOrphan(id string, e Flag) {
+	if e&(FlagOrphaned|FlagUnorphaned) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flagged[id] = e
+}
+
+// Summary is a copy of the summary so far.
+func (s *Ledger) Summary() report.Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := s.sum
+	sum.Errors = slices.Clone(sum.Errors)
+	sum.Conflicts = slices.Clone(sum.Conflicts)
+	sum.LowConfidence = slices.Clone(sum.LowConfidence)
+	slices.SortFunc(sum.LowConfidence, func(a, b report.LowConfidence) int { return cmp.Compare(a.Deployment, b.Deployment) })
+	sum.MatchedBy = maps.Clone(sum.MatchedBy)
+	slices.SortFunc(sum.Conflicts, func(a, b report.Conflict) int {
+		return cmp.Or(cmp.Compare(a.InstanceID, b.InstanceID), cmp.Compare(a.Loser, b.Loser))
+	})
+	return sum
+}
+
+// Failures is a copy of the keys that failed, with their first error.
+func (s *Ledger) Failures() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.failedID)
+}
+
+// OrphanFlags is a copy of the orphan flags this run changed.
+func (s *Ledger) OrphanFlags() map[string]Flag {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.flagged)
+}
+
+// UnmatchedList is a copy of the unmatched deployments.
+func (s *Ledger) UnmatchedList() []report.Unmatched {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.unmatch)
+}
+
+// MarkFetched notes that a deployment's manifest was in hand this run.
+func (s *Ledger) MarkFetched(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fetched[name] = true
+}
+
+// WasFetched says whether a deployment's manifest was in hand this run.
+func (s *Ledger) WasFetched(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fetched[name]
+}

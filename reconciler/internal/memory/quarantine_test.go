@@ -1,0 +1,97 @@
+package memory_test
+
+import (
+	"errors"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
+
+var _ = Describe("the backoff policy", func() {
+	p := memory.Policy{Attempts: 2, Delay: 10 * time.Millisecond,
+		Quarantine: config.QuarantineConfig{Backoff: 15 * time.Minute, MaxBackoff: 24 * time.Hour}}
+
+	DescribeTable("waits between runs: doubling per failed run, up to the most",
+		func(failures int, want time.Duration) { Expect(p.QuarantineWait(failures)).To(Equal(want)) },
+		Entry("the first failed run", 1, 15*time.Minute),
+		Entry("the second", 2, 30*time.Minute),
+		Entry("the seventh: 16 h", 7, 16*time.Hour),
+		Entry("the eighth: capped", 8, 24*time.Hour),
+	)
+
+	It("waits within a run on the same curve, from retry_delay, with jitter", func() {
+		Expect(p.Round(1)).To(BeNumerically("~", 7500*time.Microsecond, 2500*time.Microsecond))
+		Expect(p.Round(3)).To(BeNumerically("~", 30*time.Millisecond, 10*time.Millisecond))
+	})
+
+	It("gives a deployment Attempts later rounds, none for what cannot pass", func() {
+		r := memory.NewRounds(p)
+		d := bosh.Deployment{Name: "d"}
+		Expect(r.Later(ctx, d, errors.New("503"))).To(BeTrue())
+		Expect(r.Later(ctx, d, errors.New("503"))).To(BeTrue())
+		Expect(r.Later(ctx, d, errors.New("503"))).To(BeFalse(), "attempts spent")
+		Expect(r.Later(ctx, bosh.Deployment{Name: "e"}, guard.ErrCircuitOpen)).To(BeFalse())
+		Expect(r.Next()).To(Equal([]bosh.Deployment{d, d}))
+		Expect(r.Next()).To(BeEmpty())
+	})
+})
+
+var _ = Describe("the quarantine", func() {
+	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	p := memory.Policy{Quarantine: config.QuarantineConfig{Backoff: 15 * time.Minute, MaxBackoff: time.Hour}}
+	all := func(string) bool { return true }
+	noInstance := func(string) string { return "" }
+
+	It("sets a failed item aside, skips it until its backoff expires, and releases it once it goes through", func() {
+		q := memory.NewQuarantine(p, start, report.RunOptions{})
+		ch := q.Settle(start, map[string]string{"deployment d": "boom"}, map[string]bool{"d": true}, noInstance, all)
+		Expect(ch.Added).To(HaveLen(1))
+		Expect(ch.Added[0].NextAttempt).To(Equal(start.Add(15 * time.Minute)))
+
+		q2 := memory.NewQuarantine(p, start.Add(10*time.Minute), report.RunOptions{})
+		load(q2, q)
+		Expect(q2.Skip("deployment d", "")).To(BeTrue(), "within its backoff")
+		ch = q2.Settle(start.Add(10*time.Minute), nil, map[string]bool{"d": true}, noInstance, all)
+		Expect(ch.Empty()).To(BeTrue(), "skipped: neither released nor quarantined again")
+
+		q3 := memory.NewQuarantine(p, start.Add(20*time.Minute), report.RunOptions{})
+		load(q3, q)
+		Expect(q3.Skip("deployment d", "")).To(BeFalse(), "its backoff expired: tried")
+		ch = q3.Settle(start.Add(20*time.Minute), map[string]string{"deployment d": "boom again"}, map[string]bool{"d": true}, noInstance, all)
+		Expect(ch.Added[0].Failures).To(Equal(2))
+		Expect(ch.Added[0].NextAttempt).To(Equal(start.Add(20*time.Minute + 30*time.Minute)))
+
+		q4 := memory.NewQuarantine(p, start.Add(time.Hour), report.RunOptions{})
+		load(q4, q3)
+		ch = q4.Settle(start.Add(time.Hour), nil, map[string]bool{"d": true}, noInstance, all)
+		Expect(ch.Released).To(HaveLen(1), "tried and in step")
+		Expect(q4.List()).To(BeEmpty())
+	})
+
+	It("tries an item the operator names, and leaves alone what the run did not consider", func() {
+		q := memory.NewQuarantine(p, start, report.RunOptions{})
+		q.Settle(start, map[string]string{"instance i1": "boom", "deployment gone": "x"}, map[string]bool{"gone": true}, noInstance, all)
+		forced := memory.NewQuarantine(p, start, report.RunOptions{Instances: []string{"i1"}})
+		load(forced, q)
+		Expect(forced.Skip("instance i1", "i1")).To(BeFalse())
+		Expect(forced.Skip("deployment gone", "")).To(BeTrue())
+		ch := forced.Settle(start, nil, map[string]bool{}, noInstance, func(key string) bool { return key != "deployment gone" })
+		Expect(ch.Released).To(ConsistOf(HaveField("InstanceID", "i1")))
+		Expect(forced.Item("deployment gone")).NotTo(BeNil(), "not considered: kept although no longer listed")
+	})
+})
+
+// load copies q's items into into, as a later run reads them from Vault.
+func load(into, from *memory.Quarantine) {
+	GinkgoHelper()
+	st := &stateDocs{docs: map[string][]byte{}}
+	Expect(from.Save(ctx, st)).To(Succeed())
+	Expect(into.Load(ctx, st)).To(Succeed())
+}

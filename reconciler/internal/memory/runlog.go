@@ -1,0 +1,87 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// maxLoggedItems bounds each list of a summary kept in the run log.
+const maxLoggedItems = 100
+
+// RunLogStore keeps the run log in Vault; *vault.Store has it.
+type RunLogStore interface {
+	// AppendRun adds a run to the run log.
+	AppendRun(ctx context.Context, e vault.RunEntry) error
+	// Runs lists the newest runs first, at most limit (0: all).
+	Runs(ctx context.Context, limit int) ([]vault.RunEntry, error)
+	// PruneRuns keeps the newest keep runs.
+	PruneRuns(ctx context.Context, keep int) (int, error)
+}
+
+// LogRun appends a finished run to the run log and prunes the log to its
+// newest keep runs. Each list of the summary is cut to 100 items and each
+// error to 1 KiB (the counts stay whole); the plan is not kept.
+func LogRun(ctx context.Context, store RunLogStore, s report.Summary, keep int) error {
+	raw, err := json.Marshal(loggable(s))
+	if err == nil {
+		err = store.AppendRun(ctx, vault.RunEntry{ID: s.RunID, StartedAt: s.StartedAt, Summary: raw})
+	}
+	if err == nil {
+		_, err = store.PruneRuns(ctx, keep)
+	}
+	return err
+}
+
+// loggable is s with its lists cut to maxLoggedItems each (the counts stay whole).
+func loggable(s report.Summary) report.Summary {
+	s.Conflicts = cutList(s.Conflicts)
+	s.Quarantined = cutList(s.Quarantined)
+	s.NewlyQuarantined = cutList(s.NewlyQuarantined)
+	s.Released = cutList(s.Released)
+	s.Plan = nil
+	errs := make([]string, len(s.Errors))
+	for i, e := range s.Errors {
+		errs[i] = report.Truncate(e, MaxErrorText)
+	}
+	s.Errors = errs
+	return s
+}
+
+func cutList[T any](l []T) []T {
+	if len(l) > maxLoggedItems {
+		return l[:maxLoggedItems]
+	}
+	return l
+}
+
+// Runs returns the newest runs of the run log (at most limit, 0: all), with
+// their durations; an entry that cannot be decoded is left out and named
+// in the error, beside the others.
+func Runs(ctx context.Context, store RunLogStore, limit int) ([]report.Summary, error) {
+	entries, err := store.Runs(ctx, limit)
+	out := make([]report.Summary, 0, len(entries))
+	for _, e := range entries {
+		var s report.Summary
+		if uerr := json.Unmarshal(e.Summary, &s); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("run %s: %w", e.ID, uerr))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, err
+}
+
+// Duration is a logged run's duration (the log keeps it in seconds).
+func Duration(s report.Summary) time.Duration {
+	return time.Duration(s.DurationSeconds * float64(time.Second))
+}
+
+// ConflictKey identifies a conflict across runs: a conflict is recorded in
+// the instance's history once, when it appears.
+func ConflictKey(c report.Conflict) string { return c.InstanceID + "\x00" + c.Loser }
