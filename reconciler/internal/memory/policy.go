@@ -39,6 +39,9 @@ func (p Policy) Do(ctx context.Context, key string, value any, step func(context
 		retries = 0
 	}
 	return retry.Do(ctx, retries, p.step(), func(attempt int, err error, wait time.Duration) {
+		if p.Log == nil {
+			return
+		}
 		p.Log.Warn("reconciler step failed, retrying", key, value, "attempt", attempt, "retry_in", wait, "error", err)
 	}, step)
 }

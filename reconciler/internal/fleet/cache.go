@@ -1,0 +1,192 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/patrickmn/go-cache"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
+
+// Fetched is what is known of one deployment: its manifest and, once
+// fetched, its VMs. It is never changed once cached.
+type Fetched struct {
+	listing  string    // listingKey of the entry it was fetched for
+	at       time.Time // when it was fetched
+	Manifest string
+	parse    *lazyParse // shared by the entries of one manifest
+	VMs      []bosh.VM
+	withVMs  bool
+}
+
+// lazyParse parses a manifest once, when it is first needed: a deployment
+// matched by its name needs it only when its records are written.
+type lazyParse struct {
+	once sync.Once
+	info *match.Manifest
+	err  error
+}
+
+// Info returns the parsed manifest.
+func (s *Fetched) Info() (*match.Manifest, error) {
+	s.parse.once.Do(func() { s.parse.info, s.parse.err = match.Parse(s.Manifest) })
+	return s.parse.info, s.parse.err
+}
+
+// Source is where a fetch goes: a run's Fleet.
+type Source interface {
+	// Manifest returns a deployment's manifest.
+	Manifest(ctx context.Context, name string) (string, error)
+	// VMs lists a deployment's VMs without a task.
+	VMs(ctx context.Context, name string) ([]bosh.VM, error)
+}
+
+// Cache keeps the fetched answers across runs: a manifest and a VM list
+// are fetched only for a deployment that is new, whose listing entry
+// changed, or whose cached copy the run does not trust (see Trust), never
+// a format=full VM listing. It is safe for concurrent use.
+type Cache struct {
+	cache   *cache.Cache // no expiry of its own: trust decides, Purge drops
+	keep    time.Duration
+	now     func() time.Time
+	fetches atomic.Int64 // manifests fetched
+}
+
+// NewCache creates a cache whose entries are dropped once older than keep
+// (the longest any run may trust one), at the start of a run (no janitor
+// goroutine).
+func NewCache(keep time.Duration, now func() time.Time) *Cache {
+	return &Cache{cache: cache.New(cache.NoExpiration, 0), keep: keep, now: now}
+}
+
+// Trust says whether a run may use a cached copy of deployment name fetched
+// at a given time; nil trusts every copy.
+type Trust func(name string, at time.Time) bool
+
+// TrustRule is a run's rule for cached copies: in watch mode every copy the
+// feeds did not name (the run dropped the named ones), but the copies of a
+// Director whose feed could not be read (fallback), which go by ttl like
+// every copy outside watch mode (a resync run has none left).
+func TrustRule(mode string, fallback map[string]bool, ttl time.Duration, start time.Time) Trust {
+	if mode == report.FeedWatch {
+		if len(fallback) == 0 {
+			return nil
+		}
+		return func(name string, at time.Time) bool { return !fallback[name] || start.Sub(at) < ttl }
+	}
+	return func(_ string, at time.Time) bool { return start.Sub(at) < ttl }
+}
+
+// Fetches is the number of manifests fetched so far.
+func (s *Cache) Fetches() int64 { return s.fetches.Load() }
+
+// Forget drops the cached copy of a deployment (an event says it changed).
+func (s *Cache) Forget(name string) { s.cache.Delete(name) }
+
+// Has says whether a copy of d's current listing entry is cached.
+func (s *Cache) Has(d bosh.Deployment) bool {
+	v, ok := s.cache.Get(d.Name)
+	return ok && v.(*Fetched).listing == listingKey(d)
+}
+
+// Clear empties the cache (a forced run, a resync).
+func (s *Cache) Clear() { s.cache.Flush() }
+
+// Purge drops the entries older than keep and those of deployments no
+// longer listed.
+func (s *Cache) Purge(listed []bosh.Deployment) {
+	names := make(map[string]struct{}, len(listed))
+	for _, d := range listed {
+		names[d.Name] = struct{}{}
+	}
+	now := s.now()
+	for name, it := range s.cache.Items() {
+		if _, ok := names[name]; !ok || now.Sub(it.Object.(*Fetched).at) >= s.keep {
+			s.cache.Delete(name)
+		}
+	}
+}
+
+// cached returns the cached entry of d when it was fetched for the same
+// listing entry, the run trusts it, and it holds VMs if they are needed.
+func (s *Cache) cached(d bosh.Deployment, needVMs bool, tr Trust) (*Fetched, bool) {
+	v, ok := s.cache.Get(d.Name)
+	if !ok {
+		return nil, false
+	}
+	e := v.(*Fetched)
+	if tr != nil && !tr(d.Name, e.at) {
+		return nil, false
+	}
+	if e.listing != listingKey(d) || (needVMs && !e.withVMs) {
+		return e, false
+	}
+	return e, true
+}
+
+// Fetch returns what is known of d, from the cache or from src: the
+// manifest, and the VM list when withVMs (both requests sent at once). A
+// deployment deleted since the listing is a terminal bosh.ErrDeploymentNotFound.
+func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVMs bool, tr Trust) (*Fetched, error) {
+	old, ok := s.cached(d, withVMs, tr)
+	if ok {
+		return old, nil
+	}
+	e := &Fetched{listing: listingKey(d), withVMs: withVMs, at: s.now()}
+	var vmsErr error
+	done := make(chan struct{})
+	if withVMs {
+		go func() { defer close(done); e.VMs, vmsErr = src.VMs(ctx, d.Name) }()
+	} else {
+		close(done)
+	}
+	mfErr := s.fetchManifest(ctx, src, d, old, e)
+	<-done
+	if err := errors.Join(mfErr, vmsErr); err != nil {
+		return nil, err
+	}
+	if e.Manifest != "" { // a deploy was accepted but has not run yet: ask again next time
+		s.cache.SetDefault(d.Name, e)
+	}
+	return e, nil
+}
+
+// fetchManifest fills e's manifest, reusing old's when it was fetched for
+// the same listing entry (only the VMs were missing).
+func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment, old, e *Fetched) error {
+	if old != nil && old.listing == e.listing {
+		e.Manifest, e.parse, e.at = old.Manifest, old.parse, old.at
+		return nil
+	}
+	text, err := src.Manifest(ctx, d.Name)
+	if err != nil {
+		if errors.Is(err, bosh.ErrDeploymentNotFound) {
+			return retry.Terminal(err)
+		}
+		return err
+	}
+	s.fetches.Add(1)
+	e.Manifest, e.parse = text, &lazyParse{}
+	return nil
+}
+
+// listingKey sums up what the cheap listing says of a deployment, so that a
+// cached answer is used only while that stays the same. The listing is
+// asked without stemcells (exclude_stemcells), so they are not part of it.
+func listingKey(d bosh.Deployment) string {
+	var b strings.Builder
+	for _, r := range d.Releases {
+		b.WriteString(r.Name + "/" + r.Version + ",")
+	}
+	b.WriteString("|" + strconv.FormatBool(d.Locked))
+	return b.String()
+}

@@ -1,0 +1,81 @@
+package fleet
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/cloudfoundry-community/gogobosh"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
+)
+
+var _ = Describe("the cache of fetched answers", func() {
+	var (
+		client *bosh.Client
+		deps   []bosh.Deployment
+		ctx    = context.Background()
+	)
+	BeforeEach(func() {
+		d, err := sim.New(sim.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(d.Close()).To(Succeed()) })
+		d.SeedDeployments(3, nil)
+		client, err = bosh.New(bosh.Options{Address: d.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+		Expect(err).NotTo(HaveOccurred())
+		deps, err = client.Deployments(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deps).To(HaveLen(3))
+	})
+
+	fetchAll := func(s *Cache) {
+		GinkgoHelper()
+		for _, d := range deps {
+			_, err := s.Fetch(ctx, client, d, false, nil)
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
+
+	It("fetches again only a deployment whose listing entry changed, and drops those no longer listed", func() {
+		s := NewCache(time.Hour, time.Now)
+		fetchAll(s)
+		fetchAll(s)
+		Expect(s.Fetches()).To(BeEquivalentTo(3))
+
+		changed := deps[0]
+		changed.Releases = append(changed.Releases[:0:0], changed.Releases...)
+		changed.Releases[0].Version += ".1"
+		_, err := s.Fetch(ctx, client, changed, false, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Fetches()).To(BeEquivalentTo(4))
+
+		s.Purge(deps[1:])
+		Expect(s.cache.ItemCount()).To(Equal(2))
+		s.Clear()
+		Expect(s.cache.ItemCount()).To(BeZero())
+	})
+
+	It("purges expired entries", func() {
+		s := NewCache(50*time.Millisecond, time.Now)
+		fetchAll(s)
+		Expect(s.cache.ItemCount()).To(Equal(3))
+		Eventually(func() int { s.Purge(deps); return s.cache.ItemCount() }).Should(BeZero())
+	})
+})
+
+var _ = Describe("the listing key", func() {
+	It("holds what the listing returns (releases, lock) and not the stemcells it is asked without", func() {
+		d := bosh.Deployment{Name: "d", Releases: []gogobosh.Resource{{Name: "redis", Version: "1"}}}
+		withStemcell := d
+		withStemcell.Stemcells = []gogobosh.Resource{{Name: "ubuntu-jammy", Version: "1.1"}}
+		Expect(listingKey(withStemcell)).To(Equal(listingKey(d)))
+		locked, newer := d, d
+		locked.Locked = true
+		newer.Releases = []gogobosh.Resource{{Name: "redis", Version: "2"}}
+		Expect(listingKey(locked)).NotTo(Equal(listingKey(d)))
+		Expect(listingKey(newer)).NotTo(Equal(listingKey(d)))
+	})
+})

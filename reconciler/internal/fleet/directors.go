@@ -1,0 +1,134 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+)
+
+// ErrBadDirectors is returned by New for a list it cannot work with.
+var ErrBadDirectors = errors.New("bad Directors")
+
+// Director is what a run asks one BOSH Director; *bosh.Client has it.
+type Director interface {
+	// Deployments lists the deployments in the cheap form.
+	Deployments(ctx context.Context) ([]bosh.Deployment, error)
+	// Manifest returns a deployment's manifest.
+	Manifest(ctx context.Context, name string) (string, error)
+	// VMs lists a deployment's VMs without a task.
+	VMs(ctx context.Context, name string) ([]bosh.VM, error)
+	// Events returns one page of the Director's event log, newest first.
+	Events(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error)
+}
+
+// Tasks finds Director tasks in flight before an orphan is flagged;
+// *bosh.Client has it.
+type Tasks interface {
+	// Tasks lists the tasks q selects.
+	Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error)
+}
+
+// Named is one configured Director.
+type Named struct {
+	// Name is its bosh.name.
+	Name string
+	// Director lists its deployments and fetches their manifests and VMs. Required.
+	Director Director
+	// Tasks finds its tasks in flight; nil: no task check.
+	Tasks Tasks
+	// Deployer deploys on it (rollback, remediation); nil: no redeploy of its instances.
+	Deployer redeploy.Deployer
+}
+
+// member is a configured Director with what is decided once about it.
+type member struct {
+	Named
+	recorded string // the name index records keep ("" when it is the only Director)
+	system   string // its breaker's name in errors
+	feedDoc  string // its feed mark's state document
+}
+
+// Directors are the configured Directors, the first the default. They
+// never change once made.
+type Directors struct {
+	members []member
+}
+
+// feedDoc is the state document of the event feed's mark of a single
+// Director; each of several keeps feedDoc-{name}.
+const feedDoc = "events"
+
+// New checks the list (at least one, each with a Director and a name of its
+// own) and decides each one's labels: a single Director's records name no
+// Director, its breaker is "director" and its mark "events"; each of
+// several is named in all three.
+func New(list []Named) (*Directors, error) {
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%w: a Director is required", ErrBadDirectors)
+	}
+	sole := len(list) == 1
+	seen := map[string]bool{}
+	d := &Directors{}
+	for _, n := range list {
+		if n.Director == nil || n.Name == "" || seen[n.Name] {
+			return nil, fmt.Errorf("%w: every Director needs a Director and a name of its own (%q)", ErrBadDirectors, n.Name)
+		}
+		seen[n.Name] = true
+		m := member{Named: n, recorded: n.Name, system: "director " + n.Name, feedDoc: feedDoc + "-" + n.Name}
+		if sole {
+			m.recorded, m.system, m.feedDoc = "", "director", feedDoc
+		}
+		d.members = append(d.members, m)
+	}
+	return d, nil
+}
+
+// First is the first (default) Director's name.
+func (d *Directors) First() string { return d.members[0].Name }
+
+// Deployer is the Deployer of the Director an index record names (the
+// first when it names none); nil when that Director has none or is not
+// configured.
+func (d *Directors) Deployer(recorded string) redeploy.Deployer {
+	if recorded == "" {
+		return d.members[0].Deployer
+	}
+	for _, m := range d.members {
+		if m.recorded == recorded || m.Name == recorded {
+			return m.Deployer
+		}
+	}
+	return nil
+}
+
+// ForRun is the fleet of one run: each Director behind a breaker of its
+// own (threshold failures in a row open it), listed with p's retries; stop
+// ends the run once no Director is left.
+func (d *Directors) ForRun(threshold int, p memory.Policy, stop context.CancelCauseFunc) *Fleet {
+	f := newFleet(d.members, p, stop)
+	for i := range f.members {
+		rm := &f.members[i]
+		rm.breaker = guard.NewBreaker(rm.system, threshold, guard.DirectorFailure, f.tripper(i))
+	}
+	return f
+}
+
+// ListAll lists every Director's deployments outside a run, failing when
+// one cannot be listed (its deployments would look gone).
+func (d *Directors) ListAll(ctx context.Context) ([]bosh.Deployment, error) {
+	f := d.ForRun(math.MaxInt, memory.Policy{}, func(error) {})
+	deps, err := f.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if errs := f.downErrors(); len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return deps, nil
+}

@@ -1,0 +1,361 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
+
+// maxFeedPages bounds the event pages one run reads of a Director (200
+// events each): a longer feed is treated as a gap, and the run resyncs.
+const maxFeedPages = 50
+
+// feedState is what the reconciler keeps of a Director's event feed in
+// Vault, so that a restarted daemon goes on from where the last run stopped.
+type feedState struct {
+	// LastID is the newest event the last complete run read.
+	LastID string `json:"last_id"`
+	// ResyncedAt is when a complete run last fetched every deployment.
+	ResyncedAt time.Time `json:"resynced_at"`
+	// Pending are deployments events named that the run could not fetch
+	// (quarantined, failing): the next runs treat them as named again.
+	Pending []string `json:"pending,omitempty"`
+}
+
+// maxPending bounds feedState.Pending; beyond it the next run resyncs.
+const maxPending = 10000
+
+// watch is a run's view of one Director's event feed: which deployments
+// changed since the last run, and whether the rest may be trusted.
+type watch struct {
+	report report.FeedReport
+	named  map[string]bool // deployments the events since the last run name
+	state  feedState       // as read at the start of the run
+	loaded bool            // the state was read (false: nothing is written back)
+	doc    string          // the state document
+}
+
+// feeds are a run's view of every Director's feed, and the one they make
+// together.
+type feeds struct {
+	of      []*watch // by member
+	merged  *watch
+	mu      sync.Mutex
+	trusted []int // deployments each Director's feed vouched for without a fetch
+}
+
+// View is the run's reading of the event feeds: which deployments changed
+// since the last run and how far the rest may be trusted.
+type View struct {
+	// Report is the feeds together (a single Director's: its own).
+	Report report.FeedReport
+	named  map[string]bool
+}
+
+// Trusts says whether the feeds vouch that deployment name did not change
+// since the last run.
+func (v *View) Trusts(name string) bool {
+	return v.Report.Mode == report.FeedWatch && !v.named[name]
+}
+
+// Named are the deployments the feeds named (in watch mode the run drops
+// their cached copies).
+func (v *View) Named() []string {
+	out := make([]string, 0, len(v.named))
+	for name := range v.named {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ReadFeeds reads every Director's event feed at once (one that does not
+// answer holds up no other), each from its own mark in store; forced says
+// the run fetches everything anyway (the feeds are still read, to move the
+// marks).
+func (f *Fleet) ReadFeeds(ctx context.Context, store memory.StateStore, start time.Time, resync time.Duration, forced bool) *View {
+	var wg sync.WaitGroup
+	for i, m := range f.members {
+		wg.Go(func() {
+			events := func(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error) {
+				return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.Event, error) { return m.Director.Events(ctx, q) })
+			}
+			f.feeds.of[i] = readWatch(ctx, store, events, m.feedDoc, start, resync, forced)
+		})
+	}
+	wg.Wait()
+	f.feeds.merged = merge(f.feeds.of, f.names())
+	return &View{Report: f.feeds.merged.report, named: f.feeds.merged.named}
+}
+
+func (f *Fleet) names() []string {
+	out := make([]string, len(f.members))
+	for i, m := range f.members {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// merge is the Directors' feeds as one: the deployments any named, the
+// mode they share (watch when they differ: each Director's deployments are
+// then dealt with by ApplyFeeds), the pages and events of all, and the
+// reasons of those that do not watch. A single Director's feed is the
+// run's as it is.
+func merge(of []*watch, names []string) *watch {
+	if len(of) == 1 {
+		return of[0]
+	}
+	m := &watch{named: map[string]bool{}}
+	var reasons []string
+	for i, w := range of {
+		for name := range w.named {
+			m.named[name] = true
+		}
+		m.report.Pages += w.report.Pages
+		m.report.Events += w.report.Events
+		if w.report.Mode != report.FeedWatch {
+			reasons = append(reasons, fmt.Sprintf("Director %s: %s (%s)", names[i], w.report.Mode, w.report.Reason))
+		}
+		if i == 0 || w.report.Mode == m.report.Mode {
+			m.report.Mode = w.report.Mode
+		} else {
+			m.report.Mode = report.FeedWatch
+		}
+	}
+	m.report.Changed = len(m.named)
+	m.report.Reason = strings.Join(reasons, "; ")
+	return m
+}
+
+// ApplyFeeds deals with the listed deployments of the Directors that resync
+// (their copies are dropped from cache: fetched again) or whose feed could
+// not be read (their copies go by cache_ttl: returned), when the run as a
+// whole watches. Each is named in v: no index record vouches for it.
+func (f *Fleet) ApplyFeeds(v *View, deps []bosh.Deployment, cache *Cache) (fallback map[string]bool) {
+	if v.Report.Mode != report.FeedWatch {
+		return nil
+	}
+	fallback = map[string]bool{}
+	for _, d := range deps {
+		i, ok := f.ownerIndex(d.Name)
+		if !ok {
+			continue
+		}
+		switch f.feeds.of[i].report.Mode {
+		case report.FeedResync:
+			cache.Forget(d.Name)
+			v.named[d.Name] = true
+		case report.FeedFallback:
+			fallback[d.Name] = true
+			v.named[d.Name] = true
+		}
+	}
+	return fallback
+}
+
+func (f *Fleet) ownerIndex(name string) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, ok := f.owner[name]
+	return i, ok
+}
+
+// Vouched counts a deployment the feed of its Director vouched for
+// without a fetch.
+func (f *Fleet) Vouched(name string) {
+	i, ok := f.ownerIndex(name)
+	if !ok {
+		return
+	}
+	f.feeds.mu.Lock()
+	defer f.feeds.mu.Unlock()
+	f.feeds.trusted[i]++
+}
+
+// FeedReport is the run's feed report: the Directors' together, with the
+// deployments vouched for.
+func (f *Fleet) FeedReport() (report.FeedReport, bool) {
+	if f.feeds.merged == nil {
+		return report.FeedReport{}, false
+	}
+	r := f.feeds.merged.report
+	f.feeds.mu.Lock()
+	defer f.feeds.mu.Unlock()
+	for _, n := range f.feeds.trusted {
+		r.Trusted += n
+	}
+	return r, true
+}
+
+// report is member i's feed report (nil when not read).
+func (fd *feeds) report(i int) *report.FeedReport {
+	w := fd.of[i]
+	if w == nil {
+		return nil
+	}
+	r := w.report
+	fd.mu.Lock()
+	r.Trusted = fd.trusted[i]
+	fd.mu.Unlock()
+	return &r
+}
+
+// SaveFeeds keeps each Director's mark for the next run, with the named
+// deployments the run could not fetch (pending says which, of a Director's
+// named ones), except for a Director out of the run (the changes its events
+// name were not dealt with). A failure is returned per Director, joined.
+func (f *Fleet) SaveFeeds(ctx context.Context, store memory.StateStore, now time.Time, pending func(named map[string]bool) []string) error {
+	var errs []error
+	for i := range f.members {
+		w := f.feeds.of[i]
+		if w == nil || f.isDown(i) {
+			continue
+		}
+		var p []string
+		if w.report.Mode == report.FeedWatch { // a resync fetched (or tried) every deployment; a fallback keeps the old mark
+			p = pending(w.named)
+		}
+		if err := w.save(ctx, store, now, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// emptyLog is the mark of a Director whose event log was empty: every
+// event id is after it.
+const emptyLog = "0"
+
+// errGap says the feed does not reach back to the last event read.
+var errGap = errors.New("gap in the event feed")
+
+// events reads one page of a Director's event log.
+type events func(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error)
+
+// readWatch reads the feed state from Vault (document doc) and the events since; forced
+// says the run fetches everything anyway (the feed is still read, to move
+// the mark).
+func readWatch(ctx context.Context, mem memory.StateStore, dir events, doc string, now time.Time, resync time.Duration, forced bool) *watch {
+	w := &watch{named: map[string]bool{}, doc: doc}
+	if _, err := mem.ReadState(ctx, doc, &w.state); err != nil {
+		w.fallback(fmt.Sprintf("the feed state could not be read: %v", err))
+		return w
+	}
+	w.loaded = true
+	for _, name := range w.state.Pending {
+		w.named[name] = true
+	}
+	newest, err := w.read(ctx, dir)
+	w.report.LastID, w.report.Changed = newest, len(w.named)
+	switch {
+	case errors.Is(err, errGap):
+		// Changes may hide in the gap: everything is fetched, and the mark moves on.
+		w.resync(err.Error())
+	case err != nil:
+		w.report.LastID = "" // the next run reads from the same mark
+		w.fallback(err.Error())
+	case forced:
+		w.resync("a forced run fetches every deployment")
+	case w.state.ResyncedAt.IsZero() || now.Sub(w.state.ResyncedAt) >= resync:
+		w.resync(fmt.Sprintf("resync_period (%s) since the last full fetch", resync))
+	default:
+		w.report.Mode = report.FeedWatch
+	}
+	return w
+}
+
+func (w *watch) fallback(reason string) { w.report.Mode, w.report.Reason = report.FeedFallback, reason }
+func (w *watch) resync(reason string)   { w.report.Mode, w.report.Reason = report.FeedResync, reason }
+
+// read pages back through the events, newest first, until the last event
+// read by the previous run, recording the deployments they name; it
+// returns the newest id. A feed that does not reach the last id (pruned
+// events, a new Director, more than maxFeedPages pages) is errGap.
+func (w *watch) read(ctx context.Context, dir events) (newest string, err error) {
+	last := w.state.LastID
+	q := bosh.EventQuery{}
+	for page := 0; page < maxFeedPages; page++ {
+		events, err := dir(ctx, q)
+		w.report.Pages++
+		if err != nil {
+			return newest, fmt.Errorf("reading the Director's events: %w", err)
+		}
+		if len(events) == 0 && page == 0 && (last == "" || last == emptyLog) {
+			// No event at all: nothing can have been missed; the mark is
+			// "before the first event".
+			return emptyLog, nil
+		}
+		if len(events) > 0 && newest == "" {
+			newest = events[0].ID
+		}
+		for _, e := range events {
+			if last != "" {
+				older, err := bosh.IDBefore(last, e.ID)
+				if err != nil {
+					return newest, err
+				}
+				if !older { // e is the last event read, or older: the feed is whole
+					return newest, nil
+				}
+			}
+			w.report.Events++
+			w.name(e)
+		}
+		if last == "" {
+			return newest, fmt.Errorf("%w: no event read yet (first run, or a new feed state)", errGap)
+		}
+		if len(events) < bosh.EventsPage {
+			return newest, fmt.Errorf("%w: event %s is no longer in the Director's log (pruned, or another Director)", errGap, last)
+		}
+		q.BeforeID = events[len(events)-1].ID
+	}
+	return newest, fmt.Errorf("%w: more than %d events since event %s", errGap, maxFeedPages*bosh.EventsPage, last)
+}
+
+// name records the deployment an event concerns.
+func (w *watch) name(e bosh.Event) {
+	if e.Deployment != "" {
+		w.named[e.Deployment] = true
+	}
+	if e.ObjectType == "deployment" && e.ObjectName != "" {
+		w.named[e.ObjectName] = true
+	}
+	w.report.Changed = len(w.named)
+}
+
+// save keeps the newest event id (and, after a resync, its time) for the
+// next run, with the named deployments the run could not fetch (pending);
+// only a complete run saves, so that a change seen by an aborted run is
+// seen again.
+func (w *watch) save(ctx context.Context, mem memory.StateStore, now time.Time, pending []string) error {
+	if !w.loaded || w.report.LastID == "" && w.report.Mode != report.FeedResync {
+		return nil
+	}
+	next := w.state
+	if w.report.LastID != "" {
+		next.LastID = w.report.LastID
+	}
+	if w.report.Mode == report.FeedResync {
+		next.ResyncedAt = now
+	}
+	next.Pending = pending
+	if len(pending) > maxPending { // too many to carry: the next run fetches everything
+		next.Pending, next.ResyncedAt = nil, time.Time{}
+	}
+	if next.LastID == w.state.LastID && next.ResyncedAt.Equal(w.state.ResyncedAt) && slices.Equal(next.Pending, w.state.Pending) {
+		return nil
+	}
+	if err := mem.WriteState(ctx, w.doc, next); err != nil {
+		return fmt.Errorf("writing the feed state: %w", err)
+	}
+	return nil
+}

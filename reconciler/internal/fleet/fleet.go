@@ -1,0 +1,252 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// Fleet is the Directors as one run sees them: it lists them all at once
+// and sends each deployment's requests to the Director that listed it. A
+// Director that cannot be listed, or whose breaker opens, is out of the run
+// (its requests fail at once, quietly) and the others go on: the instances
+// that live on it are unknown for the run, never orphaned. A Fleet lives as
+// long as its run; it is safe for concurrent use.
+type Fleet struct {
+	members []runMember
+	policy  memory.Policy
+	stop    context.CancelCauseFunc // once no Director is left
+	feeds   feeds
+
+	mu     sync.Mutex
+	owner  map[string]int // deployment -> member, from the run's listing
+	down   map[int]error
+	counts map[int]int // deployments listed, by member
+	dups   []string    // deployments listed by two Directors (the first keeps them)
+	listed bool        // List ran to its end
+}
+
+// runMember is a Director in a run: behind its breaker.
+type runMember struct {
+	member
+	breaker *guard.Breaker
+}
+
+func newFleet(members []member, p memory.Policy, stop context.CancelCauseFunc) *Fleet {
+	f := &Fleet{policy: p, stop: stop, owner: map[string]int{}, down: map[int]error{}, counts: map[int]int{}}
+	for _, m := range members {
+		f.members = append(f.members, runMember{member: m})
+	}
+	f.feeds.of = make([]*watch, len(members))
+	f.feeds.trusted = make([]int, len(members))
+	return f
+}
+
+// List lists every Director at once, each with the run's retries; a
+// deployment carries the name of its Director as index records keep it
+// (none with a single Director). It fails when no Director could be listed.
+func (f *Fleet) List(ctx context.Context) ([]bosh.Deployment, error) {
+	lists := make([][]bosh.Deployment, len(f.members))
+	errs := make([]error, len(f.members))
+	var wg sync.WaitGroup
+	for i, m := range f.members {
+		wg.Go(func() {
+			errs[i] = f.policy.Do(ctx, "director", m.Name, func(ctx context.Context) (err error) {
+				lists[i], err = guard.Call(m.breaker, ctx, m.Director.Deployments)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil { // cut short (the index read failed, the run stopped): no Director's fault
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listed = true
+	var out []bosh.Deployment
+	var failed []error
+	for i, m := range f.members {
+		if errs[i] != nil {
+			err := fmt.Errorf("Director %s could not be listed: %w", m.Name, errs[i])
+			f.down[i] = err
+			failed = append(failed, err)
+			continue
+		}
+		for _, d := range lists[i] {
+			if first, taken := f.owner[d.Name]; taken {
+				f.dups = append(f.dups, fmt.Sprintf("deployment %s is listed by Directors %s and %s; only %s's is reconciled",
+					d.Name, f.members[first].Name, m.Name, f.members[first].Name))
+				continue
+			}
+			d.Director = m.recorded
+			f.owner[d.Name] = i
+			f.counts[i]++
+			out = append(out, d)
+		}
+	}
+	if len(failed) == len(f.members) {
+		return nil, retry.Terminal(errors.Join(failed...)) // each was retried already
+	}
+	return out, nil
+}
+
+// tripper is what the breaker of member i does when it opens: that
+// Director is out of the run (its deployments are neither failed nor
+// quarantined, its instances unknown) and the others go on; once none is
+// left, the run stops with the cause.
+func (f *Fleet) tripper(i int) context.CancelCauseFunc {
+	return func(cause error) {
+		f.mu.Lock()
+		if f.down[i] == nil {
+			f.down[i] = fmt.Errorf("Director %s failed during the run: %w", f.members[i].Name, cause)
+		}
+		none := len(f.down) == len(f.members)
+		f.mu.Unlock()
+		if none {
+			f.stop(cause)
+		}
+	}
+}
+
+// of is the Director that listed deployment name (the first when none did).
+func (f *Fleet) of(name string) runMember {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.members[f.owner[name]]
+}
+
+// Manifest fetches a deployment's manifest from the Director that listed it.
+func (f *Fleet) Manifest(ctx context.Context, name string) (string, error) {
+	m := f.of(name)
+	return guard.Call(m.breaker, ctx, func(ctx context.Context) (string, error) { return m.Director.Manifest(ctx, name) })
+}
+
+// VMs lists a deployment's VMs on the Director that listed it.
+func (f *Fleet) VMs(ctx context.Context, name string) ([]bosh.VM, error) {
+	m := f.of(name)
+	return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.VM, error) { return m.Director.VMs(ctx, name) })
+}
+
+// Tasks asks every Director that is not out of the run and has a task
+// check (the orphaner asks which deployments have a task in flight).
+func (f *Fleet) Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error) {
+	var out []bosh.Task
+	for i, m := range f.members {
+		if m.Tasks == nil || f.isDown(i) {
+			continue
+		}
+		tasks, err := guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.Task, error) { return m.Tasks.Tasks(ctx, q) })
+		if err != nil {
+			return nil, fmt.Errorf("Director %s: %w", m.Name, err)
+		}
+		out = append(out, tasks...)
+	}
+	return out, nil
+}
+
+func (f *Fleet) isDown(i int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.down[i] != nil
+}
+
+// Owner is the name of the Director that listed deployment name; "" when none did.
+func (f *Fleet) Owner(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i, ok := f.owner[name]; ok {
+		return f.members[i].Name
+	}
+	return ""
+}
+
+// Unknown says whether the run cannot tell if rec's deployment exists: its
+// Director is out of the run, or is not configured (any more), or, for a
+// record that names no Director, some Director is out of the run. Such a
+// record is never flagged orphaned.
+func (f *Fleet) Unknown(rec *vault.Record) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rec.Director == "" {
+		return len(f.down) > 0
+	}
+	for i, m := range f.members {
+		if m.Name == rec.Director {
+			return f.down[i] != nil
+		}
+	}
+	return true
+}
+
+// MayHold says whether a deployment (listed or not) may belong to a
+// Director that is out of the run: such a deployment was not looked at.
+func (f *Fleet) MayHold(name string, listed bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.down) == 0 {
+		return false
+	}
+	i, ok := f.owner[name]
+	return !listed || !ok || f.down[i] != nil
+}
+
+// Reports are the Directors as the run saw them, in configuration order;
+// nil when the listing was cut short (it says nothing of them).
+func (f *Fleet) Reports() []report.DirectorReport {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.listed {
+		return nil
+	}
+	out := make([]report.DirectorReport, 0, len(f.members))
+	for i, m := range f.members {
+		r := report.DirectorReport{Name: m.Name, Listed: f.down[i] == nil, Deployments: f.counts[i]}
+		if err := f.down[i]; err != nil {
+			r.Error = report.Truncate(err.Error(), memory.MaxErrorText)
+		}
+		r.Feed = f.feeds.report(i)
+		out = append(out, r)
+	}
+	return out
+}
+
+// Errors are the run's errors of the Directors: each one out of the run
+// (its instances are unknown) and each deployment listed by two, unless
+// every Director is out (the run stopped, and its own error says why).
+func (f *Fleet) Errors() []error {
+	var errs []error
+	for _, err := range f.downErrors() {
+		errs = append(errs, fmt.Errorf("%w; the instances that live on it are unknown this run (none is flagged orphaned)", err))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.down) == len(f.members) {
+		errs = nil
+	}
+	for _, d := range f.dups {
+		errs = append(errs, errors.New(d))
+	}
+	return errs
+}
+
+// downErrors are the Directors out of the run, in configuration order.
+func (f *Fleet) downErrors() []error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for i := range f.members {
+		if err := f.down[i]; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
