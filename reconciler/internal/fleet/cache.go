@@ -190,3 +190,9 @@ func listingKey(d bosh.Deployment) string {
 	b.WriteString("|" + strconv.FormatBool(d.Locked))
 	return b.String()
 }
+
+// FetchedOf is what is known of a deployment whose manifest and VMs were
+// had otherwise (not from a Director fetch): never cached.
+func FetchedOf(manifest string, vms []bosh.VM) *Fetched {
+	return &Fetched{Manifest: manifest, VMs: vms, withVMs: vms != nil, parse: &lazyParse{}}
+}

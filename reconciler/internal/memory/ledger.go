@@ -27,23 +27,25 @@ type Ledger struct {
 	sum      report.Summary
 	failedID map[string]string // key -> its first error
 	unmatch  []report.Unmatched
-	flagged  map[string]Flag // orphan flags changed by this run
-	fetched  map[string]bool // deployments fetched (or taken from the cache) in this run
+	flagged  map[string]Effect // orphan flags changed by this run
+	fetched  map[string]bool   // deployments fetched (or taken from the cache) in this run
 }
 
-// Flag is an orphan flag a run set or cleared on an index record.
-type Flag uint8
+// Effect is what an index change did to a record (a set of flags).
+type Effect uint8
 
-// The orphan flags a run changes.
+// What an index change does.
 const (
-	FlagOrphaned Flag = 1 << iota
-	FlagUnorphaned
+	EffectCreated Effect = 1 << iota
+	EffectUpdated
+	EffectUnorphaned
+	EffectOrphaned
 )
 
 // NewLedger starts from sum.
 func NewLedger(log *slog.Logger, sum report.Summary) *Ledger {
 	return &Ledger{log: log, sum: sum, failedID: map[string]string{}, unmatch: []report.Unmatched{},
-		flagged: map[string]Flag{}, fetched: map[string]bool{}}
+		flagged: map[string]Effect{}, fetched: map[string]bool{}}
 }
 
 // Count changes the summary under the lock.
@@ -126,8 +128,8 @@ func (s *Ledger) Conflict(c report.Conflict, kept bool) {
 }
 
 // NoteOrphan remembers the orphan flags this run changed.
-func (s *Ledger) NoteOrphan(id string, e Flag) {
-	if e&(FlagOrphaned|FlagUnorphaned) == 0 {
+func (s *Ledger) NoteOrphan(id string, e Effect) {
+	if e&(EffectOrphaned|EffectUnorphaned) == 0 {
 		return
 	}
 	s.mu.Lock()
@@ -159,7 +161,7 @@ func (s *Ledger) Failures() map[string]string {
 }
 
 // OrphanFlags is a copy of the orphan flags this run changed.
-func (s *Ledger) OrphanFlags() map[string]Flag {
+func (s *Ledger) OrphanFlags() map[string]Effect {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.flagged)

@@ -1,0 +1,168 @@
+package records
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// batcher writes index changes together: it collects them and writes them
+// with one Update (one read and at most one write per touched shard) at a
+// time, in a goroutine of its own. Changes that come in during a write join
+// the next one; flushPolicy says when a write starts.
+type batcher struct {
+	index     Index
+	batchSize int
+	policy    memory.Policy
+	progress  *memory.Progress
+	ledger    *memory.Ledger
+	counters  Counters
+	account   func(*Queued, memory.Effect)
+
+	in   chan *Queued
+	done chan struct{}
+}
+
+// startBatcher starts the batches' goroutine.
+func startBatcher(ctx context.Context, index Index, batchSize int, p memory.Policy, progress *memory.Progress,
+	s Shared, account func(*Queued, memory.Effect)) *batcher {
+	b := &batcher{index: index, batchSize: batchSize, policy: p, progress: progress, ledger: s.Ledger, counters: s.Counters, account: account,
+		in: make(chan *Queued, min(batchSize, 1024)), done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		b.collect(ctx)
+	}()
+	return b
+}
+
+// queue hands a change to the batches' goroutine.
+func (b *batcher) queue(p *Queued) { b.in <- p }
+
+// stop writes what is left and waits for it.
+func (b *batcher) stop() {
+	close(b.in)
+	<-b.done
+}
+
+// collect gathers changes and hands them to one flush at a time.
+func (b *batcher) collect(ctx context.Context) {
+	in := (<-chan *Queued)(b.in)
+	var waiting []*Queued
+	policy := flushPolicy{batchSize: b.batchSize, began: time.Now()}
+	flushed := make(chan time.Duration, 1)
+	busy := false
+	tick := time.NewTicker(flushEvery / 4)
+	defer tick.Stop()
+	for in != nil || busy || len(waiting) > 0 {
+		select {
+		case p, ok := <-in:
+			if ok {
+				waiting = append(waiting, p)
+			} else {
+				in = nil
+			}
+		case policy.took = <-flushed:
+			busy = false
+		case <-tick.C:
+		}
+		if !busy && len(waiting) > 0 && policy.due(len(waiting), in == nil, b.progress.Now()) {
+			busy, policy.last = true, time.Now()
+			go func(batch []*Queued) {
+				defer func(start time.Time) { flushed <- time.Since(start) }(time.Now())
+				b.ledger.Safely("index batch", func() { b.flush(ctx, batch) })
+			}(waiting)
+			waiting = nil
+		}
+	}
+}
+
+// flush writes one batch with retries and accounts for every change in it.
+func (b *batcher) flush(ctx context.Context, batch []*Queued) {
+	if len(batch) == 0 {
+		return
+	}
+	changes := make(map[string]vault.Change, len(batch))
+	for _, p := range batch {
+		changes[p.ID] = p.Change
+	}
+	written := map[string]memory.Effect{}
+	wctx := context.WithoutCancel(ctx)
+	err := b.policy.Do(ctx, "batch", len(batch), func(context.Context) error {
+		res, err := b.index.Update(wctx, changes)
+		for _, id := range res.Changed {
+			written[id] = *batchEffect(batch, id)
+		}
+		b.ledger.Count(func(s *report.Summary) { s.Writes += res.Writes })
+		b.counters.Wrote(KindIndex, res.Writes)
+		if errors.Is(err, vault.ErrCorrupt) || errors.Is(err, vault.ErrInvalid) {
+			return retry.Terminal(err)
+		}
+		return err
+	})
+	for _, p := range batch {
+		e, ok := written[p.ID]
+		switch {
+		case ok:
+			b.account(p, e)
+		case err != nil:
+			b.ledger.FailUnlessStopped(ctx, report.InstanceKey(p.ID), fmt.Errorf("instance %s: writing its index record: %w", p.ID, err))
+		default:
+			b.account(p, 0)
+		}
+	}
+}
+
+func batchEffect(batch []*Queued, id string) *memory.Effect {
+	for _, p := range batch {
+		if p.ID == id {
+			return p.eff
+		}
+	}
+	return new(memory.Effect)
+}
+
+// flushEvery is the least time between two index writes while changes keep
+// coming: changes that arrive meanwhile are written together, so that a
+// cold run over thousands of instances writes each index shard a few times
+// rather than once per batch_size instances.
+const flushEvery = 5 * time.Second
+
+// shardsWrite is about what one write of every index shard takes: the end
+// of a run is foreseen at least twice this far ahead (the first write, of
+// batch_size changes, says little of how long a write of every shard takes).
+const shardsWrite = 150 * time.Millisecond
+
+// flushPolicy says when the index writes.
+type flushPolicy struct {
+	batchSize int
+	began     time.Time     // when the batches started
+	last      time.Time     // when the last write began
+	took      time.Duration // how long the last write took
+}
+
+// due says whether the n changes waiting are to be written now: at the end
+// of the run; else once Config.BatchSize of them are waiting and either
+// flushEvery has passed since the last write began, or the run looks set to
+// end within two writes like the last one, so that what is left for the end
+// of the run is a small write rather than one of every shard.
+func (f *flushPolicy) due(n int, closed bool, p report.Progress) bool {
+	switch {
+	case closed:
+		return true
+	case n < f.batchSize:
+		return false
+	case time.Since(f.last) >= flushEvery:
+		return true
+	}
+	if p.Done == 0 || p.Total <= p.Done {
+		return false
+	}
+	left := time.Duration(float64(time.Since(f.began)) * float64(p.Total-p.Done) / float64(p.Done))
+	return left <= 2*max(f.took, shardsWrite)
+}

@@ -1,0 +1,27 @@
+package records
+
+import (
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("when the batcher writes", func() {
+	DescribeTable("writes at the end, every flushEvery, and back to back when the run is about to end",
+		func(waiting int, closed bool, sinceLast, took, sinceBegan time.Duration, done, total int, want bool) {
+			now := time.Now()
+			f := flushPolicy{batchSize: 10, began: now.Add(-sinceBegan), last: now.Add(-sinceLast), took: took}
+			Expect(f.due(waiting, closed, report.Progress{Done: done, Total: total})).To(Equal(want))
+		},
+		Entry("the end of the run, whatever is waiting", 1, true, 0*time.Second, time.Duration(0), time.Second, 5, 10, true),
+		Entry("fewer than batch_size waiting", 9, false, time.Minute, time.Duration(0), time.Minute, 10, 1000, false),
+		Entry("the first batch_size", 10, false, time.Minute, time.Duration(0), time.Second, 10, 1000, true),
+		Entry("within flushEvery of the last write, far from the end", 500, false, time.Second, 100*time.Millisecond, 10*time.Second, 500, 1000, false),
+		Entry("past flushEvery", 500, false, flushEvery, 100*time.Millisecond, 10*time.Second, 500, 1000, true),
+		Entry("the run ends within two writes like the last", 100, false, time.Second, time.Second, 10*time.Second, 900, 1000, true),
+		Entry("the run ends within two writes of every shard", 100, false, time.Second, 10*time.Millisecond, 10*time.Second, 990, 1000, true),
+		Entry("nothing done yet", 10, false, time.Second, time.Second, time.Second, 0, 1000, false),
+	)
+})

@@ -1,0 +1,150 @@
+package records
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"slices"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// fingerprintVersion changes when what the reconciler writes changes, so that
+// every record is checked again once after an upgrade.
+const fingerprintVersion = "v2" // v2: the match (strategy, confidence, rule) is in the index record
+
+// Desired is what one matched instance's records should be, from what the
+// Director runs; nothing changes it once built. What the records take from
+// the manifest beyond its digest waits for Load.
+type Desired struct {
+	Match       report.Match
+	Deployment  string
+	Director    string // the Director that listed it, as index records name it ("" with a single Director)
+	Manifest    string
+	ManifestSHA string
+	Fingerprint string
+	releases    []vault.Resource
+	vms         []vault.VMSummary
+	fetched     *fleet.Fetched
+}
+
+// Target is a desired instance with what Load reads from its manifest: the
+// records the instance is brought to.
+type Target struct {
+	*Desired
+	stemcells []vault.Resource
+	// What the index record gets: the service and plan the manifest's
+	// properties.blacksmith names for the instance, else the matcher's.
+	ServiceID, PlanID string
+	props             *match.Props // properties.blacksmith when it names the instance, else nil
+}
+
+// New computes the records of a matched deployment; what they take from the
+// manifest (which the manifest's digest covers) waits for Load.
+func New(d bosh.Deployment, f *fleet.Fetched, m report.Match) *Desired {
+	w := &Desired{Match: m, Deployment: d.Name, Director: d.Director, Manifest: f.Manifest, ManifestSHA: SHA256Hex(f.Manifest),
+		fetched: f}
+	for _, r := range d.Releases {
+		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
+	}
+	for _, v := range f.VMs {
+		w.vms = append(w.vms, vault.VMSummary{ID: v.ID, Job: v.Job, Index: v.Index, AZ: v.AZ, IPs: slices.Clone(v.IPs)})
+	}
+	slices.SortFunc(w.vms, func(a, b vault.VMSummary) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID))
+	})
+	w.Fingerprint = w.digest()
+	return w
+}
+
+// digest is the fingerprint kept in the index record: a warm run compares
+// it and needs no other read when it is unchanged.
+func (w *Desired) digest() string {
+	h := sha256.New()
+	field := func(parts ...any) {
+		for _, p := range parts {
+			fmt.Fprintf(h, "%v\x1f", p)
+		}
+		h.Write([]byte{'\x1e'})
+	}
+	field(fingerprintVersion, w.Match.InstanceID, w.Match.ServiceID, w.Match.PlanID, w.Deployment, w.ManifestSHA,
+		w.Match.Strategy, w.Match.Confidence, w.Match.Rule)
+	if w.Director != "" { // a single Director: the fingerprints of before
+		field("director", w.Director)
+	}
+	writeResources(h, field, w.releases)
+	for _, v := range w.vms {
+		field(v.ID, v.Job, v.Index, v.AZ, v.IPs)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
+	for _, r := range rs {
+		field(r.Name, r.Version)
+	}
+	h.Write([]byte{'\x1d'})
+}
+
+// Load reads the stemcells and properties.blacksmith from the manifest; the
+// service and plan it names for the instance win over the matcher's. A
+// manifest that cannot be read is a terminal error.
+func (w *Desired) Load(m *match.Matcher) (*Target, error) {
+	info, err := match.RecordInfo(w.Manifest, w.fetched.Info)
+	if err != nil {
+		return nil, retry.Terminal(err)
+	}
+	t := &Target{Desired: w}
+	for _, st := range info.Stemcells {
+		t.stemcells = append(t.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
+	}
+	if p := info.Blacksmith(); p != nil && p.InstanceID == w.Match.InstanceID {
+		t.props = p
+	}
+	refined := m.Refine(w.Match, t.props)
+	t.ServiceID, t.PlanID = refined.ServiceID, refined.PlanID
+	return t, nil
+}
+
+// sameResources compares names and versions.
+func sameResources(a, b []vault.Resource) bool {
+	return slices.EqualFunc(a, b, func(x, y vault.Resource) bool { return x.Name == y.Name && x.Version == y.Version })
+}
+
+// sameVMs compares the VM fields the reconciler owns.
+func sameVMs(a, b []vault.VMSummary) bool {
+	return slices.EqualFunc(a, b, func(x, y vault.VMSummary) bool {
+		return x.ID == y.ID && x.Job == y.Job && x.Index == y.Index && x.AZ == y.AZ && slices.Equal(x.IPs, y.IPs)
+	})
+}
+
+// metadataDiffers says whether md (nil when absent) lacks what w wants.
+func (w *Target) metadataDiffers(md *vault.Metadata) bool {
+	return md == nil || !sameResources(md.Releases, w.releases) ||
+		!sameResources(md.Stemcells, w.stemcells) || !sameVMs(md.VMs, w.vms)
+}
+
+// nextMetadata is md (nil when absent) with the owned fields set; every
+// other field, Properties and History included, is kept.
+func (w *Target) nextMetadata(md *vault.Metadata) *vault.Metadata {
+	next := &vault.Metadata{}
+	if md != nil {
+		c := *md
+		next = &c
+	}
+	next.Releases, next.Stemcells, next.VMs = w.releases, w.stemcells, w.vms
+	return next
+}
+
+// SHA256Hex is the hex SHA-256 of text.
+func SHA256Hex(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
