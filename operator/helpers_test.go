@@ -100,8 +100,9 @@ func newEnv() *env {
 	b, err := broker.New(broker.Options{Catalog: cat, Director: client, DirectorReader: client, Store: store,
 		Username: brokerUser, Password: brokerPass, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
-	m, err := reconciler.New(reconciler.Options{Config: cfg, Director: client, Tasks: client, Store: store,
-		Operations: b, Deployer: client, Catalog: cat, Logger: testLogger()})
+	m, err := reconciler.New(reconciler.Options{Config: cfg, Store: store,
+		Directors: []reconciler.NamedDirector{{Director: client, Tasks: client, Deployer: client}},
+		Operations: b, Catalog: cat, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
 
 	mux := http.NewServeMux()

@@ -50,8 +50,8 @@ var _ = Describe("several Directors", func() {
 		DeferCleanup(func() { cancel(); <-done })
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
 			o.Notifier = n
-			o.DirectorName = "east"
-			o.MoreDirectors = []reconciler.NamedDirector{{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
+			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
+				{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 			o.Registerer = e.reg
 		})
 	})
@@ -184,10 +184,9 @@ var _ = Describe("several Directors", func() {
 	It("takes a Director whose requests keep failing mid-run out of the run, and goes on with the others", func() {
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
 			o.Config.BreakerThreshold = 5
-			o.DirectorName = "east"
 			westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
 			Expect(err).NotTo(HaveOccurred())
-			o.MoreDirectors = []reconciler.NamedDirector{{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
+			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh}, {Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 		})
 		Expect(west.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Status: 503})).To(Succeed())
 		s := e.run(reconciler.RunOptions{})

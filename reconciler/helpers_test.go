@@ -37,7 +37,6 @@ var (
 var (
 	_ reconciler.Director = (*bosh.Client)(nil)
 	_ reconciler.Tasks    = (*bosh.Client)(nil)
-	_ reconciler.Store    = (*vault.Store)(nil)
 )
 
 var _ = BeforeSuite(func() {
@@ -133,7 +132,7 @@ func (e *env) newManager() *reconciler.Manager {
 func (e *env) newManagerWith(change func(*reconciler.Options)) *reconciler.Manager {
 	GinkgoHelper()
 	opts := reconciler.Options{
-		Config: e.cfg, Director: e.bosh, Tasks: e.bosh, Store: e.store,
+		Config: e.cfg, Directors: []reconciler.NamedDirector{{Director: e.bosh, Tasks: e.bosh}}, Store: e.store,
 		Catalog: testCatalog, Registerer: prometheus.NewRegistry(),
 		Logger: slog.New(slog.NewTextHandler(io.MultiWriter(GinkgoWriter, e.logs), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}

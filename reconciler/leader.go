@@ -11,14 +11,9 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-var (
-	// ErrNotLeader is returned by Trigger on a daemon that does not hold the
-	// reconciler lease: another daemon runs the reconciler (see Status).
-	ErrNotLeader = errors.New("another daemon leads the reconciler")
-	// ErrLostLease is the cause of a run stopped because its daemon no
-	// longer holds the lease: it writes nothing more.
-	ErrLostLease = errors.New("the reconciler lease was lost")
-)
+// ErrNotLeader is returned by Trigger on a daemon that does not hold the
+// reconciler lease: another daemon runs the reconciler (see Status).
+var ErrNotLeader = errors.New("another daemon leads the reconciler")
 
 // leaseName is the reconciler's lease in Vault.
 const leaseName = "reconciler"
@@ -191,9 +186,7 @@ func (m *Manager) holdLease(ctx context.Context) (release func(), err error) {
 	if e == nil || e.leading() {
 		return func() {}, nil
 	}
-	m.mu.Lock()
-	started := m.started
-	m.mu.Unlock()
+	started := m.queue.isStarted()
 	if !started {
 		e.attempt(ctx)
 	}

@@ -2,19 +2,12 @@ package reconciler
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 )
-
-// request is a run asked for with Trigger, shared by every caller whose
-// request was merged into it.
-type request struct {
-	id      string
-	opts    RunOptions
-	waiters []chan Summary
-}
 
 // Start runs the reconciler until ctx ends: one run at once, then one every
 // Config.Interval, and those asked for with Trigger. When ctx ends it waits
@@ -27,16 +20,16 @@ func (m *Manager) Start(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	if err := m.setStarted(true); err != nil {
+	if err := m.queue.setStarted(true); err != nil {
 		return err
 	}
-	defer m.setStarted(false)
+	defer func() { _ = m.queue.setStarted(false) }() // stopping cannot fail
 	if m.elector != nil {
 		var wg sync.WaitGroup
 		wg.Go(func() { m.elector.run(ctx) })
 		defer wg.Wait() // the lease is released before Start returns
 	}
-	m.restoreLast(ctx)
+	m.adoptNewest(ctx)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -45,16 +38,16 @@ func (m *Manager) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C:
-			req = m.scheduled()
+			req = m.queue.scheduled()
 			if !m.elector.leading() { // a follower: the leader runs; becoming it wakes us
 				timer.Reset(m.cfg.Interval)
 				continue
 			}
 		case <-m.lead:
-			req = m.scheduled()
+			req = m.queue.scheduled()
 			req.opts.Reason = "this daemon became the leader"
-		case <-m.wake:
-			req = m.takePending()
+		case <-m.queue.wake:
+			req = m.queue.take()
 		}
 		if req == nil {
 			continue
@@ -67,7 +60,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		if !req.opts.DryRun {
 			timer.Reset(max(0, m.cfg.Interval-m.now().Sub(start)))
 		}
-		m.signalIfPending()
+		m.queue.signalIfPending()
 	}
 }
 
@@ -141,73 +134,6 @@ func (m *Manager) runLocked(ctx context.Context, id string, opts RunOptions) Sum
 	return m.execute(ctx, id, opts)
 }
 
-// setStarted marks Start as running or not; on the way out, callers still
-// waiting for a run have their channel closed without a summary.
-func (m *Manager) setStarted(on bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if on && m.started {
-		return ErrAlreadyStarted
-	}
-	m.started = on
-	if !on {
-		for i, p := range m.pending {
-			for _, w := range p.waitersOrNil() {
-				close(w)
-			}
-			m.pending[i] = nil
-		}
-	}
-	return nil
-}
-
-func (r *request) waitersOrNil() []chan Summary {
-	if r == nil {
-		return nil
-	}
-	return r.waiters
-}
-
-// scheduled is the interval's run; a pending triggered run is merged into it.
-func (m *Manager) scheduled() *request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if p := m.pending[0]; p != nil {
-		m.pending[0] = nil
-		return p
-	}
-	return &request{id: newRunID(), opts: RunOptions{Reason: "interval"}}
-}
-
-// takePending takes the pending run (before the pending dry run).
-func (m *Manager) takePending() *request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, p := range m.pending {
-		if p != nil {
-			m.pending[i] = nil
-			return p
-		}
-	}
-	return nil
-}
-
-// signalIfPending wakes Start again when requests came in during a run.
-func (m *Manager) signalIfPending() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.pending[0] != nil || m.pending[1] != nil {
-		m.signal()
-	}
-}
-
-func (m *Manager) signal() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Trigger asks Start for a run and returns at once with the run's id and a
 // channel that receives its summary (and is then closed; it is closed
 // without a summary when the manager stops first). A run starts at once
@@ -222,42 +148,12 @@ func (m *Manager) Trigger(opts RunOptions) (string, <-chan Summary, error) {
 		id, since := m.elector.leader()
 		return "", nil, &NotLeaderError{Leader: id, Since: since}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.started {
-		return "", nil, ErrNotRunning
-	}
-	slot := 0
-	if opts.DryRun {
-		slot = 1
-	}
-	p := m.pending[slot]
-	if p == nil {
-		p = &request{id: newRunID(), opts: RunOptions{DryRun: opts.DryRun, Scope: opts.Scope}}
-		m.pending[slot] = p
-	} else if p.opts.Scope != opts.Scope {
-		p.opts.Scope = Scope{} // two scopes merged: the whole estate covers both
-	}
-	p.opts.Force = p.opts.Force || opts.Force
-	p.opts.RetryQuarantined = p.opts.RetryQuarantined || opts.RetryQuarantined
-	for _, id := range opts.Instances {
-		if !slices.Contains(p.opts.Instances, id) {
-			p.opts.Instances = append(p.opts.Instances, id)
-		}
-	}
-	p.opts.Reason = joinReason(p.opts.Reason, opts.Reason)
-	w := make(chan Summary, 1)
-	p.waiters = append(p.waiters, w)
-	m.signal()
-	return p.id, w, nil
+	return m.queue.add(opts)
 }
 
-func joinReason(a, b string) string {
-	switch {
-	case a == "" || a == b:
-		return b
-	case b == "":
-		return a
-	}
-	return a + "; " + b
+// newRunID returns a random run id.
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

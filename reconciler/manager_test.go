@@ -147,7 +147,7 @@ var _ = Describe("the manager", func() {
 		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(2))
 
 		e.cfg.MaxConcurrency = 100000
-		_, err := reconciler.New(reconciler.Options{Config: e.cfg, Director: e.bosh, Store: e.store})
+		_, err := reconciler.New(reconciler.Options{Config: e.cfg, Directors: []reconciler.NamedDirector{{Director: e.bosh}}, Store: e.store})
 		Expect(err).To(MatchError(reconciler.ErrBadOptions))
 		Expect(err).To(MatchError(ContainSubstring("reconciler.max_concurrency 100000 is more than 1000")))
 	})

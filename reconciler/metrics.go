@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,10 +30,10 @@ const (
 	stateMatched     = "matched"
 	stateOrphaned    = "orphaned"
 	stateFailed      = "failed"
-	kindIndex        = "index"
-	kindMetadata     = "metadata"
-	kindManifest     = "manifest"
-	kindBackup       = "backup"
+	kindIndex        = records.KindIndex
+	kindMetadata     = records.KindMetadata
+	kindManifest     = records.KindManifest
+	kindBackup       = records.KindBackup
 )
 
 // Snapshot is the run counters in the shape operators know from Blacksmith's
@@ -145,6 +146,7 @@ func (m *metrics) observe(s Summary, end time.Time) {
 	m.instances.WithLabelValues("synced").Add(float64(s.InstancesSynced))
 	m.scanned.Add(float64(s.DeploymentsSeen))
 	m.errs.Add(float64(s.ErrorCount))
+	m.fetches.Add(float64(s.ManifestsFetched))
 	if s.Scope == nil { // a scoped run says nothing of the rest of the estate
 		m.converged.Set(boolGauge(s.Converged))
 		for _, d := range s.Directors {
@@ -240,3 +242,9 @@ func (m *metrics) leaderGauge(r prometheus.Registerer, leads func() bool) error 
 	}, func() float64 { return boolGauge(leads()) }))
 	return reg.err
 }
+
+// Wrote counts n writes to Vault of a kind (records.Counters).
+func (m *metrics) Wrote(kind string, n int) { m.writes.WithLabelValues(kind).Add(float64(n)) }
+
+// Drift counts a manifest found changed behind the broker's back (records.Counters).
+func (m *metrics) Drift() { m.drift.Inc() }

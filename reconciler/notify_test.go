@@ -75,7 +75,7 @@ var _ = Describe("webhook notifications", func() {
 		DeferCleanup(func() { cancel(); <-done })
 
 		e := newEnv(envOptions{seed: 3})
-		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Notifier, o.DirectorName = n, "d1" })
+		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Notifier, o.Directors[0].Name = n, "d1" })
 		e.run(reconciler.RunOptions{})
 		gone := e.names[0]
 		e.sim.RemoveDeployment(gone)

@@ -5,9 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
+	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -66,12 +71,42 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 	if err != nil {
 		return rep, fmt.Errorf("the reconciler run: %w", err)
 	}
-	store := m.parts.store
-	idx, err := store.Index(ctx)
+	rb := rebuilder{index: m.stores.index, docs: m.stores.docs, history: m.stores.history, backups: m.stores.backups,
+		directors: m.parts.Directors, now: m.now, log: m.log}
+	return rb.orphans(ctx, rep, apply)
+}
+
+// rebuilder makes the index records of instances that have documents but
+// no record and no deployment: orphans, from their own documents.
+type rebuilder struct {
+	index     records.Index
+	docs      documentLister
+	history   historyStore
+	backups   backupStore
+	directors *fleet.Directors
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// documentLister lists the instances with documents and reads a manifest;
+// *vault.Store has it.
+type documentLister interface {
+	// Instances lists the instance ids that have documents under the mount.
+	Instances(ctx context.Context) (map[string]bool, error)
+	// Manifest returns an instance's manifest and whether there is one.
+	Manifest(ctx context.Context, id string) (string, bool, error)
+}
+
+// orphans adds to rep (whose Run is the forced run just made) the records
+// of the instances with documents whose deployment is not listed, and
+// writes them when apply.
+func (rb rebuilder) orphans(ctx context.Context, rep RebuildReport, apply bool) (RebuildReport, error) {
+	s := rep.Run
+	idx, err := rb.index.Index(ctx)
 	if err != nil {
 		return rep, err
 	}
-	deps, err := m.parts.listAll(ctx)
+	deps, err := rb.directors.ListAll(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("listing deployments: %w", err)
 	}
@@ -79,7 +114,7 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 	for _, d := range deps {
 		listed[d.Name] = true
 	}
-	candidates, err := m.documentedInstances(ctx)
+	candidates, err := rb.documentedInstances(ctx)
 	if err != nil {
 		return rep, err
 	}
@@ -89,13 +124,13 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 			planned[it.InstanceID] = true
 		}
 	}
-	now := m.now()
+	now := rb.now()
 	changes := map[string]vault.Change{}
 	for _, id := range candidates {
 		if idx.Records[id] != nil || planned[id] {
 			continue
 		}
-		rec, src := m.recoverRecord(ctx, id)
+		rec, src := rb.recoverRecord(ctx, id)
 		switch {
 		case rec == nil:
 			rep.Unrecoverable = append(rep.Unrecoverable, id)
@@ -103,7 +138,7 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 		case listed[rec.Deployment(id)]:
 			continue // the run deals with it (or reported why not)
 		}
-		rec.Orphaned, rec.OrphanedAt = true, stamp(now)
+		rec.Orphaned, rec.OrphanedAt = true, records.Stamp(now)
 		rep.Orphans = append(rep.Orphans, RebuiltOrphan{InstanceID: id, Deployment: rec.Deployment(id),
 			ServiceID: rec.ServiceID, PlanID: rec.PlanID, Source: src})
 		changes[id] = func(cur *vault.Record) (*vault.Record, error) {
@@ -116,11 +151,11 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 	if !apply || len(changes) == 0 {
 		return rep, nil
 	}
-	if _, err := store.Update(ctx, changes); err != nil {
+	if _, err := rb.index.Update(ctx, changes); err != nil {
 		return rep, fmt.Errorf("writing the orphans' records: %w", err)
 	}
 	for _, o := range rep.Orphans {
-		m.appendEvent(ctx, o.InstanceID, vault.Event{Kind: "orphaned", Actor: "operator", Deployment: o.Deployment,
+		rb.appendEvent(ctx, o.InstanceID, vault.Event{Kind: "orphaned", Actor: "operator", Deployment: o.Deployment,
 			Message: fmt.Sprintf("index record rebuilt from its %s; the Director does not run its deployment", o.Source)})
 	}
 	return rep, nil
@@ -128,13 +163,13 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 
 // documentedInstances are the instances with documents under the mount or
 // a history, sorted.
-func (m *Manager) documentedInstances(ctx context.Context) ([]string, error) {
-	docs, err := m.parts.store.Instances(ctx)
+func (rb rebuilder) documentedInstances(ctx context.Context) ([]string, error) {
+	docs, err := rb.docs.Instances(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ids := maps.Clone(docs)
-	hist, err := m.parts.store.HistoryInstances(ctx)
+	hist, err := rb.history.HistoryInstances(ctx)
 	if err != nil && len(hist) == 0 {
 		return nil, fmt.Errorf("listing the instances with a history: %w", err)
 	}
@@ -147,25 +182,24 @@ func (m *Manager) documentedInstances(ctx context.Context) ([]string, error) {
 // recoverRecord makes an index record for id from its newest backup, else
 // its manifest's properties.blacksmith, else its history's provision event;
 // nil when none tells its plan.
-func (m *Manager) recoverRecord(ctx context.Context, id string) (*vault.Record, string) {
-	store := m.parts.store
-	if m.removedOnPurpose(ctx, id) {
+func (rb rebuilder) recoverRecord(ctx context.Context, id string) (*vault.Record, string) {
+	if rb.removedOnPurpose(ctx, id) {
 		return nil, ""
 	}
-	if rec, _, err := store.LatestBackupRecord(ctx, id); err == nil && rec != nil && rec.PlanID != "" {
+	if rec, _, err := rb.backups.LatestBackupRecord(ctx, id); err == nil && rec != nil && rec.PlanID != "" {
 		return rec, "backup"
 	} else if err != nil && !errors.Is(err, vault.ErrNotFound) {
-		m.log.Warn("rebuild-index: the newest backup's record is unreadable", "instance", id, "error", err)
+		rb.log.Warn("rebuild-index: the newest backup's record is unreadable", "instance", id, "error", err)
 	}
-	if text, ok, err := store.Manifest(ctx, id); err == nil && ok {
-		if info, err := parseManifest(text); err == nil {
-			if p := propsFor(info, id); p != nil && p.PlanID != "" {
+	if text, ok, err := rb.docs.Manifest(ctx, id); err == nil && ok {
+		if info, err := match.Parse(text); err == nil {
+			if p := info.PropsFor(id); p != nil && p.PlanID != "" {
 				return &vault.Record{ServiceID: p.ServiceID, PlanID: p.PlanID, DeploymentName: info.Name,
 					OrganizationGUID: p.OrganizationGUID, SpaceGUID: p.SpaceGUID}, "manifest"
 			}
 		}
 	}
-	events, _ := store.Events(ctx, id, 0)
+	events, _ := rb.history.Events(ctx, id, 0)
 	for _, e := range slices.Backward(events) { // oldest first: the provision
 		if e.Kind == "provision" && e.Details["plan_id"] != "" {
 			return &vault.Record{ServiceID: e.Details["service_id"], PlanID: e.Details["plan_id"],
@@ -179,25 +213,18 @@ func (m *Manager) recoverRecord(ctx context.Context, id string) (*vault.Record, 
 // removedOnPurpose says whether the instance's newest backup was taken by a
 // removal (a deprovision, a purge): its documents stay behind (metadata,
 // manifest, history), but it is no orphan to bring back.
-func (m *Manager) removedOnPurpose(ctx context.Context, id string) bool {
-	ids, err := m.parts.store.Backups(ctx, id)
+func (rb rebuilder) removedOnPurpose(ctx context.Context, id string) bool {
+	ids, err := rb.backups.Backups(ctx, id)
 	if err != nil || len(ids) == 0 {
 		return false
 	}
-	parts, err := m.parts.store.BackupParts(ctx, id, ids[0])
+	parts, err := rb.backups.BackupParts(ctx, id, ids[0])
 	return err == nil && parts.Removal
 }
 
-// propsFor is the manifest's properties.blacksmith (top level, else the
-// first instance group's) when it names instance id.
-func propsFor(info *manifestInfo, id string) *blacksmithProps {
-	if p := info.Properties.Blacksmith; p != nil && p.InstanceID == id {
-		return p
+// appendEvent records a history event; a failure is logged only.
+func (rb rebuilder) appendEvent(ctx context.Context, id string, e vault.Event) {
+	if err := rb.history.AppendEvent(ctx, id, e); err != nil {
+		rb.log.Warn("could not record a history event", "instance", id, "kind", e.Kind, "error", err)
 	}
-	for _, g := range info.InstanceGroups {
-		if p := g.Properties.Blacksmith; p != nil && p.InstanceID == id {
-			return p
-		}
-	}
-	return nil
 }

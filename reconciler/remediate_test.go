@@ -26,7 +26,7 @@ var _ = Describe("opt-in remediation of orphans", func() {
 		}})
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
 			o.Now = func() time.Time { return time.Unix(0, now.Load()) }
-			o.Deployer = e.bosh
+			o.Directors[0].Deployer = e.bosh
 		})
 		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(4))
 	}

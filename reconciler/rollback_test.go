@@ -20,7 +20,7 @@ var _ = Describe("history and rollback", func() {
 	)
 	BeforeEach(func() {
 		e = newEnv(envOptions{seed: 2})
-		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Deployer = e.bosh })
+		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Directors[0].Deployer = e.bosh })
 		name = e.names[0]
 		id = instanceID(name)
 		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(2))

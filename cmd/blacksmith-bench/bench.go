@@ -168,17 +168,16 @@ func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.
 		}
 		clients = append(clients, c)
 	}
-	client := clients[0]
-	var more []reconciler.NamedDirector
+	directors := []reconciler.NamedDirector{{Name: clients[0].Name(), Director: clients[0], Tasks: clients[0]}}
 	for _, c := range clients[1:] {
-		more = append(more, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
+		directors = append(directors, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	cfg := config.Default().Reconciler
 	if b.f.concurrency > 0 {
 		cfg.MaxConcurrency = b.f.concurrency
 	}
 	m, err := reconciler.New(reconciler.Options{
-		Config: cfg, Director: client, DirectorName: client.Name(), MoreDirectors: more, Tasks: client, Store: store,
+		Config: cfg, Directors: directors, Store: store,
 		Catalog: seedCatalog(), Logger: b.log, Now: now,
 	})
 	return m, cfg, err

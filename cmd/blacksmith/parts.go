@@ -29,7 +29,6 @@ var (
 	_ operator.Reconciler   = (*reconciler.Manager)(nil)
 	_ reconciler.Director   = (*bosh.Client)(nil)
 	_ reconciler.Tasks      = (*bosh.Client)(nil)
-	_ reconciler.Store      = (*vault.Store)(nil)
 	_ reconciler.Deployer   = (*bosh.Client)(nil)
 	_ reconciler.Operations = (*broker.Broker)(nil)
 	_ reconciler.Leases     = (*vault.Store)(nil)
@@ -154,19 +153,15 @@ func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconci
 		return nil, err
 	}
 	return reconciler.New(reconciler.Options{
-		HA:            ha,
-		Config:        p.cfg.Reconciler,
-		Director:      p.director,
-		DirectorName:  p.director.Name(),
-		MoreDirectors: p.reconcilerDirectors(),
-		Tasks:         p.director,
-		Operations:    ops,
-		Notifier:      p.notifier,
-		Deployer:      p.director,
-		Store:         store,
-		Catalog:       p.catalog,
-		Registerer:    p.registry,
-		Logger:        p.log.With("component", "reconciler"),
+		HA:         ha,
+		Config:     p.cfg.Reconciler,
+		Directors:  p.reconcilerDirectors(),
+		Operations: ops,
+		Notifier:   p.notifier,
+		Store:      store,
+		Catalog:    p.catalog,
+		Registerer: p.registry,
+		Logger:     p.log.With("component", "reconciler"),
 	})
 }
 
@@ -260,10 +255,10 @@ func oneShotManager(cfg *config.Config, log *slog.Logger, store *vault.Store) (*
 	return m, nil
 }
 
-// reconcilerDirectors are the Directors after the first, for the reconciler.
+// reconcilerDirectors are the Directors, for the reconciler.
 func (p *parts) reconcilerDirectors() []reconciler.NamedDirector {
 	var out []reconciler.NamedDirector
-	for _, c := range p.more {
+	for _, c := range append([]*bosh.Client{p.director}, p.more...) {
 		out = append(out, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	return out

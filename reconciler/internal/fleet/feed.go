@@ -44,9 +44,10 @@ type watch struct {
 	doc    string          // the state document
 }
 
-// feeds are a run's view of every Director's feed, and the one they make
-// together.
-type feeds struct {
+// Feeds are a run's view of every Director's event feed, and the one they
+// make together. It is safe for concurrent use once read.
+type Feeds struct {
+	fleet   *Fleet
 	of      []*watch // by member
 	merged  *watch
 	mu      sync.Mutex
@@ -78,31 +79,24 @@ func (v *View) Named() []string {
 	return out
 }
 
-// ReadFeeds reads every Director's event feed at once (one that does not
-// answer holds up no other), each from its own mark in store; forced says
-// the run fetches everything anyway (the feeds are still read, to move the
-// marks).
-func (f *Fleet) ReadFeeds(ctx context.Context, store memory.StateStore, start time.Time, resync time.Duration, forced bool) *View {
+// Read reads every Director's event feed at once (one that does not answer
+// holds up no other), each from its own mark in store; forced says the run
+// fetches everything anyway (the feeds are still read, to move the marks).
+func (fd *Feeds) Read(ctx context.Context, store memory.StateStore, start time.Time, resync time.Duration, forced bool) *View {
 	var wg sync.WaitGroup
-	for i, m := range f.members {
+	names := make([]string, len(fd.fleet.members))
+	for i, m := range fd.fleet.members {
+		names[i] = m.Name
 		wg.Go(func() {
 			events := func(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error) {
 				return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.Event, error) { return m.Director.Events(ctx, q) })
 			}
-			f.feeds.of[i] = readWatch(ctx, store, events, m.feedDoc, start, resync, forced)
+			fd.of[i] = readWatch(ctx, store, events, m.feedDoc, start, resync, forced)
 		})
 	}
 	wg.Wait()
-	f.feeds.merged = merge(f.feeds.of, f.names())
-	return &View{Report: f.feeds.merged.report, named: f.feeds.merged.named}
-}
-
-func (f *Fleet) names() []string {
-	out := make([]string, len(f.members))
-	for i, m := range f.members {
-		out[i] = m.Name
-	}
-	return out
+	fd.merged = merge(fd.of, names)
+	return &View{Report: fd.merged.report, named: fd.merged.named}
 }
 
 // merge is the Directors' feeds as one: the deployments any named, the
@@ -136,21 +130,21 @@ func merge(of []*watch, names []string) *watch {
 	return m
 }
 
-// ApplyFeeds deals with the listed deployments of the Directors that resync
+// Apply deals with the listed deployments of the Directors that resync
 // (their copies are dropped from cache: fetched again) or whose feed could
 // not be read (their copies go by cache_ttl: returned), when the run as a
 // whole watches. Each is named in v: no index record vouches for it.
-func (f *Fleet) ApplyFeeds(v *View, deps []bosh.Deployment, cache *Cache) (fallback map[string]bool) {
+func (fd *Feeds) Apply(v *View, deps []bosh.Deployment, cache *Cache) (fallback map[string]bool) {
 	if v.Report.Mode != report.FeedWatch {
 		return nil
 	}
 	fallback = map[string]bool{}
 	for _, d := range deps {
-		i, ok := f.ownerIndex(d.Name)
+		i, ok := fd.fleet.ownerIndex(d.Name)
 		if !ok {
 			continue
 		}
-		switch f.feeds.of[i].report.Mode {
+		switch fd.of[i].report.Mode {
 		case report.FeedResync:
 			cache.Forget(d.Name)
 			v.named[d.Name] = true
@@ -162,42 +156,35 @@ func (f *Fleet) ApplyFeeds(v *View, deps []bosh.Deployment, cache *Cache) (fallb
 	return fallback
 }
 
-func (f *Fleet) ownerIndex(name string) (int, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	i, ok := f.owner[name]
-	return i, ok
-}
-
 // Vouched counts a deployment the feed of its Director vouched for
 // without a fetch.
-func (f *Fleet) Vouched(name string) {
-	i, ok := f.ownerIndex(name)
+func (fd *Feeds) Vouched(name string) {
+	i, ok := fd.fleet.ownerIndex(name)
 	if !ok {
 		return
 	}
-	f.feeds.mu.Lock()
-	defer f.feeds.mu.Unlock()
-	f.feeds.trusted[i]++
+	fd.mu.Lock()
+	defer fd.mu.Unlock()
+	fd.trusted[i]++
 }
 
-// FeedReport is the run's feed report: the Directors' together, with the
-// deployments vouched for.
-func (f *Fleet) FeedReport() (report.FeedReport, bool) {
-	if f.feeds.merged == nil {
+// Report is the run's feed report: the Directors' together, with the
+// deployments vouched for; false before Read.
+func (fd *Feeds) Report() (report.FeedReport, bool) {
+	if fd.merged == nil {
 		return report.FeedReport{}, false
 	}
-	r := f.feeds.merged.report
-	f.feeds.mu.Lock()
-	defer f.feeds.mu.Unlock()
-	for _, n := range f.feeds.trusted {
+	r := fd.merged.report
+	fd.mu.Lock()
+	defer fd.mu.Unlock()
+	for _, n := range fd.trusted {
 		r.Trusted += n
 	}
 	return r, true
 }
 
 // report is member i's feed report (nil when not read).
-func (fd *feeds) report(i int) *report.FeedReport {
+func (fd *Feeds) report(i int) *report.FeedReport {
 	w := fd.of[i]
 	if w == nil {
 		return nil
@@ -209,15 +196,15 @@ func (fd *feeds) report(i int) *report.FeedReport {
 	return &r
 }
 
-// SaveFeeds keeps each Director's mark for the next run, with the named
+// Save keeps each Director's mark for the next run, with the named
 // deployments the run could not fetch (pending says which, of a Director's
 // named ones), except for a Director out of the run (the changes its events
 // name were not dealt with). A failure is returned per Director, joined.
-func (f *Fleet) SaveFeeds(ctx context.Context, store memory.StateStore, now time.Time, pending func(named map[string]bool) []string) error {
+func (fd *Feeds) Save(ctx context.Context, store memory.StateStore, now time.Time, pending func(named map[string]bool) []string) error {
 	var errs []error
-	for i := range f.members {
-		w := f.feeds.of[i]
-		if w == nil || f.isDown(i) {
+	for i := range fd.fleet.members {
+		w := fd.of[i]
+		if w == nil || fd.fleet.isDown(i) {
 			continue
 		}
 		var p []string

@@ -24,7 +24,7 @@ type Fleet struct {
 	members []runMember
 	policy  memory.Policy
 	stop    context.CancelCauseFunc // once no Director is left
-	feeds   feeds
+	feeds   *Feeds
 
 	mu     sync.Mutex
 	owner  map[string]int // deployment -> member, from the run's listing
@@ -45,8 +45,7 @@ func newFleet(members []member, p memory.Policy, stop context.CancelCauseFunc) *
 	for _, m := range members {
 		f.members = append(f.members, runMember{member: m})
 	}
-	f.feeds.of = make([]*watch, len(members))
-	f.feeds.trusted = make([]int, len(members))
+	f.feeds = &Feeds{fleet: f, of: make([]*watch, len(members)), trusted: make([]int, len(members))}
 	return f
 }
 
@@ -159,6 +158,16 @@ func (f *Fleet) isDown(i int) bool {
 	return f.down[i] != nil
 }
 
+// Feeds are the run's view of the Directors' event feeds.
+func (f *Fleet) Feeds() *Feeds { return f.feeds }
+
+func (f *Fleet) ownerIndex(name string) (int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, ok := f.owner[name]
+	return i, ok
+}
+
 // Owner is the name of the Director that listed deployment name; "" when none did.
 func (f *Fleet) Owner(name string) string {
 	f.mu.Lock()
@@ -187,16 +196,22 @@ func (f *Fleet) Unknown(rec *vault.Record) bool {
 	return true
 }
 
-// MayHold says whether a deployment (listed or not) may belong to a
-// Director that is out of the run: such a deployment was not looked at.
-func (f *Fleet) MayHold(name string, listed bool) bool {
+// MayHold says whether a deployment, or an instance (its index record, nil
+// when it has none), may belong to a Director that is out of the run: such
+// an item was not looked at. Nothing may while every Director is in.
+func (f *Fleet) MayHold(deployment string, rec *vault.Record, isInstance bool) bool {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if len(f.down) == 0 {
+		f.mu.Unlock()
 		return false
 	}
-	i, ok := f.owner[name]
-	return !listed || !ok || f.down[i] != nil
+	i, listed := f.owner[deployment]
+	down := f.down[i] != nil
+	f.mu.Unlock()
+	if isInstance {
+		return rec == nil || f.Unknown(rec)
+	}
+	return !listed || down
 }
 
 // Reports are the Directors as the run saw them, in configuration order;

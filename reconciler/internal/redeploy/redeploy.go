@@ -20,6 +20,10 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 )
 
+// ErrNoDeployer is the error of a redeploy of an instance whose Director
+// has no Deployer (or is not configured).
+var ErrNoDeployer = errors.New("no director to deploy with")
+
 // ErrRefused wraps what makes a manifest unfit to deploy (none, one for
 // another deployment, not YAML) and a deploy task that did not end done.
 var ErrRefused = errors.New("cannot roll back")

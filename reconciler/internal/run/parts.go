@@ -1,0 +1,84 @@
+package run
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
+
+// Operations settles a broker operation that stays in progress, from its
+// Director task; *broker.Broker has it.
+type Operations interface {
+	// SettleOperation follows the instance's operation to the Director and
+	// records its outcome once its task has ended (or failed, with a
+	// reason, when the Director has no task for it): state is "in
+	// progress", "succeeded", "failed", or "gone" when the record no longer
+	// exists. An error with state "in progress" means the Director could
+	// not be asked.
+	SettleOperation(ctx context.Context, id string) (state, description string, err error)
+}
+
+// Parts are what every run is built from, made once by the Manager: the
+// systems a run talks to, its configuration, and what outlives a run (the
+// cache of fetched answers, the compiled matcher, the metrics).
+type Parts struct {
+	// Config is the reconciler's configuration, its defaults filled in.
+	Config config.ReconcilerConfig
+	// Directors are the configured Directors.
+	Directors *fleet.Directors
+	// Vault is the store, in the groups a run's guard wraps.
+	Vault guard.Vault
+	// Matcher ties deployments to instances.
+	Matcher *match.Matcher
+	// Ignore are Config.Ignore, compiled: deployments left alone.
+	Ignore []*regexp.Regexp
+	// Ops settles stuck operations; nil: they are listed, not settled.
+	Ops Operations
+	// Notifier hears of transitions; nil: nobody.
+	Notifier memory.Notifier
+	// Fence is nil without HA; else an error once this daemon lost the lease.
+	Fence func() error
+	// Counters hear of writes and drift (the metrics).
+	Counters records.Counters
+	// Cache keeps fetched answers across runs.
+	Cache *fleet.Cache
+	// Now tells the time.
+	Now func() time.Time
+	// Log receives the run's logs.
+	Log *slog.Logger
+}
+
+// Request is one run to make.
+type Request struct {
+	// ID names the run.
+	ID string
+	// Options say what kind of run.
+	Options report.RunOptions
+	// Known are the conflicts the last complete run reported (by
+	// memory.ConflictKey): not recorded in the history again.
+	Known map[string]bool
+	// Progress is where the run shows its phase and progress.
+	Progress *memory.Progress
+}
+
+// Result is what a run found, for the Manager to publish.
+type Result struct {
+	// Summary is the run's outcome.
+	Summary report.Summary
+	// Orphans are the orphaned entries after the run, by instance id.
+	Orphans []report.Orphan
+	// Unmatched are the deployments the run could not match, by name.
+	Unmatched []report.Unmatched
+	// Quarantine is every quarantined item after the run; nil when the
+	// quarantine could not be read.
+	Quarantine []report.Quarantined
+}

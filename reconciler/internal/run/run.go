@@ -1,0 +1,250 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// The stages' Vault, as the guard gives it (checked here: a method added to
+// a stage's interface does not compile until the guard wraps it).
+var (
+	_ records.Documents   = (*guard.DocumentStore)(nil)
+	_ records.Backups     = (*guard.BackupStore)(nil)
+	_ records.Index       = (*guard.IndexStore)(nil)
+	_ memory.StateStore   = (*guard.MemoryStore)(nil)
+	_ memory.HistoryStore = (*guard.MemoryStore)(nil)
+	_ remover             = (*guard.MemoryStore)(nil)
+)
+
+// run is one run's state: what it read at its start (the listing, the
+// index, the feeds) and the parts its phases share.
+type run struct {
+	id     string
+	opts   report.RunOptions
+	start  time.Time
+	log    *slog.Logger
+	p      Parts
+	policy memory.Policy
+	known  map[string]bool
+
+	fleet    *fleet.Fleet
+	vault    guard.Guarded
+	ledger   *memory.Ledger
+	progress *memory.Progress
+	quar     *memory.Quarantine
+	hist     *memory.Historian   // nil in a dry run
+	plan     *records.PlanWriter // dry run only
+	writer   records.Writer
+
+	view   *fleet.View              // the event feeds since the last run
+	trust  fleet.Trust              // which cached copies the run may use
+	index  map[string]*vault.Record // as read at the start; never changed
+	byDep  map[string]string        // deployment name -> instance id, as the index names them
+	listed map[string]bool          // the deployments listed
+}
+
+// Run makes one run and returns what it found. The caller makes one run at
+// a time (the run lock).
+func Run(ctx context.Context, p Parts, req Request) Result {
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	r := newRun(p, req, stop)
+	if req.Options.Force && req.Options.Scope.Empty() {
+		p.Cache.Clear()
+	}
+	fetched := p.Cache.Fetches()
+	r.log.Info("reconciler run started", "reason", req.Options.Reason, "force", req.Options.Force)
+	err := r.do(ctx)
+	r.hist.Stop()
+	written, failed := r.hist.Counts()
+	r.ledger.Count(func(s *report.Summary) { s.HistoryEvents, s.HistoryFailures = written, failed })
+	return r.finish(err, int(p.Cache.Fetches()-fetched))
+}
+
+// newRun builds a run's parts: the fleet and Vault behind their breakers
+// (stop ends the run when Vault's opens, or once no Director is left), the
+// ledger, the quarantine, the history (not in a dry run).
+func newRun(p Parts, req Request, stop context.CancelCauseFunc) *run {
+	start := p.Now()
+	opts := req.Options
+	log := p.Log.With("run", req.ID, "dry_run", opts.DryRun)
+	cfg := p.Config
+	policy := memory.Policy{Attempts: cfg.RetryAttempts, Delay: cfg.RetryDelay, Quarantine: cfg.Quarantine, Log: log}
+	r := &run{id: req.ID, opts: opts, start: start, log: log, p: p, policy: policy, known: req.Known,
+		fleet:    p.Directors.ForRun(cfg.BreakerThreshold, policy, stop),
+		vault:    guard.Wrap(p.Vault, guard.NewBreaker("vault", cfg.BreakerThreshold, guard.VaultFailure, stop), p.Fence, stop),
+		progress: req.Progress,
+		quar:     memory.NewQuarantine(policy, start, opts),
+		ledger: memory.NewLedger(log, report.Summary{RunID: req.ID, DryRun: opts.DryRun, Forced: opts.Force, Reason: opts.Reason,
+			Scope: scopeOrNil(opts.Scope), StartedAt: start, Errors: []string{}, Conflicts: []report.Conflict{},
+			LowConfidence: []report.LowConfidence{}, MatchedBy: map[report.Strategy]int{}, Quarantined: []report.Quarantined{},
+			NewlyQuarantined: []report.Quarantined{}, Released: []report.Quarantined{}, Blockers: []string{},
+			Settled: []report.Settled{}, Remediated: []report.Remediation{}}),
+	}
+	if !opts.DryRun {
+		r.hist = memory.NewHistorian(r.vault.Memory, req.ID, vault.HistoryOptions{Keep: cfg.History.Keep, MaxAge: cfg.History.MaxAge},
+			cfg.MaxConcurrency, p.Notifier, r.directorOf, p.Now, log)
+	}
+	return r
+}
+
+// directorOf names the Director of instance id in notifications: the one
+// that listed its deployment, else the one its record names, else the first.
+func (r *run) directorOf(id, deployment string) string {
+	if name := r.fleet.Owner(deployment); name != "" {
+		return name
+	}
+	if rec := r.index[id]; rec != nil && rec.Director != "" {
+		return rec.Director
+	}
+	return r.p.Directors.First()
+}
+
+// do is the run's phases, in order.
+func (r *run) do(ctx context.Context) error {
+	r.readFeeds(ctx)
+	deps, err := r.list(ctx)
+	if err != nil {
+		return stopped(ctx, err)
+	}
+	if err := r.quar.Load(ctx, r.vault.Memory); err != nil {
+		r.ledger.FailUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
+	}
+	chosen := r.choose(deps)
+	claims := match.NewClaims[*held](r.index, chosen)
+	claims.Preclaim(r.p.Matcher, chosen)
+	r.startWriter(ctx)
+	r.progress.SetPhase(report.PhaseUpdating)
+	r.reconcileAll(ctx, chosen, claims)
+	if ctx.Err() == nil {
+		r.stuck().settle(ctx)
+	}
+	if ctx.Err() == nil {
+		r.progress.SetPhase(report.PhaseOrphans)
+		r.orphans(claims).flag(ctx, deps)
+	}
+	r.writer.Close()
+	if err := stopped(ctx, nil); err != nil {
+		return err
+	}
+	r.remedy().remediate(ctx)
+	r.settleQuarantine(ctx)
+	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
+		r.saveFeeds(ctx)
+	}
+	return nil
+}
+
+// readFeeds reads every Director's events since the last run: in watch
+// mode the deployments they name lose their cached copy, in resync mode
+// the whole cache goes (every deployment is fetched).
+func (r *run) readFeeds(ctx context.Context) {
+	r.view = r.fleet.Feeds().Read(ctx, r.vault.Memory, r.start, r.p.Config.ResyncPeriod, r.opts.Force)
+	rep := r.view.Report
+	switch rep.Mode {
+	case report.FeedResync:
+		if r.opts.Scope.Empty() { // a scoped run drops its own deployments' copies (choose)
+			r.p.Cache.Clear()
+		}
+	case report.FeedWatch:
+		for _, name := range r.view.Named() {
+			r.p.Cache.Forget(name)
+		}
+	}
+	r.log.Info("event feed read", "mode", rep.Mode, "reason", rep.Reason, "events", rep.Events, "changed", rep.Changed, "pages", rep.Pages)
+}
+
+// list lists every Director and reads the index at once, with retries.
+func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
+	var deps []bosh.Deployment
+	var idx *vault.Index
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		deps, err = r.fleet.List(gctx)
+		return err
+	})
+	g.Go(func() error {
+		return r.policy.Do(gctx, "step", "reading the index", func(ctx context.Context) (err error) {
+			idx, err = r.vault.Index.Index(ctx)
+			return err
+		})
+	})
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, p := range idx.Problems {
+		r.log.Warn("index record not fully readable, kept as is", "error", p)
+	}
+	r.index = idx.Records
+	r.byDep = make(map[string]string, len(r.index))
+	for id, rec := range r.index {
+		r.byDep[rec.Deployment(id)] = id
+	}
+	r.listed = make(map[string]bool, len(deps))
+	for _, d := range deps {
+		r.listed[d.Name] = true
+	}
+	r.p.Cache.Purge(deps)
+	return deps, nil
+}
+
+// choose is the listed deployments the run deals with: not ignored, within
+// its scope. The cached copies of a Director that resyncs alone are
+// dropped, and, in a scoped run that is forced or a resync, those of its
+// deployments.
+func (r *run) choose(deps []bosh.Deployment) []bosh.Deployment {
+	out := notIgnored(deps, r.p.Ignore)
+	considered := len(out)
+	out = r.scope().deployments(out)
+	fallback := r.fleet.Feeds().Apply(r.view, out, r.p.Cache)
+	r.trust = fleet.TrustRule(r.view.Report.Mode, fallback, r.p.Config.CacheTTL, r.start)
+	if !r.opts.Scope.Empty() && (r.opts.Force || r.view.Report.Mode == report.FeedResync) {
+		for _, d := range out {
+			r.p.Cache.Forget(d.Name)
+		}
+	}
+	r.progress.SetTotal(len(out))
+	r.ledger.Count(func(s *report.Summary) {
+		s.DeploymentsSeen, s.Ignored, s.OutOfScope = len(deps), len(deps)-considered, considered-len(out)
+	})
+	return out
+}
+
+// startWriter starts the run's writer: Vault's, or the plan in a dry run.
+func (r *run) startWriter(ctx context.Context) {
+	s := records.Shared{Index: r.index, Ledger: r.ledger, History: r.hist, Counters: r.p.Counters,
+		Backups: r.p.Config.Backup.Enabled, Log: r.log}
+	if r.opts.DryRun {
+		r.plan = records.NewPlanWriter(s)
+		r.writer = r.plan
+		return
+	}
+	r.writer = records.NewVaultWriter(ctx, s, r.vault.Documents, r.vault.Backups, r.vault.Index, r.p.Config.BatchSize,
+		r.policy, r.progress)
+}
+
+// stopped is the error of a run that ctx ended: the breaker's or the
+// fence's cause when one stopped it, else err (or ctx's error when err is nil).
+func stopped(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, guard.ErrCircuitOpen) || errors.Is(cause, guard.ErrLostLease) {
+		return cause
+	}
+	if err == nil && ctx.Err() != nil {
+		return fmt.Errorf("run cancelled: %w", ctx.Err())
+	}
+	return err
+}

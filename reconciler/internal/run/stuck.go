@@ -1,0 +1,111 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// maxSettledPerRun bounds the stuck operations one run settles (the rest
+// wait for the next run).
+const maxSettledPerRun = 100
+
+// settler settles the broker's operations that stay in progress past
+// Config.StuckOperationAfter, through the broker (Operations).
+type settler struct {
+	ops    Operations // nil: listed, not settled
+	after  time.Duration
+	start  time.Time
+	index  map[string]*vault.Record
+	dryRun bool
+	ledger *memory.Ledger
+	hist   *memory.Historian
+	log    *slog.Logger
+}
+
+// stuck is the run's settler.
+func (r *run) stuck() *settler {
+	return &settler{ops: r.p.Ops, after: r.p.Config.StuckOperationAfter, start: r.start, index: r.index, dryRun: r.opts.DryRun,
+		ledger: r.ledger, hist: r.hist, log: r.log}
+}
+
+// StuckOperations lists the instances whose broker operation has been in
+// progress for longer than after at time start (or since an unknown time),
+// oldest first.
+func StuckOperations(index map[string]*vault.Record, start time.Time, after time.Duration) []string {
+	type stuck struct {
+		id    string
+		since time.Time
+	}
+	var out []stuck
+	for id, rec := range index {
+		if !rec.OperationInProgress() {
+			continue
+		}
+		since, err := time.Parse(time.RFC3339, rec.LastOperation.StartedAt)
+		if err != nil || start.Sub(since) >= after {
+			out = append(out, stuck{id, since})
+		}
+	}
+	slices.SortFunc(out, func(a, b stuck) int { return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.id, b.id)) })
+	ids := make([]string, len(out))
+	for i, s := range out {
+		ids[i] = s.id
+	}
+	return ids
+}
+
+// settle settles the stuck operations (at most maxSettledPerRun), not in a
+// dry run, which lists them; each outcome goes to the summary and the
+// instance's history.
+func (s *settler) settle(ctx context.Context) {
+	ids := StuckOperations(s.index, s.start, s.after)
+	if len(ids) == 0 {
+		return
+	}
+	var settled []report.Settled
+	for i, id := range ids {
+		op := s.index[id].LastOperation
+		st := report.Settled{InstanceID: id, Type: op.Type, StartedAt: op.StartedAt, State: vault.OperationInProgress,
+			Description: "not settled: a dry run, or more stuck operations than one run settles"}
+		if ctx.Err() != nil {
+			break
+		}
+		if !s.dryRun && s.ops != nil && i < maxSettledPerRun {
+			s.settleOne(ctx, id, &st)
+		} else if s.ops == nil && !s.dryRun {
+			st.Description = "not settled: the reconciler runs without the broker"
+		}
+		settled = append(settled, st)
+	}
+	s.ledger.Count(func(sum *report.Summary) { sum.Settled = settled })
+}
+
+// settleOne asks the broker to settle one operation.
+func (s *settler) settleOne(ctx context.Context, id string, st *report.Settled) {
+	state, desc, err := s.ops.SettleOperation(ctx, id)
+	st.State, st.Description = state, desc
+	if err != nil {
+		s.ledger.FailUnlessStopped(ctx, report.InstanceKey(id), fmt.Errorf("instance %s: settling its %s in progress since %s: %w",
+			id, st.Type, st.StartedAt, err))
+		if st.State == "" {
+			st.State = vault.OperationInProgress
+		}
+		return
+	}
+	s.log.Info("stuck operation settled from the Director", "instance", id, "operation", st.Type,
+		"started_at", st.StartedAt, "state", state, "description", desc)
+	if state != vault.OperationInProgress && !errors.Is(ctx.Err(), context.Canceled) {
+		s.hist.Add(id, vault.Event{Kind: "operation_settled", Deployment: s.index[id].Deployment(id),
+			Message: fmt.Sprintf("%s in progress since %s settled by the reconciler: %s (%s)", st.Type, st.StartedAt, state, desc),
+			Details: map[string]string{"type": st.Type, "state": state}})
+	}
+}

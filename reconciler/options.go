@@ -1,0 +1,174 @@
+package reconciler
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var (
+	// ErrDisabled is returned by Trigger when reconciler.enabled is false.
+	ErrDisabled = errors.New("reconciler is disabled")
+	// ErrNotRunning is returned by Trigger when Start is not running.
+	ErrNotRunning = errors.New("reconciler is not running")
+	// ErrAlreadyStarted is returned by a second Start on one Manager.
+	ErrAlreadyStarted = errors.New("reconciler already started")
+	// ErrBadOptions is returned by New for options it cannot work with.
+	ErrBadOptions = errors.New("bad reconciler options")
+	// ErrCircuitOpen is the cause of a run stopped by a circuit breaker: the
+	// Director, or Vault, failed Config.BreakerThreshold requests in a row.
+	ErrCircuitOpen = guard.ErrCircuitOpen
+	// ErrLostLease is the cause of a run stopped because its daemon no
+	// longer holds the lease: it writes nothing more.
+	ErrLostLease = guard.ErrLostLease
+	// ErrNoDeployer is returned by a redeploy (Rollback with redeploy, a
+	// remediation) of an instance whose Director has no Deployer.
+	ErrNoDeployer = redeploy.ErrNoDeployer
+	// ErrRollback wraps what makes a backup unfit for a redeploy: no
+	// manifest, a manifest for another deployment, a failed task.
+	ErrRollback = redeploy.ErrRefused
+)
+
+// The systems the reconciler uses, as it declares them; the wiring point
+// (cmd/blacksmith) checks the real parts against them.
+type (
+	// Director is what a run asks a BOSH Director; *bosh.Client has it.
+	Director = fleet.Director
+	// Tasks finds a Director's tasks in flight; *bosh.Client has it.
+	Tasks = fleet.Tasks
+	// Deployer deploys a manifest and follows its task; *bosh.Client has it.
+	Deployer = redeploy.Deployer
+	// Operations settles the broker's stuck operations; *broker.Broker has it.
+	Operations = run.Operations
+	// Notifier is told of the events an operator may want pushed;
+	// *notify.Notifier has it.
+	Notifier = memory.Notifier
+	// NamedDirector is one Director to reconcile: its bosh.name, its
+	// Director, Tasks (nil: no task check) and Deployer (nil: no redeploy of
+	// its instances).
+	NamedDirector = fleet.Named
+)
+
+// maxConcurrencyLimit bounds Config.MaxConcurrency (the configuration's own check).
+const maxConcurrencyLimit = config.MaxConcurrencyLimit
+
+// defaultDirectorName names a single Director configured without a name.
+const defaultDirectorName = "default"
+
+// Options configures a Manager. New fills in the defaults (withDefaults).
+type Options struct {
+	// Config tunes the reconciler. Enabled, Backup.Enabled, RetryAttempts,
+	// OrphanGracePeriod, History and MinConfidence are taken as given; other
+	// zero fields take the defaults of config.Default(): interval 1h,
+	// max_concurrency 5 (at most 1000), batch_size 10, retry_delay 10s,
+	// cache_ttl 5m, stop_timeout 30s, backup path "backups",
+	// breaker_threshold 20, quarantine 15m to 24h, stuck_operation_after 1h,
+	// run_log 50.
+	Config config.ReconcilerConfig
+	// Directors are the Directors to reconcile, in configuration order: the
+	// first is the default (plans that name none deploy there). Each run
+	// lists them all at once and reconciles each deployment with the
+	// Director that listed it. Required: at least one; a single one named ""
+	// is named "default", each of several needs a name of its own.
+	Directors []NamedDirector
+	// Store reads and writes the broker's records in Vault. Required.
+	Store *vault.Store
+	// Operations settles the broker's operations that stay in progress
+	// (reconciler.stuck_operation_after). Default nil: they are listed in
+	// Summary.Settled and not settled.
+	Operations Operations
+	// Notifier is told of orphans, drift, conflicts, quarantines and failed
+	// runs as they happen (webhooks). Default nil: nobody.
+	Notifier Notifier
+	// HA shares the reconciler among daemons on one Vault mount: only the
+	// holder of the lease runs it. Default nil: this daemon always runs it.
+	HA *HAOptions
+	// Catalog holds the plans the matcher knows. Default nil: an empty catalog.
+	Catalog *catalog.Catalog
+	// Registerer receives the reconciler's metrics. Default nil: not registered.
+	Registerer prometheus.Registerer
+	// Logger receives the reconciler's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Now tells the time. Default time.Now.
+	Now func() time.Time
+}
+
+// withDefaults is the one place defaults are filled in.
+func withDefaults(o Options) Options {
+	def := config.Default().Reconciler
+	c := &o.Config
+	c.Interval = orDuration(c.Interval, def.Interval)
+	c.RetryDelay = orDuration(c.RetryDelay, def.RetryDelay)
+	c.CacheTTL = orDuration(c.CacheTTL, def.CacheTTL)
+	c.ResyncPeriod = orDuration(c.ResyncPeriod, def.ResyncPeriod)
+	c.StopTimeout = orDuration(c.StopTimeout, def.StopTimeout)
+	c.MaxConcurrency = max(c.MaxConcurrency, 0)
+	if c.MaxConcurrency == 0 {
+		c.MaxConcurrency = def.MaxConcurrency
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = def.BatchSize
+	}
+	c.RetryAttempts = max(c.RetryAttempts, 0)
+	c.Backup.Path = cmp.Or(strings.Trim(c.Backup.Path, "/"), def.Backup.Path)
+	c.OrphanGracePeriod = max(c.OrphanGracePeriod, 0)
+	c.StuckOperationAfter = orDuration(c.StuckOperationAfter, def.StuckOperationAfter)
+	c.Quarantine.Backoff = orDuration(c.Quarantine.Backoff, def.Quarantine.Backoff)
+	c.Remediation.Mode = cmp.Or(c.Remediation.Mode, def.Remediation.Mode)
+	if c.Remediation.MaxPerRun <= 0 {
+		c.Remediation.MaxPerRun = def.Remediation.MaxPerRun
+	}
+	c.Quarantine.MaxBackoff = max(orDuration(c.Quarantine.MaxBackoff, def.Quarantine.MaxBackoff), c.Quarantine.Backoff)
+	if c.BreakerThreshold <= 0 {
+		c.BreakerThreshold = def.BreakerThreshold
+	}
+	if c.RunLog <= 0 {
+		c.RunLog = def.RunLog
+	}
+	if len(o.Directors) == 1 && o.Directors[0].Name == "" {
+		o.Directors = []NamedDirector{o.Directors[0]}
+		o.Directors[0].Name = defaultDirectorName
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// check says what New cannot work with.
+func (o Options) check() error {
+	if len(o.Directors) == 0 || o.Store == nil {
+		return fmt.Errorf("%w: a Director and the Store are required", ErrBadOptions)
+	}
+	if n := o.Config.MaxConcurrency; n > maxConcurrencyLimit {
+		return fmt.Errorf("%w: reconciler.max_concurrency %d is more than %d", ErrBadOptions, n, maxConcurrencyLimit)
+	}
+	if h := o.HA; h != nil && (h.Leases == nil || h.ID == "") {
+		return fmt.Errorf("%w: HA needs Leases and an ID", ErrBadOptions)
+	}
+	return nil
+}

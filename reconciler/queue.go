@@ -1,0 +1,140 @@
+package reconciler
+
+import (
+	"slices"
+	"sync"
+)
+
+// request is a run asked for with Trigger, shared by every caller whose
+// request was merged into it.
+type request struct {
+	id      string
+	opts    RunOptions
+	waiters []chan Summary
+}
+
+// queue holds the runs asked for while Start serves another: one run and
+// one dry run at most, each merging every request made meanwhile. It is
+// safe for concurrent use.
+type queue struct {
+	wake chan struct{} // tells Start that a request is pending
+
+	mu      sync.Mutex
+	started bool
+	pending [2]*request // [0] a run, [1] a dry run
+}
+
+func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+
+// setStarted marks Start as running or not; on the way out, callers still
+// waiting for a run have their channel closed without a summary.
+func (q *queue) setStarted(on bool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if on && q.started {
+		return ErrAlreadyStarted
+	}
+	q.started = on
+	if !on {
+		for i, p := range q.pending {
+			if p != nil {
+				for _, w := range p.waiters {
+					close(w)
+				}
+			}
+			q.pending[i] = nil
+		}
+	}
+	return nil
+}
+
+// scheduled is the interval's run; a pending triggered run is merged into it.
+func (q *queue) scheduled() *request {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if p := q.pending[0]; p != nil {
+		q.pending[0] = nil
+		return p
+	}
+	return &request{id: newRunID(), opts: RunOptions{Reason: "interval"}}
+}
+
+// take takes the pending run (before the pending dry run); nil when none.
+func (q *queue) take() *request {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, p := range q.pending {
+		if p != nil {
+			q.pending[i] = nil
+			return p
+		}
+	}
+	return nil
+}
+
+// signalIfPending wakes Start again when requests came in during a run.
+func (q *queue) signalIfPending() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending[0] != nil || q.pending[1] != nil {
+		q.signal()
+	}
+}
+
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// add merges opts into the pending run of its kind (a dry run apart from
+// the others) and returns its id and the channel that receives its summary;
+// ErrNotRunning when Start is not running.
+func (q *queue) add(opts RunOptions) (string, <-chan Summary, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.started {
+		return "", nil, ErrNotRunning
+	}
+	slot := 0
+	if opts.DryRun {
+		slot = 1
+	}
+	p := q.pending[slot]
+	if p == nil {
+		p = &request{id: newRunID(), opts: RunOptions{DryRun: opts.DryRun, Scope: opts.Scope}}
+		q.pending[slot] = p
+	} else if p.opts.Scope != opts.Scope {
+		p.opts.Scope = Scope{} // two scopes merged: the whole estate covers both
+	}
+	p.opts.Force = p.opts.Force || opts.Force
+	p.opts.RetryQuarantined = p.opts.RetryQuarantined || opts.RetryQuarantined
+	for _, id := range opts.Instances {
+		if !slices.Contains(p.opts.Instances, id) {
+			p.opts.Instances = append(p.opts.Instances, id)
+		}
+	}
+	p.opts.Reason = joinReason(p.opts.Reason, opts.Reason)
+	w := make(chan Summary, 1)
+	p.waiters = append(p.waiters, w)
+	q.signal()
+	return p.id, w, nil
+}
+
+// isStarted says whether Start is running.
+func (q *queue) isStarted() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.started
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "" || a == b:
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}

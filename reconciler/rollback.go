@@ -1,0 +1,195 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// ErrBusy is returned by Rollback while the broker's operation on the
+// instance is in progress.
+var ErrBusy = errors.New("an operation is in progress on the instance")
+
+// rollbackPoll is how often a rollback asks about its deploy task.
+const rollbackPoll = time.Second
+
+// RollbackResult is what Rollback did.
+type RollbackResult struct {
+	// InstanceID is the instance.
+	InstanceID string `json:"instance_id"`
+	// Backup is the backup put back.
+	Backup string `json:"backup"`
+	// SafetyBackup is the backup of the state before the rollback (to undo it).
+	SafetyBackup string `json:"safety_backup,omitempty"`
+	// Redeployed says the backup's manifest was deployed first.
+	Redeployed bool `json:"redeployed"`
+	// TaskID is the Director task of the redeploy.
+	TaskID int `json:"task_id,omitempty"`
+	// Deployment is the deployment redeployed.
+	Deployment string `json:"deployment,omitempty"`
+	// Note says what happens next.
+	Note string `json:"note"`
+}
+
+// Rollback puts backup backupID of instance id back (the newest when
+// empty). With redeploy it first deploys the backup's manifest to the
+// instance's Director through a task and waits for it, so that BOSH runs
+// what the records say and the next run has nothing to undo; without, it
+// repairs Vault only and the next run re-derives the manifest from BOSH. It
+// holds the run lock (no run interleaves), refuses while the broker's
+// operation on the instance is in progress, and backs the current state up
+// first.
+func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bool) (RollbackResult, error) {
+	res := RollbackResult{InstanceID: id, Backup: backupID}
+	if redeploy && m.parts.Directors.Deployer("") == nil {
+		return res, ErrNoDeployer
+	}
+	release, err := m.holdLease(ctx) // with HA, only the leader changes records (no run of another daemon interleaves)
+	if err != nil {
+		return res, err
+	}
+	defer release()
+	select {
+	case m.runLock <- struct{}{}:
+	case <-ctx.Done():
+		return res, fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
+	}
+	defer func() { <-m.runLock }()
+	rb := rollback{records: m.stores.records, backups: m.stores.backups, history: m.stores.history,
+		directors: m.parts.Directors, log: m.log}
+	if err := rb.do(ctx, &res, redeploy); err != nil {
+		return res, err
+	}
+	if redeploy {
+		m.parts.Cache.Forget(res.Deployment)
+	}
+	return res, nil
+}
+
+// rollback puts an instance's backup back, and, asked to, deploys its
+// manifest first (the one redeploy path).
+type rollback struct {
+	records   recordReader
+	backups   backupStore
+	history   historyStore
+	directors *fleet.Directors
+	log       *slog.Logger
+}
+
+// do makes the rollback res names; deploy deploys the backup's manifest first.
+func (rb rollback) do(ctx context.Context, res *RollbackResult, deploy bool) error {
+	id := res.InstanceID
+	rec, err := rb.records.Record(ctx, id)
+	if err != nil {
+		return fmt.Errorf("reading the record of %s: %w", id, err)
+	}
+	if rec.OperationInProgress() {
+		return fmt.Errorf("%w: %s %s", ErrBusy, rec.LastOperation.Type, rec.LastOperation.State)
+	}
+	var dep redeploy.Deployer
+	if deploy {
+		if dep = rb.directors.Deployer(rec.Director); dep == nil {
+			return fmt.Errorf("%w: the instance's Director %q is not configured", ErrNoDeployer, rec.Director)
+		}
+	}
+	if res.Backup == "" {
+		if res.Backup, err = rb.newestBackup(ctx, id); err != nil {
+			return err
+		}
+	}
+	var plan *redeployPlan
+	if deploy {
+		if plan, err = rb.plan(ctx, dep, id, res.Backup, rec); err != nil {
+			return err
+		}
+		res.Deployment = plan.req.Deployment
+	}
+	if res.SafetyBackup, err = rb.backups.BackupAll(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
+		return fmt.Errorf("backing up the current state first: %w", err)
+	}
+	if plan != nil {
+		if err := rb.redeploy(ctx, plan, res); err != nil {
+			return err
+		}
+	}
+	if err := rb.backups.Restore(ctx, id, res.Backup); err != nil && !errors.Is(err, vault.ErrEventNotRecorded) {
+		return fmt.Errorf("restoring backup %s: %w", res.Backup, err)
+	}
+	res.Note = "Vault records restored; the next reconciler run re-derives the manifest from BOSH"
+	if deploy {
+		res.Note = "the backup's manifest is deployed and the Vault records restored: the next reconciler run finds nothing to undo"
+	}
+	rb.log.Info("instance rolled back", "instance", id, "backup", res.Backup, "redeployed", deploy, "task", res.TaskID)
+	return nil
+}
+
+// newestBackup is the id of instance id's newest backup.
+func (rb rollback) newestBackup(ctx context.Context, id string) (string, error) {
+	ids, err := rb.backups.Backups(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("%w: instance %s has no backup", vault.ErrNotFound, id)
+	}
+	return ids[0], nil
+}
+
+// redeployPlan is a rollback's deploy: the Director's Deployer and what to deploy.
+type redeployPlan struct {
+	dep redeploy.Deployer
+	req redeploy.Request
+}
+
+// plan is the deploy of a backup's manifest with dep, when it is fit: the
+// backup holds a manifest and it names the deployment of the instance's
+// record.
+func (rb rollback) plan(ctx context.Context, dep redeploy.Deployer, id, backupID string, rec *vault.Record) (*redeployPlan, error) {
+	text, ok, err := rb.backups.BackupManifest(ctx, id, backupID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: backup %s of %s holds no manifest", ErrRollback, backupID, id)
+	}
+	req := redeploy.Request{Instance: id, Deployment: rec.Deployment(id), Manifest: text,
+		What: "the manifest of backup " + backupID, Why: "rollback", Poll: rollbackPoll}
+	if err := redeploy.Check(req.Manifest, req.Deployment, req.What); err != nil {
+		return nil, err
+	}
+	return &redeployPlan{dep: dep, req: req}, nil
+}
+
+// redeploy deploys the backup's manifest and waits for its task; the
+// instance's history says how it ended.
+func (rb rollback) redeploy(ctx context.Context, p *redeployPlan, res *RollbackResult) error {
+	task, err := redeploy.Deploy(ctx, p.dep, p.req)
+	res.TaskID = task.ID
+	if err != nil && !task.Terminal() {
+		return err // not sent, or not followed to its end
+	}
+	details := map[string]string{"backup": res.Backup, "task_id": fmt.Sprint(task.ID), "safety_backup": res.SafetyBackup}
+	if err != nil {
+		rb.appendEvent(ctx, res.InstanceID, vault.Event{Kind: "redeploy_failed", Actor: "operator", Deployment: res.Deployment,
+			Message: fmt.Sprintf("task %d ended %s: %s; the Vault records were not changed", task.ID, task.State, task.Result),
+			Details: details})
+		return fmt.Errorf("%w; the Vault records were not changed", err)
+	}
+	res.Redeployed = true
+	rb.appendEvent(ctx, res.InstanceID, vault.Event{Kind: "redeployed", Actor: "operator", Deployment: res.Deployment,
+		Message: fmt.Sprintf("manifest of backup %s deployed by task %d", res.Backup, task.ID), Details: details})
+	return nil
+}
+
+// appendEvent records a history event; a failure is logged only.
+func (rb rollback) appendEvent(ctx context.Context, id string, e vault.Event) {
+	if err := rb.history.AppendEvent(ctx, id, e); err != nil {
+		rb.log.Warn("could not record a history event", "instance", id, "kind", e.Kind, "error", err)
+	}
+}

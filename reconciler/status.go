@@ -1,0 +1,171 @@
+package reconciler
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/notify"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+)
+
+// published is what the Manager shows of its runs: the run in progress,
+// the last run, and what the last complete run over the whole estate found.
+// It is safe for concurrent use.
+type published struct {
+	notifier Notifier // nil: nobody
+	director string   // the first Director's name, in a failed run's notification
+	metrics  *metrics
+	now      func() time.Time
+
+	mu        sync.Mutex
+	runID     string
+	progress  *memory.Progress // of the run in progress, nil when none
+	last      *Summary
+	lastFull  *Summary // the last run over the whole estate (converged, blockers)
+	orphans   []Orphan
+	unmatched []Unmatched
+	conflicts []Conflict
+	quar      []Quarantined
+}
+
+func newPublished(n Notifier, director string, met *metrics, now func() time.Time) *published {
+	return &published{notifier: n, director: director, metrics: met, now: now,
+		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{}, quar: []Quarantined{}}
+}
+
+// snapshot is the Status of what is published (Enabled and the leader's
+// fields are the Manager's).
+func (p *published) snapshot() Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := Status{
+		Phase:       PhaseIdle,
+		Metrics:     p.metrics.snapshot(),
+		Orphans:     slices.Clone(p.orphans),
+		Unmatched:   slices.Clone(p.unmatched),
+		Conflicts:   slices.Clone(p.conflicts),
+		Quarantined: slices.Clone(p.quar),
+		Blockers:    []string{},
+	}
+	if p.last != nil {
+		last := *p.last
+		st.LastRun = &last
+	}
+	if p.lastFull != nil {
+		st.Converged, st.Blockers = p.lastFull.Converged, slices.Clone(p.lastFull.Blockers)
+	}
+	if p.progress != nil {
+		st.Running, st.RunID, st.Phase, st.Progress = true, p.runID, p.progress.Phase(), p.progress.Now()
+	}
+	return st
+}
+
+// setCurrent publishes the run in progress (progress nil: none).
+func (p *published) setCurrent(id string, progress *memory.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.runID, p.progress = id, progress
+	p.metrics.running.Set(boolGauge(progress != nil))
+}
+
+// finished publishes a run's outcome (not a dry run's): metrics and status;
+// a run that failed after one that did not is notified.
+func (p *published) finished(res run.Result) {
+	s := res.Summary
+	p.metrics.observe(s, p.now())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notifyFailure(s)
+	p.last = &s
+	if s.Scope == nil {
+		p.lastFull = &s
+	}
+	if s.Aborted == nil && s.Scope == nil {
+		p.orphans, p.unmatched, p.conflicts = res.Orphans, res.Unmatched, slices.Clone(s.Conflicts)
+		if res.Quarantine != nil {
+			p.quar = res.Quarantine
+		}
+	}
+}
+
+// notifyFailure tells the notifier of a run that failed after one that did
+// not (a transition: a Director down for a day is announced once).
+func (p *published) notifyFailure(s Summary) {
+	if p.notifier == nil || s.Result != report.ResultFailure || (p.last != nil && p.last.Result == report.ResultFailure) {
+		return
+	}
+	reason := "the run failed"
+	if len(s.Errors) > 0 {
+		reason = s.Errors[0]
+	}
+	p.notifier.Notify(notify.Event{Type: notify.RunFailed, Director: p.director, Reason: reason, RunID: s.RunID,
+		Time: p.now().UTC()})
+}
+
+// knownConflicts are the conflicts the last complete run reported: a
+// conflict is recorded in the instance's history once, when it appears.
+func (p *published) knownConflicts() map[string]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	known := make(map[string]bool, len(p.conflicts))
+	for _, c := range p.conflicts {
+		known[memory.ConflictKey(c)] = true
+	}
+	return known
+}
+
+// adopt takes a run of the run log as the last run when it is newer than
+// the one known (and, over the whole estate, its conflicts).
+func (p *published) adopt(s Summary) {
+	s.Duration = memory.Duration(s)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last != nil && !s.StartedAt.After(p.last.StartedAt) {
+		return
+	}
+	p.last = &s
+	if s.Scope == nil {
+		p.lastFull, p.conflicts = &s, s.Conflicts
+		if p.conflicts == nil {
+			p.conflicts = []Conflict{}
+		}
+	}
+}
+
+// Status is the reconciler's state, ready to be served as JSON.
+type Status struct {
+	// Enabled is reconciler.enabled.
+	Enabled bool `json:"enabled"`
+	// Leader says this daemon runs the reconciler (always, without HA).
+	Leader bool `json:"leader"`
+	// LeaderID and LeaderSince say which daemon leads and since when (HA only).
+	LeaderID    string    `json:"leader_id,omitempty"`
+	LeaderSince time.Time `json:"leader_since,omitzero"`
+	// Running says a run is in progress.
+	Running bool `json:"running"`
+	// RunID identifies the run in progress.
+	RunID string `json:"run_id,omitempty"`
+	// Phase is the phase of the run in progress, or "idle".
+	Phase string `json:"phase"`
+	// Progress is the progress of the run in progress.
+	Progress Progress `json:"progress"`
+	// LastRun is the summary of the last run that was not a dry run.
+	LastRun *Summary `json:"last_run,omitempty"`
+	// Metrics are the run counters.
+	Metrics Snapshot `json:"metrics"`
+	// Orphans are the orphaned records the last run saw.
+	Orphans []Orphan `json:"orphans"`
+	// Unmatched are the deployments the last run could not match.
+	Unmatched []Unmatched `json:"unmatched"`
+	// Conflicts are the conflicting claims the last run saw.
+	Conflicts []Conflict `json:"conflicts"`
+	// Quarantined are the items set aside after the last complete run.
+	Quarantined []Quarantined `json:"quarantined"`
+	// Converged is the last run's (see Summary.Converged).
+	Converged bool `json:"converged"`
+	// Blockers are the last run's (see Summary.Blockers).
+	Blockers []string `json:"blockers"`
+}
