@@ -101,7 +101,7 @@ func newEnv() *env {
 		Username: brokerUser, Password: brokerPass, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
 	m, err := reconciler.New(reconciler.Options{Config: cfg, Store: store,
-		Directors: []reconciler.NamedDirector{{Director: client, Tasks: client, Deployer: client}},
+		Directors:  []reconciler.NamedDirector{{Director: client, Tasks: client, Deployer: client}},
 		Operations: b, Catalog: cat, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
 

@@ -33,26 +33,26 @@ type held struct {
 // deployments reconciles deployments, one at a time per worker: the stage
 // that used to be the observer and the updater.
 type deployments struct {
-	fleet    *fleet.Fleet
-	cache    *fleet.Cache
-	view     *fleet.View
-	trust    fleet.Trust
-	matcher  *match.Matcher
-	claims   *match.Claims[*held]
-	quar     *memory.Quarantine
-	rounds   *memory.Rounds
-	reader   *records.Reader
-	writer   records.Writer
-	ledger   *memory.Ledger
-	policy   memory.Policy
-	index    map[string]*vault.Record // as read at the start of the run
-	byDep    map[string]string        // deployment -> instance id, as the index names them
-	slots    slots
-	least    float64 // Config.MinConfidence: a match below it is reported, not written
-	force    bool    // trust no fingerprint
-	dryRun   bool
-	start    time.Time
-	log      *slog.Logger
+	fleet   *fleet.Fleet
+	cache   *fleet.Cache
+	view    *fleet.View
+	trust   fleet.Trust
+	matcher *match.Matcher
+	claims  *match.Claims[*held]
+	quar    *memory.Quarantine
+	rounds  *memory.Rounds
+	reader  *records.Reader
+	writer  records.Writer
+	ledger  *memory.Ledger
+	policy  memory.Policy
+	index   map[string]*vault.Record // as read at the start of the run
+	byDep   map[string]string        // deployment -> instance id, as the index names them
+	slots   slots
+	least   float64 // Config.MinConfidence: a match below it is reported, not written
+	force   bool    // trust no fingerprint
+	dryRun  bool
+	start   time.Time
+	log     *slog.Logger
 }
 
 // reconcile brings the records of one deployment's instance in step, top to
