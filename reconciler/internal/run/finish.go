@@ -23,11 +23,19 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	if !r.quar.Loaded() {
 		return
 	}
-	sc := r.scope()
-	considered := func(key string) bool { return sc.covers(key) && !r.mayBeOut(key) }
+	// An item (key "deployment NAME" or "instance ID") that may belong to
+	// a Director this run could not list was not looked at.
+	mayBeOut := func(key string) bool {
+		kind, name := splitKey(key)
+		if kind == "instance" {
+			return r.fleet.MayHold("", r.index[name], true)
+		}
+		return r.fleet.MayHold(name, nil, false)
+	}
+	considered := func(key string) bool { return r.owners.covers(key) && !mayBeOut(key) }
 	failed := r.ledger.Failures()
-	maps.DeleteFunc(failed, func(key, _ string) bool { return r.mayBeOut(key) })
-	ch := r.quar.Settle(r.p.Now(), failed, r.listed, sc.instanceOf, considered)
+	maps.DeleteFunc(failed, func(key, _ string) bool { return mayBeOut(key) })
+	ch := r.quar.Settle(r.p.Now(), failed, r.listed, r.owners.instanceOf, considered)
 	r.ledger.Count(func(s *report.Summary) {
 		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.Skipped(), ch.Added, ch.Released
 		s.QuarantinedTotal = len(r.quar.List())
@@ -54,17 +62,6 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	if err := r.quar.Save(ctx, r.vault.Memory); err != nil {
 		r.ledger.FailUnlessStopped(ctx, "", err)
 	}
-}
-
-// mayBeOut says whether a quarantine key (deployment or instance) may
-// belong to a Director this run could not list: such an item was not
-// looked at, and it stays as it is (not released as gone).
-func (r *run) mayBeOut(key string) bool {
-	kind, name := splitKey(key)
-	if kind == "deployment" {
-		return r.fleet.MayHold(name, nil, false)
-	}
-	return r.fleet.MayHold("", r.index[name], true)
 }
 
 // saveFeeds keeps each Director's feed mark for the next run, with the

@@ -55,6 +55,7 @@ type run struct {
 	index  map[string]*vault.Record // as read at the start; never changed
 	byDep  map[string]string        // deployment name -> instance id, as the index names them
 	listed map[string]bool          // the deployments listed
+	owners owners                   // who owns a deployment, as its name or the index tells
 }
 
 // Run makes one run and returns what it found. The caller makes one run at
@@ -194,6 +195,7 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	for id, rec := range r.index {
 		r.byDep[rec.Deployment(id)] = id
 	}
+	r.owners = owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.index, byDep: r.byDep}
 	r.listed = make(map[string]bool, len(deps))
 	for _, d := range deps {
 		r.listed[d.Name] = true
@@ -209,7 +211,7 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 func (r *run) choose(deps []bosh.Deployment) []bosh.Deployment {
 	out := notIgnored(deps, r.p.Ignore)
 	considered := len(out)
-	out = r.scope().deployments(out)
+	out = r.owners.deployments(out)
 	fallback := r.fleet.Feeds().Apply(r.view, out, r.p.Cache)
 	r.trust = fleet.TrustRule(r.view.Report.Mode, fallback, r.p.Config.CacheTTL, r.start)
 	if !r.opts.Scope.Empty() && (r.opts.Force || r.view.Report.Mode == report.FeedResync) {

@@ -21,11 +21,6 @@ type owners struct {
 	byDep   map[string]string
 }
 
-// scope is the run's view of owners.
-func (r *run) scope() owners {
-	return owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.index, byDep: r.byDep}
-}
-
 // owner tells who owns deployment name; known is false when neither its
 // name nor the index tells (its manifest would: it is out of any scope but
 // the deployment's own).
