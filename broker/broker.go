@@ -60,17 +60,13 @@ type Store interface {
 type Options struct {
 	// Catalog is the services and plans offered. Required.
 	Catalog *catalog.Catalog
-	// Director deploys and deletes service deployments. Required.
-	Director Director
-	// DirectorReader finds tasks and VMs. Required.
-	DirectorReader DirectorReader
-	// DirectorName is the name (bosh.name) of Director, the first one. Default "default".
-	DirectorName string
-	// MoreDirectors are the Directors after the first when there are
-	// several: a plan's new instances go to the one its plan.yml names
-	// (else the first), and their records name it; an instance's later
-	// operations go to the Director its record names. Default none.
-	MoreDirectors []NamedDirector
+	// Directors are the BOSH Directors, in configuration order: a plan's
+	// new instances go to the one its plan.yml names, else the first; with
+	// several, their records name it, and an instance's later operations go
+	// to the Director its record names. Required: at least one, each with
+	// both clients; a single one named "" is named "default", each of
+	// several needs a name of its own.
+	Directors []NamedDirector
 	// Store keeps the records, manifests and secrets. Required.
 	Store Store
 	// Username and Password guard /v2/* (the daemon puts the operator's
@@ -138,8 +134,8 @@ func New(opts Options) (*Broker, error) {
 	if opts.Catalog == nil {
 		missing = append(missing, errors.New("catalog is required"))
 	}
-	if opts.Director == nil || opts.DirectorReader == nil {
-		missing = append(missing, errors.New("director and director reader are required"))
+	if len(opts.Directors) == 0 {
+		missing = append(missing, errors.New("a director is required"))
 	}
 	if opts.Store == nil {
 		missing = append(missing, errors.New("store is required"))
@@ -169,8 +165,9 @@ func New(opts Options) (*Broker, error) {
 
 // withDefaults fills in the defaults documented on Options.
 func withDefaults(o Options) Options {
-	if o.DirectorName == "" {
-		o.DirectorName = "default"
+	if len(o.Directors) == 1 && o.Directors[0].Name == "" {
+		o.Directors = []NamedDirector{o.Directors[0]}
+		o.Directors[0].Name = "default"
 	}
 	if o.LostTaskGrace == 0 {
 		o.LostTaskGrace = 2 * time.Minute

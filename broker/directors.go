@@ -10,8 +10,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// NamedDirector is one of several Directors: its name (bosh.name) and its
-// clients.
+// NamedDirector is one BOSH Director: its name (bosh.name) and its clients.
 type NamedDirector struct {
 	Name     string
 	Director Director
@@ -21,15 +20,12 @@ type NamedDirector struct {
 // ErrUnknownDirector means a record or a plan names a Director that is not configured.
 var ErrUnknownDirector = errors.New("unknown BOSH Director")
 
-// directors are the configured Directors, the first (Options.Director) first.
-func (b *Broker) directors() []NamedDirector {
-	return append([]NamedDirector{{Name: b.opts.DirectorName, Director: b.opts.Director, Reader: b.opts.DirectorReader}},
-		b.opts.MoreDirectors...)
-}
+// directors are the configured Directors, the first first.
+func (b *Broker) directors() []NamedDirector { return b.opts.Directors }
 
 // several says whether more than one Director is configured: only then do
 // records name theirs.
-func (b *Broker) several() bool { return len(b.opts.MoreDirectors) > 0 }
+func (b *Broker) several() bool { return len(b.opts.Directors) > 1 }
 
 // directorNamed is the Director called name; "" is the first.
 func (b *Broker) directorNamed(name string) (NamedDirector, error) {
@@ -63,24 +59,22 @@ func (b *Broker) planDirector(plan catalog.Plan) string {
 	if plan.Director != "" {
 		return plan.Director
 	}
-	return b.opts.DirectorName
+	return b.opts.Directors[0].Name
 }
 
 // checkDirectors says which plans name a Director that is not configured.
 func checkDirectors(o Options) error {
-	if o.Catalog == nil {
-		return nil
-	}
-	known := map[string]bool{o.DirectorName: true}
-	for _, d := range o.MoreDirectors {
+	known := map[string]bool{}
+	var names []string
+	for _, d := range o.Directors {
 		if d.Name == "" || d.Director == nil || d.Reader == nil || known[d.Name] {
-			return fmt.Errorf("director %q: every further Director needs its own name and both clients", d.Name)
+			return fmt.Errorf("director %q: every Director needs its own name and both clients", d.Name)
 		}
 		known[d.Name] = true
-	}
-	names := []string{o.DirectorName}
-	for _, d := range o.MoreDirectors {
 		names = append(names, d.Name)
+	}
+	if o.Catalog == nil {
+		return nil
 	}
 	return CheckPlanDirectors(o.Catalog, names)
 }

@@ -23,8 +23,8 @@ var _ = Describe("several Directors", func() {
 		west = d
 		westClient := broker.NamedDirector{Name: "west", Director: c, Reader: c}
 		e = newEnv(func(o *broker.Options) {
-			o.DirectorName = "east"
-			o.MoreDirectors = []broker.NamedDirector{westClient}
+			o.Directors[0].Name = "east"
+			o.Directors = append(o.Directors, westClient)
 			o.Catalog.Services[0].Plans[1].Director = "west" // redis-large
 		})
 	})
@@ -56,8 +56,8 @@ var _ = Describe("several Directors", func() {
 	It("refuses a catalog whose plan names a Director that is not configured", func() {
 		cat := testCatalog()
 		cat.Services[0].Plans[0].Director = "north"
-		_, err := broker.New(broker.Options{Catalog: cat, Director: e.client, DirectorReader: e.client, Store: e.store,
-			Username: "u", Password: "p", DirectorName: "east"})
+		_, err := broker.New(broker.Options{Catalog: cat, Directors: []broker.NamedDirector{{Name: "east", Director: e.client, Reader: e.client}}, Store: e.store,
+			Username: "u", Password: "p"})
 		Expect(err).To(MatchError(broker.ErrUnknownDirector))
 		Expect(err.Error()).To(ContainSubstring(`plan redis-small: director: unknown BOSH Director "north" (configured: "east")`))
 	})

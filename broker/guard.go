@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
+
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 )
 
@@ -79,11 +81,11 @@ func badInput(format string, args ...any) *requestError {
 func guard(l Limits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := l.check(w, r); err != nil {
-			body := errorBody{Description: err.msg}
+			body := httpjson.Error{Description: err.msg}
 			if err.status == http.StatusBadRequest {
 				body.Error = "BadRequest"
 			}
-			writeJSON(w, err.status, body)
+			httpjson.Write(w, err.status, body)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -136,7 +136,7 @@ func newEnv(tune ...func(*broker.Options)) *env {
 	e := &env{store: newStore(), registry: prometheus.NewRegistry()}
 	e.director, e.client = newDirector()
 	opts := broker.Options{
-		Catalog: testCatalog(), Director: e.client, DirectorReader: e.client, Store: e.store,
+		Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: e.store,
 		Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(e.registry), Logger: testLogger(),
 	}
 	for _, t := range tune {

@@ -1,12 +1,13 @@
 package broker
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
 
 	"github.com/pivotal-cf/brokerapi/v11"
 
@@ -23,24 +24,9 @@ func (b *Broker) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/v2/", guard(b.opts.Limits, brokerapi.NewWithOptions(b, quiet)))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusNotFound, errorBody{Description: "no such endpoint"})
+		httpjson.Write(w, http.StatusNotFound, httpjson.Error{Description: "no such endpoint"})
 	}))
 	return b.Observe(basicauth.Require(b.opts.Username, b.opts.Password, mux))
-}
-
-// errorBody is the JSON body of an error answer, shaped like OSB's.
-type errorBody struct {
-	Error       string `json:"error,omitempty"`
-	Description string `json:"description"`
-}
-
-// writeJSON answers with status and v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }
 
 // Observe counts every answer of next in the broker's request metrics and

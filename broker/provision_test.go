@@ -140,7 +140,7 @@ var _ = Describe("Provision", func() {
 	It("records failed, never in progress, when the Director cannot be reached", func() {
 		e = newEnv(func(o *broker.Options) {
 			unreachable := newClient("http://127.0.0.2:1")
-			o.Director, o.DirectorReader = unreachable, unreachable
+			o.Directors = []broker.NamedDirector{{Director: unreachable, Reader: unreachable}}
 		})
 		e.provision("u-1", "redis-small", nil)
 		status, state, desc := e.lastOperation("u-1")

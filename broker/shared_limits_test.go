@@ -20,7 +20,7 @@ var _ = Describe("limits across brokers sharing one Vault (SharedLimits)", func(
 		var servers []*httptest.Server
 		for i := range 3 {
 			b, err := broker.New(broker.Options{
-				Catalog: testCatalog(), Director: e.client, DirectorReader: e.client, Store: e.store,
+				Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: e.store,
 				Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
 				Logger: testLogger(), SharedLimits: e.store, HolderID: fmt.Sprintf("vm-%d", i),
 			})
@@ -61,7 +61,7 @@ var _ = Describe("one instance id provisioned on several brokers at once", func(
 		var servers []*httptest.Server
 		for i := range 3 {
 			b, err := broker.New(broker.Options{
-				Catalog: testCatalog(), Director: e.client, DirectorReader: e.client, Store: e.store,
+				Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: e.store,
 				Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
 				Logger: testLogger(), HolderID: fmt.Sprintf("vm-%d", i),
 			})

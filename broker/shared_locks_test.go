@@ -64,7 +64,7 @@ func (g *gatedStore) Secret(ctx context.Context, path string) (map[string]any, b
 func (e *env) vm(holder string, store broker.Store, tune ...func(*broker.Options)) *env {
 	GinkgoHelper()
 	opts := broker.Options{
-		Catalog: testCatalog(), Director: e.client, DirectorReader: e.client, Store: store,
+		Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: store,
 		Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
 		Logger: testLogger(), SharedLimits: e.store, HolderID: holder,
 	}

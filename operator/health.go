@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
+
 	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 )
 
@@ -60,6 +62,6 @@ func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, usernam
 		if ans.Status != "ok" {
 			status = http.StatusServiceUnavailable
 		}
-		writeJSON(w, status, ans)
+		httpjson.Write(w, status, ans)
 	})
 }

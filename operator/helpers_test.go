@@ -97,7 +97,7 @@ func newEnv() *env {
 	cat := testCatalog()
 	cfg := config.Default().Reconciler
 	cfg.RetryDelay = 100 * time.Millisecond
-	b, err := broker.New(broker.Options{Catalog: cat, Director: client, DirectorReader: client, Store: store,
+	b, err := broker.New(broker.Options{Catalog: cat, Directors: []broker.NamedDirector{{Director: client, Reader: client}}, Store: store,
 		Username: brokerUser, Password: brokerPass, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
 	m, err := reconciler.New(reconciler.Options{Config: cfg, Store: store,

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
+
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -50,7 +52,7 @@ func InstancesHandler(inst Instances, log *slog.Logger) http.Handler {
 	mux.HandleFunc("POST /b/instances/{id}/restore", h.restore)
 	mux.HandleFunc("GET /b/runs", h.runs)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, errorBody{Description: "no such operator endpoint (or method): " + r.Method + " " + r.URL.Path})
+		httpjson.Write(w, http.StatusNotFound, httpjson.Error{Description: "no such operator endpoint (or method): " + r.Method + " " + r.URL.Path})
 	})
 	return h.available(mux)
 }
@@ -63,7 +65,7 @@ type instancesHandler struct {
 func (h instancesHandler) available(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.inst == nil {
-			writeJSON(w, http.StatusServiceUnavailable, errorBody{Description: "the reconciler is not available"})
+			httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Error{Description: "the reconciler is not available"})
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -81,9 +83,9 @@ func (h instancesHandler) show(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		h.fail(w, "reading instance "+id, err)
 	case v == nil:
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "NotFound", Description: "no record and no history for instance " + id})
+		httpjson.Write(w, http.StatusNotFound, httpjson.Error{Error: "NotFound", Description: "no record and no history for instance " + id})
 	default:
-		writeJSON(w, http.StatusOK, v)
+		httpjson.Write(w, http.StatusOK, v)
 	}
 }
 
@@ -96,14 +98,14 @@ func (h instancesHandler) restore(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	backup := q.Get("backup")
 	if err := checkID("backup", backup, true); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return
 	}
 	redeploy := false
 	if v := q.Get("redeploy"); v != "" {
 		var err error
 		if redeploy, err = strconv.ParseBool(v); err != nil {
-			writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: fmt.Sprintf("redeploy=%q: want true or false", v)})
+			httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: fmt.Sprintf("redeploy=%q: want true or false", v)})
 			return
 		}
 	}
@@ -118,7 +120,7 @@ func (h instancesHandler) restore(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, "rolling back instance "+id, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	httpjson.Write(w, http.StatusOK, res)
 }
 
 // runs answers GET /b/runs.
@@ -127,7 +129,7 @@ func (h instancesHandler) runs(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxRuns {
-			writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: fmt.Sprintf("limit=%q: want 1 to %d", v, maxRuns)})
+			httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: fmt.Sprintf("limit=%q: want 1 to %d", v, maxRuns)})
 			return
 		}
 		limit = n
@@ -141,7 +143,7 @@ func (h instancesHandler) runs(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
-	writeJSON(w, http.StatusOK, struct {
+	httpjson.Write(w, http.StatusOK, struct {
 		Runs     []reconciler.Summary `json:"runs"`
 		Problems []string             `json:"problems"`
 	}{runs, problems})
@@ -164,14 +166,14 @@ func (h instancesHandler) fail(w http.ResponseWriter, what string, err error) {
 		status = http.StatusNotImplemented
 	}
 	h.log.Warn("operator request failed", "what", what, "status", status, "error", err)
-	writeJSON(w, status, errorBody{Description: what + ": " + err.Error()})
+	httpjson.Write(w, status, httpjson.Error{Description: what + ": " + err.Error()})
 }
 
 // pathID reads and checks {id}; false when it answered 400.
 func pathID(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := r.PathValue("id")
 	if err := checkID("instance id", id, false); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return "", false
 	}
 	return id, true

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
+
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
@@ -66,17 +68,17 @@ type runAnswer struct {
 // ServeHTTP serves GET (status) and POST (force a run) on /b/reconcile.
 func (h reconcileHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.rec == nil {
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Description: "the reconciler is not available"})
+		httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Error{Description: "the reconciler is not available"})
 		return
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		writeJSON(w, http.StatusOK, h.rec.Status())
+		httpjson.Write(w, http.StatusOK, h.rec.Status())
 	case http.MethodPost:
 		h.trigger(w, r)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Description: "use GET or POST"})
+		httpjson.Write(w, http.StatusMethodNotAllowed, httpjson.Error{Description: "use GET or POST"})
 	}
 }
 
@@ -84,12 +86,12 @@ func (h reconcileHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 	wait, dryRun, err := runQuery(r)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return
 	}
 	opts, err := runOptionsQuery(r)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "BadRequest", Description: err.Error()})
+		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return
 	}
 	opts.DryRun, opts.Reason = dryRun, "POST /b/reconcile"
@@ -102,12 +104,12 @@ func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, reconciler.ErrDisabled) || errors.Is(err, reconciler.ErrNotLeader) {
 			status = http.StatusConflict // ErrNotLeader names the daemon that runs the reconciler
 		}
-		writeJSON(w, status, errorBody{Description: "cannot start a run: " + err.Error()})
+		httpjson.Write(w, status, httpjson.Error{Description: "cannot start a run: " + err.Error()})
 		return
 	}
 	h.log.Info("reconciler run forced", "run", id, "dry_run", dryRun, "wait", wait)
 	if wait == 0 {
-		writeJSON(w, http.StatusAccepted, runAnswer{RunID: id, DryRun: dryRun, Status: "queued"})
+		httpjson.Write(w, http.StatusAccepted, runAnswer{RunID: id, DryRun: dryRun, Status: "queued"})
 		return
 	}
 	h.await(w, r, id, dryRun, done, wait)
@@ -124,13 +126,13 @@ func (h reconcileHandler) await(w http.ResponseWriter, r *http.Request, id strin
 	select {
 	case s, ok := <-done:
 		if !ok {
-			writeJSON(w, http.StatusServiceUnavailable, runAnswer{RunID: id, DryRun: dryRun, Status: "stopped",
+			httpjson.Write(w, http.StatusServiceUnavailable, runAnswer{RunID: id, DryRun: dryRun, Status: "stopped",
 				Error: "the reconciler stopped before run " + id + " ended"})
 			return
 		}
-		writeJSON(w, http.StatusOK, runAnswer{RunID: id, DryRun: dryRun, Status: "done", Summary: &s})
+		httpjson.Write(w, http.StatusOK, runAnswer{RunID: id, DryRun: dryRun, Status: "done", Summary: &s})
 	case <-timer.C:
-		writeJSON(w, http.StatusGatewayTimeout, runAnswer{RunID: id, DryRun: dryRun, Status: "running",
+		httpjson.Write(w, http.StatusGatewayTimeout, runAnswer{RunID: id, DryRun: dryRun, Status: "running",
 			Error: fmt.Sprintf("run %s had not ended after %s; it goes on: GET /b/reconcile shows its progress", id, wait)})
 	case <-r.Context().Done():
 	}

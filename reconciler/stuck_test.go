@@ -20,7 +20,7 @@ var _ = Describe("broker operations stuck in progress", func() {
 	It("are settled from the Director after stuck_operation_after, and the platform's next last_operation sees it", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.StuckOperationAfter = time.Hour }})
 		ctx := context.Background()
-		b, err := broker.New(broker.Options{Catalog: testCatalog, Director: e.bosh, DirectorReader: e.bosh,
+		b, err := broker.New(broker.Options{Catalog: testCatalog, Directors: []broker.NamedDirector{{Director: e.bosh, Reader: e.bosh}},
 			Store: e.store, Username: "u", Password: "p", Logger: testLogger()})
 		Expect(err).NotTo(HaveOccurred())
 		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Operations = b })

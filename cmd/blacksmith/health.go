@@ -8,7 +8,6 @@ import (
 
 	vaultapi "github.com/hashicorp/vault/api"
 
-	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
 )
@@ -79,7 +78,7 @@ func (h *health) checks() map[string]operator.HealthCheck {
 			return nil
 		},
 	}
-	for i, c := range append([]*bosh.Client{h.p.director}, h.p.more...) {
+	for i, c := range h.p.directors {
 		name := "director" // the first keeps the name it had with one Director
 		if i > 0 {
 			name = "director-" + c.Name()

@@ -36,14 +36,13 @@ var (
 
 // parts are what every command builds from the configuration without I/O.
 type parts struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	catalog  *catalog.Catalog
-	registry *prometheus.Registry
-	oneShot  bool           // a command that runs once, beside the daemons (its own lease holder name)
-	director *bosh.Client   // the first Director
-	more     []*bosh.Client // the others (bosh as a list)
-	notifier *notify.Notifier
+	cfg       *config.Config
+	log       *slog.Logger
+	catalog   *catalog.Catalog
+	registry  *prometheus.Registry
+	oneShot   bool           // a command that runs once, beside the daemons (its own lease holder name)
+	directors []*bosh.Client // every configured Director, the first the default (bosh as a list)
+	notifier  *notify.Notifier
 }
 
 // newParts loads the catalog, creates the metrics registry (with the Go and
@@ -76,7 +75,7 @@ func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
-	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, director: clients[0], more: clients[1:], notifier: notifier}, nil
+	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, directors: clients, notifier: notifier}, nil
 }
 
 // newDirector is the client of one configured Director (its own rate
@@ -214,16 +213,13 @@ func (p *parts) broker(store *vault.Store) (*broker.Broker, error) {
 		shared, holder = store, id
 	}
 	return broker.New(broker.Options{
-		SharedLimits:   shared,
-		HolderID:       holder,
-		Catalog:        p.catalog,
-		Director:       p.director,
-		DirectorReader: p.director,
-		DirectorName:   p.director.Name(),
-		MoreDirectors:  p.brokerDirectors(),
-		Store:          store,
-		Username:       p.cfg.Broker.Username,
-		Password:       p.cfg.Broker.Password,
+		SharedLimits: shared,
+		HolderID:     holder,
+		Catalog:      p.catalog,
+		Directors:    p.brokerDirectors(),
+		Store:        store,
+		Username:     p.cfg.Broker.Username,
+		Password:     p.cfg.Broker.Password,
 		Limits: broker.Limits{
 			MaxBodyBytes:       int64(p.cfg.Broker.MaxBodyBytes),
 			MaxParametersBytes: p.cfg.Broker.MaxParametersBytes,
@@ -258,16 +254,16 @@ func oneShotManager(cfg *config.Config, log *slog.Logger, store *vault.Store) (*
 // reconcilerDirectors are the Directors, for the reconciler.
 func (p *parts) reconcilerDirectors() []reconciler.NamedDirector {
 	var out []reconciler.NamedDirector
-	for _, c := range append([]*bosh.Client{p.director}, p.more...) {
+	for _, c := range p.directors {
 		out = append(out, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	return out
 }
 
-// brokerDirectors are the Directors after the first, for the broker.
+// brokerDirectors are the Directors, for the broker.
 func (p *parts) brokerDirectors() []broker.NamedDirector {
 	var out []broker.NamedDirector
-	for _, c := range p.more {
+	for _, c := range p.directors {
 		out = append(out, broker.NamedDirector{Name: c.Name(), Director: c, Reader: c})
 	}
 	return out

@@ -142,7 +142,7 @@ func (d *daemon) run(ctx context.Context) error {
 	d.gate.open(d.api(b, m))
 	d.log.Info("broker ready", "services", len(d.catalog.Services), "vault_kv_version", store.KVVersion())
 	_, err = connect(ctx, d.log, "bosh director", func(error) {}, func(ctx context.Context) (struct{}, error) {
-		_, err := d.director.Info(ctx)
+		_, err := d.directors[0].Info(ctx)
 		return struct{}{}, err
 	})
 	if err != nil {
