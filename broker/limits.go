@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
-	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
-
+	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -20,6 +18,7 @@ import (
 type LimitLeases interface {
 	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (vault.Lease, error)
 	ReleaseLease(ctx context.Context, name, holder string) error
+	ReadLease(ctx context.Context, name string) (vault.Lease, bool, error)
 }
 
 // Bounds of the shared limit lease.
@@ -39,26 +38,18 @@ func (b *Broker) sharedLimits(ctx context.Context) (func(), error) {
 	if b.opts.SharedLimits == nil {
 		return func() {}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, limitLeaseWait)
-	defer cancel()
-	for {
-		_, err := b.opts.SharedLimits.AcquireLease(ctx, limitLease, b.opts.HolderID, limitLeaseTTL, time.Now())
-		if err == nil {
-			return func() {
-				rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-				defer rcancel()
-				if err := b.opts.SharedLimits.ReleaseLease(rctx, limitLease, b.opts.HolderID); err != nil {
-					b.log.Warn("could not release the shared limit lease; it expires by itself", "error", err)
-				}
-			}, nil
-		}
-		if !errors.Is(err, vault.ErrLeaseHeld) {
-			return nil, err
-		}
-		if serr := retry.Sleep(ctx, time.Duration(20+rand.IntN(60))*time.Millisecond); serr != nil {
+	h := lease.New(b.opts.SharedLimits, limitLease, b.opts.HolderID, limitLeaseTTL, nil, b.log)
+	if err := h.AcquireWithin(ctx, limitLeaseWait); err != nil {
+		if errors.Is(err, vault.ErrLeaseHeld) {
 			return nil, fmt.Errorf("waiting for another broker's provision to end: %w", err)
 		}
+		return nil, err
 	}
+	return func() {
+		if _, err := h.Release(); err != nil {
+			b.log.Warn("could not release the shared limit lease; it expires by itself", "error", err)
+		}
+	}, nil
 }
 
 // limiter makes counting a plan's and a service's instances and writing the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 
-	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -63,13 +63,7 @@ var ErrInstanceBusy = errors.New("another broker holds the instance's lease")
 const (
 	defaultInstanceLeaseTTL  = 15 * time.Second
 	defaultInstanceLeaseWait = 5 * time.Second
-	// leaseCallTimeout bounds a renewal or release, which are made even
-	// when the platform has hung up.
-	leaseCallTimeout = 5 * time.Second
 )
-
-// leaseBackoff spaces the attempts to take a lease another daemon holds.
-var leaseBackoff = retry.Backoff{Base: 25 * time.Millisecond, Limit: 250 * time.Millisecond}
 
 // lockExisting is lockInstance for an operation on an instance that must
 // exist: with the shared lease, an id without a record is answered missing
@@ -112,15 +106,19 @@ func (b *Broker) lockInstance(ctx context.Context, id string) (func(), error) {
 // the operation ends: an operation's synchronous part (Vault writes, then
 // the Director's answer, bounded by DirectorTimeout) can outlast the TTL,
 // while a daemon that dies holding it keeps the others from the instance
-// only until it expires. Each operation costs two Vault writes (take and
-// release; one more per renewal) and two reads.
+// only until it expires. A lease found taken over (this daemon could not
+// renew it in time) is logged and no longer renewed: the operation goes
+// on, its record's write being a check-and-set of its own. Each operation
+// costs two Vault writes (take and release; one more per renewal) and two
+// reads.
 func (b *Broker) holdInstance(ctx context.Context, id string) (func(), error) {
 	unlock := b.locks.lock(id)
 	if b.opts.SharedLimits == nil {
 		return unlock, nil
 	}
-	name := instanceLeaseName(id)
-	if err := b.takeLease(ctx, name); err != nil {
+	h := lease.New(b.opts.SharedLimits, instanceLeaseName(id), b.opts.HolderID, b.opts.InstanceLeaseTTL, nil,
+		b.log.With("instance", id))
+	if err := h.AcquireWithin(ctx, b.opts.InstanceLeaseWait); err != nil {
 		unlock()
 		var held *vault.LeaseHeldError
 		if errors.As(err, &held) {
@@ -130,76 +128,13 @@ func (b *Broker) holdInstance(ctx context.Context, id string) (func(), error) {
 		}
 		return nil, fmt.Errorf("taking the lease of instance %s: %w", id, err)
 	}
-	stop := b.renewLease(ctx, name, id)
+	h.Keep(ctx)
 	return func() {
-		stop()
-		b.releaseLease(ctx, name, id)
+		if _, err := h.Release(); err != nil {
+			b.log.Warn("could not release the instance's lease; it expires by itself", "instance", id, "error", err)
+		}
 		unlock()
 	}, nil
-}
-
-// takeLease takes lease name, trying again while another daemon holds it
-// until InstanceLeaseWait has passed (then its error matches
-// vault.ErrLeaseHeld).
-func (b *Broker) takeLease(ctx context.Context, name string) error {
-	deadline := time.Now().Add(b.opts.InstanceLeaseWait)
-	for attempt := 1; ; attempt++ {
-		_, err := b.opts.SharedLimits.AcquireLease(ctx, name, b.opts.HolderID, b.opts.InstanceLeaseTTL, time.Now())
-		left := time.Until(deadline)
-		if !errors.Is(err, vault.ErrLeaseHeld) || left <= 0 {
-			return err
-		}
-		if serr := retry.Sleep(ctx, min(leaseBackoff.Delay(attempt), left)); serr != nil {
-			return serr
-		}
-	}
-}
-
-// renewLease renews lease name every third of InstanceLeaseTTL until the
-// returned function is called; that function waits for a renewal under way
-// to end (it is not cut short: a renewal landing after the release would
-// keep the lease). A failed renewal is logged and tried again at the next
-// tick; a lease found taken over (this daemon could not renew it in time)
-// is logged and no longer renewed: the operation goes on, its record's
-// write being a check-and-set of its own.
-func (b *Broker) renewLease(ctx context.Context, name, id string) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(max(b.opts.InstanceLeaseTTL/3, time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-			}
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
-			_, err := b.opts.SharedLimits.AcquireLease(rctx, name, b.opts.HolderID, b.opts.InstanceLeaseTTL, time.Now())
-			cancel()
-			if errors.Is(err, vault.ErrLeaseHeld) {
-				b.log.Warn("the instance's lease was taken over by another broker during an operation", "instance", id, "error", err)
-				return
-			}
-			if err != nil {
-				b.log.Warn("could not renew the instance's lease; trying again", "instance", id, "error", err)
-			}
-		}
-	}()
-	return func() {
-		close(quit)
-		<-done
-	}
-}
-
-// releaseLease gives lease name up, even when the platform has hung up; a
-// lease that could not be released expires by itself.
-func (b *Broker) releaseLease(ctx context.Context, name, id string) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseCallTimeout)
-	defer cancel()
-	if err := b.opts.SharedLimits.ReleaseLease(rctx, name, b.opts.HolderID); err != nil {
-		b.log.Warn("could not release the instance's lease; it expires by itself", "instance", id, "error", err)
-	}
 }
 
 // plainLeaseID is an instance id that may follow "instance-" in a lease

@@ -231,3 +231,7 @@ func (failingLeases) AcquireLease(context.Context, string, string, time.Duration
 }
 
 func (failingLeases) ReleaseLease(context.Context, string, string) error { return vault.ErrSealed }
+
+func (failingLeases) ReadLease(context.Context, string) (vault.Lease, bool, error) {
+	return vault.Lease{}, false, vault.ErrSealed
+}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -20,11 +21,7 @@ const leaseName = "reconciler"
 
 // Leases takes, renews and releases the reconciler's lease; *vault.Store
 // has it (KV v2 only).
-type Leases interface {
-	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (vault.Lease, error)
-	ReleaseLease(ctx context.Context, name, holder string) error
-	ReadLease(ctx context.Context, name string) (vault.Lease, bool, error)
-}
+type Leases = lease.Store
 
 // HAOptions makes the Manager one of several daemons sharing a Vault mount:
 // only the holder of the lease runs the reconciler.
@@ -51,36 +48,31 @@ func (e *NotLeaderError) Error() string {
 // Unwrap makes it match ErrNotLeader.
 func (e *NotLeaderError) Unwrap() error { return ErrNotLeader }
 
-// elector holds the lease for this daemon: it takes it when free, renews
-// it every TTL/3 and says whether the daemon leads. Leading is judged on the
-// monotonic clock: the lease counts from before the request that took or
-// renewed it, minus a margin, so a daemon paused past its lease (SIGSTOP,
-// a long GC) knows it lost it the moment it runs again, whatever Vault
-// says later.
+// elector campaigns for the lease for this daemon: it takes it when free,
+// renews it every TTL/3 and says whether the daemon leads, on the monotonic
+// clock (lease.Holder).
 type elector struct {
-	o        HAOptions
+	h        *lease.Holder
+	ttl      time.Duration
 	log      *slog.Logger
-	now      func() time.Time
 	onLead   func()                // called when this daemon becomes the leader
 	onFollow func(context.Context) // called at each attempt while another daemon leads
 
-	mu         sync.Mutex
-	leads      bool
-	validUntil time.Time // monotonic
-	seen       vault.Lease
+	mu    sync.Mutex
+	leads bool // as the last attempt found
 }
 
 func newElector(o HAOptions, log *slog.Logger, now func() time.Time, onLead func()) *elector {
 	if o.TTL <= 0 {
 		o.TTL = 30 * time.Second
 	}
-	return &elector{o: o, log: log, now: now, onLead: onLead}
+	return &elector{h: lease.New(o.Leases, leaseName, o.ID, o.TTL, now, log), ttl: o.TTL, log: log, onLead: onLead}
 }
 
 // run keeps trying to take or renew the lease until ctx ends, then
 // releases it (at once: another daemon may lead without waiting the TTL).
 func (e *elector) run(ctx context.Context) {
-	tick := time.NewTicker(e.o.TTL / 3)
+	tick := time.NewTicker(e.ttl / 3)
 	defer tick.Stop()
 	for {
 		e.attempt(ctx)
@@ -95,76 +87,64 @@ func (e *elector) run(ctx context.Context) {
 
 // attempt takes or renews the lease once.
 func (e *elector) attempt(ctx context.Context) {
-	asked := time.Now() // monotonic: the lease counts from before the request
-	actx, cancel := context.WithTimeout(ctx, e.o.TTL/3)
+	actx, cancel := context.WithTimeout(ctx, e.ttl/3)
 	defer cancel()
-	l, err := e.o.Leases.AcquireLease(actx, leaseName, e.o.ID, e.o.TTL, e.now())
-	e.mu.Lock()
-	was := e.leads
+	err := e.h.Acquire(actx)
 	switch {
-	case err == nil:
-		e.leads, e.validUntil, e.seen = true, asked.Add(e.o.TTL-e.o.TTL/6), l
 	case errors.Is(err, vault.ErrLeaseHeld):
-		e.leads = false
-		var held *vault.LeaseHeldError
-		if errors.As(err, &held) {
-			e.seen = vault.Lease{Holder: held.Holder, Expires: held.Expires}
-			if cur, ok, rerr := e.o.Leases.ReadLease(actx, leaseName); rerr == nil && ok {
-				e.seen = cur
-			}
-		}
-	default: // Vault unreachable: still the leader until the lease runs out
+		e.h.Refresh(actx) // who leads, since when
+	case err != nil: // Vault unreachable: still the leader until the lease runs out
 		e.log.Warn("could not renew or take the reconciler lease", "error", err)
 	}
-	leads := e.leads && time.Now().Before(e.validUntil)
+	leads := e.h.Holds()
+	e.mu.Lock()
+	was := e.leads
+	e.leads = leads
 	e.mu.Unlock()
 	if leads && !was {
-		e.log.Info("this daemon leads the reconciler now", "id", e.o.ID, "lease_ttl", e.o.TTL)
+		e.log.Info("this daemon leads the reconciler now", "id", e.id(), "lease_ttl", e.ttl)
 		if e.onLead != nil {
 			e.onLead()
 		}
 	}
 	if was && !leads {
-		e.log.Warn("this daemon no longer leads the reconciler", "id", e.o.ID, "leader", e.seen.Holder)
+		e.log.Warn("this daemon no longer leads the reconciler", "id", e.id(), "leader", e.h.Seen().Holder)
 	}
 	if !leads && e.onFollow != nil {
 		e.onFollow(actx)
 	}
 }
 
+// id is this daemon's name in the lease.
+func (e *elector) id() string { return e.h.ID() }
+
 // release gives the lease up (on shutdown).
 func (e *elector) release() {
 	e.mu.Lock()
-	leads := e.leads
 	e.leads = false
 	e.mu.Unlock()
-	if !leads {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := e.o.Leases.ReleaseLease(ctx, leaseName, e.o.ID); err != nil {
+	released, err := e.h.Release()
+	if err != nil {
 		e.log.Warn("could not release the reconciler lease; another daemon takes it when it expires", "error", err)
 		return
 	}
-	e.log.Info("reconciler lease released", "id", e.o.ID)
+	if released {
+		e.log.Info("reconciler lease released", "id", e.id())
+	}
 }
 
-// leads says whether this daemon holds a lease that has not run out.
+// leading says whether this daemon holds a lease that has not run out.
 func (e *elector) leading() bool {
 	if e == nil {
 		return true
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.leads && time.Now().Before(e.validUntil)
+	return e.h.Holds()
 }
 
 // leader is who leads as this daemon last saw it.
 func (e *elector) leader() (id string, since time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.seen.Holder, e.seen.Since
+	l := e.h.Seen()
+	return l.Holder, l.Since
 }
 
 // fence is the error of a write this daemon may not make: nil while it leads.
@@ -197,20 +177,6 @@ func (m *Manager) holdLease(ctx context.Context) (release func(), err error) {
 	if started {
 		return func() {}, nil
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(e.o.TTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				e.release()
-				return
-			case <-tick.C:
-				e.attempt(context.WithoutCancel(ctx))
-			}
-		}
-	}()
-	return func() { close(stop); <-done }, nil
+	e.h.Keep(ctx)
+	return e.release, nil
 }

@@ -1,0 +1,70 @@
+package lease_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var _ = Describe("a lease holder", func() {
+	var store *vault.Store
+	BeforeEach(func() { store = newStore() })
+
+	It("holds the lease alone, renews it past its TTL, and gives it up at once", func() {
+		a := lease.New(store, "op", "vm-a", 600*time.Millisecond, nil, logger())
+		b := lease.New(store, "op", "vm-b", 600*time.Millisecond, nil, logger())
+		Expect(a.Acquire(ctx)).To(Succeed())
+		Expect(a.Holds()).To(BeTrue())
+		a.Keep(ctx)
+		Consistently(func() error { return b.Acquire(ctx) }, 1500*time.Millisecond, 100*time.Millisecond).
+			Should(MatchError(vault.ErrLeaseHeld), "renewed every TTL/3: never free for another")
+		Expect(b.Seen().Holder).To(Equal("vm-a"))
+		Expect(a.Holds()).To(BeTrue())
+
+		released, err := a.Release()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(released).To(BeTrue())
+		Expect(a.Holds()).To(BeFalse())
+		Expect(b.Acquire(ctx)).To(Succeed(), "free at once, without waiting for the TTL")
+	})
+
+	It("waits for a lease another holder gives up, and gives up waiting after the wait", func() {
+		a := lease.New(store, "op", "vm-a", 10*time.Second, nil, logger())
+		b := lease.New(store, "op", "vm-b", 10*time.Second, nil, logger())
+		Expect(a.Acquire(ctx)).To(Succeed())
+		start := time.Now()
+		Expect(b.AcquireWithin(ctx, 300*time.Millisecond)).To(MatchError(vault.ErrLeaseHeld))
+		Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond))
+
+		go func() {
+			defer GinkgoRecover()
+			time.Sleep(200 * time.Millisecond)
+			_, err := a.Release()
+			Expect(err).NotTo(HaveOccurred())
+		}()
+		Expect(b.AcquireWithin(ctx, 5*time.Second)).To(Succeed())
+		Expect(b.Holds()).To(BeTrue())
+	})
+
+	It("knows it lost the lease once it ran out unrenewed, and tells when a renewal finds it taken over", func() {
+		a := lease.New(store, "op", "vm-a", 600*time.Millisecond, nil, logger())
+		Expect(a.Acquire(ctx)).To(Succeed())
+		Eventually(a.Holds, time.Second, 20*time.Millisecond).Should(BeFalse(), "TTL less a sixth, on its own clock")
+
+		b := lease.New(store, "op", "vm-b", time.Minute, nil, logger())
+		Eventually(func() error { return b.Acquire(ctx) }, 2*time.Second, 50*time.Millisecond).Should(Succeed())
+		a.Keep(ctx)
+		Eventually(a.Lost(), time.Second).Should(BeClosed())
+		released, err := a.Release()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(released).To(BeFalse(), "not its lease: nothing released")
+		got, ok, err := store.ReadLease(ctx, "op")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(got.Holder).To(Equal("vm-b"))
+	})
+})
