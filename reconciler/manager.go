@@ -80,7 +80,7 @@ func New(opts Options) (*Manager, error) {
 			Vault: guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
 			Cache: fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
 		},
-		stores:  stores{records: s, history: s, backups: s, index: s, docs: s, runLog: s, state: s},
+		stores:  stores{records: s, history: s.History, backups: s, index: s, docs: s, runLog: s.RunLog, state: s.State},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now),
 	}

@@ -2,6 +2,16 @@
 // HashiCorp Vault: the instance index, per-instance metadata and manifests,
 // backups, and the secrets the broker keeps for instances and bindings.
 //
+// # Parts
+//
+// A Store is one connection to one mount. The parts that stand on their own
+// are types of their own, each what one kind of consumer uses, and their
+// methods are the Store's too: History (each instance's events), RunLog
+// (the reconciler's runs), State (its state documents), Leases (among
+// daemons) and Secrets. The rest stays on the Store because it spans an
+// instance's documents: the index, the metadata and manifest, and the
+// backups, restores and removals that hold all of them at once.
+//
 // # Layout
 //
 // Paths are relative to the KV mount (Options.Mount, default "secret"):

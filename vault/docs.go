@@ -13,6 +13,12 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// State keeps the reconciler's own state documents (the quarantine, the
+// event feeds' marks) under blacksmith/state/. A Store has one (Store.State).
+type State struct {
+	kv *kv
+}
+
 // The package's own documents besides the index, under layoutRoot:
 //
 //	blacksmith/history/{id}/{stamp}-{kind}-{hex4}   one Event each (history.go)
@@ -47,7 +53,7 @@ func validStateName(name string) error {
 // the document exists and decodes (into a fresh value, not merged into what
 // v held). A document that does not decode into v, or whose value is over
 // MaxStateBytes, is ErrCorrupt naming its path.
-func (s *Store) ReadState(ctx context.Context, name string, v any) (bool, error) {
+func (st *State) ReadState(ctx context.Context, name string, v any) (bool, error) {
 	if err := validStateName(name); err != nil {
 		return false, err
 	}
@@ -56,12 +62,12 @@ func (s *Store) ReadState(ctx context.Context, name string, v any) (bool, error)
 		return false, fmt.Errorf("%w: reading state %s into %T (want a non-nil pointer)", ErrInvalid, name, v)
 	}
 	p := stateRoot + name
-	doc, err := s.kv.read(ctx, p)
+	doc, err := st.kv.read(ctx, p)
 	if err != nil || !doc.Exists {
 		return false, err
 	}
 	fresh := reflect.New(rv.Elem().Type())
-	if err := decodeState(s.kv.display(p), doc.Data, fresh.Interface()); err != nil {
+	if err := decodeState(st.kv.display(p), doc.Data, fresh.Interface()); err != nil {
 		return false, err
 	}
 	rv.Elem().Set(fresh.Elem())
@@ -87,7 +93,7 @@ func decodeState(path string, data map[string]json.RawMessage, v any) error {
 // WriteState stores v, encoded as JSON, as the state document name,
 // replacing what was there (last writer wins, on KV v2 too). A value whose
 // encoding is over MaxStateBytes is refused, unwritten (ErrTooLarge).
-func (s *Store) WriteState(ctx context.Context, name string, v any) error {
+func (st *State) WriteState(ctx context.Context, name string, v any) error {
 	if err := validStateName(name); err != nil {
 		return err
 	}
@@ -100,7 +106,7 @@ func (s *Store) WriteState(ctx context.Context, name string, v any) error {
 	}
 	at, _ := json.Marshal(time.Now().UTC().Format(time.RFC3339Nano))
 	doc := map[string]json.RawMessage{"value": raw, "updated_at": at}
-	if err := s.kv.write(ctx, stateRoot+name, doc, noCAS); err != nil {
+	if err := st.kv.write(ctx, stateRoot+name, doc, noCAS); err != nil {
 		return fmt.Errorf("writing state %s: %w", name, err)
 	}
 	return nil

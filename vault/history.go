@@ -15,6 +15,13 @@ import (
 	"time"
 )
 
+// History keeps each instance's append-only history: one document per
+// event under blacksmith/history/{id}/, never rewritten, pruned to a
+// retention. A Store has one (Store.History).
+type History struct {
+	kv *kv
+}
+
 const (
 	historyRoot = layoutRoot + "/history/"
 
@@ -114,7 +121,7 @@ func historyFolder(id string) string { return historyRoot + id + "/" }
 // Details values are cut at their bounds. A bad id, Kind, detail key, too
 // many details or an over-long Actor, RunID or Deployment is refused
 // (ErrInvalid) before anything is written.
-func (s *Store) AppendEvent(ctx context.Context, id string, e Event) error {
+func (h *History) AppendEvent(ctx context.Context, id string, e Event) error {
 	if err := validID(id); err != nil {
 		return err
 	}
@@ -124,7 +131,7 @@ func (s *Store) AppendEvent(ctx context.Context, id string, e Event) error {
 	}
 	for attempt := 0; ; attempt++ {
 		name := eventName{time: e.Time, kind: e.Kind, suffix: randomHex()}
-		err = s.kv.write(ctx, historyFolder(id)+name.String(), e, 0)
+		err = h.kv.write(ctx, historyFolder(id)+name.String(), e, 0)
 		if !errors.Is(err, ErrConflict) || attempt == maxAttempts {
 			break
 		}
@@ -232,14 +239,14 @@ func decodeEvent(path string, name eventName, data map[string]json.RawMessage) (
 // not decode or is too large) is skipped: the events that could be read are
 // returned with a *SkippedError naming every such path (errors.Is
 // ErrCorrupt). A failed request to Vault returns no events.
-func (s *Store) Events(ctx context.Context, id string, limit int) ([]Event, error) {
+func (h *History) Events(ctx context.Context, id string, limit int) ([]Event, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
 	if limit < 0 {
 		return nil, fmt.Errorf("%w: limit %d", ErrInvalid, limit)
 	}
-	names, skipped, err := s.eventNames(ctx, id)
+	names, skipped, err := h.eventNames(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the history of %s: %w", id, err)
 	}
@@ -247,12 +254,12 @@ func (s *Store) Events(ctx context.Context, id string, limit int) ([]Event, erro
 	byPath := make(map[string]eventName, len(names))
 	for i, n := range names {
 		paths[i] = historyFolder(id) + n.String()
-		byPath[s.kv.display(paths[i])] = n
+		byPath[h.kv.display(paths[i])] = n
 	}
 	decode := func(path string, data map[string]json.RawMessage) (Event, error) {
 		return decodeEvent(path, byPath[path], data)
 	}
-	events, err := readNewest(ctx, s.kv, paths, limit, decode, skipped)
+	events, err := readNewest(ctx, h.kv, paths, limit, decode, skipped)
 	if err != nil {
 		return nil, fmt.Errorf("reading the history of %s: %w", id, err)
 	}
@@ -261,19 +268,19 @@ func (s *Store) Events(ctx context.Context, id string, limit int) ([]Event, erro
 
 // eventNames lists id's event documents, newest first; names that are not
 // an event's are in the SkippedError.
-func (s *Store) eventNames(ctx context.Context, id string) ([]eventName, *SkippedError, error) {
+func (h *History) eventNames(ctx context.Context, id string) ([]eventName, *SkippedError, error) {
 	folder := historyFolder(id)
-	keys, err := s.kv.list(ctx, folder)
+	keys, err := h.kv.list(ctx, folder)
 	if err != nil {
 		return nil, nil, err
 	}
-	skipped := &SkippedError{Folder: s.kv.display(folder)}
+	skipped := &SkippedError{Folder: h.kv.display(folder)}
 	var names []eventName
 	for _, k := range keys {
 		if n, ok := parseEventName(k); ok {
 			names = append(names, n)
 		} else {
-			skipped.add(s.kv.display(folder+k), fmt.Errorf("%s: %w: not an event's name", s.kv.display(folder+k), ErrCorrupt))
+			skipped.add(h.kv.display(folder+k), fmt.Errorf("%s: %w: not an event's name", h.kv.display(folder+k), ErrCorrupt))
 		}
 	}
 	slices.SortFunc(names, newerEvent)
@@ -285,14 +292,14 @@ func (s *Store) eventNames(ctx context.Context, id string) ([]eventName, *Skippe
 // their names, without reading them), and returns how many it deleted. On
 // KV v2 every version and the metadata of each go, so the space is freed.
 // Documents whose names are not an event's are left alone.
-func (s *Store) PruneEvents(ctx context.Context, id string, opts HistoryOptions, now time.Time) (int, error) {
+func (h *History) PruneEvents(ctx context.Context, id string, opts HistoryOptions, now time.Time) (int, error) {
 	if err := validID(id); err != nil {
 		return 0, err
 	}
 	if opts.Keep < 0 || opts.MaxAge < 0 {
 		return 0, fmt.Errorf("%w: history retention keep %d, max age %s", ErrInvalid, opts.Keep, opts.MaxAge)
 	}
-	names, _, err := s.eventNames(ctx, id)
+	names, _, err := h.eventNames(ctx, id)
 	if err != nil {
 		return 0, fmt.Errorf("pruning the history of %s: %w", id, err)
 	}
@@ -302,7 +309,7 @@ func (s *Store) PruneEvents(ctx context.Context, id string, opts HistoryOptions,
 			old = append(old, historyFolder(id)+n.String())
 		}
 	}
-	n, err := removeEach(ctx, s.kv, old)
+	n, err := removeEach(ctx, h.kv, old)
 	if err != nil {
 		return n, fmt.Errorf("pruning the history of %s: %w", id, err)
 	}
@@ -312,17 +319,17 @@ func (s *Store) PruneEvents(ctx context.Context, id string, opts HistoryOptions,
 // HistoryInstances returns, sorted, the instance ids that have a history
 // folder. Entries of blacksmith/history/ that are not the folder of a valid
 // id are skipped and named in a *SkippedError returned with the ids.
-func (s *Store) HistoryInstances(ctx context.Context) ([]string, error) {
-	keys, err := s.kv.list(ctx, historyRoot)
+func (h *History) HistoryInstances(ctx context.Context) ([]string, error) {
+	keys, err := h.kv.list(ctx, historyRoot)
 	if err != nil {
 		return nil, fmt.Errorf("listing instance histories: %w", err)
 	}
-	skipped := &SkippedError{Folder: s.kv.display(historyRoot)}
+	skipped := &SkippedError{Folder: h.kv.display(historyRoot)}
 	var ids []string
 	for _, k := range keys {
 		id, folder := strings.CutSuffix(k, "/")
 		if !folder || validID(id) != nil {
-			skipped.add(s.kv.display(historyRoot+k), fmt.Errorf("%s: %w: not an instance's history folder", s.kv.display(historyRoot+k), ErrCorrupt))
+			skipped.add(h.kv.display(historyRoot+k), fmt.Errorf("%s: %w: not an instance's history folder", h.kv.display(historyRoot+k), ErrCorrupt))
 			continue
 		}
 		ids = append(ids, id)

@@ -9,6 +9,13 @@ import (
 	"time"
 )
 
+// Leases keeps named leases (one holder at a time until it expires) under
+// blacksmith/leases/, on KV v2 only (check-and-set). A Store has them
+// (Store.Leases).
+type Leases struct {
+	kv *kv
+}
+
 var (
 	// ErrLeaseHeld means another holder has the lease and it has not expired
 	// (or another holder took it at the same moment). It is returned
@@ -55,15 +62,15 @@ func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 // holder has it already. Another holder's unexpired lease is a
 // *LeaseHeldError; so is losing a race for it (the write is a check-and-set
 // on the version read). KV v1 is ErrNoCAS.
-func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (Lease, error) {
-	if err := s.leaseArgs(name, holder); err != nil {
+func (l *Leases) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (Lease, error) {
+	if err := l.leaseArgs(name, holder); err != nil {
 		return Lease{}, err
 	}
 	if ttl <= 0 {
 		return Lease{}, fmt.Errorf("%w: lease ttl %s", ErrInvalid, ttl)
 	}
 	p := leaseRoot + name
-	cur, version, err := s.readLease(ctx, p)
+	cur, version, err := l.readLease(ctx, p)
 	if err != nil {
 		return Lease{}, err
 	}
@@ -75,9 +82,9 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 	default:
 		return Lease{}, &LeaseHeldError{Holder: cur.Holder, Expires: cur.Expires}
 	}
-	if err := s.kv.write(ctx, p, next, version); err != nil {
+	if err := l.kv.write(ctx, p, next, version); err != nil {
 		if errors.Is(err, ErrConflict) {
-			held, _, rerr := s.readLease(ctx, p)
+			held, _, rerr := l.readLease(ctx, p)
 			if rerr == nil && held != nil {
 				return Lease{}, &LeaseHeldError{Holder: held.Holder, Expires: held.Expires}
 			}
@@ -91,16 +98,16 @@ func (s *Store) AcquireLease(ctx context.Context, name, holder string, ttl time.
 
 // ReleaseLease gives lease name up when holder has it (a check-and-set: a
 // lease taken over meanwhile is left to its new holder).
-func (s *Store) ReleaseLease(ctx context.Context, name, holder string) error {
-	if err := s.leaseArgs(name, holder); err != nil {
+func (l *Leases) ReleaseLease(ctx context.Context, name, holder string) error {
+	if err := l.leaseArgs(name, holder); err != nil {
 		return err
 	}
 	p := leaseRoot + name
-	cur, version, err := s.readLease(ctx, p)
+	cur, version, err := l.readLease(ctx, p)
 	if err != nil || cur == nil || cur.Holder != holder {
 		return err
 	}
-	err = s.kv.write(ctx, p, Lease{Since: cur.Since, Expires: time.Unix(0, 0).UTC()}, version)
+	err = l.kv.write(ctx, p, Lease{Since: cur.Since, Expires: time.Unix(0, 0).UTC()}, version)
 	if err != nil && !errors.Is(err, ErrConflict) {
 		return fmt.Errorf("releasing lease %s: %w", name, err)
 	}
@@ -109,11 +116,11 @@ func (s *Store) ReleaseLease(ctx context.Context, name, holder string) error {
 
 // ReadLease returns lease name as it is (its holder may be "" after a
 // release, or its time past); false when it was never taken.
-func (s *Store) ReadLease(ctx context.Context, name string) (Lease, bool, error) {
+func (l *Leases) ReadLease(ctx context.Context, name string) (Lease, bool, error) {
 	if !validLeaseName.MatchString(name) {
 		return Lease{}, false, fmt.Errorf("%w: lease name %q", ErrInvalid, name)
 	}
-	cur, version, err := s.readLease(ctx, leaseRoot+name)
+	cur, version, err := l.readLease(ctx, leaseRoot+name)
 	if err != nil || cur == nil {
 		return Lease{}, false, err
 	}
@@ -122,34 +129,34 @@ func (s *Store) ReadLease(ctx context.Context, name string) (Lease, bool, error)
 }
 
 // readLease reads the lease document at p and its version (0: none).
-func (s *Store) readLease(ctx context.Context, p string) (*Lease, int, error) {
-	doc, err := s.kv.read(ctx, p)
+func (l *Leases) readLease(ctx context.Context, p string) (*Lease, int, error) {
+	doc, err := l.kv.read(ctx, p)
 	if err != nil {
 		return nil, 0, err
 	}
 	if !doc.Exists {
 		return nil, doc.Version, nil
 	}
-	raw, err := bounded(s.kv.display(p), doc.Data, 4<<10)
+	raw, err := bounded(l.kv.display(p), doc.Data, 4<<10)
 	if err != nil {
 		return nil, 0, err
 	}
-	var l Lease
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, 0, fmt.Errorf("lease at %s: %w: %v", s.kv.display(p), ErrCorrupt, err)
+	var got Lease
+	if err := json.Unmarshal(raw, &got); err != nil {
+		return nil, 0, fmt.Errorf("lease at %s: %w: %v", l.kv.display(p), ErrCorrupt, err)
 	}
-	return &l, doc.Version, nil
+	return &got, doc.Version, nil
 }
 
 // leaseArgs checks a lease's name and holder, and that the mount can CAS.
-func (s *Store) leaseArgs(name, holder string) error {
+func (l *Leases) leaseArgs(name, holder string) error {
 	if !validLeaseName.MatchString(name) {
 		return fmt.Errorf("%w: lease name %q", ErrInvalid, name)
 	}
 	if holder == "" || len(holder) > 256 || !printable(holder) {
 		return fmt.Errorf("%w: lease holder %q", ErrInvalid, holder)
 	}
-	if s.kv.version != 2 {
+	if l.kv.version != 2 {
 		return ErrNoCAS
 	}
 	return nil

@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// RunLog keeps the reconciler's run log: one document per run, pruned to
+// the newest ones. A Store has one (Store.RunLog).
+type RunLog struct {
+	kv *kv
+}
+
 const (
 	runsRoot = layoutRoot + "/runs/"
 
@@ -70,7 +76,7 @@ func validRunID(id string) error {
 // is refused (ErrInvalid), a Summary over MaxRunSummaryBytes too
 // (ErrTooLarge), before anything is written. Appending the same run (id and
 // StartedAt) again replaces its entry.
-func (s *Store) AppendRun(ctx context.Context, e RunEntry) error {
+func (l *RunLog) AppendRun(ctx context.Context, e RunEntry) error {
 	if err := validRunID(e.ID); err != nil {
 		return err
 	}
@@ -90,7 +96,7 @@ func (s *Store) AppendRun(ctx context.Context, e RunEntry) error {
 		return fmt.Errorf("%w: summary of run %s is not JSON: %s", ErrInvalid, e.ID, snippet(e.Summary))
 	}
 	p := runsRoot + runName{time: e.StartedAt, id: e.ID}.String()
-	if err := s.kv.write(ctx, p, e, noCAS); err != nil {
+	if err := l.kv.write(ctx, p, e, noCAS); err != nil {
 		return fmt.Errorf("logging run %s: %w", e.ID, err)
 	}
 	return nil
@@ -120,11 +126,11 @@ func decodeRun(path string, name runName, data map[string]json.RawMessage) (RunE
 // Runs returns the run log, newest first, at most limit entries (0: all).
 // Documents that cannot be used are skipped as Events skips them (the
 // entries read come with a *SkippedError).
-func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
+func (l *RunLog) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("%w: limit %d", ErrInvalid, limit)
 	}
-	names, skipped, err := s.runNames(ctx)
+	names, skipped, err := l.runNames(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the run log: %w", err)
 	}
@@ -132,12 +138,12 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
 	byPath := make(map[string]runName, len(names))
 	for i, n := range names {
 		paths[i] = runsRoot + n.String()
-		byPath[s.kv.display(paths[i])] = n
+		byPath[l.kv.display(paths[i])] = n
 	}
 	decode := func(path string, data map[string]json.RawMessage) (RunEntry, error) {
 		return decodeRun(path, byPath[path], data)
 	}
-	runs, err := readNewest(ctx, s.kv, paths, limit, decode, skipped)
+	runs, err := readNewest(ctx, l.kv, paths, limit, decode, skipped)
 	if err != nil {
 		return nil, fmt.Errorf("reading the run log: %w", err)
 	}
@@ -146,18 +152,18 @@ func (s *Store) Runs(ctx context.Context, limit int) ([]RunEntry, error) {
 
 // runNames lists the run documents, newest first; names that are not a
 // run's are in the SkippedError.
-func (s *Store) runNames(ctx context.Context) ([]runName, *SkippedError, error) {
-	keys, err := s.kv.list(ctx, runsRoot)
+func (l *RunLog) runNames(ctx context.Context) ([]runName, *SkippedError, error) {
+	keys, err := l.kv.list(ctx, runsRoot)
 	if err != nil {
 		return nil, nil, err
 	}
-	skipped := &SkippedError{Folder: s.kv.display(runsRoot)}
+	skipped := &SkippedError{Folder: l.kv.display(runsRoot)}
 	var names []runName
 	for _, k := range keys {
 		if n, ok := parseRunName(k); ok {
 			names = append(names, n)
 		} else {
-			skipped.add(s.kv.display(runsRoot+k), fmt.Errorf("%s: %w: not a run's name", s.kv.display(runsRoot+k), ErrCorrupt))
+			skipped.add(l.kv.display(runsRoot+k), fmt.Errorf("%s: %w: not a run's name", l.kv.display(runsRoot+k), ErrCorrupt))
 		}
 	}
 	slices.SortFunc(names, newerRun)
@@ -167,11 +173,11 @@ func (s *Store) runNames(ctx context.Context) ([]runName, *SkippedError, error) 
 // PruneRuns deletes the runs beyond the newest keep (0 keeps all) and
 // returns how many it deleted (every version on KV v2). Documents whose
 // names are not a run's are left alone.
-func (s *Store) PruneRuns(ctx context.Context, keep int) (int, error) {
+func (l *RunLog) PruneRuns(ctx context.Context, keep int) (int, error) {
 	if keep < 0 {
 		return 0, fmt.Errorf("%w: run log retention %d", ErrInvalid, keep)
 	}
-	names, _, err := s.runNames(ctx)
+	names, _, err := l.runNames(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("pruning the run log: %w", err)
 	}
@@ -182,7 +188,7 @@ func (s *Store) PruneRuns(ctx context.Context, keep int) (int, error) {
 	for _, n := range names[keep:] {
 		old = append(old, runsRoot+n.String())
 	}
-	n, err := removeEach(ctx, s.kv, old)
+	n, err := removeEach(ctx, l.kv, old)
 	if err != nil {
 		return n, fmt.Errorf("pruning the run log: %w", err)
 	}

@@ -8,14 +8,22 @@ import (
 	"strings"
 )
 
+// Secrets reads and writes secrets under the mount (an instance's
+// credentials, its bindings'), each bounded by Options.MaxSecretBytes. A
+// Store has them (Store.Secrets).
+type Secrets struct {
+	kv   *kv
+	opts *Options
+}
+
 // Secret returns the data at path (relative to the mount, e.g.
 // "{id}/credentials" or "{id}/bindings/{bid}") and whether it exists.
 // Numbers are json.Number.
-func (s *Store) Secret(ctx context.Context, path string) (map[string]any, bool, error) {
+func (sc *Secrets) Secret(ctx context.Context, path string) (map[string]any, bool, error) {
 	if err := validPath(path); err != nil {
 		return nil, false, err
 	}
-	doc, err := s.kv.read(ctx, path)
+	doc, err := sc.kv.read(ctx, path)
 	if err != nil || !doc.Exists {
 		return nil, false, err
 	}
@@ -27,7 +35,7 @@ func (s *Store) Secret(ctx context.Context, path string) (map[string]any, bool, 
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&out); err != nil {
-		return nil, false, fmt.Errorf("secret at %s: %w: %v", s.kv.display(path), ErrCorrupt, err)
+		return nil, false, fmt.Errorf("secret at %s: %w: %v", sc.kv.display(path), ErrCorrupt, err)
 	}
 	return out, true, nil
 }
@@ -36,7 +44,7 @@ func (s *Store) Secret(ctx context.Context, path string) (map[string]any, bool, 
 // are refused (ErrInvalid): the index is written by Update only. Data whose
 // JSON encoding is over Options.MaxSecretBytes (default 256 KiB) is refused,
 // unwritten (ErrTooLarge).
-func (s *Store) PutSecret(ctx context.Context, path string, data map[string]any) error {
+func (sc *Secrets) PutSecret(ctx context.Context, path string, data map[string]any) error {
 	if err := writablePath(path); err != nil {
 		return err
 	}
@@ -45,33 +53,33 @@ func (s *Store) PutSecret(ctx context.Context, path string, data map[string]any)
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return fmt.Errorf("encoding the secret at %s: %w", s.kv.display(path), err)
+		return fmt.Errorf("encoding the secret at %s: %w", sc.kv.display(path), err)
 	}
-	return s.putSecret(ctx, path, raw)
+	return sc.putSecret(ctx, path, raw)
 }
 
 // putSecret writes the encoded secret raw at path, within the bound.
-func (s *Store) putSecret(ctx context.Context, path string, raw json.RawMessage) error {
-	if err := s.checkSecret(path, raw); err != nil {
+func (sc *Secrets) putSecret(ctx context.Context, path string, raw json.RawMessage) error {
+	if err := sc.checkSecret(path, raw); err != nil {
 		return err
 	}
-	return s.kv.write(ctx, path, raw, noCAS)
+	return sc.kv.write(ctx, path, raw, noCAS)
 }
 
-func (s *Store) checkSecret(path string, raw json.RawMessage) error {
-	if len(raw) > s.opts.MaxSecretBytes {
-		return fmt.Errorf("secret at %s is %d bytes: %w (limit %d)", s.kv.display(path), len(raw), ErrTooLarge, s.opts.MaxSecretBytes)
+func (sc *Secrets) checkSecret(path string, raw json.RawMessage) error {
+	if len(raw) > sc.opts.MaxSecretBytes {
+		return fmt.Errorf("secret at %s is %d bytes: %w (limit %d)", sc.kv.display(path), len(raw), ErrTooLarge, sc.opts.MaxSecretBytes)
 	}
 	return nil
 }
 
 // DeleteSecret deletes path; on KV v2 with every version, without a backup
 // (see DeleteSecretsBackedUp). Deleting an absent secret is not an error.
-func (s *Store) DeleteSecret(ctx context.Context, path string) error {
+func (sc *Secrets) DeleteSecret(ctx context.Context, path string) error {
 	if err := writablePath(path); err != nil {
 		return err
 	}
-	return s.kv.remove(ctx, path)
+	return sc.kv.remove(ctx, path)
 }
 
 func validPath(p string) error {

@@ -21,6 +21,13 @@ type Store struct {
 	log   *slog.Logger
 	locks *mountLocks
 	renew *renewer
+	// The parts of the store that stand on their own, each what one kind
+	// of consumer uses: their methods are the Store's too.
+	*History
+	*RunLog
+	*Leases
+	*State
+	*Secrets
 }
 
 // mountLocks serialize, within the process, what Vault cannot on one mount:
@@ -61,6 +68,8 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{kv: &kv{client: client, mount: opts.Mount}, opts: opts, log: opts.Logger, locks: locksFor(opts.Address, opts.Mount)}
+	s.History, s.RunLog, s.Leases, s.State = &History{kv: s.kv}, &RunLog{kv: s.kv}, &Leases{kv: s.kv}, &State{kv: s.kv}
+	s.Secrets = &Secrets{kv: s.kv, opts: &s.opts}
 	if err := s.checkSeal(ctx); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ var (
 	_ reconciler.Tasks      = (*bosh.Client)(nil)
 	_ reconciler.Deployer   = (*bosh.Client)(nil)
 	_ reconciler.Operations = (*broker.Broker)(nil)
-	_ reconciler.Leases     = (*vault.Store)(nil)
+	_ reconciler.Leases     = (*vault.Leases)(nil)
 )
 
 // parts are what every command builds from the configuration without I/O.
@@ -177,7 +177,7 @@ func (p *parts) ha(store *vault.Store) (*reconciler.HAOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &reconciler.HAOptions{Leases: store, ID: id, TTL: h.LeaseTTL}, nil
+	return &reconciler.HAOptions{Leases: store.Leases, ID: id, TTL: h.LeaseTTL}, nil
 }
 
 // haID is this daemon's name among those sharing the Vault mount: ha.id,
@@ -210,7 +210,7 @@ func (p *parts) broker(store *vault.Store) (*broker.Broker, error) {
 		if err != nil {
 			return nil, err
 		}
-		shared, holder = store, id
+		shared, holder = store.Leases, id
 	}
 	return broker.New(broker.Options{
 		SharedLimits: shared,
