@@ -14,12 +14,8 @@ import (
 // LimitLeases are the leases in Vault that make the broker safe across
 // daemons sharing the mount: a limited provision is one step, and the
 // operations on one instance are serialised (Options.SharedLimits);
-// *vault.Store has them (KV v2).
-type LimitLeases interface {
-	AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (vault.Lease, error)
-	ReleaseLease(ctx context.Context, name, holder string) error
-	ReadLease(ctx context.Context, name string) (vault.Lease, bool, error)
-}
+// *vault.Leases has them (KV v2).
+type LimitLeases = lease.Store
 
 // Bounds of the shared limit lease.
 const (
