@@ -1,13 +1,3 @@
-// Package redeploy is the one way the reconciler deploys an instance's
-// manifest to its Director: a rollback (a backup's manifest, followed to
-// its end), a remediation (the manifest Vault holds for an orphan, not
-// waited for), and the upgrades to come. It checks that the manifest is the
-// instance's deployment before anything is sent, names the task after the
-// instance (X-Bosh-Context-Id blacksmith-{why}-{id}) and tells a manifest
-// unfit to deploy or a task that failed by ErrRefused.
-//
-// It owns that path only: it must not read or write Vault, nor choose what
-// to deploy.
 package redeploy
 
 import (
