@@ -80,6 +80,9 @@ func (b *Broker) bindable(ctx context.Context, id string) (*vault.Record, error)
 	if err != nil {
 		return nil, err
 	}
+	if rec.Adopted {
+		return nil, errAwaitsAdoption
+	}
 	svc, _, ok := b.opts.Catalog.Plan(rec.PlanID)
 	if !ok {
 		return nil, badRequest("the instance's plan %q is no longer in the catalog", rec.PlanID)

@@ -31,6 +31,9 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 	if err != nil {
 		return none, err
 	}
+	if rec.Adopted {
+		return none, errAwaitsAdoption
+	}
 	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
 		if op.Type == opTypeDeprovision {
 			return domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}, nil

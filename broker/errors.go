@@ -41,6 +41,13 @@ func concurrency(what string) error {
 		http.StatusUnprocessableEntity, "concurrency").WithErrorKey("ConcurrencyError").Build()
 }
 
+// errAwaitsAdoption is the 422 of a bind, update or deprovision of an
+// instance the reconciler adopted from a Director and no operator has
+// confirmed: what a Director runs must not move what the broker owns.
+var errAwaitsAdoption = apiresponses.NewFailureResponseBuilder(
+	errors.New("this instance was found on a BOSH Director and awaits an operator's confirmation (blacksmith adopt); until then it cannot be bound, updated or deleted"),
+	http.StatusUnprocessableEntity, "awaits-adoption").Build()
+
 // limitReached is a 422 telling the user which limit refused the instance.
 func limitReached(what string, limit int) error {
 	return apiresponses.NewFailureResponseBuilder(

@@ -138,14 +138,15 @@ func (b *Broker) checkLimits(ctx context.Context, req instanceRequest) error {
 	return nil
 }
 
-// count counts the records of a plan and of a service, except id's.
+// count counts the records of a plan and of a service, except id's and
+// those of adoptions not yet confirmed (Director content uses up no quota).
 func (b *Broker) count(ctx context.Context, id, planID, serviceID string) (plans, services int, err error) {
 	idx, err := b.opts.Store.Index(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading the index: %w", err)
 	}
 	for rid, r := range idx.Records {
-		if rid == id {
+		if rid == id || r.Adopted { // an adoption not yet confirmed counts against no limit
 			continue
 		}
 		if r.PlanID == planID {

@@ -35,6 +35,9 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if err != nil {
 		return none, err
 	}
+	if rec.Adopted {
+		return none, errAwaitsAdoption
+	}
 	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
 		return none, concurrency("a " + op.Type)
 	}

@@ -41,6 +41,16 @@ type Record struct {
 	// Director names the BOSH Director (bosh.name) the instance's deployment
 	// lives on; "" for the first (and, with one Director, only) one.
 	Director string `json:"director,omitempty"`
+	// Adopted says the reconciler made the record from what a Director runs
+	// (the broker had no record of the instance) and no operator has
+	// confirmed it yet: the broker neither binds, updates nor deletes such
+	// an instance, and it counts against no limit. AdoptedAt is when the
+	// reconciler made it, AdoptionConfirmedAt when an operator confirmed it
+	// (RFC 3339). A record without Adopted is owned: the reconciler never
+	// moves it to another deployment or Director.
+	Adopted             bool   `json:"adopted,omitempty"`
+	AdoptedAt           string `json:"adopted_at,omitempty"`
+	AdoptionConfirmedAt string `json:"adoption_confirmed_at,omitempty"`
 
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -68,6 +78,11 @@ func (r *Record) Deployment(id string) string {
 	}
 	return DeploymentName(r.PlanID, id)
 }
+
+// Owned says whether the record is the broker's (or an operator confirmed
+// it): its deployment and Director are never moved by what a Director
+// lists. False for a nil record and for one adopted and not yet confirmed.
+func (r *Record) Owned() bool { return r != nil && !r.Adopted }
 
 // OperationInProgress says whether the record's last broker operation is
 // still running; false for a nil record.
@@ -107,6 +122,9 @@ func (r *Record) fields() []field {
 		{"match_rule", &r.MatchRule, false},
 		{"remediated_at", &r.RemediatedAt, false},
 		{"director", &r.Director, false},
+		{"adopted", &r.Adopted, false},
+		{"adopted_at", &r.AdoptedAt, false},
+		{"adoption_confirmed_at", &r.AdoptionConfirmedAt, false},
 	}
 }
 
