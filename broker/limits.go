@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -25,7 +26,13 @@ const (
 	limitLeaseTTL = 10 * time.Second
 	// limitLeaseWait bounds how long a provision waits for it.
 	limitLeaseWait = 15 * time.Second
+	// limitLeaseRetry spaces the attempts to take it (35 to 70 ms: it is
+	// held only while a provision counts and writes its record).
+	limitLeaseRetry = 70 * time.Millisecond
 )
+
+// limitLeaseBackoff spaces the attempts to take the shared limit lease.
+var limitLeaseBackoff = retry.Backoff{Base: limitLeaseRetry, Limit: limitLeaseRetry}
 
 // sharedLimits takes the shared limit lease (waiting for it while another
 // daemon holds it) and returns its release; without SharedLimits it does
@@ -34,9 +41,11 @@ func (b *Broker) sharedLimits(ctx context.Context) (func(), error) {
 	if b.opts.SharedLimits == nil {
 		return func() {}, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, limitLeaseWait)
+	defer cancel()
 	h := lease.New(b.opts.SharedLimits, limitLease, b.opts.HolderID, limitLeaseTTL, nil, b.log)
-	if err := h.AcquireWithin(ctx, limitLeaseWait); err != nil {
-		if errors.Is(err, vault.ErrLeaseHeld) {
+	if err := h.AcquireWithin(ctx, limitLeaseWait, limitLeaseBackoff); err != nil {
+		if errors.Is(err, vault.ErrLeaseHeld) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("waiting for another broker's provision to end: %w", err)
 		}
 		return nil, err

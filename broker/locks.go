@@ -13,6 +13,7 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -118,7 +119,7 @@ func (b *Broker) holdInstance(ctx context.Context, id string) (func(), error) {
 	}
 	h := lease.New(b.opts.SharedLimits, instanceLeaseName(id), b.opts.HolderID, b.opts.InstanceLeaseTTL, nil,
 		b.log.With("instance", id))
-	if err := h.AcquireWithin(ctx, b.opts.InstanceLeaseWait); err != nil {
+	if err := h.AcquireWithin(ctx, b.opts.InstanceLeaseWait, retry.Backoff{}); err != nil {
 		unlock()
 		var held *vault.LeaseHeldError
 		if errors.As(err, &held) {

@@ -58,8 +58,8 @@ type elector struct {
 	onLead   func()                // called when this daemon becomes the leader
 	onFollow func(context.Context) // called at each attempt while another daemon leads
 
-	mu    sync.Mutex
-	leads bool // as the last attempt found
+	mu   sync.Mutex
+	held bool // as Vault last answered: taken or renewed (true), held by another (false)
 }
 
 func newElector(o HAOptions, log *slog.Logger, now func() time.Time, onLead func()) *elector {
@@ -90,6 +90,15 @@ func (e *elector) attempt(ctx context.Context) {
 	actx, cancel := context.WithTimeout(ctx, e.ttl/3)
 	defer cancel()
 	err := e.h.Acquire(actx)
+	e.mu.Lock()
+	was := e.held
+	switch {
+	case err == nil:
+		e.held = true
+	case errors.Is(err, vault.ErrLeaseHeld):
+		e.held = false
+	}
+	e.mu.Unlock()
 	switch {
 	case errors.Is(err, vault.ErrLeaseHeld):
 		e.h.Refresh(actx) // who leads, since when
@@ -97,10 +106,6 @@ func (e *elector) attempt(ctx context.Context) {
 		e.log.Warn("could not renew or take the reconciler lease", "error", err)
 	}
 	leads := e.h.Holds()
-	e.mu.Lock()
-	was := e.leads
-	e.leads = leads
-	e.mu.Unlock()
 	if leads && !was {
 		e.log.Info("this daemon leads the reconciler now", "id", e.id(), "lease_ttl", e.ttl)
 		if e.onLead != nil {
@@ -121,7 +126,7 @@ func (e *elector) id() string { return e.h.ID() }
 // release gives the lease up (on shutdown).
 func (e *elector) release() {
 	e.mu.Lock()
-	e.leads = false
+	e.held = false
 	e.mu.Unlock()
 	released, err := e.h.Release()
 	if err != nil {

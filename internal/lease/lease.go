@@ -3,7 +3,6 @@ package lease
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -41,10 +40,10 @@ type Holder struct {
 
 	mu    sync.Mutex
 	held  bool
-	until time.Time   // monotonic: when the lease runs out for this daemon
-	seen  vault.Lease // ours once taken, else the holder's as last seen
-	keep  *keeper     // the renewals under way, nil when none
-	lost  chan struct{}
+	until time.Time     // monotonic: when the lease runs out for this daemon
+	seen  vault.Lease   // ours once taken, else the holder's as last seen
+	keep  *keeper       // the renewals under way, nil when none
+	lost  chan struct{} // closed by the renewals that found the lease taken over
 }
 
 // New is a Holder of lease name for holder id, lasting ttl unless renewed;
@@ -76,9 +75,13 @@ func (h *Holder) Acquire(ctx context.Context) error {
 }
 
 // AcquireWithin acquires the lease, trying again while another holder has
-// it until wait has passed: then the last error, which matches
-// vault.ErrLeaseHeld.
-func (h *Holder) AcquireWithin(ctx context.Context, wait time.Duration) error {
+// it, spaced by backoff (zero: 25 ms doubling up to 250 ms, with jitter),
+// until wait has passed: then the last error, which matches
+// vault.ErrLeaseHeld. ctx ending while it waits is ctx's error.
+func (h *Holder) AcquireWithin(ctx context.Context, wait time.Duration, backoff retry.Backoff) error {
+	if backoff.Base <= 0 {
+		backoff = waitBackoff
+	}
 	deadline := time.Now().Add(wait)
 	for attempt := 1; ; attempt++ {
 		err := h.Acquire(ctx)
@@ -86,8 +89,8 @@ func (h *Holder) AcquireWithin(ctx context.Context, wait time.Duration) error {
 		if !errors.Is(err, vault.ErrLeaseHeld) || left <= 0 {
 			return err
 		}
-		if serr := retry.Sleep(ctx, min(waitBackoff.Delay(attempt), left)); serr != nil {
-			return fmt.Errorf("%w (%w)", err, serr)
+		if serr := retry.Sleep(ctx, min(backoff.Delay(attempt), left)); serr != nil {
+			return serr
 		}
 	}
 }
@@ -123,8 +126,12 @@ func (h *Holder) Seen() vault.Lease {
 func (h *Holder) ID() string { return h.id }
 
 // Lost is closed once a renewal found the lease taken over by another
-// holder (Keep stops renewing it then).
-func (h *Holder) Lost() <-chan struct{} { return h.lost }
+// holder (Keep stops renewing it then); each Keep has a channel of its own.
+func (h *Holder) Lost() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lost
+}
 
 // keeper is the renewals of a lease held.
 type keeper struct {
@@ -136,8 +143,9 @@ type keeper struct {
 // failure is logged and tried again at the next tick.
 func (h *Holder) Keep(ctx context.Context) {
 	k := &keeper{stop: make(chan struct{}), done: make(chan struct{})}
+	lost := make(chan struct{})
 	h.mu.Lock()
-	h.keep = k
+	h.keep, h.lost = k, lost
 	h.mu.Unlock()
 	go func() {
 		defer close(k.done)
@@ -154,7 +162,7 @@ func (h *Holder) Keep(ctx context.Context) {
 			cancel()
 			if errors.Is(err, vault.ErrLeaseHeld) {
 				h.log.Warn("the lease was taken over by another holder", "holder", h.id, "error", err)
-				close(h.lost)
+				close(lost)
 				return
 			}
 			if err != nil {

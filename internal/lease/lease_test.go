@@ -1,12 +1,14 @@
 package lease_test
 
 import (
+	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -37,7 +39,7 @@ var _ = Describe("a lease holder", func() {
 		b := lease.New(store, "op", "vm-b", 10*time.Second, nil, logger())
 		Expect(a.Acquire(ctx)).To(Succeed())
 		start := time.Now()
-		Expect(b.AcquireWithin(ctx, 300*time.Millisecond)).To(MatchError(vault.ErrLeaseHeld))
+		Expect(b.AcquireWithin(ctx, 300*time.Millisecond, retry.Backoff{})).To(MatchError(vault.ErrLeaseHeld))
 		Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond))
 
 		go func() {
@@ -46,7 +48,7 @@ var _ = Describe("a lease holder", func() {
 			_, err := a.Release()
 			Expect(err).NotTo(HaveOccurred())
 		}()
-		Expect(b.AcquireWithin(ctx, 5*time.Second)).To(Succeed())
+		Expect(b.AcquireWithin(ctx, 5*time.Second, retry.Backoff{})).To(Succeed())
 		Expect(b.Holds()).To(BeTrue())
 	})
 
@@ -66,5 +68,36 @@ var _ = Describe("a lease holder", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(got.Holder).To(Equal("vm-b"))
+	})
+})
+
+var _ = Describe("a lease holder's renewals", func() {
+	It("tell each loss on a channel of their own, however often the lease is kept and lost", func() {
+		store := newStore()
+		a := lease.New(store, "op", "vm-a", 300*time.Millisecond, nil, logger())
+		for round := range 2 {
+			other := lease.New(store, "op", "vm-other", time.Minute, nil, logger())
+			Expect(a.Acquire(ctx)).To(Succeed(), "round %d", round)
+			Eventually(a.Holds, time.Second, 20*time.Millisecond).Should(BeFalse())
+			Eventually(func() error { return other.Acquire(ctx) }, 2*time.Second, 50*time.Millisecond).Should(Succeed())
+			a.Keep(ctx)
+			Eventually(a.Lost(), time.Second).Should(BeClosed())
+			_, err := a.Release()
+			Expect(err).NotTo(HaveOccurred())
+			_, err = other.Release()
+			Expect(err).NotTo(HaveOccurred())
+		}
+	})
+
+	It("stop waiting when the caller's context ends, with its error", func() {
+		store := newStore()
+		a := lease.New(store, "op", "vm-a", time.Minute, nil, logger())
+		Expect(a.Acquire(ctx)).To(Succeed())
+		b := lease.New(store, "op", "vm-b", time.Minute, nil, logger())
+		cctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+		defer cancel()
+		err := b.AcquireWithin(cctx, 10*time.Second, retry.Backoff{})
+		Expect(err).To(MatchError(context.DeadlineExceeded))
+		Expect(err).NotTo(MatchError(vault.ErrLeaseHeld), "not another holder's: the caller gave up")
 	})
 })

@@ -52,6 +52,19 @@ type member struct {
 	recorded string // the name index records keep ("" when it is the only Director)
 	system   string // its breaker's name in errors
 	feedDoc  string // its feed mark's state document
+	sole     bool   // the only Director: its errors are the run's as they are
+}
+
+// failed is err as the run reports it of this Director: "Director NAME
+// what: err" when there are several, err itself when it is the only one.
+func (m member) failed(what string, err error) error {
+	switch {
+	case m.sole:
+		return err
+	case what == "":
+		return fmt.Errorf("Director %s: %w", m.Name, err)
+	}
+	return fmt.Errorf("Director %s %s: %w", m.Name, what, err)
 }
 
 // Directors are the configured Directors, the first the default. They
@@ -82,7 +95,7 @@ func New(list []Named) (*Directors, error) {
 		seen[n.Name] = true
 		m := member{Named: n, recorded: n.Name, system: "director " + n.Name, feedDoc: feedDoc + "-" + n.Name}
 		if sole {
-			m.recorded, m.system, m.feedDoc = "", "director", feedDoc
+			m.recorded, m.system, m.feedDoc, m.sole = "", "director", feedDoc, true
 		}
 		d.members = append(d.members, m)
 	}

@@ -99,17 +99,18 @@ func (fd *Feeds) Read(ctx context.Context, store memory.StateStore, start time.T
 	return &View{Report: fd.merged.report, named: fd.merged.named}
 }
 
-// merge is the Directors' feeds as one: the deployments any named, the
-// mode they share (watch when they differ: each Director's deployments are
-// then dealt with by ApplyFeeds), the pages and events of all, and the
-// reasons of those that do not watch. A single Director's feed is the
-// run's as it is.
+// merge is the Directors' feeds as one: the deployments any named, resync
+// when every Director resyncs and watch otherwise (each Director that
+// resyncs or falls back has its deployments dealt with by Apply), the pages
+// and events of all, and the reasons of those that do not watch. A single
+// Director's feed is the run's as it is.
 func merge(of []*watch, names []string) *watch {
 	if len(of) == 1 {
 		return of[0]
 	}
 	m := &watch{named: map[string]bool{}}
 	var reasons []string
+	resyncs := 0
 	for i, w := range of {
 		for name := range w.named {
 			m.named[name] = true
@@ -119,11 +120,13 @@ func merge(of []*watch, names []string) *watch {
 		if w.report.Mode != report.FeedWatch {
 			reasons = append(reasons, fmt.Sprintf("Director %s: %s (%s)", names[i], w.report.Mode, w.report.Reason))
 		}
-		if i == 0 || w.report.Mode == m.report.Mode {
-			m.report.Mode = w.report.Mode
-		} else {
-			m.report.Mode = report.FeedWatch
+		if w.report.Mode == report.FeedResync {
+			resyncs++
 		}
+	}
+	m.report.Mode = report.FeedWatch
+	if resyncs == len(of) {
+		m.report.Mode = report.FeedResync
 	}
 	m.report.Changed = len(m.named)
 	m.report.Reason = strings.Join(reasons, "; ")

@@ -75,7 +75,7 @@ func (f *Fleet) List(ctx context.Context) ([]bosh.Deployment, error) {
 	var failed []error
 	for i, m := range f.members {
 		if errs[i] != nil {
-			err := fmt.Errorf("Director %s could not be listed: %w", m.Name, errs[i])
+			err := m.failed("could not be listed", errs[i])
 			f.down[i] = err
 			failed = append(failed, err)
 			continue
@@ -93,7 +93,7 @@ func (f *Fleet) List(ctx context.Context) ([]bosh.Deployment, error) {
 		}
 	}
 	if len(failed) == len(f.members) {
-		return nil, retry.Terminal(errors.Join(failed...)) // each was retried already
+		return nil, retry.Terminal(errors.Join(failed...)) // each was retried already; one Director's error as it is
 	}
 	return out, nil
 }
@@ -106,7 +106,7 @@ func (f *Fleet) tripper(i int) context.CancelCauseFunc {
 	return func(cause error) {
 		f.mu.Lock()
 		if f.down[i] == nil {
-			f.down[i] = fmt.Errorf("Director %s failed during the run: %w", f.members[i].Name, cause)
+			f.down[i] = f.members[i].failed("failed during the run", cause)
 		}
 		none := len(f.down) == len(f.members)
 		f.mu.Unlock()
@@ -145,7 +145,7 @@ func (f *Fleet) Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error
 		}
 		tasks, err := guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.Task, error) { return m.Tasks.Tasks(ctx, q) })
 		if err != nil {
-			return nil, fmt.Errorf("Director %s: %w", m.Name, err)
+			return nil, m.failed("", err)
 		}
 		out = append(out, tasks...)
 	}

@@ -69,7 +69,7 @@ var _ = Describe("the Directors' feeds together", func() {
 		Expect(merge([]*watch{one}, []string{"default"})).To(BeIdenticalTo(one))
 	})
 
-	DescribeTable("share a mode, else watch (each Director's deployments dealt with apart)",
+	DescribeTable("resync when every Director resyncs, else watch (each Director's deployments dealt with apart)",
 		func(modes []string, want string) {
 			var of []*watch
 			var names []string
@@ -84,7 +84,7 @@ var _ = Describe("the Directors' feeds together", func() {
 		},
 		Entry("all watch", []string{report.FeedWatch, report.FeedWatch}, report.FeedWatch),
 		Entry("all resync", []string{report.FeedResync, report.FeedResync}, report.FeedResync),
-		Entry("all fall back", []string{report.FeedFallback, report.FeedFallback}, report.FeedFallback),
+		Entry("all fall back: watch, each Director's copies by cache_ttl", []string{report.FeedFallback, report.FeedFallback}, report.FeedWatch),
 		Entry("one resyncs", []string{report.FeedWatch, report.FeedResync}, report.FeedWatch),
 		Entry("resync and fallback", []string{report.FeedResync, report.FeedFallback, report.FeedResync}, report.FeedWatch),
 	)
