@@ -68,6 +68,7 @@ type metrics struct {
 	directorUp, directorDeps *prometheus.GaugeVec // several Directors
 	duration                 prometheus.Histogram
 	deployments, unmatched   prometheus.Gauge
+	conflicts                prometheus.Gauge
 	lastSuccess, converged   prometheus.Gauge
 	running                  prometheus.Gauge
 	drift, errs, scanned     prometheus.Counter
@@ -90,6 +91,8 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		})),
 		deployments: newGauge(reg, "blacksmith_reconciler_deployments", "Deployments the Director listed in the last run."),
 		unmatched:   newGauge(reg, "blacksmith_reconciler_unmatched_deployments", "Deployments the last run could not tie to a service instance."),
+		conflicts: newGauge(reg, "blacksmith_reconciler_conflicts",
+			"Deployments the last run found claiming an instance another deployment keeps (an owned instance's, on any Director): never written."),
 		state: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "blacksmith_reconciler_instances", Help: "Service instances by state after the last run.",
 		}, []string{"state"})),
@@ -169,6 +172,7 @@ func (m *metrics) observe(s Summary, end time.Time) {
 func (m *metrics) setState(s Summary) {
 	m.deployments.Set(float64(s.DeploymentsSeen))
 	m.unmatched.Set(float64(s.Unmatched))
+	m.conflicts.Set(float64(len(s.Conflicts)))
 	m.state.WithLabelValues(stateMatched).Set(float64(s.Matched))
 	m.state.WithLabelValues(stateOrphaned).Set(float64(s.OrphansTotal))
 	m.state.WithLabelValues(stateFailed).Set(float64(s.Failed))

@@ -136,12 +136,13 @@ func (d *Directors) ForRun(threshold int, p memory.Policy, stop context.CancelCa
 // one cannot be listed (its deployments would look gone).
 func (d *Directors) ListAll(ctx context.Context) ([]bosh.Deployment, error) {
 	f := d.ForRun(math.MaxInt, memory.Policy{}, func(error) {})
-	deps, err := f.List(ctx)
+	all, err := f.List(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if errs := f.downErrors(); len(errs) > 0 {
 		return nil, errs[0]
 	}
+	deps, _ := f.Choose(all, nil)
 	return deps, nil
 }

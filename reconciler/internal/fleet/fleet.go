@@ -21,7 +21,7 @@ import (
 // that live on it are unknown for the run, never orphaned. A Fleet lives as
 // long as its run; it is safe for concurrent use.
 type Fleet struct {
-	members []runMember
+	members roster
 	policy  memory.Policy
 	stop    context.CancelCauseFunc // once no Director is left
 	feeds   *Feeds
@@ -33,6 +33,9 @@ type Fleet struct {
 	dups   []string    // deployments listed by two Directors (the first keeps them)
 	listed bool        // List ran to its end
 }
+
+// roster is the Directors of a run, in configuration order.
+type roster []runMember
 
 // runMember is a Director in a run: behind its breaker.
 type runMember struct {
@@ -51,7 +54,9 @@ func newFleet(members []member, p memory.Policy, stop context.CancelCauseFunc) *
 
 // List lists every Director at once, each with the run's retries; a
 // deployment carries the name of its Director as index records keep it
-// (none with a single Director). It fails when no Director could be listed.
+// (none with a single Director). It returns every Director's listing, a
+// name listed by two Directors twice: Choose keeps one per name. It fails
+// when no Director could be listed.
 func (f *Fleet) List(ctx context.Context) ([]bosh.Deployment, error) {
 	lists := make([][]bosh.Deployment, len(f.members))
 	errs := make([]error, len(f.members))
@@ -81,14 +86,7 @@ func (f *Fleet) List(ctx context.Context) ([]bosh.Deployment, error) {
 			continue
 		}
 		for _, d := range lists[i] {
-			if first, taken := f.owner[d.Name]; taken {
-				f.dups = append(f.dups, fmt.Sprintf("deployment %s is listed by Directors %s and %s; only %s's is reconciled",
-					d.Name, f.members[first].Name, m.Name, f.members[first].Name))
-				continue
-			}
 			d.Director = m.recorded
-			f.owner[d.Name] = i
-			f.counts[i]++
 			out = append(out, d)
 		}
 	}
@@ -96,6 +94,78 @@ func (f *Fleet) List(ctx context.Context) ([]bosh.Deployment, error) {
 		return nil, retry.Terminal(errors.Join(failed...)) // each was retried already; one Director's error as it is
 	}
 	return out, nil
+}
+
+// Owners says which owned record names a deployment: the instance and the
+// Director the record names ("" for the first); ok false when no owned
+// record names it.
+type Owners func(deployment string) (id, director string, ok bool)
+
+// Choose keeps one deployment per name, in listing order, and says which
+// Director owns each: the one its owned record names. The same name on
+// another Director, or on any Director when the owner's does not list it,
+// claims what it does not own: a conflict, never reconciled (the owner's
+// deployment, when its Director does not list it, is gone). A name no
+// owned record names goes to the first Director that lists it; the others
+// are errors of the run. owners nil: the first lister keeps every name.
+func (f *Fleet) Choose(all []bosh.Deployment, owners Owners) ([]bosh.Deployment, []report.Conflict) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	listers := map[string][]int{}
+	for _, d := range all {
+		listers[d.Name] = append(listers[d.Name], f.members.memberOf(d.Director))
+	}
+	var out []bosh.Deployment
+	var conflicts []report.Conflict
+	for _, d := range all {
+		i := f.members.memberOf(d.Director)
+		by := listers[d.Name]
+		keeper := by[0]
+		if owners != nil {
+			if id, director, ok := owners(d.Name); ok {
+				keeper = f.members.recordedMember(director)
+				if i != keeper {
+					conflicts = append(conflicts, report.Conflict{InstanceID: id, Winner: d.Name, Loser: d.Name,
+						LoserDirector: f.members[i].Name})
+					continue
+				}
+			}
+		}
+		if i != keeper {
+			f.dups = append(f.dups, fmt.Sprintf("deployment %s is listed by Directors %s and %s; only %s's is reconciled",
+				d.Name, f.members[keeper].Name, f.members[i].Name, f.members[keeper].Name))
+			continue
+		}
+		f.owner[d.Name] = i
+		f.counts[i]++
+		out = append(out, d)
+	}
+	return out, conflicts
+}
+
+// memberOf is the member whose records name it recorded (the label
+// deployments carry).
+func (r roster) memberOf(recorded string) int {
+	for i, m := range r {
+		if m.recorded == recorded {
+			return i
+		}
+	}
+	return 0
+}
+
+// recordedMember is the member a record naming director lives on: the
+// first for "", -1 for a Director not configured.
+func (r roster) recordedMember(director string) int {
+	if director == "" {
+		return 0
+	}
+	for i, m := range r {
+		if m.recorded == director || m.Name == director {
+			return i
+		}
+	}
+	return -1
 }
 
 // tripper is what the breaker of member i does when it opens: that
@@ -116,22 +186,17 @@ func (f *Fleet) tripper(i int) context.CancelCauseFunc {
 	}
 }
 
-// of is the Director that listed deployment name (the first when none did).
-func (f *Fleet) of(name string) runMember {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.members[f.owner[name]]
-}
-
 // Manifest fetches a deployment's manifest from the Director that listed it.
 func (f *Fleet) Manifest(ctx context.Context, name string) (string, error) {
-	m := f.of(name)
+	i, _ := f.ownerIndex(name) // the first when none listed it
+	m := f.members[i]
 	return guard.Call(m.breaker, ctx, func(ctx context.Context) (string, error) { return m.Director.Manifest(ctx, name) })
 }
 
 // VMs lists a deployment's VMs on the Director that listed it.
 func (f *Fleet) VMs(ctx context.Context, name string) ([]bosh.VM, error) {
-	m := f.of(name)
+	i, _ := f.ownerIndex(name) // the first when none listed it
+	m := f.members[i]
 	return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.VM, error) { return m.Director.VMs(ctx, name) })
 }
 

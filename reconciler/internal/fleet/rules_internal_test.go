@@ -138,3 +138,51 @@ var _ = Describe("a fleet", func() {
 		Expect(f.Errors()).To(BeEmpty(), "the run's own error says why it stopped")
 	})
 })
+
+var _ = Describe("the deployment a fleet keeps of each name", func() {
+	ctx := context.Background()
+
+	// chosen lists east's and west's deployments and chooses with the
+	// owned records given (deployment -> the Director its record names).
+	chosen := func(east, west []string, owned map[string]string) ([]string, []report.Conflict, []error) {
+		GinkgoHelper()
+		dirs, err := New([]Named{{Name: "east", Director: lister{names: east}}, {Name: "west", Director: lister{names: west}}})
+		Expect(err).NotTo(HaveOccurred())
+		f := dirs.ForRun(20, memory.Policy{}, func(error) {})
+		all, err := f.List(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		deps, conflicts := f.Choose(all, func(name string) (string, string, bool) {
+			director, ok := owned[name]
+			return "id-" + name, director, ok
+		})
+		var out []string
+		for _, d := range deps {
+			out = append(out, d.Name+"@"+d.Director)
+		}
+		return out, conflicts, f.Errors()
+	}
+
+	DescribeTable("keeps an owned record's deployment on its own Director, and reports the others as conflicts",
+		func(east, west []string, owned map[string]string, want []string, losers []string, dups int) {
+			got, conflicts, errs := chosen(east, west, owned)
+			Expect(got).To(Equal(want))
+			var lost []string
+			for _, c := range conflicts {
+				Expect(c.Winner).To(Equal(c.Loser))
+				lost = append(lost, c.Loser+"@"+c.LoserDirector)
+			}
+			Expect(lost).To(Equal(losers))
+			Expect(errs).To(HaveLen(dups))
+		},
+		Entry("no owner: the first Director keeps a name listed twice (an error of the run)",
+			[]string{"d"}, []string{"d"}, map[string]string{}, []string{"d@east"}, nil, 1),
+		Entry("owned on west: west keeps it, east's copy is a conflict",
+			[]string{"d"}, []string{"d"}, map[string]string{"d": "west"}, []string{"d@west"}, []string{"d@east"}, 0),
+		Entry("owned on west, gone there: east's deployment of its name takes nothing",
+			[]string{"d", "e"}, nil, map[string]string{"d": "west"}, []string{"e@east"}, []string{"d@east"}, 0),
+		Entry("a record naming no Director lives on the first",
+			[]string{"d"}, []string{"d"}, map[string]string{"d": ""}, []string{"d@east"}, []string{"d@west"}, 0),
+		Entry("a record naming a Director not configured: nobody's copy is its",
+			[]string{"d"}, nil, map[string]string{"d": "north"}, nil, []string{"d@east"}, 0),
+	)
+})

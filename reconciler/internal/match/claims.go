@@ -52,6 +52,10 @@ const (
 	Taken
 	// Waiting: decided by Settle, once every deployment is observed.
 	Waiting
+	// Owned: the instance's record is owned (the broker's, or an adoption
+	// an operator confirmed) and names another deployment: a conflict,
+	// whatever the strategy that matched, never written.
+	Owned
 )
 
 // NewClaims starts the claims of a run over the index as read and the
@@ -74,6 +78,9 @@ func (c *Claims[H]) Preclaim(m *Matcher, deps []bosh.Deployment) {
 	defer c.mu.Unlock()
 	for _, d := range deps {
 		if mt, ok := m.ByName(d.Name); ok {
+			if rec := c.index[mt.InstanceID]; rec.Owned() && rec.Deployment(mt.InstanceID) != d.Name {
+				continue // the record's own deployment keeps it, or nobody
+			}
 			if _, taken := c.byID[mt.InstanceID]; !taken {
 				c.byID[mt.InstanceID] = d.Name
 			}
@@ -91,12 +98,17 @@ func (c *Claims[H]) Seen(name string) {
 }
 
 // Claim ties instance id to deployment name: Won when it is preclaimed for
-// it or the index record names it; Taken, with the deployment that holds
-// it, when another one won it already; Waiting when the decision waits for
+// it or the index record names it; Owned, with the deployment the record
+// names, when the record is owned and names another deployment (whether
+// that one is listed or gone); Taken, with the deployment that holds it,
+// when another one won it already; Waiting when the decision waits for
 // Settle, which then gets h.
 func (c *Claims[H]) Claim(id, name string, h H) (Verdict, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if rec := c.index[id]; rec.Owned() && rec.Deployment(id) != name {
+		return Owned, rec.Deployment(id)
+	}
 	if other, taken := c.byID[id]; taken {
 		if other == name {
 			return Won, other

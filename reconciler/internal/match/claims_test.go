@@ -10,11 +10,14 @@ import (
 )
 
 // claimCase is a run's claims on instance uuid1: the deployments listed
-// (in listing order), the one its index record names ("" for none), the
-// claimants in the order their fetches finish, and who must win.
+// (in listing order), the one its index record names ("" for none) and
+// whether that record is owned (the broker's) rather than an adoption not
+// yet confirmed, the claimants in the order their fetches finish, and who
+// must win ("" for nobody).
 type claimCase struct {
 	listed   []string
 	recorded string
+	owned    bool
 	claims   []string
 	verdicts []Verdict
 	winner   string // after Settle
@@ -34,7 +37,7 @@ var _ = Describe("the claims of a run", func() {
 		func(c claimCase) {
 			index := map[string]*vault.Record{}
 			if c.recorded != "" {
-				index[uuid1] = &vault.Record{DeploymentName: c.recorded}
+				index[uuid1] = &vault.Record{DeploymentName: c.recorded, Adopted: !c.owned}
 			}
 			var deps []bosh.Deployment
 			for _, name := range c.listed {
@@ -61,7 +64,7 @@ var _ = Describe("the claims of a run", func() {
 				Expect(w.Deployment).To(Equal(c.winner), "a held claimant went on")
 				Expect(w.Value).To(Equal("found "+c.winner), "with what was found of it")
 			}
-			Expect(cl.IsClaimed(uuid1)).To(BeTrue())
+			Expect(cl.IsClaimed(uuid1)).To(Equal(c.winner != ""), "claimed, or left for the orphaner")
 		},
 		Entry("the name {planID}-{instanceID} wins over a copy that finishes first", claimCase{
 			listed: []string{"copy-of-it", "redis-small-" + uuid1}, claims: []string{"copy-of-it", "redis-small-" + uuid1},
@@ -87,9 +90,21 @@ var _ = Describe("the claims of a run", func() {
 			listed: []string{"a", "b", "locked"}, recorded: "locked", claims: []string{"b", "a"},
 			verdicts: []Verdict{Waiting, Waiting}, winner: "locked", losers: []string{"a", "b"}, kept: true,
 		}),
-		Entry("a recorded deployment that is gone gives no right", claimCase{
+		Entry("an adoption's recorded deployment that is gone gives no right", claimCase{
 			listed: []string{"b", "a"}, recorded: "gone", claims: []string{"b", "a"},
 			verdicts: []Verdict{Waiting, Waiting}, winner: "a", losers: []string{"b"},
+		}),
+		Entry("an owned record keeps its deployment against every other claimant", claimCase{
+			listed: []string{"a-copy", "mine"}, recorded: "mine", owned: true, claims: []string{"a-copy", "mine"},
+			verdicts: []Verdict{Owned, Won}, winner: "mine",
+		}),
+		Entry("an owned record keeps its deployment against the name {planID}-{instanceID}", claimCase{
+			listed: []string{"redis-small-" + uuid1, "custom-name"}, recorded: "custom-name", owned: true,
+			claims: []string{"redis-small-" + uuid1, "custom-name"}, verdicts: []Verdict{Owned, Won}, winner: "custom-name",
+		}),
+		Entry("an owned record whose deployment is gone: nobody takes it (it is an orphan)", claimCase{
+			listed: []string{"zzz-attacker", "redis-small-" + uuid1}, recorded: "gone", owned: true,
+			claims: []string{"zzz-attacker", "redis-small-" + uuid1}, verdicts: []Verdict{Owned, Owned},
 		}),
 	)
 

@@ -110,17 +110,11 @@ func (s *Ledger) LowConfidence(name string, mt report.Match, least float64) {
 	s.sum.LowConfidence = append(s.sum.LowConfidence, report.LowConfidence{Deployment: name, Match: mt})
 }
 
-// Conflict records a deployment that lost the instance it claimed to
-// another deployment (listed unmatched too, with the reason); kept says the
-// winner is the deployment the index record names, which was skipped this
-// run.
-func (s *Ledger) Conflict(c report.Conflict, kept bool) {
+// Conflict records a deployment that claimed an instance it does not get
+// (listed unmatched too, with reason).
+func (s *Ledger) Conflict(c report.Conflict, reason string) {
 	s.log.Warn("deployments claim the same instance, the loser is left out",
-		"instance", c.InstanceID, "winner", c.Winner, "loser", c.Loser)
-	reason := fmt.Sprintf("instance %s is already matched by deployment %s", c.InstanceID, c.Winner)
-	if kept {
-		reason = fmt.Sprintf("instance %s is kept for deployment %s, which its index record names (skipped this run)", c.InstanceID, c.Winner)
-	}
+		"instance", c.InstanceID, "winner", c.Winner, "loser", c.Loser, "loser_director", c.LoserDirector)
 	s.Unmatched(c.Loser, reason)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -84,4 +84,6 @@ func Duration(s report.Summary) time.Duration {
 
 // ConflictKey identifies a conflict across runs: a conflict is recorded in
 // the instance's history once, when it appears.
-func ConflictKey(c report.Conflict) string { return c.InstanceID + "\x00" + c.Loser }
+func ConflictKey(c report.Conflict) string {
+	return c.InstanceID + "\x00" + c.Loser + "\x00" + c.LoserDirector
+}

@@ -80,12 +80,14 @@ func OrphanChange(id string, start time.Time, may func(*vault.Record) bool) *Que
 }
 
 // newRecord is the index entry of an instance the index lacks: the one kept
-// in its newest backup, with the broker fields its manifest still holds
-// where that has none.
+// in its newest backup (the broker's, owned as it was), with the broker
+// fields its manifest still holds where that has none; without a backup, a
+// record made from the Director's content alone: adopted, owned by nobody
+// until an operator confirms it.
 func newRecord(u *Update, start time.Time) *vault.Record {
 	next := u.Restored.Clone()
 	if next == nil {
-		next = &vault.Record{Created: start.Unix()}
+		next = &vault.Record{Created: start.Unix(), Adopted: true, AdoptedAt: Stamp(start)}
 	}
 	next.Orphaned, next.OrphanedAt = false, ""
 	if p := u.props; p != nil {

@@ -189,6 +189,10 @@ type Conflict struct {
 	Winner string `json:"winner"`
 	// Loser is the deployment left out; nothing is written for it.
 	Loser string `json:"loser"`
+	// LoserDirector names the loser's Director when it is not the
+	// winner's: a deployment of the owned instance's name on another
+	// Director.
+	LoserDirector string `json:"loser_director,omitempty"`
 }
 
 // Truncate cuts s to at most n bytes (on a rune boundary), marking the cut

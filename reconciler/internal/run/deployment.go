@@ -49,10 +49,12 @@ type deployments struct {
 	byDep   map[string]string        // deployment -> instance id, as the index names them
 	slots   slots
 	least   float64 // Config.MinConfidence: a match below it is reported, not written
-	force   bool    // trust no fingerprint
-	dryRun  bool
-	start   time.Time
-	log     *slog.Logger
+	// conflict records a conflict (in the history too, when it appears).
+	conflict func(report.Conflict, reason)
+	force    bool // trust no fingerprint
+	dryRun   bool
+	start    time.Time
+	log      *slog.Logger
 }
 
 // reconcile brings the records of one deployment's instance in step, top to
@@ -290,8 +292,12 @@ func (w *deployments) match(d bosh.Deployment, f *fleet.Fetched, byName bool) (r
 		return report.Match{}, match.Taken
 	}
 	v, other := w.claims.Claim(mt.InstanceID, d.Name, &held{d: d, fetched: f, match: mt})
-	if v == match.Taken {
-		w.ledger.Conflict(report.Conflict{InstanceID: mt.InstanceID, Winner: other, Loser: d.Name}, false)
+	switch c := (report.Conflict{InstanceID: mt.InstanceID, Winner: other, Loser: d.Name}); v {
+	case match.Taken:
+		w.ledger.Conflict(c, taken(c))
+	case match.Owned:
+		w.conflict(c, owned)
+		return mt, match.Taken
 	}
 	return mt, v
 }

@@ -169,13 +169,15 @@ func (r *run) readFeeds(ctx context.Context) {
 	r.log.Info("event feed read", "mode", rep.Mode, "reason", rep.Reason, "events", rep.Events, "changed", rep.Changed, "pages", rep.Pages)
 }
 
-// list lists every Director and reads the index at once, with retries.
+// list lists every Director and reads the index at once, with retries, and
+// keeps one deployment per name: the one on the Director an owned record
+// names (a deployment of its name elsewhere is a conflict).
 func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
-	var deps []bosh.Deployment
+	var all []bosh.Deployment
 	var idx *vault.Index
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		deps, err = r.fleet.List(gctx)
+		all, err = r.fleet.List(gctx)
 		return err
 	})
 	g.Go(func() error {
@@ -194,6 +196,16 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	r.byDep = make(map[string]string, len(r.index))
 	for id, rec := range r.index {
 		r.byDep[rec.Deployment(id)] = id
+	}
+	deps, conflicts := r.fleet.Choose(all, func(name string) (string, string, bool) {
+		id, ok := r.byDep[name]
+		if rec := r.index[id]; ok && rec.Owned() {
+			return id, rec.Director, true
+		}
+		return "", "", false
+	})
+	for _, c := range conflicts {
+		r.conflict(c, owned)
 	}
 	r.owners = owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.index, byDep: r.byDep}
 	r.listed = make(map[string]bool, len(deps))

@@ -39,7 +39,7 @@ func (r *run) reconcileAll(ctx context.Context, deps []bosh.Deployment, claims *
 	rounds := memory.NewRounds(r.policy)
 	w := &deployments{fleet: r.fleet, cache: r.p.Cache, view: r.view, trust: r.trust, matcher: r.p.Matcher, claims: claims,
 		quar: r.quar, rounds: rounds, reader: records.NewReader(r.vault.Documents, r.vault.Backups, r.index, r.log),
-		writer: r.writer, ledger: r.ledger, policy: r.policy, index: r.index, byDep: r.byDep,
+		writer: r.writer, ledger: r.ledger, policy: r.policy, index: r.index, byDep: r.byDep, conflict: r.conflict,
 		slots: slots{director: make(slot, n), vault: make(slot, n)}, least: r.p.Config.MinConfidence,
 		force: r.opts.Force, dryRun: r.opts.DryRun, start: r.start, log: r.log}
 	one := func(j job) {
@@ -70,7 +70,14 @@ func (r *run) reconcileAll(ctx context.Context, deps []bosh.Deployment, claims *
 		}
 	}
 	won, lost := claims.Settle()
-	r.recordLost(lost)
+	for _, l := range lost {
+		why := taken
+		if l.Kept {
+			why = kept
+		}
+		r.conflict(l.Conflict, why)
+		r.progress.Done()
+	}
 	resumed := make([]job, len(won))
 	for i, h := range won {
 		resumed[i] = job{d: h.Value.d, held: h.Value}
@@ -78,20 +85,43 @@ func (r *run) reconcileAll(ctx context.Context, deps []bosh.Deployment, claims *
 	each(ctx, min(n, len(resumed)), resumed, one)
 }
 
-// recordLost records the held claimants that lost their instance as the
-// run's conflicts (nothing is written for them), each in the instance's
-// history when it appears.
-func (r *run) recordLost(lost []match.Lost) {
-	for _, l := range lost {
-		r.ledger.Conflict(l.Conflict, l.Kept)
-		r.progress.Done()
-		if !r.known[memory.ConflictKey(l.Conflict)] {
-			r.hist.Add(l.InstanceID, vault.Event{Kind: "conflict", Deployment: l.Loser,
-				Message: fmt.Sprintf("deployment %s claims this instance too; deployment %s keeps it and nothing is written for %s",
-					l.Loser, l.Winner, l.Loser), Details: map[string]string{"winner": l.Winner, "loser": l.Loser}})
-		}
+// conflict records a deployment that claimed an instance it does not get
+// as the run's conflict (nothing is written for it), for the reason why
+// says, and in the instance's history (a webhook's conflict event) when it
+// appears.
+func (r *run) conflict(c report.Conflict, why reason) {
+	r.ledger.Conflict(c, why(c))
+	if r.known[memory.ConflictKey(c)] {
+		return
 	}
+	loser := c.Loser
+	details := map[string]string{"winner": c.Winner, "loser": c.Loser}
+	if c.LoserDirector != "" {
+		loser += " on Director " + c.LoserDirector
+		details["loser_director"] = c.LoserDirector
+	}
+	r.hist.Add(c.InstanceID, vault.Event{Kind: "conflict", Deployment: c.Loser,
+		Message: fmt.Sprintf("deployment %s claims this instance too; deployment %s keeps it and nothing is written for %s",
+			loser, c.Winner, loser), Details: details})
 }
+
+// reason says why a deployment lost an instance, as the unmatched list
+// says it.
+type reason func(report.Conflict) string
+
+// The reasons a deployment loses an instance.
+var (
+	taken reason = func(c report.Conflict) string {
+		return fmt.Sprintf("instance %s is already matched by deployment %s", c.InstanceID, c.Winner)
+	}
+	kept reason = func(c report.Conflict) string {
+		return fmt.Sprintf("instance %s is kept for deployment %s, which its index record names (skipped this run)", c.InstanceID, c.Winner)
+	}
+	owned reason = func(c report.Conflict) string {
+		return fmt.Sprintf("instance %s belongs to deployment %s, which its record names: the record is the broker's (or an "+
+			"adoption an operator confirmed), and no other deployment, on any Director, takes it", c.InstanceID, c.Winner)
+	}
+)
 
 // each hands the jobs to workers goroutines and waits until they are all
 // done; false when ctx ended before every job was handed out.
