@@ -88,6 +88,8 @@ func operationOf(method, path string) string {
 		return opInstance
 	case len(parts) == 4 && parts[0] == "b" && parts[1] == "instances" && parts[3] == "restore":
 		return opRestore
+	case len(parts) == 4 && parts[0] == "b" && parts[1] == "instances" && parts[3] == "adopt":
+		return opAdopt
 	case len(parts) < 3 || parts[0] != "v2" || parts[1] != "service_instances":
 		return opUnknown
 	case len(parts) == 3:

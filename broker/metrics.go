@@ -25,13 +25,14 @@ const (
 	opRuns          = "runs"
 	opInstance      = "instance_view"
 	opRestore       = "restore"
+	opAdopt         = "adopt"
 	opDashboard     = "dashboard"
 	opUnknown       = "unknown"
 )
 
 var operations = []string{
 	opCatalog, opProvision, opDeprovision, opUpdate, opGetInstance, opLastOperation,
-	opBind, opUnbind, opGetBinding, opBindingLastOp, opReconcile, opStatus, opRuns, opInstance, opRestore, opDashboard, opUnknown,
+	opBind, opUnbind, opGetBinding, opBindingLastOp, opReconcile, opStatus, opRuns, opInstance, opRestore, opAdopt, opDashboard, opUnknown,
 }
 
 // Metrics holds the broker's Prometheus series. Create it with NewMetrics.

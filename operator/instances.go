@@ -17,11 +17,12 @@ import (
 )
 
 // Instances shows what the reconciler knows of an instance, its run log,
-// and rolls an instance back (reconciler.Manager).
+// rolls an instance back and confirms an adoption (reconciler.Manager).
 type Instances interface {
 	Instance(ctx context.Context, id string) (*reconciler.InstanceView, error)
 	Runs(ctx context.Context, limit int) ([]reconciler.Summary, error)
 	Rollback(ctx context.Context, id, backupID string, redeploy bool) (reconciler.RollbackResult, error)
+	Adopt(ctx context.Context, id, by string) (*vault.Record, error)
 }
 
 // Bounds of the instance endpoints.
@@ -39,6 +40,7 @@ const (
 //
 //	GET  /b/instances/{id}                              the record, match, quarantine, backups, history
 //	POST /b/instances/{id}/restore?backup=ID&redeploy=true   a rollback (redeploy: the backup's manifest first)
+//	POST /b/instances/{id}/adopt                        confirms an instance the reconciler adopted
 //	GET  /b/runs?limit=N                                the newest runs of the run log
 //
 // inst nil answers 503.
@@ -50,6 +52,7 @@ func InstancesHandler(inst Instances, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /b/instances/{id}", h.show)
 	mux.HandleFunc("POST /b/instances/{id}/restore", h.restore)
+	mux.HandleFunc("POST /b/instances/{id}/adopt", h.adopt)
 	mux.HandleFunc("GET /b/runs", h.runs)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusNotFound, httpjson.Error{Description: "no such operator endpoint (or method): " + r.Method + " " + r.URL.Path})
@@ -123,6 +126,25 @@ func (h instancesHandler) restore(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusOK, res)
 }
 
+// adopt answers POST /b/instances/{id}/adopt: the record the reconciler made
+// of a deployment it found becomes the broker's own.
+func (h instancesHandler) adopt(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok {
+		return
+	}
+	h.log.Info("adoption confirmation asked for", "instance", id)
+	rec, err := h.inst.Adopt(r.Context(), id, "operator (POST /b/instances/{id}/adopt)")
+	if err != nil {
+		h.fail(w, "confirming the adoption of instance "+id, err)
+		return
+	}
+	httpjson.Write(w, http.StatusOK, struct {
+		InstanceID string        `json:"instance_id"`
+		Record     *vault.Record `json:"record"`
+	}{id, rec})
+}
+
 // runs answers GET /b/runs.
 func (h instancesHandler) runs(w http.ResponseWriter, r *http.Request) {
 	limit := defaultRuns
@@ -158,7 +180,7 @@ func (h instancesHandler) fail(w http.ResponseWriter, what string, err error) {
 		status = http.StatusBadRequest
 	case errors.Is(err, vault.ErrNotFound):
 		status = http.StatusNotFound
-	case errors.Is(err, reconciler.ErrBusy), errors.Is(err, reconciler.ErrNotLeader):
+	case errors.Is(err, reconciler.ErrBusy), errors.Is(err, reconciler.ErrNotLeader), errors.Is(err, reconciler.ErrNotAdopted):
 		status = http.StatusConflict // ErrNotLeader names the daemon that runs the reconciler
 	case errors.Is(err, reconciler.ErrRollback):
 		status = http.StatusUnprocessableEntity

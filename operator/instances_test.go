@@ -70,3 +70,33 @@ var _ = Describe("/b/instances and /b/runs", func() {
 		Expect(missing.Status).To(BeElementOf(http.StatusNotFound, http.StatusBadRequest), missing.Raw)
 	})
 })
+
+var _ = Describe("POST /b/instances/{id}/adopt", func() {
+	It("confirms an instance the reconciler adopted from the Director, once", func() {
+		e := newEnv()
+		Expect(e.director.PutDeployment(`name: found-elsewhere
+releases: [{name: redis, version: "16.1.0"}]
+stemcells: [{alias: default, os: ubuntu-jammy, version: "1.0"}]
+instance_groups:
+- {name: redis, instances: 1, azs: [z1], vm_type: default, stemcell: default, networks: [{name: default}], jobs: [{name: redis, release: redis}]}
+properties:
+  blacksmith: {service_id: redis, plan_id: redis-small, instance_id: found-1}
+`)).To(Succeed())
+		Eventually(func() int { return e.request("POST", "/b/reconcile?wait=30s", "").Status }).Should(Equal(http.StatusOK))
+		v := e.request("GET", "/b/instances/found-1", "")
+		Expect(v.Status).To(Equal(http.StatusOK), v.Raw)
+		Expect(v.Body["record"]).To(And(HaveKeyWithValue("adopted", true), HaveKey("adopted_at")))
+
+		a := e.request("POST", "/b/instances/found-1/adopt", "")
+		Expect(a.Status).To(Equal(http.StatusOK), a.Raw)
+		Expect(a.Body["record"]).To(And(Not(HaveKey("adopted")), HaveKey("adoption_confirmed_at")))
+		v = e.request("GET", "/b/instances/found-1", "")
+		Expect(v.Body["history"]).To(ContainElement(And(HaveKeyWithValue("kind", "adopted"),
+			HaveKeyWithValue("actor", ContainSubstring("operator")))))
+
+		again := e.request("POST", "/b/instances/found-1/adopt", "")
+		Expect(again.Status).To(Equal(http.StatusConflict), again.Raw)
+		Expect(again.Body["description"]).To(ContainSubstring("not an adoption awaiting confirmation"))
+		Expect(e.request("POST", "/b/instances/nobody/adopt", "").Status).To(Equal(http.StatusNotFound))
+	})
+})

@@ -29,7 +29,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		wg.Go(func() { m.elector.run(ctx) })
 		defer wg.Wait() // the lease is released before Start returns
 	}
-	m.adoptNewest(ctx)
+	m.status.follow(ctx, m.runLog)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {

@@ -25,6 +25,7 @@ type Manager struct {
 	now     func() time.Time
 	parts   run.Parts // what every run is built from
 	stores  stores    // the Manager's own ways into Vault
+	runLog  runLog    // the run log in Vault
 	metrics *metrics
 	runLock chan struct{} // one slot, held by the run in progress (or a rollback)
 	queue   *queue        // the runs asked for, waiting for Start
@@ -36,13 +37,12 @@ type Manager struct {
 // stores are the Manager's own ways into Vault, each what one of its
 // operations uses (the runs get theirs through run.Parts).
 type stores struct {
-	records recordReader       // the instance view, rollback
-	history historyStore       // the instance view, rollback, rebuild
-	backups backupStore        // the instance view, rollback, rebuild
-	index   records.Index      // rebuild
-	docs    documentLister     // rebuild
-	runLog  memory.RunLogStore // the run log
-	state   memory.StateStore  // the quarantine, in the instance view
+	records recordReader      // the instance view, rollback
+	history historyStore      // the instance view, rollback, rebuild
+	backups backupStore       // the instance view, rollback, rebuild
+	docs    documentLister    // rebuild
+	index   records.Index     // rebuild, adopt
+	state   memory.StateStore // the quarantine, in the instance view
 }
 
 // New checks opts and returns a Manager; it does no I/O.
@@ -80,7 +80,8 @@ func New(opts Options) (*Manager, error) {
 			Vault: guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
 			Cache: fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
 		},
-		stores:  stores{records: s, history: s.History, backups: s, index: s, docs: s, runLog: s.RunLog, state: s.State},
+		stores:  stores{records: s, history: s.History, backups: s, index: s, docs: s, state: s.State},
+		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now),
 	}
@@ -91,8 +92,9 @@ func New(opts Options) (*Manager, error) {
 			default:
 			}
 		})
-		m.elector.onFollow = m.adoptNewest
+		m.elector.onFollow = func(ctx context.Context) { m.status.follow(ctx, m.runLog) }
 		m.parts.Fence = m.elector.fence
+		m.runLog.fence = m.elector.fence
 	}
 	if err := met.leaderGauge(opts.Registerer, m.elector.leading); err != nil {
 		return nil, err
@@ -123,40 +125,12 @@ func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summa
 		if s.Aborted != nil {
 			m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.Aborted))
 		}
-		m.logRun(s)
+		m.runLog.append(s)
 	}
 	return s
 }
 
-// logRun appends a finished run to the run log in Vault and prunes it to
-// Config.RunLog; a failure is logged only. A daemon that lost the lease
-// writes nothing.
-func (m *Manager) logRun(s Summary) {
-	if m.parts.Fence != nil && m.parts.Fence() != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := memory.LogRun(ctx, m.stores.runLog, s, m.cfg.RunLog); err != nil {
-		m.log.Warn("could not record the run in the run log", "run", s.RunID, "dry_run", s.DryRun, "error", err)
-	}
-}
-
 // Runs returns the newest runs of the run log (at most limit, 0: all).
 func (m *Manager) Runs(ctx context.Context, limit int) ([]Summary, error) {
-	return memory.Runs(ctx, m.stores.runLog, limit)
-}
-
-// adoptNewest takes the newest run of the run log as the last run when it
-// is newer than the one known: so that a restarted daemon's status shows
-// the last run (its conflicts are not recorded again), and a daemon that
-// does not lead follows the leader's runs. A failure is logged only.
-func (m *Manager) adoptNewest(ctx context.Context) {
-	runs, err := m.Runs(ctx, 1)
-	if err != nil {
-		m.log.Warn("could not read the run log (entries that could be read are used)", "error", err)
-	}
-	if len(runs) > 0 {
-		m.status.adopt(runs[0])
-	}
+	return memory.Runs(ctx, m.runLog.store, limit)
 }

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -115,6 +116,16 @@ func (p *published) knownConflicts() map[string]bool {
 		known[memory.ConflictKey(c)] = true
 	}
 	return known
+}
+
+// follow takes the newest run of the run log as the last run when it is
+// newer than the one known: so that a restarted daemon's status shows the
+// last run (its conflicts are not recorded again), and a daemon that does
+// not lead follows the leader's runs.
+func (p *published) follow(ctx context.Context, l runLog) {
+	if s, ok := l.newest(ctx); ok {
+		p.adopt(s)
+	}
 }
 
 // adopt takes a run of the run log as the last run when it is newer than

@@ -160,3 +160,28 @@ func withStoreFlags(name string, args []string, stderr io.Writer, env func(strin
 	}
 	return exitOK
 }
+
+// adoptCommand is `blacksmith adopt -c FILE INSTANCE`: the operator
+// confirms an instance the reconciler adopted from a Director (it found the
+// deployment and the broker had no record of it). From then on the broker
+// binds, updates and deletes it, it counts against its plan's limits, and
+// its deployment and Director are kept for good.
+func adoptCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
+	return withStoreFlags("adopt", args, stderr, env, nil, 1, 1, func(ctx context.Context, cfg *config.Config, log *slog.Logger, store *vault.Store, rest []string) error {
+		m, err := oneShotManager(cfg, log, store)
+		if err != nil {
+			return err
+		}
+		rec, err := m.Adopt(ctx, rest[0], "operator (blacksmith adopt)")
+		if err != nil {
+			return err
+		}
+		director := rec.Director
+		if director == "" {
+			director = "the first Director"
+		}
+		fmt.Fprintf(stdout, "instance %s is the broker's own now: deployment %s on %s, plan %s (found by the reconciler at %s)\n",
+			rest[0], rec.Deployment(rest[0]), director, rec.PlanID, rec.AdoptedAt)
+		return nil
+	})
+}

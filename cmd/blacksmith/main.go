@@ -50,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return restoreCommand(args, stdout, stderr, env)
 	case "rebuild-index":
 		return rebuildIndexCommand(args, stdout, stderr, env)
+	case "adopt":
+		return adoptCommand(args, stdout, stderr, env)
 	case "version":
 		fmt.Fprintf(stdout, "blacksmith %s\n", version)
 		return exitOK
@@ -76,6 +78,8 @@ func usage(w io.Writer) {
   blacksmith rebuild-index [--dry-run|--apply] -c FILE
                                             rebuild the instance index from BOSH and the
                                             instances' own documents (default: dry run)
+  blacksmith adopt -c FILE INSTANCE         confirm an instance the reconciler adopted from a
+                                            Director: the broker binds, updates and deletes it
   blacksmith version                        print the version
 The configuration file defaults to $BLACKSMITH_CONFIG; the environment
 overrides it (see the README's configuration reference).

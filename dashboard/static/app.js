@@ -212,7 +212,11 @@ async function loadInstance() {
     facts("record", [["deployment", v.deployment], ["service", rec.service_id], ["plan", rec.plan_id],
       ["organization", rec.organization_guid], ["space", rec.space_guid], ["orphaned", rec.orphaned ? "yes, since " + when(rec.orphaned_at) : "no"],
       ["last operation", rec.last_operation ? rec.last_operation.type + " " + rec.last_operation.state : ""],
+      ["director", rec.director],
+      ["adopted", rec.adopted ? "found on a Director at " + when(rec.adopted_at) + "; awaits an operator's confirmation (the broker neither binds, updates nor deletes it until then)"
+        : rec.adoption_confirmed_at ? "confirmed at " + when(rec.adoption_confirmed_at) : ""],
       ["reconciled at", when(rec.reconciled_at)]]);
+    $("adopt").hidden = !rec.adopted;
     const m = v.match || {};
     facts("match", [["strategy", m.strategy], ["confidence", m.confidence], ["rule", m.rule]]);
     const q = v.quarantine;
@@ -224,6 +228,20 @@ async function loadInstance() {
   } catch (e) {
     showError(e.message);
   }
+}
+
+async function adoptOne() {
+  const btn = $("adopt");
+  btn.disabled = true;
+  try {
+    await getJSON("/b/instances/" + encodeURIComponent(instanceID()) + "/adopt", { method: "POST" });
+    showError(null);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    btn.disabled = false;
+  }
+  loadInstance();
 }
 
 async function reconcileOne() {
@@ -243,6 +261,7 @@ async function reconcileOne() {
 document.addEventListener("DOMContentLoaded", () => {
   if (document.body.dataset.page === "instance") {
     $("reconcile-one").addEventListener("click", reconcileOne);
+    $("adopt").addEventListener("click", adoptOne);
     loadInstance();
     return;
   }
