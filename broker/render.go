@@ -1,12 +1,14 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"maps"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // renderManifest renders a plan's manifest template (see catalog.Template:
@@ -75,4 +77,40 @@ func deepMerge(dst, src map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// RenderManifest renders instance id's manifest as a provision or update of
+// rec would deploy it: rec's plan's current manifest template, with rec's
+// recorded parameters (and organization and space) and the instance's
+// stored secrets, for rec's deployment. It generates no secret: an instance
+// whose template uses secrets and that has none stored is an error. The
+// reconciler's redeploys (remediation, rollback) deploy an owned instance
+// only through it, never a manifest found on a Director.
+func (b *Broker) RenderManifest(ctx context.Context, id string, rec *vault.Record) (string, error) {
+	svc, plan, ok := b.opts.Catalog.Plan(rec.PlanID)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("plan %q of instance %s is not in the catalog", rec.PlanID, id)
+	case plan.Manifest == nil:
+		return "", fmt.Errorf("plan %q has no manifest template", plan.ID)
+	}
+	secrets, stored, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+	if err != nil {
+		return "", fmt.Errorf("reading the secrets of instance %s: %w", id, err)
+	}
+	if !stored && plan.Manifest.UsesSecrets() {
+		return "", fmt.Errorf("instance %s has no secrets stored for its plan's manifest template", id)
+	}
+	params := rec.Parameters
+	if params == nil {
+		params = map[string]any{}
+	}
+	out, err := renderManifest(plan.Manifest, catalog.ManifestData{
+		DeploymentName: rec.Deployment(id), InstanceID: id, ServiceID: svc.ID, PlanID: plan.ID,
+		OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: params, Secrets: secrets,
+	}, plan.MergeParameters)
+	if err != nil {
+		return "", fmt.Errorf("rendering the manifest of instance %s: %w", id, err)
+	}
+	return string(out), nil
 }

@@ -33,8 +33,7 @@ type historyStore interface {
 	HistoryInstances(ctx context.Context) ([]string, error)
 }
 
-// backupStore lists, reads, takes and restores an instance's backups;
-// *vault.Store has it.
+// backupStore lists and reads an instance's backups; *vault.Store has it.
 type backupStore interface {
 	// Backups lists an instance's backups, newest first.
 	Backups(ctx context.Context, id string) ([]string, error)
@@ -42,8 +41,14 @@ type backupStore interface {
 	BackupParts(ctx context.Context, id, backupID string) (vault.BackupContents, error)
 	// BackupManifest is the manifest a backup holds.
 	BackupManifest(ctx context.Context, id, backupID string) (string, bool, error)
+	// BackupRecord is the index record a backup holds, nil when none.
+	BackupRecord(ctx context.Context, id, backupID string) (*vault.Record, error)
 	// LatestBackupRecord is the record kept in the newest backup, nil when none.
 	LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
+}
+
+// restorer takes an instance's whole backup and puts one back; *vault.Store has it.
+type restorer interface {
 	// BackupAll backs up every record and secret of an instance.
 	BackupAll(ctx context.Context, id string) (string, error)
 	// Restore puts a backup back in Vault.

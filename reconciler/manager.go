@@ -13,6 +13,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
 )
 
@@ -40,9 +41,13 @@ type stores struct {
 	records recordReader      // the instance view, rollback
 	history historyStore      // the instance view, rollback, rebuild
 	backups backupStore       // the instance view, rollback, rebuild
+	restore restorer          // rollback
 	docs    documentLister    // rebuild
 	index   records.Index     // rebuild, adopt
 	state   memory.StateStore // the quarantine, in the instance view
+	// renderer renders an owned instance's manifest for a rollback's
+	// redeploy; nil: the backup's manifest, unless recorded as drift.
+	renderer redeploy.Renderer
 }
 
 // New checks opts and returns a Manager; it does no I/O.
@@ -75,12 +80,13 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, metrics: met,
 		parts: run.Parts{
-			Config: opts.Config, Directors: directors, Matcher: matcher, Ignore: ignore, Ops: opts.Operations,
+			Config: opts.Config, Directors: directors, Matcher: matcher, Ignore: ignore, Ops: opts.Operations, Renderer: opts.Renderer,
 			Notifier: opts.Notifier, Counters: met, Now: opts.Now, Log: opts.Logger,
 			Vault: guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
 			Cache: fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
 		},
-		stores:  stores{records: s, history: s.History, backups: s, index: s, docs: s, state: s.State},
+		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State,
+			renderer: opts.Renderer},
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now),

@@ -54,6 +54,8 @@ type (
 	Deployer = redeploy.Deployer
 	// Operations settles the broker's stuck operations; *broker.Broker has it.
 	Operations = run.Operations
+	// Renderer renders an instance's manifest as the broker does; *broker.Broker has it.
+	Renderer = redeploy.Renderer
 	// Notifier is told of the events an operator may want pushed;
 	// *notify.Notifier has it.
 	Notifier = memory.Notifier
@@ -91,6 +93,12 @@ type Options struct {
 	// (reconciler.stuck_operation_after). Default nil: they are listed in
 	// Summary.Settled and not settled.
 	Operations Operations
+	// Renderer renders an owned instance's manifest as the broker does, for
+	// the redeploys (remediation, rollback with redeploy): only what the
+	// broker renders is deployed for an owned instance. Default nil: a
+	// manifest Vault (or the backup) keeps is deployed unless it is one
+	// recorded as drift.
+	Renderer Renderer
 	// Notifier is told of orphans, drift, conflicts, quarantines and failed
 	// runs as they happen (webhooks). Default nil: nobody.
 	Notifier Notifier

@@ -61,8 +61,8 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 		return res, fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
 	}
 	defer func() { <-m.runLock }()
-	rb := rollback{records: m.stores.records, backups: m.stores.backups, history: m.stores.history,
-		directors: m.parts.Directors, log: m.log}
+	rb := rollback{records: m.stores.records, backups: m.stores.backups, restore: m.stores.restore, history: m.stores.history,
+		renderer: m.stores.renderer, directors: m.parts.Directors, log: m.log}
 	if err := rb.do(ctx, &res, redeploy); err != nil {
 		return res, err
 	}
@@ -77,6 +77,8 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 type rollback struct {
 	records   recordReader
 	backups   backupStore
+	restore   restorer
+	renderer  redeploy.Renderer // nil: no rendering
 	history   historyStore
 	directors *fleet.Directors
 	log       *slog.Logger
@@ -110,7 +112,7 @@ func (rb rollback) do(ctx context.Context, res *RollbackResult, deploy bool) err
 		}
 		res.Deployment = plan.req.Deployment
 	}
-	if res.SafetyBackup, err = rb.backups.BackupAll(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
+	if res.SafetyBackup, err = rb.restore.BackupAll(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
 		return fmt.Errorf("backing up the current state first: %w", err)
 	}
 	if plan != nil {
@@ -118,7 +120,7 @@ func (rb rollback) do(ctx context.Context, res *RollbackResult, deploy bool) err
 			return err
 		}
 	}
-	if err := rb.backups.Restore(ctx, id, res.Backup); err != nil && !errors.Is(err, vault.ErrEventNotRecorded) {
+	if err := rb.restore.Restore(ctx, id, res.Backup); err != nil && !errors.Is(err, vault.ErrEventNotRecorded) {
 		return fmt.Errorf("restoring backup %s: %w", res.Backup, err)
 	}
 	res.Note = "Vault records restored; the next reconciler run re-derives the manifest from BOSH"
@@ -147,19 +149,40 @@ type redeployPlan struct {
 	req redeploy.Request
 }
 
-// plan is the deploy of a backup's manifest with dep, when it is fit: the
-// backup holds a manifest and it names the deployment of the instance's
-// record.
+// plan is the deploy of backup backupID with dep, when it is fit: for an
+// owned record (the backup's, else rec) the broker's rendering of it, else
+// the backup's manifest, unless that is one recorded as drift; it must name
+// the deployment of the instance's record.
 func (rb rollback) plan(ctx context.Context, dep redeploy.Deployer, id, backupID string, rec *vault.Record) (*redeployPlan, error) {
-	text, ok, err := rb.backups.BackupManifest(ctx, id, backupID)
+	stored, ok, err := rb.backups.BackupManifest(ctx, id, backupID)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: backup %s of %s holds no manifest", ErrRollback, backupID, id)
 	}
+	backupRec, err := rb.backups.BackupRecord(ctx, id, backupID)
+	if err != nil {
+		return nil, err
+	}
+	if backupRec == nil {
+		backupRec = rec
+	}
+	md, err := rb.records.Metadata(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	events, err := rb.history.Events(ctx, id, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading the history of %s (the drifts it records): %w", id, err)
+	}
+	src := redeploy.Source{Renderer: rb.renderer, Drifts: redeploy.Drifts(md, events)}
+	text, what, err := src.Manifest(ctx, id, backupRec, stored, true, "the manifest of backup "+backupID)
+	if err != nil {
+		return nil, err
+	}
 	req := redeploy.Request{Instance: id, Deployment: rec.Deployment(id), Manifest: text,
-		What: "the manifest of backup " + backupID, Why: "rollback", Poll: rollbackPoll}
+		What: what, Why: "rollback", Poll: rollbackPoll}
 	if err := redeploy.Check(req.Manifest, req.Deployment, req.What); err != nil {
 		return nil, err
 	}

@@ -73,6 +73,29 @@ func (s *Store) BackupManifest(ctx context.Context, id, backupID string) (string
 	return *b.manifest, true, nil
 }
 
+// BackupRecord is the index record kept in backup backupID of id; nil when
+// the backup holds none. The backup is checked whole, as Restore would.
+func (s *Store) BackupRecord(ctx context.Context, id, backupID string) (*Record, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	if _, ok := parseBackupName(backupID); !ok {
+		return nil, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
+	}
+	b, err := s.readBackup(ctx, id, backupID)
+	if err != nil {
+		return nil, fmt.Errorf("reading backup %s of %s: %w", backupID, id, err)
+	}
+	if b.record == nil || string(trimSpace(b.record)) == "null" {
+		return nil, nil
+	}
+	rec, problems := decodeRecord(backupID, id, b.record)
+	if rec == nil {
+		return nil, fmt.Errorf("backup %s of %s: its record: %w", backupID, id, problems[0])
+	}
+	return rec, nil
+}
+
 // readBackup reads backup backupID of id and decodes every part of it.
 func (s *Store) readBackup(ctx context.Context, id, backupID string) (*backupParts, error) {
 	p := s.backupPath(id, backupID)

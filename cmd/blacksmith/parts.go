@@ -31,6 +31,7 @@ var (
 	_ reconciler.Tasks      = (*bosh.Client)(nil)
 	_ reconciler.Deployer   = (*bosh.Client)(nil)
 	_ reconciler.Operations = (*broker.Broker)(nil)
+	_ reconciler.Renderer   = (*broker.Broker)(nil)
 	_ reconciler.Leases     = (*vault.Leases)(nil)
 )
 
@@ -145,8 +146,9 @@ func vaultOptions(cfg *config.Config) vault.Options {
 	}
 }
 
-// manager creates the reconciler on store; ops (the broker) settles stuck operations.
-func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconciler.Manager, error) {
+// manager creates the reconciler on store; the broker settles stuck
+// operations and renders an owned instance's manifest for a redeploy.
+func (p *parts) manager(store *vault.Store, b *broker.Broker) (*reconciler.Manager, error) {
 	ha, err := p.ha(store)
 	if err != nil {
 		return nil, err
@@ -155,7 +157,8 @@ func (p *parts) manager(store *vault.Store, ops reconciler.Operations) (*reconci
 		HA:         ha,
 		Config:     p.cfg.Reconciler,
 		Directors:  p.reconcilerDirectors(),
-		Operations: ops,
+		Operations: b,
+		Renderer:   b,
 		Notifier:   p.notifier,
 		Store:      store,
 		Catalog:    p.catalog,

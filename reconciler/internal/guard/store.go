@@ -37,6 +37,7 @@ type (
 		WriteState(ctx context.Context, name string, v any) error
 		AppendEvent(ctx context.Context, id string, e vault.Event) error
 		PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
+		Events(ctx context.Context, id string, limit int) ([]vault.Event, error)
 		RemoveAll(ctx context.Context, id string) (string, error)
 	}
 )
@@ -220,6 +221,11 @@ func (g *MemoryStore) PruneEvents(ctx context.Context, id string, opts vault.His
 		return 0, err
 	}
 	return g.v.PruneEvents(ctx, id, opts, now)
+}
+
+// Events reads an instance's history, newest first (not counted).
+func (g *MemoryStore) Events(ctx context.Context, id string, limit int) ([]vault.Event, error) {
+	return g.v.Events(ctx, id, limit)
 }
 
 // RemoveAll removes an instance's records after a full backup (fenced, not counted).

@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 )
 
@@ -43,6 +44,9 @@ type Parts struct {
 	Ignore []*regexp.Regexp
 	// Ops settles stuck operations; nil: they are listed, not settled.
 	Ops Operations
+	// Renderer renders an owned instance's manifest for a remediation; nil:
+	// only a manifest Vault keeps that is not recorded as drift is redeployed.
+	Renderer redeploy.Renderer
 	// Notifier hears of transitions; nil: nobody.
 	Notifier memory.Notifier
 	// Fence is nil without HA; else an error once this daemon lost the lease.

@@ -29,6 +29,7 @@ type remover interface {
 type remedy struct {
 	cfg       config.RemediationConfig
 	directors *fleet.Directors
+	renderer  redeploy.Renderer // nil: no rendering
 	fleet     *fleet.Fleet
 	vault     guard.Guarded
 	scope     report.Scope
@@ -44,7 +45,7 @@ type remedy struct {
 
 // remedy is the run's remediation.
 func (r *run) remedy() *remedy {
-	return &remedy{cfg: r.p.Config.Remediation, directors: r.p.Directors, fleet: r.fleet, vault: r.vault, scope: r.opts.Scope,
+	return &remedy{cfg: r.p.Config.Remediation, directors: r.p.Directors, renderer: r.p.Renderer, fleet: r.fleet, vault: r.vault, scope: r.opts.Scope,
 		index: r.index, listed: r.listed, id: r.id, start: r.start, dryRun: r.opts.DryRun, ledger: r.ledger, hist: r.hist, log: r.log}
 }
 
@@ -114,23 +115,35 @@ func (m *remedy) remediate(ctx context.Context) {
 	m.ledger.Count(func(s *report.Summary) { s.Remediated = done })
 }
 
-// redeploy deploys the manifest Vault holds for the orphan, through a task
-// it does not wait for (the next runs see the deployment come back), and
-// stamps the attempt on the record so that it is not tried again before
-// min_age.
+// redeploy deploys the orphan's manifest, through a task it does not wait
+// for (the next runs see the deployment come back), and stamps the attempt
+// on the record so that it is not tried again before min_age. What is
+// deployed is what the broker renders for an owned record, else the
+// manifest Vault holds unless it is one recorded as drift.
 func (m *remedy) redeploy(ctx context.Context, id, name string) (int, error) {
-	dep := m.directors.Deployer(m.index[id].Director)
+	rec := m.index[id]
+	dep := m.directors.Deployer(rec.Director)
 	if dep == nil {
 		return 0, redeploy.ErrNoDeployer
 	}
-	text, ok, err := m.vault.Documents.Manifest(ctx, id)
-	switch {
-	case err != nil:
+	stored, ok, err := m.vault.Documents.Manifest(ctx, id)
+	if err != nil {
 		return 0, err
-	case !ok:
-		return 0, fmt.Errorf("%w: Vault holds no manifest for it", redeploy.ErrRefused)
 	}
-	if err := redeploy.Check(text, name, "its stored manifest"); err != nil {
+	md, err := m.vault.Documents.Metadata(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	events, err := m.vault.Memory.Events(ctx, id, 0)
+	if err != nil {
+		return 0, fmt.Errorf("reading its history (the drifts it records): %w", err)
+	}
+	src := redeploy.Source{Renderer: m.renderer, Drifts: redeploy.Drifts(md, events)}
+	text, what, err := src.Manifest(ctx, id, rec, stored, ok, "its stored manifest")
+	if err != nil {
+		return 0, err
+	}
+	if err := redeploy.Check(text, name, what); err != nil {
 		return 0, err
 	}
 	stamp := records.Stamp(m.start)
@@ -144,7 +157,7 @@ func (m *remedy) redeploy(ctx context.Context, id, name string) (int, error) {
 		return 0, fmt.Errorf("stamping the attempt: %w", err)
 	}
 	task, err := redeploy.Deploy(ctx, dep, redeploy.Request{Instance: id, Deployment: name, Manifest: text,
-		What: "its stored manifest", Why: "remediate"})
+		What: what, Why: "remediate"})
 	return task.ID, err
 }
 
