@@ -56,8 +56,9 @@ lint: ## gofmt, go mod tidy, go vet, staticcheck
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 .PHONY: bench
-bench: vault ## benchmark the reconciler (cold and warm, 1,000 and 10,000 deployments); prints BENCH lines
+bench: vault ## benchmark the reconciler (cold and warm, 1,000 and 10,000 deployments) and hostile manifests; prints BENCH lines
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-bench $(BENCH_ARGS)
+	$(GO) test -run '^$$' -bench BenchmarkParseHostile -benchtime 3x ./reconciler/internal/match/
 
 .PHONY: clean
 clean: ## remove build output (the cached Vault binary stays)

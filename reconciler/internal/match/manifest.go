@@ -51,6 +51,9 @@ type Manifest struct {
 // text safely and tell as much as the whole manifest would (parsing a whole
 // manifest is the costliest step of a cold run), else the whole manifest.
 func RecordInfo(text string, full func() (*Manifest, error)) (*Manifest, error) {
+	if err := checkBounds(text); err != nil {
+		return nil, err
+	}
 	if block, ok := topLevelBlocks(text, "stemcells:", "properties:"); ok {
 		var m Manifest
 		if yaml.Unmarshal([]byte(block), &m) == nil && m.answersAlone(text) {
@@ -121,6 +124,9 @@ func rootAtColumnZero(text string) bool {
 
 // Parse reads the parts of a manifest the reconciler uses.
 func Parse(text string) (*Manifest, error) {
+	if err := checkBounds(text); err != nil {
+		return nil, fmt.Errorf("parsing manifest: %w", err)
+	}
 	var m Manifest
 	if err := yaml.Unmarshal([]byte(text), &m); err != nil {
 		return nil, fmt.Errorf("parsing manifest: %w", err)

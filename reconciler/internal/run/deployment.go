@@ -272,7 +272,11 @@ func (w *deployments) match(d bosh.Deployment, f *fleet.Fetched, byName bool) (r
 	var info *match.Manifest
 	if !byName {
 		var err error
-		if info, err = f.Info(); err != nil {
+		if info, err = f.Info(); errors.Is(err, match.ErrManifestBounds) {
+			// Director content past the bounds: reported, not the run's error.
+			w.ledger.Unmatched(d.Name, "manifest not read: "+err.Error())
+			return report.Match{}, match.Taken
+		} else if err != nil {
 			w.ledger.Fail(report.DeploymentKey(d.Name), fmt.Errorf("deployment %s: %w", d.Name, err))
 			return report.Match{}, match.Taken
 		}
