@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -198,6 +200,41 @@ func (l Limits) checkParameters(raw json.RawMessage) *requestError {
 	}
 	if d := depthOf(raw); d > l.MaxParametersDepth {
 		return badInput("parameters nest %d levels deep; this broker accepts at most %d", d, l.MaxParametersDepth)
+	}
+	var params any
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return badInput("parameters must be a JSON object")
+	}
+	return noInterpolation(params, "")
+}
+
+// noInterpolation refuses BOSH's variable syntax, "((" or "))", in any key
+// or string value of the parameters (path names where, as a.b[2]): the
+// Director would resolve ((name)) from its config server (CredHub) into the
+// tenant's deployment, whatever template printed it.
+func noInterpolation(v any, path string) *requestError {
+	bosh := func(s string) bool { return strings.Contains(s, "((") || strings.Contains(s, "))") }
+	switch t := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			at := join(path, k)
+			if bosh(k) {
+				return badInput("parameter key %s: (( and )) are BOSH's variable syntax, which the Director would resolve; not accepted", at)
+			}
+			if err := noInterpolation(t[k], at); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if err := noInterpolation(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case string:
+		if bosh(t) {
+			return badInput("parameter %s: (( and )) are BOSH's variable syntax, which the Director would resolve; not accepted", path)
+		}
 	}
 	return nil
 }

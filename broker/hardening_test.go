@@ -65,6 +65,34 @@ var _ = Describe("parameters are data, never manifest text", func() {
 		e.nothingHappened("pg-1")
 	})
 
+	It("refuses BOSH's variable syntax in any parameter key or value, on provision, update and bind, naming it", func() {
+		e := newEnv()
+		for _, params := range []map[string]any{
+			{"password": "((/dev-director/cf/cf_admin_password))"},
+			{"nested": map[string]any{"list": []any{"ok", "x))"}}},
+			{"((key))": 1},
+		} {
+			body := map[string]any{"service_id": "redis", "plan_id": "redis-large", "organization_guid": "o", "space_guid": "s",
+				"parameters": params}
+			a := e.request("PUT", instancePath("v-1")+"?accepts_incomplete=true", body)
+			Expect(a.Status).To(Equal(http.StatusBadRequest), a.Raw)
+			Expect(a.Body["description"]).To(ContainSubstring("BOSH's variable syntax"))
+		}
+		a := e.request("PUT", instancePath("v-1")+"?accepts_incomplete=true", map[string]any{"service_id": "redis",
+			"plan_id": "redis-large", "organization_guid": "o", "space_guid": "s",
+			"parameters": map[string]any{"nested": map[string]any{"list": []any{"ok", "x))"}}}})
+		Expect(a.Body["description"]).To(ContainSubstring("parameter nested.list[1]"))
+		e.nothingHappened("v-1")
+
+		e.provisioned("v-2", "redis-large")
+		upd := e.request("PATCH", instancePath("v-2")+"?accepts_incomplete=true", map[string]any{"service_id": "redis",
+			"parameters": map[string]any{"maxmemory": "((maxmemory))"}})
+		Expect(upd.Status).To(Equal(http.StatusBadRequest), upd.Raw)
+		bind := e.request("PUT", instancePath("v-2")+"/service_bindings/b-1", map[string]any{"service_id": "redis",
+			"plan_id": "redis-large", "parameters": map[string]any{"user": "((admin))"}})
+		Expect(bind.Status).To(Equal(http.StatusBadRequest), bind.Raw)
+	})
+
 	It("refuses a parameter the plan does not declare, and one on a plan that takes none", func() {
 		e := sampleEnv()
 		body := map[string]any{"service_id": "redis", "plan_id": "redis-small", "organization_guid": "o", "space_guid": "s",
