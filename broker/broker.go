@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
@@ -120,6 +121,7 @@ type Broker struct {
 	log   *slog.Logger
 	locks *keyedMutex
 	limit *limiter
+	gone  sync.Map // instance id -> true: removed by the operation holding its lease (its lease document goes too)
 }
 
 var _ domain.ServiceBroker = (*Broker)(nil)

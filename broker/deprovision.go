@@ -111,5 +111,8 @@ func (b *Broker) cleanup(ctx context.Context, id string) error {
 		return fmt.Errorf("removing instance %s: %w", id, err)
 	}
 	b.log.Info("instance removed; its backup holds its records and secrets", "instance", id, "backup", backup)
+	if b.opts.SharedLimits != nil {
+		b.gone.Store(id, true) // the operation's release deletes the instance's lease document
+	}
 	return nil
 }

@@ -131,7 +131,11 @@ func (b *Broker) holdInstance(ctx context.Context, id string) (func(), error) {
 	}
 	h.Keep(ctx)
 	return func() {
-		if _, err := h.Release(); err != nil {
+		if _, gone := b.gone.LoadAndDelete(id); gone {
+			if err := h.Forget(); err != nil {
+				b.log.Warn("could not delete the lease of a removed instance; it expires by itself", "instance", id, "error", err)
+			}
+		} else if _, err := h.Release(); err != nil {
 			b.log.Warn("could not release the instance's lease; it expires by itself", "instance", id, "error", err)
 		}
 		unlock()

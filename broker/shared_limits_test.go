@@ -2,10 +2,12 @@ package broker_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -92,5 +94,50 @@ var _ = Describe("one instance id provisioned on several brokers at once", func(
 			Expect(operations).To(HaveLen(1), "round %d: every 202 names the one operation", round)
 			Expect(e.director.Stats().Tasks).To(Equal(round+1), "round %d: one deploy", round)
 		}
+	})
+})
+
+var _ = Describe("the leases an operation leaves in Vault (SharedLimits)", func() {
+	// leaseDocs lists the lease documents under the mount.
+	leaseDocs := func(e *env) []string {
+		GinkgoHelper()
+		code, body, err := vaultServer.Do("LIST", "/v1/"+e.store.Mount()+"/metadata/blacksmith/leases", "")
+		Expect(err).NotTo(HaveOccurred())
+		if code == http.StatusNotFound {
+			return nil
+		}
+		Expect(code).To(Equal(http.StatusOK), string(body))
+		var list struct {
+			Data struct{ Keys []string } `json:"data"`
+		}
+		Expect(json.Unmarshal(body, &list)).To(Succeed())
+		return list.Data.Keys
+	}
+
+	It("takes none for a refused provision, and deletes a deprovisioned instance's", func() {
+		e := newEnv()
+		a := e.vm("vm-a", e.store)
+		a.provisioned("s-1", "redis-small")
+		a.provisioned("s-2", "redis-small")
+		Expect(leaseDocs(e)).To(ConsistOf("instance-s-1", "instance-s-2", "broker-limits"))
+
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				for i := w; i < 1000; i += 4 {
+					r := a.request("PUT", instancePath(fmt.Sprintf("refused-%d", i))+"?accepts_incomplete=true", provisionBody("redis-small", nil))
+					Expect(r.Status).To(Equal(http.StatusUnprocessableEntity), r.Raw)
+				}
+			})
+		}
+		wg.Wait()
+		Expect(leaseDocs(e)).To(ConsistOf("instance-s-1", "instance-s-2", "broker-limits"), "1,000 refusals, no document")
+
+		del := a.request("DELETE", instancePath("s-1")+"?service_id=redis&plan_id=redis-small&accepts_incomplete=true", nil)
+		Expect(del.Status).To(Equal(http.StatusAccepted), del.Raw)
+		Eventually(func() int { s, _, _ := a.lastOperation("s-1"); return s }, 20*time.Second, 100*time.Millisecond).
+			Should(Equal(http.StatusGone))
+		Expect(leaseDocs(e)).To(ConsistOf("instance-s-2", "broker-limits"), "the instance's lease went with it")
 	})
 })

@@ -235,3 +235,5 @@ func (failingLeases) ReleaseLease(context.Context, string, string) error { retur
 func (failingLeases) ReadLease(context.Context, string) (vault.Lease, bool, error) {
 	return vault.Lease{}, false, vault.ErrSealed
 }
+
+func (failingLeases) DeleteLease(context.Context, string, string, time.Time) error { return vault.ErrSealed }

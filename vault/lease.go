@@ -128,6 +128,30 @@ func (l *Leases) ReadLease(ctx context.Context, name string) (Lease, bool, error
 	return *cur, true, nil
 }
 
+// DeleteLease removes lease name's document when holder has it, or it is
+// released or expired at now: the lease of an instance that is gone, so
+// that the documents do not outlive the instances. Another holder's
+// unexpired lease is left as it is (*LeaseHeldError). KV offers no
+// conditional delete: a holder that took the lease between the read and the
+// delete loses it, and finds so at its next renewal.
+func (l *Leases) DeleteLease(ctx context.Context, name, holder string, now time.Time) error {
+	if err := l.leaseArgs(name, holder); err != nil {
+		return err
+	}
+	p := leaseRoot + name
+	cur, _, err := l.readLease(ctx, p)
+	switch {
+	case err != nil || cur == nil:
+		return err
+	case cur.Holder != holder && cur.Holder != "" && now.Before(cur.Expires):
+		return &LeaseHeldError{Holder: cur.Holder, Expires: cur.Expires}
+	}
+	if err := l.kv.remove(ctx, p); err != nil {
+		return fmt.Errorf("deleting lease %s: %w", name, err)
+	}
+	return nil
+}
+
 // readLease reads the lease document at p and its version (0: none).
 func (l *Leases) readLease(ctx context.Context, p string) (*Lease, int, error) {
 	doc, err := l.kv.read(ctx, p)

@@ -20,6 +20,9 @@ type Store interface {
 	ReleaseLease(ctx context.Context, name, holder string) error
 	// ReadLease reads lease name; false when there is none.
 	ReadLease(ctx context.Context, name string) (vault.Lease, bool, error)
+	// DeleteLease removes lease name's document when holder has it (or
+	// nobody does).
+	DeleteLease(ctx context.Context, name, holder string, now time.Time) error
 }
 
 // callTimeout bounds a renewal or a release, which are made even when the
@@ -172,12 +175,22 @@ func (h *Holder) Keep(ctx context.Context) {
 	}()
 }
 
-// Release stops the renewals (waiting for one under way: a renewal landing
-// after the release would keep the lease) and gives the lease up at once
-// when this holder has it, so that another may take it without waiting for
-// it to run out. It returns whether it gave a lease up; an error means the
-// lease expires by itself.
-func (h *Holder) Release() (bool, error) {
+// Forget is Release for a lease whose object is gone (a deprovisioned
+// instance's): the renewals stop and the lease's document is deleted, when
+// nobody else holds it, so that the documents do not outlive the objects.
+func (h *Holder) Forget() error {
+	h.stopKeeping()
+	h.mu.Lock()
+	h.held = false
+	h.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return h.store.DeleteLease(ctx, h.name, h.id, h.now())
+}
+
+// stopKeeping stops the renewals under way, waiting for one being made (a
+// renewal landing after a release would keep the lease).
+func (h *Holder) stopKeeping() {
 	h.mu.Lock()
 	k := h.keep
 	h.keep = nil
@@ -186,6 +199,15 @@ func (h *Holder) Release() (bool, error) {
 		close(k.stop)
 		<-k.done
 	}
+}
+
+// Release stops the renewals (waiting for one under way: a renewal landing
+// after the release would keep the lease) and gives the lease up at once
+// when this holder has it, so that another may take it without waiting for
+// it to run out. It returns whether it gave a lease up; an error means the
+// lease expires by itself.
+func (h *Holder) Release() (bool, error) {
+	h.stopKeeping()
 	h.mu.Lock()
 	held := h.held
 	h.held = false
