@@ -236,4 +236,6 @@ func (failingLeases) ReadLease(context.Context, string) (vault.Lease, bool, erro
 	return vault.Lease{}, false, vault.ErrSealed
 }
 
-func (failingLeases) DeleteLease(context.Context, string, string, time.Time) error { return vault.ErrSealed }
+func (failingLeases) DeleteLease(context.Context, string, string, time.Time) error {
+	return vault.ErrSealed
+}
