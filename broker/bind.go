@@ -26,7 +26,7 @@ func bindingsListPath(id string) string { return id + "/binding-ids" }
 // Vault at {id}/bindings/{bid}. An identical repeat gets 200 with the same
 // credentials, a different one 409.
 func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails, _ bool) (domain.Binding, error) {
-	unlock, err := b.lockExisting(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return domain.Binding{}, err
 	}

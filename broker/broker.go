@@ -192,7 +192,18 @@ func withDefaults(o Options) Options {
 
 // detached returns a context that outlives the platform's request (which
 // may be cancelled when the platform gives up) but is bounded by
-// DirectorTimeout, for the work that follows a record's write.
+// DirectorTimeout, for the work that follows a record's write; it ends too
+// when the instance's lease is lost (another broker took the instance over).
 func (b *Broker) detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), b.opts.DirectorTimeout)
+	d, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.DirectorTimeout)
+	if lost, ok := ctx.Value(leaseLostKey{}).(<-chan struct{}); ok { // the instance's lease: stop when it is lost
+		go func() {
+			select {
+			case <-lost:
+				cancel()
+			case <-d.Done():
+			}
+		}()
+	}
+	return d, cancel
 }

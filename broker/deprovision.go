@@ -22,7 +22,7 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 	if !async {
 		return none, apiresponses.ErrAsyncRequired
 	}
-	unlock, err := b.lockExisting(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return none, err
 	}

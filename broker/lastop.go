@@ -29,7 +29,7 @@ func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDeta
 	if running, ok := b.pollRunning(ctx, rec); ok {
 		return running, nil
 	}
-	unlock, err := b.holdInstance(ctx, id)
+	ctx, unlock, err := b.holdInstance(ctx, id)
 	switch {
 	case errors.Is(err, ErrInstanceBusy): // another broker is taking it further: answer the record
 		rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)

@@ -55,6 +55,16 @@ func (k *keyedMutex) lock(key string) func() {
 	}
 }
 
+// ErrLeaseLost is the cause of an operation's context that ended because
+// another daemon took the instance's lease over (this daemon could not
+// renew it in time): the operation writes nothing more.
+var ErrLeaseLost = errors.New("the instance's lease was taken over by another broker")
+
+// leaseLostKey carries, in an operation's context, the channel closed when
+// its instance's lease is lost, so that a context detached from it (to
+// outlive the platform's request) still ends then.
+type leaseLostKey struct{}
+
 // ErrInstanceBusy is matched by the error of SettleOperation when another
 // daemon sharing the Vault mount held the instance's lease (it is taking an
 // operation of the instance further) for all of Options.InstanceLeaseWait.
@@ -71,10 +81,10 @@ const (
 // at once, without taking a lease, so that requests for unknown ids leave no
 // lease document behind in Vault. The caller reads the record again under
 // the lock.
-func (b *Broker) lockExisting(ctx context.Context, id string, missing error) (func(), error) {
+func (b *Broker) lockExisting(ctx context.Context, id string, missing error) (context.Context, func(), error) {
 	if b.opts.SharedLimits != nil {
 		if _, err := b.readRecord(ctx, id, missing); err != nil {
-			return nil, err
+			return ctx, nil, err
 		}
 	}
 	return b.lockInstance(ctx, id)
@@ -83,19 +93,19 @@ func (b *Broker) lockExisting(ctx context.Context, id string, missing error) (fu
 // lockInstance is holdInstance for the OSB handlers: another daemon holding
 // the lease is the 422 ConcurrencyError of any concurrent operation, a Vault
 // failure a 500 whose detail goes to the operator's log.
-func (b *Broker) lockInstance(ctx context.Context, id string) (func(), error) {
-	unlock, err := b.holdInstance(ctx, id)
+func (b *Broker) lockInstance(ctx context.Context, id string) (context.Context, func(), error) {
+	ctx, unlock, err := b.holdInstance(ctx, id)
 	switch {
 	case errors.Is(err, ErrInstanceBusy):
-		return nil, concurrency("another operation")
+		return ctx, nil, concurrency("another operation")
 	case err != nil:
-		return nil, b.internal("could not take the instance's lease", err, "instance", id)
+		return ctx, nil, b.internal("could not take the instance's lease", err, "instance", id)
 	}
-	return unlock, nil
+	return ctx, unlock, nil
 }
 
 // holdInstance serialises the operations on instance id and returns the
-// function that ends them. Within this process it takes id's mutex. With
+// operation's context and the function that ends them. Within this process it takes id's mutex. With
 // SharedLimits it then takes the instance's lease in Vault too, so that the
 // daemons sharing the mount serialise them as well: a daemon's own
 // operations queue on its mutex, not on Vault. While another daemon holds
@@ -108,14 +118,14 @@ func (b *Broker) lockInstance(ctx context.Context, id string) (func(), error) {
 // the Director's answer, bounded by DirectorTimeout) can outlast the TTL,
 // while a daemon that dies holding it keeps the others from the instance
 // only until it expires. A lease found taken over (this daemon could not
-// renew it in time) is logged and no longer renewed: the operation goes
-// on, its record's write being a check-and-set of its own. Each operation
-// costs two Vault writes (take and release; one more per renewal) and two
-// reads.
-func (b *Broker) holdInstance(ctx context.Context, id string) (func(), error) {
+// renew it in time) is logged and no longer renewed, and the operation
+// stops before its next write: its context (and every context detached from
+// it) ends with ErrLeaseLost. Each operation costs two Vault writes (take
+// and release; one more per renewal) and two reads.
+func (b *Broker) holdInstance(ctx context.Context, id string) (context.Context, func(), error) {
 	unlock := b.locks.lock(id)
 	if b.opts.SharedLimits == nil {
-		return unlock, nil
+		return ctx, unlock, nil
 	}
 	h := lease.New(b.opts.SharedLimits, instanceLeaseName(id), b.opts.HolderID, b.opts.InstanceLeaseTTL, nil,
 		b.log.With("instance", id))
@@ -125,12 +135,24 @@ func (b *Broker) holdInstance(ctx context.Context, id string) (func(), error) {
 		if errors.As(err, &held) {
 			b.log.Info("another broker holds the instance's lease", "instance", id, "holder", held.Holder,
 				"waited", b.opts.InstanceLeaseWait)
-			return nil, fmt.Errorf("%w: %w", ErrInstanceBusy, err)
+			return ctx, nil, fmt.Errorf("%w: %w", ErrInstanceBusy, err)
 		}
-		return nil, fmt.Errorf("taking the lease of instance %s: %w", id, err)
+		return ctx, nil, fmt.Errorf("taking the lease of instance %s: %w", id, err)
 	}
 	h.Keep(ctx)
-	return func() {
+	lost := h.Lost()
+	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, leaseLostKey{}, lost))
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-lost:
+			cancel(ErrLeaseLost)
+		case <-ended:
+		}
+	}()
+	return ctx, func() {
+		close(ended)
+		cancel(nil)
 		if _, gone := b.gone.LoadAndDelete(id); gone {
 			if err := h.Forget(); err != nil {
 				b.log.Warn("could not delete the lease of a removed instance; it expires by itself", "instance", id, "error", err)

@@ -52,7 +52,7 @@ func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDet
 	if err := b.checkLimits(ctx, req); err != nil {
 		return none, err
 	}
-	unlock, err := b.lockInstance(ctx, id)
+	ctx, unlock, err := b.lockInstance(ctx, id)
 	if err != nil {
 		return none, err
 	}

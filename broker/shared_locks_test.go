@@ -239,3 +239,62 @@ func (failingLeases) ReadLease(context.Context, string) (vault.Lease, bool, erro
 func (failingLeases) DeleteLease(context.Context, string, string, time.Time) error {
 	return vault.ErrSealed
 }
+
+// stalledLeases is a lease store whose renewals cannot reach Vault until
+// open is closed (a daemon cut off from Vault, or paused): the first
+// acquisition of each lease goes through.
+type stalledLeases struct {
+	*vault.Store
+	open  chan struct{}
+	mu    sync.Mutex
+	taken map[string]bool
+}
+
+func (s *stalledLeases) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration, now time.Time) (vault.Lease, error) {
+	s.mu.Lock()
+	first := !s.taken[name]
+	s.taken[name] = true
+	s.mu.Unlock()
+	if !first {
+		select {
+		case <-s.open:
+		default:
+			return vault.Lease{}, errors.New("vault unreachable")
+		}
+	}
+	return s.Store.AcquireLease(ctx, name, holder, ttl, time.Now())
+}
+
+var _ = Describe("an operation whose instance's lease another broker took over", func() {
+	It("stops before its next write", func() {
+		e := newEnv()
+		e.provisioned("t-1", "redis-large")
+		leases := &stalledLeases{Store: e.store, open: make(chan struct{}), taken: map[string]bool{}}
+		a := e.vm("vm-a", e.store, func(o *broker.Options) {
+			o.SharedLimits, o.InstanceLeaseTTL = leases, 300*time.Millisecond
+		})
+		// The bind waits for the deployment's VMs long enough for its lease to run out and be taken.
+		Expect(e.director.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name/vms", Delay: 1500 * time.Millisecond, Count: 1})).To(Succeed())
+		answered := make(chan answer, 1)
+		go func() {
+			defer GinkgoRecover()
+			answered <- a.request("PUT", instancePath("t-1")+"/service_bindings/b-1", map[string]any{"service_id": "redis", "plan_id": "redis-large"})
+		}()
+		Eventually(func() string {
+			l, _, _ := e.store.ReadLease(context.Background(), "instance-t-1")
+			return l.Holder
+		}, 2*time.Second, 10*time.Millisecond).Should(Equal("vm-a"), "the bind holds the instance's lease")
+		Eventually(func() error {
+			_, err := e.store.AcquireLease(context.Background(), "instance-t-1", "vm-thief", time.Minute, time.Now())
+			return err
+		}, 2*time.Second, 50*time.Millisecond).Should(Succeed(), "vm-a's lease ran out unrenewed")
+		close(leases.open) // vm-a's next renewal finds it taken over
+
+		var got answer
+		Eventually(answered, 10*time.Second).Should(Receive(&got))
+		Expect(got.Status).NotTo(Equal(http.StatusCreated), got.Raw)
+		_, ok, err := e.store.Secret(context.Background(), "t-1/bindings/b-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "no binding written once the lease was lost")
+	})
+})

@@ -13,7 +13,7 @@ import (
 // the binding's credentials are deleted after a backup of the instance that
 // holds them; an unknown binding is 410.
 func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDetails, _ bool) (domain.UnbindSpec, error) {
-	unlock, err := b.lockExisting(ctx, id, apiresponses.ErrBindingDoesNotExist)
+	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrBindingDoesNotExist)
 	if err != nil {
 		return domain.UnbindSpec{}, err
 	}

@@ -26,7 +26,7 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if !async {
 		return none, apiresponses.ErrAsyncRequired
 	}
-	unlock, err := b.lockExisting(ctx, id, errNotFound)
+	ctx, unlock, err := b.lockExisting(ctx, id, errNotFound)
 	if err != nil {
 		return none, err
 	}
