@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
@@ -55,10 +54,16 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	if err != nil {
 		return domain.Binding{}, err
 	}
-	if err := b.storeBinding(ctx, id, bid, map[string]any{
+	err = b.storeBinding(ctx, id, bid, map[string]any{
 		"credentials": creds, "app_guid": appGUID, "parameters": params,
 		"created": time.Now().UTC().Format(time.RFC3339),
-	}); err != nil {
+	})
+	if errors.Is(err, vault.ErrConflict) { // another broker stored this binding first: its answer is the binding
+		if stored, ok, rerr := b.opts.Store.Secret(ctx, bindingPath(id, bid)); rerr == nil && ok {
+			return repeatBind(stored, appGUID, params)
+		}
+	}
+	if err != nil {
 		return domain.Binding{}, b.internal("could not store the binding", err, "instance", id, "binding", bid)
 	}
 	b.log.Info("bound", "instance", id, "binding", bid)
@@ -170,18 +175,14 @@ func vmIPs(vms []bosh.VM) []string {
 	return ips
 }
 
-// storeBinding lists the binding's id, then writes its credentials.
+// storeBinding lists the binding's id, then writes its credentials, both
+// by check-and-set: the credentials are created once (vault.ErrConflict
+// when another broker wrote them first).
 func (b *Broker) storeBinding(ctx context.Context, id, bid string, data map[string]any) error {
-	ids, err := b.bindingIDs(ctx, id)
-	if err != nil {
+	if err := b.listBinding(ctx, id, bid, true); err != nil {
 		return err
 	}
-	if !slices.Contains(ids, bid) {
-		if err := b.putBindingIDs(ctx, id, append(ids, bid)); err != nil {
-			return err
-		}
-	}
-	if err := b.opts.Store.PutSecret(ctx, bindingPath(id, bid), data); err != nil {
+	if err := b.opts.Store.CreateSecret(ctx, bindingPath(id, bid), data); err != nil {
 		return fmt.Errorf("writing binding %s: %w", bid, err)
 	}
 	return nil

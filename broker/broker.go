@@ -35,10 +35,15 @@ type Records interface {
 	Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
 }
 
-// Secrets reads and writes secrets under the Vault mount.
+// Secrets reads and writes secrets under the Vault mount: an instance's
+// generated secrets and a binding's credentials are created once
+// (CreateSecret, check-and-set), the list of an instance's bindings changed
+// by check-and-set (UpdateSecret).
 type Secrets interface {
 	Secret(ctx context.Context, path string) (map[string]any, bool, error)
 	PutSecret(ctx context.Context, path string, data map[string]any) error
+	CreateSecret(ctx context.Context, path string, data map[string]any) error
+	UpdateSecret(ctx context.Context, path string, change func(cur map[string]any, ok bool) (map[string]any, error)) error
 }
 
 // Store is everything the broker keeps in Vault: records (backed up when an

@@ -145,8 +145,8 @@ func (b *Broker) deploy(ctx context.Context, id, director string, op *vault.Oper
 		b.failOp(ctx, id, op, op.Type+" failed: the instance's Director is not configured", err)
 		return 0
 	}
-	if newSecrets != nil {
-		if err := b.opts.Store.PutSecret(ctx, credentialsPath(id), newSecrets); err != nil {
+	if newSecrets != nil { // created once: another broker that generated others first wins, and this deploy fails
+		if err := b.opts.Store.CreateSecret(ctx, credentialsPath(id), newSecrets); err != nil {
 			b.failOp(ctx, id, op, op.Type+" failed: could not store the instance's secrets", err)
 			return 0
 		}

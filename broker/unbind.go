@@ -29,11 +29,7 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDeta
 	if err != nil {
 		return domain.UnbindSpec{}, b.internal("could not back up and delete the binding", err, "instance", id, "binding", bid)
 	}
-	ids, err := b.bindingIDs(ctx, id)
-	if err == nil {
-		err = b.putBindingIDs(ctx, id, slices.DeleteFunc(ids, func(s string) bool { return s == bid }))
-	}
-	if err != nil {
+	if err := b.listBinding(ctx, id, bid, false); err != nil {
 		b.log.Warn("could not unlist a deleted binding", "instance", id, "binding", bid, "error", err)
 	}
 	b.log.Info("unbound", "instance", id, "binding", bid, "backup", backup)
@@ -67,26 +63,30 @@ func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, _ dom
 	return domain.LastOperation{State: domain.Succeeded, Description: "the binding exists"}, nil
 }
 
-// bindingIDs lists the ids of an instance's bindings.
-func (b *Broker) bindingIDs(ctx context.Context, id string) ([]string, error) {
-	s, _, err := b.opts.Store.Secret(ctx, bindingsListPath(id))
-	if err != nil {
-		return nil, fmt.Errorf("reading the bindings of instance %s: %w", id, err)
-	}
-	raw, _ := s["ids"].([]any)
-	ids := make([]string, 0, len(raw))
-	for _, v := range raw {
-		if s, ok := v.(string); ok {
-			ids = append(ids, s)
+// listBinding adds binding bid to the list of instance id's bindings (or,
+// add false, takes it out), by check-and-set: an id another broker listed
+// meanwhile is kept.
+func (b *Broker) listBinding(ctx context.Context, id, bid string, add bool) error {
+	err := b.opts.Store.UpdateSecret(ctx, bindingsListPath(id), func(cur map[string]any, _ bool) (map[string]any, error) {
+		raw, _ := cur["ids"].([]any)
+		ids := make([]string, 0, len(raw)+1)
+		for _, v := range raw {
+			if s, ok := v.(string); ok {
+				ids = append(ids, s)
+			}
 		}
-	}
-	return ids, nil
-}
-
-// putBindingIDs writes the ids of an instance's bindings.
-func (b *Broker) putBindingIDs(ctx context.Context, id string, ids []string) error {
-	if err := b.opts.Store.PutSecret(ctx, bindingsListPath(id), map[string]any{"ids": ids}); err != nil {
-		return fmt.Errorf("writing the bindings of instance %s: %w", id, err)
+		switch has := slices.Contains(ids, bid); {
+		case add && has, !add && !has:
+			return nil, nil // as it should be: no write
+		case add:
+			ids = append(ids, bid)
+		default:
+			ids = slices.DeleteFunc(ids, func(s string) bool { return s == bid })
+		}
+		return map[string]any{"ids": ids}, nil
+	})
+	if err != nil {
+		return fmt.Errorf("changing the list of the bindings of instance %s: %w", id, err)
 	}
 	return nil
 }

@@ -152,3 +152,34 @@ var _ = Describe("the same read-modify-writes on KV v1 (no check-and-set)", func
 		Expect(rawGet(server(), mount, 1, "v1/manifest").Data).To(MatchJSON(`{"other":1,"manifest":"name: x\n"}`))
 	})
 })
+
+var _ = Describe("check-and-set on secrets (KV v2)", func() {
+	It("keeps every entry two daemons add to one list at once, and creates a secret once", func() {
+		srv := server()
+		a, mount := newStore(srv, 2)
+		b := openStore(srv.Addr, srv.Token, mount)
+		var wg sync.WaitGroup
+		for who, s := range map[string]*vault.Store{"a": a, "b": b} {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				for i := range 20 {
+					Expect(s.UpdateSecret(ctx, "i1/binding-ids", func(cur map[string]any, _ bool) (map[string]any, error) {
+						ids, _ := cur["ids"].([]any)
+						return map[string]any{"ids": append(ids, fmt.Sprintf("%s-%d", who, i))}, nil
+					})).To(Succeed())
+				}
+			})
+		}
+		wg.Wait()
+		got, ok, err := a.Secret(ctx, "i1/binding-ids")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(got["ids"]).To(HaveLen(40), "no id lost")
+
+		Expect(a.CreateSecret(ctx, "i1/credentials", map[string]any{"password": "first"})).To(Succeed())
+		Expect(b.CreateSecret(ctx, "i1/credentials", map[string]any{"password": "second"})).To(MatchError(vault.ErrConflict))
+		got, _, err = a.Secret(ctx, "i1/credentials")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(HaveKeyWithValue("password", "first"))
+	})
+})

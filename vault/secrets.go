@@ -58,6 +58,64 @@ func (sc *Secrets) PutSecret(ctx context.Context, path string, data map[string]a
 	return sc.putSecret(ctx, path, raw)
 }
 
+// CreateSecret writes data at path only when nothing is there: on KV v2 a
+// check-and-set (ErrConflict when another writer was first); KV v1 has no
+// check-and-set and writes it.
+func (sc *Secrets) CreateSecret(ctx context.Context, path string, data map[string]any) error {
+	if err := writablePath(path); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encoding the secret at %s: %w", sc.kv.display(path), err)
+	}
+	if err := sc.checkSecret(path, raw); err != nil {
+		return err
+	}
+	cas := noCAS
+	if sc.kv.version == 2 {
+		cas = 0
+	}
+	return sc.kv.write(ctx, path, json.RawMessage(raw), cas)
+}
+
+// UpdateSecret changes the secret at path from what it holds (ok false
+// when absent) to what change returns (nil: left as it is): on KV v2 a
+// check-and-set on the version read, read and changed again when another
+// writer was first (up to 10 times, then ErrConflict), so that nothing
+// another writer added is lost. change may be called several times.
+func (sc *Secrets) UpdateSecret(ctx context.Context, path string, change func(cur map[string]any, ok bool) (map[string]any, error)) error {
+	if err := writablePath(path); err != nil {
+		return err
+	}
+	return sc.kv.update(ctx, path, func(doc document) (any, error) {
+		var cur map[string]any
+		if doc.Exists {
+			raw, err := json.Marshal(doc.Data)
+			if err != nil {
+				return nil, err
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if err := dec.Decode(&cur); err != nil {
+				return nil, fmt.Errorf("secret at %s: %w: %v", sc.kv.display(path), ErrCorrupt, err)
+			}
+		}
+		next, err := change(cur, doc.Exists)
+		if err != nil || next == nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(next)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the secret at %s: %w", sc.kv.display(path), err)
+		}
+		if err := sc.checkSecret(path, raw); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(raw), nil
+	})
+}
+
 // putSecret writes the encoded secret raw at path, within the bound.
 func (sc *Secrets) putSecret(ctx context.Context, path string, raw json.RawMessage) error {
 	if err := sc.checkSecret(path, raw); err != nil {
