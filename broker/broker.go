@@ -60,6 +60,7 @@ type Store interface {
 	DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error)
 	PutManifest(ctx context.Context, id, text string) error
 	AppendEvent(ctx context.Context, id string, e vault.Event) error
+	PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
 }
 
 // Options configures a Broker. Defaults are filled in by New.
@@ -78,6 +79,11 @@ type Options struct {
 	// Username and Password guard /v2/* (the daemon puts the operator's
 	// /b/reconcile behind them too). Required.
 	Username, Password string
+	// History is the retention of each instance's history
+	// (reconciler.history): the broker prunes an instance's history to it
+	// after each event it appends, so that binds and unbinds do not grow it
+	// for good. Default zero: kept whole.
+	History vault.HistoryOptions
 	// LostTaskGrace is how long an operation whose BOSH task id was never
 	// recorded (the Director refused or could not be reached, or the daemon
 	// died before recording it) waits for a task with its context id to show

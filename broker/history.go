@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -28,6 +29,12 @@ func (b *Broker) appendEvent(ctx context.Context, id string, e vault.Event) {
 	e.Actor = actorBroker
 	if err := b.opts.Store.AppendEvent(ctx, id, e); err != nil {
 		b.log.Warn("could not append to the instance's history", "instance", id, "event", e.Kind, "error", err)
+		return
+	}
+	if h := b.opts.History; h.Keep > 0 || h.MaxAge > 0 {
+		if _, err := b.opts.Store.PruneEvents(ctx, id, h, time.Now()); err != nil {
+			b.log.Warn("could not prune the instance's history", "instance", id, "error", err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -187,3 +188,21 @@ func (f *failingAppends) AppendEvent(ctx context.Context, id string, ev vault.Ev
 	}
 	return f.Store.AppendEvent(ctx, id, ev)
 }
+
+var _ = Describe("an instance's history the broker appends to", func() {
+	It("is pruned to the retention after each event: binds and unbinds do not grow it for good", func() {
+		e := newEnv(func(o *broker.Options) { o.History = vault.HistoryOptions{Keep: 10} })
+		e.provisioned("h-1", "redis-large")
+		for i := range 15 {
+			bid := fmt.Sprintf("b-%d", i)
+			bind := e.request("PUT", instancePath("h-1")+"/service_bindings/"+bid, map[string]any{"service_id": "redis", "plan_id": "redis-large"})
+			Expect(bind.Status).To(Equal(http.StatusCreated), bind.Raw)
+			Expect(e.request("DELETE", instancePath("h-1")+"/service_bindings/"+bid+"?service_id=redis&plan_id=redis-large", nil).Status).
+				To(Equal(http.StatusOK))
+		}
+		events, err := e.store.Events(context.Background(), "h-1", 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(events).To(HaveLen(10), "30 binds and unbinds, the provision and its outcome: the newest 10 kept")
+		Expect(events[0].Kind).To(Equal("unbind"))
+	})
+})

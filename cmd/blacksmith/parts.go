@@ -221,6 +221,7 @@ func (p *parts) broker(store *vault.Store) (*broker.Broker, error) {
 		Catalog:      p.catalog,
 		Directors:    p.brokerDirectors(),
 		Store:        store,
+		History:      vault.HistoryOptions{Keep: p.cfg.Reconciler.History.Keep, MaxAge: p.cfg.Reconciler.History.MaxAge},
 		Username:     p.cfg.Broker.Username,
 		Password:     p.cfg.Broker.Password,
 		Limits: broker.Limits{
