@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,6 +15,13 @@ import (
 // simListings is how often the simulator at url was asked for its deployments since its last reset.
 func simListings(url string) int {
 	GinkgoHelper()
+	return simRequests(url, "GET /deployments")
+}
+
+// simRequests is how often the simulator at url answered route ("METHOD
+// /path/:template") since its last reset.
+func simRequests(url, route string) int {
+	GinkgoHelper()
 	res, err := http.Get(url + "/_sim/stats")
 	Expect(err).NotTo(HaveOccurred())
 	defer res.Body.Close()
@@ -21,7 +29,7 @@ func simListings(url string) int {
 		Requests map[string]int `json:"requests"`
 	}
 	Expect(json.NewDecoder(res.Body).Decode(&st)).To(Succeed())
-	return st.Requests["GET /deployments"]
+	return st.Requests[route]
 }
 
 // summary is what this file reads of a run's summary.
@@ -113,5 +121,32 @@ var _ = Describe("several broker VMs on one Vault and several Directors (bosh as
 		n, orphaned := westRecords()
 		Expect(n).To(Equal(4))
 		Expect(orphaned).To(Equal(0), "no instance of the Director that is down is flagged orphaned")
+	})
+})
+
+var _ = Describe("/healthz under a crowd of anonymous probes", func() {
+	It("reaches each Director at most once per interval, however many probe at once", func() {
+		east, west := startSim("-seed", "3"), startSim("-seed", "4")
+		w := newHAWorld(boshSection([]string{east.url, west.url}, "east", "west"))
+		d := w.start("  interval: 1h\n")
+		time.Sleep(2500 * time.Millisecond) // past any answer the start-up probes left in the cache
+		for _, s := range []*simProcess{east, west} {
+			s.reset()
+		}
+		const probes = 40
+		codes := make([]int, probes)
+		var wg sync.WaitGroup
+		for i := range probes {
+			wg.Go(func() { codes[i], _ = d.get("/healthz", "", "") })
+		}
+		wg.Wait()
+		Expect(codes).To(HaveEach(http.StatusOK))
+		for _, s := range []*simProcess{east, west} {
+			n := simRequests(s.url, "GET /info")
+			GinkgoWriter.Printf("%s: %d GET /info for %d probes\n", s.url, n, probes)
+			Expect(n).To(Equal(1), "%s: one check for the whole crowd", s.url)
+		}
+		code, _ := d.get("/livez", "", "")
+		Expect(code).To(Equal(http.StatusOK))
 	})
 })

@@ -65,3 +65,74 @@ func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, usernam
 		httpjson.Write(w, status, ans)
 	})
 }
+
+// Cached makes each check answer, whatever the number of callers, from one
+// call of it per every: a result younger than every is answered as it is,
+// and callers that come while the check runs wait for that one call (run
+// with its own timeout, so that a caller that hangs up cancels nobody's).
+// Anyone may probe /healthz: this keeps anonymous probes from reaching the
+// Director or Vault more than once per every each.
+func Cached(checks map[string]HealthCheck, every, timeout time.Duration) map[string]HealthCheck {
+	out := make(map[string]HealthCheck, len(checks))
+	for name, check := range checks {
+		c := &cachedCheck{check: check, every: every, timeout: timeout}
+		out[name] = c.call
+	}
+	return out
+}
+
+// cachedCheck is one check behind Cached.
+type cachedCheck struct {
+	check          HealthCheck
+	every, timeout time.Duration
+
+	mu      sync.Mutex
+	at      time.Time     // when the last result came (zero: none yet)
+	err     error         // the last result
+	running chan struct{} // closed when the call under way ends; nil when none
+}
+
+// call answers the last result when it is younger than every, else the
+// result of the call under way (starting one when none is).
+func (c *cachedCheck) call(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.at.IsZero() && time.Since(c.at) < c.every {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	if c.running == nil {
+		c.running = make(chan struct{})
+		go c.refresh(c.running)
+	}
+	running := c.running
+	c.mu.Unlock()
+	select {
+	case <-running:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// refresh calls the check and keeps its result.
+func (c *cachedCheck) refresh(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	err := c.check(ctx)
+	c.mu.Lock()
+	c.err, c.at, c.running = err, time.Now(), nil
+	c.mu.Unlock()
+	close(done)
+}
+
+// LiveHandler serves /livez: 200 {"status":"ok"} while the process serves
+// requests, whatever its dependencies say (a load balancer's liveness
+// probe; /healthz is its readiness).
+func LiveHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpjson.Write(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+}

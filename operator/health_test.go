@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -61,5 +62,55 @@ var _ = Describe("HealthHandler", func() {
 		Expect(rec.Body.String()).To(ContainSubstring(`"director": "unavailable"`))
 		Expect(rec.Body.String()).To(ContainSubstring(`"director-west": "ok"`))
 		Expect(rec.Body.String()).To(ContainSubstring(`"vault": "ok"`))
+	})
+})
+
+var _ = Describe("Cached", func() {
+	It("calls each check once for all the callers that come within the interval, and again after it", func() {
+		var calls atomic.Int32
+		release := make(chan struct{})
+		checks := operator.Cached(map[string]operator.HealthCheck{
+			"director": func(context.Context) error { calls.Add(1); <-release; return errors.New("down") },
+		}, time.Hour, time.Second)
+		errs := make(chan error, 40)
+		for range 40 {
+			go func() { errs <- checks["director"](context.Background()) }()
+		}
+		Consistently(calls.Load).WithTimeout(100 * time.Millisecond).Should(BeEquivalentTo(1))
+		close(release)
+		for range 40 {
+			Expect(<-errs).To(MatchError("down"))
+		}
+		Expect(checks["director"](context.Background())).To(MatchError("down"))
+		Expect(calls.Load()).To(BeEquivalentTo(1), "a result younger than the interval is answered as it is")
+
+		fresh := operator.Cached(map[string]operator.HealthCheck{
+			"vault": func(context.Context) error { calls.Add(1); return nil },
+		}, 10*time.Millisecond, time.Second)
+		Expect(fresh["vault"](context.Background())).To(Succeed())
+		time.Sleep(20 * time.Millisecond)
+		Expect(fresh["vault"](context.Background())).To(Succeed())
+		Expect(calls.Load()).To(BeEquivalentTo(3), "an older result is checked again")
+	})
+
+	It("lets a caller that hangs up go without cancelling the call the others wait for", func() {
+		release := make(chan struct{})
+		checks := operator.Cached(map[string]operator.HealthCheck{
+			"vault": func(ctx context.Context) error {
+				select {
+				case <-release:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			},
+		}, time.Hour, 5*time.Second)
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		Expect(checks["vault"](gone)).To(MatchError(context.Canceled))
+		waiting := make(chan error, 1)
+		go func() { waiting <- checks["vault"](context.Background()) }()
+		close(release)
+		Eventually(waiting).Should(Receive(BeNil()))
 	})
 })

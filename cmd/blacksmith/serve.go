@@ -30,6 +30,9 @@ const (
 	maxHeaderBytes = 64 << 10
 	// healthTimeout bounds one /healthz answer.
 	healthTimeout = 3 * time.Second
+	// healthEvery is how often /healthz may reach each dependency, whatever
+	// the number of probes (anyone may probe it).
+	healthEvery = 2 * time.Second
 	// firstRetry and maxRetry bound the backoff toward Vault and the Director at start-up.
 	firstRetry, maxRetry = 500 * time.Millisecond, 30 * time.Second
 )
@@ -80,12 +83,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	return g.Wait()
 }
 
-// routes are /healthz and /metrics (unauthenticated unless metrics
+// routes are /healthz, /livez and /metrics (unauthenticated unless metrics
 // credentials are configured), and everything else behind the gate.
 func (d *daemon) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", operator.HealthHandler(d.health.checks(), healthTimeout,
+	mux.Handle("/healthz", operator.HealthHandler(operator.Cached(d.health.checks(), healthEvery, healthTimeout), healthTimeout,
 		d.cfg.Broker.Username, d.cfg.Broker.Password, d.log.With("component", "health")))
+	mux.Handle("/livez", operator.LiveHandler())
 	if m := d.cfg.Metrics; m.Enabled {
 		mux.Handle("/metrics", operator.MetricsHandler(d.registry, m.Username, m.Password))
 	}
