@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -19,7 +20,10 @@ const RedactedValue = "<redacted>"
 // Redacted returns a deep copy of c with every secret that is set replaced by
 // RedactedValue: broker.password, vault.token, bosh.password,
 // bosh.client_secret (of every Director), metrics.password, notifications.webhook_secret and
-// every notifications.webhooks[].secret. Unset secrets stay empty.
+// every notifications.webhooks[].secret. Unset secrets stay empty. In every
+// URL (vault.address, each Director's address, the webhooks), user info and
+// the values of the query string are redacted too: a webhook's token often
+// rides in its query.
 func (c *Config) Redacted() *Config {
 	out := *c
 	out.Catalog.Dirs = slices.Clone(c.Catalog.Dirs)
@@ -30,6 +34,7 @@ func (c *Config) Redacted() *Config {
 	for i := range out.Notifications.Webhooks {
 		w := &out.Notifications.Webhooks[i]
 		w.Events = slices.Clone(w.Events)
+		w.URL = redactURL(w.URL)
 		if w.Secret != "" {
 			w.Secret = RedactedValue
 		}
@@ -47,7 +52,61 @@ func (c *Config) Redacted() *Config {
 			*s = RedactedValue
 		}
 	}
+	urls := []*string{&out.Vault.Address, &out.BOSH.Address, &out.Notifications.WebhookURL}
+	for i := range out.MoreDirectors {
+		urls = append(urls, &out.MoreDirectors[i].Address)
+	}
+	for _, u := range urls {
+		*u = redactURL(*u)
+	}
 	return &out
+}
+
+// redactURL is raw with its user info and the value of each query
+// parameter replaced by RedactedValue (the keys stay: they say what was
+// set; a parameter without "=" is redacted whole), and so is its fragment. What does not parse as a URL is redacted whole when it could hold
+// either.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || strings.Contains(u.Opaque, "@") { // "user:pw@host" is scheme "user", opaque "pw@host"
+		if strings.ContainsAny(raw, "@?") {
+			return RedactedValue
+		}
+		return raw
+	}
+	var b strings.Builder
+	if u.Scheme != "" {
+		b.WriteString(u.Scheme + ":")
+	}
+	if u.Opaque != "" {
+		b.WriteString(u.Opaque)
+	} else {
+		if u.Scheme != "" || u.Host != "" || u.User != nil {
+			b.WriteString("//")
+		}
+		if u.User != nil {
+			b.WriteString(RedactedValue + "@")
+		}
+		b.WriteString(u.Host + u.EscapedPath())
+	}
+	if u.ForceQuery || u.RawQuery != "" {
+		b.WriteString("?")
+	}
+	if u.RawQuery != "" {
+		params := strings.Split(u.RawQuery, "&")
+		for i, kv := range params {
+			if key, _, ok := strings.Cut(kv, "="); ok {
+				params[i] = key + "=" + RedactedValue
+			} else {
+				params[i] = RedactedValue // a bare token
+			}
+		}
+		b.WriteString(strings.Join(params, "&"))
+	}
+	if u.Fragment != "" {
+		b.WriteString("#" + RedactedValue)
+	}
+	return b.String()
 }
 
 // YAML renders c as a blacksmith.conf that Load reads back to the same

@@ -52,15 +52,16 @@ reconciler:
       pattern: '^(?P<plan>[a-z0-9-]+)-(?P<instance>[0-9a-f-]{36})$'
       service_id: redis
 notifications:
-  webhook_url: https://hooks.invalid/all?token=t
+  webhook_url: https://hooks.invalid/all?token=hook-url-t0ken&channel=ops
   webhook_secret: hook-s3cret
   webhooks:
-    - url: http://127.0.0.2:9000/events
+    - url: http://127.0.0.2:9000/events?sig=hook2-url-t0ken
       events: [orphaned, run_failed]
       secret: hook2-s3cret
 `
 
-var secrets = []string{"broker-s3cret", "vault-s3cret", "bosh-s3cret", "uaa-s3cret", "metrics-s3cret", "hook-s3cret", "hook2-s3cret"}
+var secrets = []string{"broker-s3cret", "vault-s3cret", "bosh-s3cret", "uaa-s3cret", "metrics-s3cret", "hook-s3cret", "hook2-s3cret",
+	"hook-url-t0ken", "hook2-url-t0ken"}
 
 var _ = Describe("output", func() {
 	var c *config.Config
@@ -82,6 +83,28 @@ var _ = Describe("output", func() {
 			Expect(r.BOSH.ClientID).To(Equal("blacksmith"))
 			Expect(r.Reconciler).To(Equal(c.Reconciler))
 		})
+
+		It("redacts the user info, the query's values and the fragment of every URL, and keeps the rest", func() {
+			r := c.Redacted()
+			Expect(r.Notifications.WebhookURL).To(Equal("https://hooks.invalid/all?token=" + config.RedactedValue + "&channel=" + config.RedactedValue))
+			Expect(r.Notifications.Webhooks[0].URL).To(Equal("http://127.0.0.2:9000/events?sig=" + config.RedactedValue))
+			Expect(r.Vault.Address).To(Equal("http://127.0.0.1:8200"))
+			Expect(c.Notifications.WebhookURL).To(ContainSubstring("hook-url-t0ken"), "the original keeps its URL")
+		})
+
+		DescribeTable("redacts what a URL may hide",
+			func(address, want string) {
+				c.Vault.Address = address
+				Expect(c.Redacted().Vault.Address).To(Equal(want))
+			},
+			Entry("user info", "https://user:pw@vault.invalid:8200/v1", "https://"+config.RedactedValue+"@vault.invalid:8200/v1"),
+			Entry("a bare token", "https://vault.invalid?s3cret", "https://vault.invalid?"+config.RedactedValue),
+			Entry("an empty value", "https://vault.invalid/?a=&b=2", "https://vault.invalid/?a="+config.RedactedValue+"&b="+config.RedactedValue),
+			Entry("a fragment", "https://vault.invalid/#s3cret", "https://vault.invalid/#"+config.RedactedValue),
+			Entry("what does not parse, holding user info", "user:pw@vault.invalid:8200", config.RedactedValue),
+			Entry("what does not parse, holding nothing", "127.0.0.2:8200", "127.0.0.2:8200"),
+			Entry("a plain URL", "https://vault.invalid:8200", "https://vault.invalid:8200"),
+		)
 
 		It("leaves unset secrets empty, so an operator sees they are unset", func() {
 			c.Vault.Token = ""
@@ -121,7 +144,7 @@ var _ = Describe("output", func() {
 			for _, s := range secrets {
 				Expect(string(out)).NotTo(ContainSubstring(s))
 			}
-			Expect(strings.Count(string(out), config.RedactedValue)).To(Equal(len(secrets)))
+			Expect(strings.Count(string(out), config.RedactedValue)).To(Equal(len(secrets)+1), "the secrets and the webhook URL's channel")
 		})
 	})
 })
