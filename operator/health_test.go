@@ -76,6 +76,7 @@ var _ = Describe("Cached", func() {
 		for range 40 {
 			go func() { errs <- checks["director"](context.Background()) }()
 		}
+		Eventually(calls.Load).Should(BeEquivalentTo(1))
 		Consistently(calls.Load).WithTimeout(100 * time.Millisecond).Should(BeEquivalentTo(1))
 		close(release)
 		for range 40 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
+	"github.com/blacksmith-reconciler/blacksmith/internal/ids"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -27,8 +28,9 @@ type Instances interface {
 
 // Bounds of the instance endpoints.
 const (
-	// maxIDLength bounds an instance or backup id in a path or query.
-	maxIDLength = 128
+	// maxIDLength bounds an instance or backup id in a path or query: the
+	// longest id the broker may be configured to take.
+	maxIDLength = ids.MaxLength
 	// defaultRuns and maxRuns bound GET /b/runs?limit=.
 	defaultRuns, maxRuns = 20, 1000
 	// rollbackTimeout bounds a rollback once it has started: it goes on

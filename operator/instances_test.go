@@ -43,9 +43,9 @@ var _ = Describe("/b/instances and /b/runs", func() {
 
 	It("answers 404 for an unknown instance and 400 for bad input, naming it", func() {
 		Expect(e.request("GET", "/b/instances/nope", "").Status).To(Equal(http.StatusNotFound))
-		a := e.request("GET", "/b/instances/"+strings.Repeat("x", 200), "")
+		a := e.request("GET", "/b/instances/"+strings.Repeat("x", 256), "")
 		Expect(a.Status).To(Equal(http.StatusBadRequest))
-		Expect(a.Body["description"]).To(ContainSubstring("longer than 128"))
+		Expect(a.Body["description"]).To(ContainSubstring("longer than 255"))
 		Expect(e.request("GET", "/b/runs?limit=0", "").Status).To(Equal(http.StatusBadRequest))
 		Expect(e.request("POST", "/b/instances/r-1/restore?redeploy=maybe", "").Status).To(Equal(http.StatusBadRequest))
 		Expect(e.request("POST", "/b/reconcile?instance=a%20b", "").Status).To(Equal(http.StatusBadRequest))

@@ -11,6 +11,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/internal/ids"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 )
 
@@ -99,8 +100,12 @@ func compileRule(r config.Rule) (rule, error) {
 
 // Match tries every strategy in order on a deployment and its manifest (nil
 // when not fetched). It returns the first match, or false and the reasons
-// every strategy gave.
+// every strategy gave. A deployment whose name the broker could not have
+// made (internal/ids) is not matched: its name would reach a record.
 func (m *Matcher) Match(d bosh.Deployment, man *Manifest) (report.Match, bool, string) {
+	if why := ids.Deployment(d.Name); why != "" {
+		return report.Match{}, false, fmt.Sprintf("deployment name %q cannot be recorded: %s", d.Name, why)
+	}
 	var reasons []string
 	for _, try := range []func(bosh.Deployment, *Manifest) (report.Match, string){
 		m.byName, m.byMetadata, m.byRelease, m.byRule,
@@ -116,12 +121,12 @@ func (m *Matcher) Match(d bosh.Deployment, man *Manifest) (report.Match, bool, s
 	return report.Match{}, false, strings.Join(reasons, "; ")
 }
 
-// BadInstanceID says why a match's instance id cannot name Vault documents
-// (empty, "." or "..", a slash, a NUL, spaces at either end), or "".
+// BadInstanceID says why a match's instance id is not one the broker could
+// have been given (the OSB id rules of internal/ids: ASCII letters, digits,
+// '-', '_' and '.', not reserved), or "". Nothing is written for it.
 func BadInstanceID(got report.Match) string {
-	id := got.InstanceID
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\x00") || strings.TrimSpace(id) != id {
-		return fmt.Sprintf("%s: %q cannot be an instance id (empty, \".\", \"..\", a slash, a NUL or spaces at either end)", got.Strategy, id)
+	if why := ids.Instance(got.InstanceID); why != "" {
+		return fmt.Sprintf("%s: %q cannot be an instance id: %s", got.Strategy, got.InstanceID, why)
 	}
 	return ""
 }
