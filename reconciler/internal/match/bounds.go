@@ -64,35 +64,6 @@ func checkBounds(text string) error {
 	return nil
 }
 
-// UnmarshalYAML decodes a properties.blacksmith block; its parameters are
-// built by value (linear in their size, aliases counted), not by the YAML
-// package's map decoding (quadratic in a mapping's keys).
-func (p *Props) UnmarshalYAML(n *yaml.Node) error {
-	var raw struct {
-		ServiceID        string    `yaml:"service_id"`
-		PlanID           string    `yaml:"plan_id"`
-		InstanceID       string    `yaml:"instance_id"`
-		OrganizationGUID string    `yaml:"organization_guid"`
-		SpaceGUID        string    `yaml:"space_guid"`
-		Parameters       yaml.Node `yaml:"parameters"`
-	}
-	if err := n.Decode(&raw); err != nil {
-		return err
-	}
-	*p = Props{ServiceID: raw.ServiceID, PlanID: raw.PlanID, InstanceID: raw.InstanceID,
-		OrganizationGUID: raw.OrganizationGUID, SpaceGUID: raw.SpaceGUID}
-	if raw.Parameters.Kind == 0 {
-		return nil
-	}
-	budget := maxNodes
-	v, err := value(&raw.Parameters, &budget, 0)
-	if err != nil {
-		return fmt.Errorf("properties.blacksmith.parameters: %w", err)
-	}
-	p.Parameters = v
-	return nil
-}
-
 // value is n as the YAML package would decode it into an any: a mapping
 // whose keys are all strings a map[string]any, else a map[any]any; a
 // sequence a []any; a scalar its resolved value. budget bounds the values
@@ -132,33 +103,41 @@ func value(n *yaml.Node, budget *int, depth int) (any, error) {
 	return v, nil
 }
 
-// mapping is a mapping node's value (see value); a key written twice is an
-// error, as the YAML package says it.
+// mapping is a mapping node's value (see value): a key written twice is an
+// error, as the YAML package says it; two keys written differently that
+// decode to one value (an alias and its text) keep the last, as there.
+// Merge keys are taken as plain keys (the YAML package merges them).
 func mapping(n *yaml.Node, budget *int, depth int) (any, error) {
 	keys := make([]any, 0, len(n.Content)/2)
 	vals := make([]any, 0, len(n.Content)/2)
 	strs := true
-	seen := make(map[any]bool, len(n.Content)/2)
+	written := make(map[nodeKey]int, len(n.Content)/2)
+	at := make(map[any]int, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, err := value(n.Content[i], budget, depth+1)
+		kn := n.Content[i]
+		if line, ok := written[nodeKey{kn.Kind, kn.Value}]; ok {
+			return nil, fmt.Errorf("line %d: mapping key %q already defined at line %d", kn.Line, kn.Value, line)
+		}
+		written[nodeKey{kn.Kind, kn.Value}] = kn.Line
+		k, err := value(kn, budget, depth+1)
 		if err != nil {
 			return nil, err
+		}
+		if !isHashable(k) {
+			return nil, fmt.Errorf("line %d: a mapping key that is not a scalar", kn.Line)
 		}
 		if _, ok := k.(string); !ok {
 			strs = false
 		}
-		hashable := isHashable(k)
-		if !hashable {
-			return nil, fmt.Errorf("line %d: a mapping key that is not a scalar", n.Content[i].Line)
-		}
-		if seen[k] {
-			return nil, fmt.Errorf("line %d: mapping key %v already defined", n.Content[i].Line, k)
-		}
-		seen[k] = true
 		v, err := value(n.Content[i+1], budget, depth+1)
 		if err != nil {
 			return nil, err
 		}
+		if j, ok := at[k]; ok {
+			vals[j] = v
+			continue
+		}
+		at[k] = len(keys)
 		keys, vals = append(keys, k), append(vals, v)
 	}
 	if strs {

@@ -14,12 +14,19 @@ import (
 // blacksmithHead starts a manifest whose properties.blacksmith parameters follow.
 const blacksmithHead = "name: x\nproperties:\n  blacksmith:\n    instance_id: i\n    plan_id: p\n    parameters:\n"
 
+// Outcomes of reading a hostile manifest.
+const (
+	read    = iota // parsed
+	bounded        // refused: past the bounds
+	invalid        // refused: not a manifest (a key twice)
+)
+
 // hostile are manifests of every shape a Director could answer (up to its
-// 16 MiB cap), and whether the reconciler reads (true) or refuses them.
+// 16 MiB cap), and whether the reconciler reads or refuses them.
 func hostile() []struct {
-	name   string
-	text   string
-	parsed bool
+	name    string
+	text    string
+	outcome int
 } {
 	keys := func(n int) string {
 		var b strings.Builder
@@ -39,19 +46,36 @@ func hostile() []struct {
 	for i := 0; i < 900; i++ {
 		deep.WriteString(strings.Repeat("  ", i) + "k:\n")
 	}
+	var merges strings.Builder // each mapping merges the one before twice: 2^40 keys to visit
+	merges.WriteString("m0: &m0 {name: x}\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&merges, "m%d: &m%d {<<: [*m%d, *m%d]}\n", i, i, i-1, i-1)
+	}
+	merges.WriteString("<<: *m40\n")
+	var topKeys strings.Builder
+	topKeys.WriteString("name: x\n")
+	for i := range 45000 {
+		fmt.Fprintf(&topKeys, "k%d: v\n", i)
+	}
 	return []struct {
-		name   string
-		text   string
-		parsed bool
+		name    string
+		text    string
+		outcome int
 	}{
-		{"45,000 parameter keys (under the bound; 99,000 took 45 s before it)", keys(45000), true},
-		{"16 MiB of parameter keys", keys(0), false},
-		{"an 8 MiB value", blacksmithHead + "      k: " + strings.Repeat("x", 8<<20-200) + "\n", true},
-		{"16 MiB of one value", blacksmithHead + "      k: " + strings.Repeat("x", 16<<20) + "\n", false},
-		{"16 MiB of [ nested", "x: " + strings.Repeat("[", 16<<20), false},
-		{"16 MiB of one flow sequence", "x: [" + strings.Repeat("1,", 8<<20) + "]", false},
-		{"an alias bomb in the parameters", bomb.String(), false},
-		{"block nesting 900 deep", deep.String(), true},
+		{"45,000 parameter keys (under the bound; 99,000 took 45 s before it)", keys(45000), read},
+		{"16 MiB of parameter keys", keys(0), bounded},
+		{"an 8 MiB value", blacksmithHead + "      k: " + strings.Repeat("x", 8<<20-200) + "\n", read},
+		{"16 MiB of one value", blacksmithHead + "      k: " + strings.Repeat("x", 16<<20) + "\n", bounded},
+		{"16 MiB of [ nested", "x: " + strings.Repeat("[", 16<<20), bounded},
+		{"16 MiB of one flow sequence", "x: [" + strings.Repeat("1,", 8<<20) + "]", bounded},
+		{"an alias bomb in the parameters", bomb.String(), bounded},
+		{"block nesting 900 deep", deep.String(), read},
+		{"45,000 top-level keys", topKeys.String(), read},
+		{"one top-level key 45,000 times (4,000 took 12 s before)", "name: x\n" + strings.Repeat("k: v\n", 45000), invalid},
+		{"one parameter key 45,000 times", blacksmithHead + strings.Repeat("      k: v\n", 45000), invalid},
+		{"one properties.blacksmith key 45,000 times", "name: x\nproperties:\n  blacksmith:\n" + strings.Repeat("    k: v\n", 45000), invalid},
+		{"one key 45,000 times where nothing is read (as the YAML package: ignored)", "name: x\nother:\n" + strings.Repeat("  k: v\n", 45000), read},
+		{"merge keys doubling 40 times", merges.String(), bounded},
 	}
 }
 
@@ -63,15 +87,23 @@ var _ = Describe("a manifest a Director answers", func() {
 			runtime.ReadMemStats(&before)
 			m, err := Parse(h.text)
 			runtime.ReadMemStats(&after)
-			if h.parsed {
+			switch h.outcome {
+			case read:
 				Expect(err).NotTo(HaveOccurred(), h.name)
 				Expect(m.Name).To(Equal("x"), h.name)
-			} else {
+			case bounded:
 				Expect(err).To(MatchError(ErrManifestBounds), h.name)
+			case invalid:
+				Expect(err).To(MatchError(ContainSubstring("already defined")), h.name)
 			}
 			Expect(after.TotalAlloc-before.TotalAlloc).To(BeNumerically("<", 64<<20), h.name)
 			_, err = RecordInfo(h.text, func() (*Manifest, error) { return Parse(h.text) })
-			Expect(err == nil).To(Equal(h.parsed), h.name)
+			switch h.outcome { // invalid: the records read only the top-level stemcells and properties when they can
+			case read:
+				Expect(err).NotTo(HaveOccurred(), h.name)
+			case bounded:
+				Expect(err).To(MatchError(ErrManifestBounds), h.name)
+			}
 		}
 	})
 
@@ -94,6 +126,8 @@ func FuzzParseBounded(f *testing.F) {
 	f.Add(blacksmithHead + "      a: &a [x, x]\n      b: [*a, *a]\n")
 	f.Add("x: [[[[{a: [1, {b: 2}]}]]]]\n")
 	f.Add(strings.Repeat("k: v\n", 1000))
+	f.Add("properties:\n  blacksmith:\n" + strings.Repeat("    k: v\n", 1000))
+	f.Add("m0: &m0 {a: 1}\nm1: &m1 {<<: [*m0, *m0]}\nm2: &m2 {<<: [*m1, *m1]}\n<<: *m2\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		start := time.Now()
 		_, _ = Parse(text)

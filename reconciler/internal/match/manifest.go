@@ -3,27 +3,25 @@ package match
 import (
 	"fmt"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Props is a properties.blacksmith block: the keys that tie a
 // deployment to a service instance (matcher strategy 2), and the broker
 // fields it renders there, which restore an index entry that was lost.
 type Props struct {
-	ServiceID        string `yaml:"service_id"`
-	PlanID           string `yaml:"plan_id"`
-	InstanceID       string `yaml:"instance_id"`
-	OrganizationGUID string `yaml:"organization_guid"`
-	SpaceGUID        string `yaml:"space_guid"`
-	Parameters       any    `yaml:"parameters"` // kept only when a mapping
+	ServiceID        string // service_id
+	PlanID           string // plan_id
+	InstanceID       string // instance_id
+	OrganizationGUID string // organization_guid
+	SpaceGUID        string // space_guid
+	Parameters       any    // parameters, as the YAML package decodes an any
 }
 
 // propsHolder is anything with a properties.blacksmith block.
 type propsHolder struct {
 	Properties struct {
-		Blacksmith *Props `yaml:"blacksmith"`
-	} `yaml:"properties"`
+		Blacksmith *Props
+	}
 }
 
 // Stemcell is one entry of a manifest's stemcells.
@@ -34,15 +32,19 @@ type Stemcell struct {
 	Version string `yaml:"version"`
 }
 
-// Manifest is what the reconciler reads from a deployment manifest.
+// Manifest is what the reconciler reads from a deployment manifest (walk.go
+// reads it).
 type Manifest struct {
-	Name           string `yaml:"name"`
-	propsHolder    `yaml:",inline"`
-	InstanceGroups []struct {
-		Name        string `yaml:"name"`
-		propsHolder `yaml:",inline"`
-	} `yaml:"instance_groups"`
-	Stemcells []Stemcell `yaml:"stemcells"`
+	Name string
+	propsHolder
+	InstanceGroups []InstanceGroup
+	Stemcells      []Stemcell
+}
+
+// InstanceGroup is what the reconciler reads of an instance group.
+type InstanceGroup struct {
+	Name string
+	propsHolder
 }
 
 // RecordInfo returns what an instance's records take from its manifest: the
@@ -55,9 +57,8 @@ func RecordInfo(text string, full func() (*Manifest, error)) (*Manifest, error) 
 		return nil, err
 	}
 	if block, ok := topLevelBlocks(text, "stemcells:", "properties:"); ok {
-		var m Manifest
-		if yaml.Unmarshal([]byte(block), &m) == nil && m.answersAlone(text) {
-			return &m, nil
+		if m, err := parse(block); err == nil && m.answersAlone(text) {
+			return m, nil
 		}
 	}
 	return full()
@@ -77,10 +78,11 @@ func (m *Manifest) answersAlone(text string) bool {
 // topLevelBlocks cuts the given top-level keys (each written "key:") and
 // their values out of a single-document manifest; false when the text uses
 // what a cut could misread (several documents, anchors, aliases, tags, tabs,
+// line breaks other than "\n" and "\r\n",
 // quoted or complex keys, directives, a key twice).
 func topLevelBlocks(text string, keys ...string) (string, bool) {
-	if strings.ContainsAny(text, "&*!\t") || strings.Contains(text, "\n---") || strings.Contains(text, "\n...") ||
-		!rootAtColumnZero(text) {
+	if strings.ContainsAny(text, "&*!\t\u0085\u2028\u2029") || strings.Contains(text, "\n---") || strings.Contains(text, "\n...") ||
+		loneCR(text) || !rootAtColumnZero(text) {
 		return "", false
 	}
 	var b strings.Builder
@@ -108,6 +110,18 @@ func topLevelBlocks(text string, keys ...string) (string, bool) {
 	return b.String(), true // "" when there is none of the keys
 }
 
+// loneCR says whether text breaks a line with a carriage return alone, which
+// YAML reads as a line break and the cut does not.
+func loneCR(text string) bool {
+	for i := strings.IndexByte(text, '\r'); i >= 0; i = strings.IndexByte(text, '\r') {
+		if i+1 == len(text) || text[i+1] != '\n' {
+			return true
+		}
+		text = text[i+1:]
+	}
+	return false
+}
+
 // rootAtColumnZero says whether the first line of text that is not blank, a
 // comment or a bare "---" starts a key at column 0, as topLevelBlocks
 // assumes: not an indented root mapping, a byte order mark or "--- {...}".
@@ -127,11 +141,20 @@ func Parse(text string) (*Manifest, error) {
 	if err := checkBounds(text); err != nil {
 		return nil, fmt.Errorf("parsing manifest: %w", err)
 	}
-	var m Manifest
-	if err := yaml.Unmarshal([]byte(text), &m); err != nil {
+	m, err := parse(text)
+	if err != nil {
 		return nil, fmt.Errorf("parsing manifest: %w", err)
 	}
-	return &m, nil
+	return m, nil
+}
+
+// parse reads a manifest's text within the bounds (see walk.go).
+func parse(text string) (*Manifest, error) {
+	doc, err := parseNode(text)
+	if err != nil {
+		return nil, err
+	}
+	return readManifest(doc)
 }
 
 // Blacksmith returns the manifest's properties.blacksmith block: the first,
