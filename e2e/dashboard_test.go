@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,6 +85,21 @@ var _ = Describe("the dashboard, in a real browser", func() {
 				res.Body.Close()
 			}
 		})
+		// A name that reads "...exe.txt" once its right-to-left override
+		// reorders it, with a zero-width space: shown escaped.
+		spoof := foreign + "-\u202etxt.exe\u200b"
+		req, _ = http.NewRequest(http.MethodPut, directorURL+"/_sim/deployments",
+			strings.NewReader("name: "+strconv.Quote(spoof)+"\nreleases: [{name: capi, version: '1'}]\n"))
+		res, err = http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		res.Body.Close()
+		Expect(res.StatusCode).To(Equal(http.StatusNoContent))
+		DeferCleanup(func() {
+			req, _ := http.NewRequest(http.MethodDelete, directorURL+"/_sim/deployments/"+url.PathEscape(spoof), nil)
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		})
 		orphan := "dash-orphan-" + foreign[len(foreign)-6:]
 		_, err = store.Update(ctx, map[string]vault.Change{orphan: func(*vault.Record) (*vault.Record, error) {
 			return &vault.Record{ServiceID: "redis", PlanID: "redis-small", Created: time.Now().Add(-2 * time.Hour).Unix()}, nil
@@ -112,6 +129,9 @@ var _ = Describe("the dashboard, in a real browser", func() {
 		Expect(runs).To(ContainSubstring("success"), "the run log is shown")
 		Expect(orphans).To(ContainSubstring(orphan))
 		Expect(unmatched).To(ContainSubstring(foreign))
+		Expect(unmatched).To(ContainSubstring(foreign+`-\u202Etxt.exe\u200B`), "hidden characters shown escaped")
+		Expect(unmatched).NotTo(ContainSubstring("\u202e"))
+		Expect(unmatched).NotTo(ContainSubstring("\u200b"))
 		Expect(state).To(Equal("idle"))
 
 		runsBefore := runCount(d)

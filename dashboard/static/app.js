@@ -1,12 +1,28 @@
 // The blacksmith dashboard: reads the operator's JSON endpoints and renders
-// every value as text (textContent), never as HTML.
+// every value as text (textContent), never as HTML, with the characters
+// that hide or reorder text shown escaped (shown).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 
+// hidden are the characters a Director's content could use to hide text or
+// make it read otherwise: controls (but tab and line feed), invisible and
+// zero-width characters, bidirectional marks, embeddings, overrides and
+// isolates, line and paragraph separators, variation selectors, tags.
+const hidden = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{1D173}-\u{1D17A}\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/gu;
+
+// shown is v as text, each hidden character written as its escape
+// (\u202E, \u{E0041}).
+function shown(v) {
+  return String(v).replace(hidden, (c) => {
+    const hex = c.codePointAt(0).toString(16).toUpperCase();
+    return hex.length > 4 ? "\\u{" + hex + "}" : "\\u" + hex.padStart(4, "0");
+  });
+}
+
 function el(tag, text, cls) {
   const e = document.createElement(tag);
-  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (text !== undefined && text !== null) e.textContent = shown(text);
   if (cls) e.className = cls;
   return e;
 }
@@ -44,7 +60,7 @@ function rows(id, items, cells, empty) {
     const tr = el("tr");
     for (const c of cells(it)) {
       const td = el("td");
-      if (c instanceof Node) td.append(c); else td.textContent = c === undefined || c === null ? "" : String(c);
+      if (c instanceof Node) td.append(c); else td.textContent = c === undefined || c === null ? "" : shown(c);
       tr.append(td);
     }
     body.append(tr);
@@ -58,7 +74,7 @@ function facts(id, pairs) {
     if (v === undefined || v === null || v === "") continue;
     dl.append(el("dt", k));
     const dd = el("dd");
-    if (v instanceof Node) dd.append(v); else dd.textContent = String(v);
+    if (v instanceof Node) dd.append(v); else dd.textContent = shown(v);
     dl.append(dd);
   }
   if (!dl.children.length) dl.append(el("dd", "none", "empty"));
@@ -72,7 +88,7 @@ function showError(err) {
   const p = $("error");
   if (!p) return;
   p.hidden = !err;
-  p.textContent = err ? String(err) : "";
+  p.textContent = err ? shown(err) : "";
 }
 
 async function getJSON(url, opts) {
@@ -205,7 +221,7 @@ function instanceID() {
 
 async function loadInstance() {
   const id = instanceID();
-  $("instance-id").textContent = id;
+  $("instance-id").textContent = shown(id);
   try {
     const v = await getJSON("/b/instances/" + encodeURIComponent(id));
     const rec = v.record || {};
