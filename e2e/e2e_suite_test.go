@@ -216,7 +216,13 @@ func simAdmin(method, path string, body any) {
 // behind the broker's back.
 func simDeployment(manifest string) {
 	GinkgoHelper()
-	req, err := http.NewRequest(http.MethodPut, directorURL+"/_sim/deployments", strings.NewReader(manifest))
+	simPut(directorURL, manifest)
+}
+
+// simPut puts a deployment on the simulator at url, behind the broker's back.
+func simPut(url, manifest string) {
+	GinkgoHelper()
+	req, err := http.NewRequest(http.MethodPut, url+"/_sim/deployments", strings.NewReader(manifest))
 	Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("Content-Type", "text/yaml")
 	res, err := http.DefaultClient.Do(req)

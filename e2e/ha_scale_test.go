@@ -109,13 +109,22 @@ reconciler:
 // limitedCatalog is a copy of the sample catalog whose redis-small plan allows limit instances.
 func limitedCatalog(limit int) string {
 	GinkgoHelper()
+	return catalogWith(func(plan string) string {
+		Expect(plan).To(ContainSubstring("limit: 0\n"))
+		return strings.Replace(plan, "limit: 0\n", fmt.Sprintf("limit: %d\n", limit), 1)
+	})
+}
+
+// catalogWith is a copy of the sample catalog whose redis-small plan.yml is
+// edit's answer to its text.
+func catalogWith(edit func(plan string) string) string {
+	GinkgoHelper()
 	dir := GinkgoT().TempDir()
 	Expect(os.CopyFS(dir, os.DirFS(catalogDir))).To(Succeed())
 	plan := filepath.Join(dir, "redis", "small", "plan.yml")
 	text, err := os.ReadFile(plan)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(string(text)).To(ContainSubstring("limit: 0\n"))
-	Expect(os.WriteFile(plan, []byte(strings.Replace(string(text), "limit: 0\n", fmt.Sprintf("limit: %d\n", limit), 1)), fs.FileMode(0o644))).To(Succeed())
+	Expect(os.WriteFile(plan, []byte(edit(string(text))), fs.FileMode(0o644))).To(Succeed())
 	return dir
 }
 

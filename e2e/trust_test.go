@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -46,18 +43,6 @@ func simManifest(url, name string) string {
 	return d.Manifest
 }
 
-// simPut puts a deployment on the simulator at url, behind the broker's back.
-func simPut(url, manifest string) {
-	GinkgoHelper()
-	req, err := http.NewRequest(http.MethodPut, url+"/_sim/deployments", strings.NewReader(manifest))
-	Expect(err).NotTo(HaveOccurred())
-	req.Header.Set("Content-Type", "text/yaml")
-	res, err := http.DefaultClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	res.Body.Close()
-	Expect(res.StatusCode).To(Equal(http.StatusNoContent))
-}
-
 // attackerManifest is a deployment named name that anyone who can deploy
 // on a shared Director could write: it claims instance id in its
 // properties.blacksmith, and its VM is at hostileIP. It holds no secret of
@@ -82,13 +67,7 @@ properties:
 // catalogOn is a copy of the sample catalog whose redis-small plan deploys on director.
 func catalogOn(director string) string {
 	GinkgoHelper()
-	dir := GinkgoT().TempDir()
-	Expect(os.CopyFS(dir, os.DirFS(catalogDir))).To(Succeed())
-	plan := filepath.Join(dir, "redis", "small", "plan.yml")
-	text, err := os.ReadFile(plan)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(os.WriteFile(plan, []byte("director: "+director+"\n"+string(text)), 0o644)).To(Succeed())
-	return dir
+	return catalogWith(func(plan string) string { return "director: " + director + "\n" + plan })
 }
 
 // The trust boundary, end to end: what anyone who can deploy on a shared
