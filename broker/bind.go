@@ -34,6 +34,9 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	if err != nil {
 		return domain.Binding{}, err
 	}
+	if err := judgeIDs(rec, b.opts.Catalog, d.ServiceID, d.PlanID); err != nil {
+		return domain.Binding{}, err
+	}
 	params, err := parseParams(d.RawParameters)
 	if err != nil {
 		return domain.Binding{}, err

@@ -6,6 +6,7 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // Services answers GET /v2/catalog from the catalog directories.
@@ -55,6 +56,24 @@ func (b *Broker) findPlan(serviceID, planID string) (catalog.Service, catalog.Pl
 		return svc, plan, badRequest("plan %q does not belong to service %q", planID, serviceID)
 	}
 	return svc, plan, nil
+}
+
+// judgeIDs refuses a request on an existing instance whose service_id is not
+// the instance's service, or whose plan_id (when given) is neither the
+// instance's plan nor a plan of its service in the catalog: 400 naming the
+// field. Update, bind, deprovision and unbind judge them alike (provision
+// against the catalog, findPlan).
+func judgeIDs(rec *vault.Record, cat *catalog.Catalog, serviceID, planID string) error {
+	if serviceID != rec.ServiceID {
+		return badRequest("service_id %q is not this instance's service (%q)", serviceID, rec.ServiceID)
+	}
+	if planID == "" || planID == rec.PlanID {
+		return nil
+	}
+	if svc, _, ok := cat.Plan(planID); !ok || svc.ID != rec.ServiceID {
+		return badRequest("plan_id %q is not a plan of this instance's service %q", planID, rec.ServiceID)
+	}
+	return nil
 }
 
 // osbSchemas is a plan's parameter schemas as the OSB catalog shows them;

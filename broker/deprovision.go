@@ -17,7 +17,7 @@ import (
 // last_operation removes the record once the task is done. When the
 // deployment does not exist the records go at once and the answer is 200.
 // An unknown instance is 410.
-func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.DeprovisionDetails, async bool) (domain.DeprovisionServiceSpec, error) {
+func (b *Broker) Deprovision(ctx context.Context, id string, d domain.DeprovisionDetails, async bool) (domain.DeprovisionServiceSpec, error) {
 	var none domain.DeprovisionServiceSpec
 	if !async {
 		return none, apiresponses.ErrAsyncRequired
@@ -34,11 +34,14 @@ func (b *Broker) Deprovision(ctx context.Context, id string, _ domain.Deprovisio
 	if rec.Adopted {
 		return none, errAwaitsAdoption
 	}
+	if err := judgeIDs(rec, b.opts.Catalog, d.ServiceID, d.PlanID); err != nil {
+		return none, err
+	}
 	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
 		if op.Type == opTypeDeprovision {
 			return domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}, nil
 		}
-		return none, concurrency("a " + op.Type)
+		return none, concurrency(op.Type)
 	}
 	op := newOperation(opTypeDeprovision, "deprovision in progress: deleting the deployment")
 	if err := b.startOp(ctx, id, rec, op); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 )
@@ -33,12 +34,28 @@ func badRequest(format string, args ...any) error {
 		fmt.Errorf(format, args...), http.StatusBadRequest, "bad-request").Build()
 }
 
-// concurrency is the OSB 422 ConcurrencyError: another operation on the
-// instance is in progress.
+// concurrency is the OSB 422 ConcurrencyError: an operation of the given
+// type (provision, update, deprovision...) or description is in progress on
+// the instance.
 func concurrency(what string) error {
 	return apiresponses.NewFailureResponseBuilder(
-		fmt.Errorf("%s is in progress on this instance; try again when it is done", what),
+		fmt.Errorf("%s is in progress on this instance; try again when it is done", withArticle(what)),
 		http.StatusUnprocessableEntity, "concurrency").WithErrorKey("ConcurrencyError").Build()
+}
+
+// withArticle is what with "a" or "an" before it, unless it has one ("the
+// provision", "another operation").
+func withArticle(what string) string {
+	first, _, _ := strings.Cut(what, " ")
+	switch {
+	case what == "":
+		return "an operation"
+	case first == "a" || first == "an" || first == "the" || first == "another":
+		return what
+	case strings.ContainsAny(what[:1], "aeiou"):
+		return "an " + what
+	}
+	return "a " + what
 }
 
 // errAwaitsAdoption is the 422 of a bind, update or deprovision of an

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -82,6 +83,10 @@ func badInput(format string, args ...any) *requestError {
 // would answer malformed JSON with 422 and Go's own error text.
 func guard(l Limits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := checkVersion(r.Header.Get("X-Broker-API-Version")); err != nil {
+			httpjson.Write(w, err.status, httpjson.Error{Description: err.msg})
+			return
+		}
 		if err := l.check(w, r); err != nil {
 			body := httpjson.Error{Description: err.msg}
 			if err.status == http.StatusBadRequest {
@@ -92,6 +97,32 @@ func guard(l Limits, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// minAPIMinor is the oldest OSB API version 2.x the broker speaks: 2.14
+// (asynchronous bindings' fields, maintenance_info from 2.15 when sent).
+const minAPIMinor = 14
+
+// checkVersion refuses a request whose X-Broker-API-Version is missing,
+// malformed or not one the broker speaks (412, the spec's error object with
+// a description naming the version to use), before anything else is read.
+func checkVersion(header string) *requestError {
+	refuse := func(why string) *requestError {
+		return &requestError{status: http.StatusPreconditionFailed,
+			msg: fmt.Sprintf("%s; this broker speaks the Open Service Broker API 2.%d to 2.17: send X-Broker-API-Version: 2.%d or later 2.x", why, minAPIMinor, minAPIMinor)}
+	}
+	if header == "" {
+		return refuse("the X-Broker-API-Version header is missing")
+	}
+	major, minor, ok := strings.Cut(header, ".")
+	n, err := strconv.Atoi(minor)
+	switch {
+	case !ok || major != "2" || err != nil || n < 0 || len(header) > 16:
+		return refuse(fmt.Sprintf("X-Broker-API-Version %q is not a version 2.x", header))
+	case n < minAPIMinor:
+		return refuse(fmt.Sprintf("X-Broker-API-Version %s is older than 2.%d", header, minAPIMinor))
+	}
+	return nil
 }
 
 // check refuses r, or leaves it ready for the next handler (its body read
@@ -182,7 +213,33 @@ func (l Limits) checkBody(kind, method string, body []byte) *requestError {
 		Parameters json.RawMessage `json:"parameters"`
 	}
 	_ = json.Unmarshal(body, &raw) // checked above
-	return l.checkParameters(raw.Parameters)
+	if err := l.checkParameters(raw.Parameters); err != nil {
+		return err
+	}
+	return required(details)
+}
+
+// required refuses a request missing a field the spec makes mandatory (a
+// missing field and an empty string alike): service_id, plan_id,
+// organization_guid and space_guid of a provision; service_id of an update;
+// service_id and plan_id of a bind.
+func required(details any) *requestError {
+	var fields [][2]string
+	switch d := details.(type) {
+	case *domain.ProvisionDetails:
+		fields = [][2]string{{"service_id", d.ServiceID}, {"plan_id", d.PlanID},
+			{"organization_guid", d.OrganizationGUID}, {"space_guid", d.SpaceGUID}}
+	case *domain.UpdateDetails:
+		fields = [][2]string{{"service_id", d.ServiceID}}
+	case *domain.BindDetails:
+		fields = [][2]string{{"service_id", d.ServiceID}, {"plan_id", d.PlanID}}
+	}
+	for _, f := range fields {
+		if f[1] == "" {
+			return badInput("field %s is required: a non-empty string", f[0])
+		}
+	}
+	return nil
 }
 
 // checkParameters checks a request's parameters: absent, null or an object

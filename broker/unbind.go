@@ -12,12 +12,20 @@ import (
 // Unbind answers DELETE /v2/service_instances/:id/service_bindings/:bid:
 // the binding's credentials are deleted after a backup of the instance that
 // holds them; an unknown binding is 410.
-func (b *Broker) Unbind(ctx context.Context, id, bid string, _ domain.UnbindDetails, _ bool) (domain.UnbindSpec, error) {
+func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDetails, _ bool) (domain.UnbindSpec, error) {
 	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrBindingDoesNotExist)
 	if err != nil {
 		return domain.UnbindSpec{}, err
 	}
 	defer unlock()
+	switch rec, err := b.opts.Store.Record(ctx, id); {
+	case err != nil:
+		return domain.UnbindSpec{}, b.internal("could not read the instance's record", err, "instance", id)
+	case rec != nil:
+		if err := judgeIDs(rec, b.opts.Catalog, d.ServiceID, d.PlanID); err != nil {
+			return domain.UnbindSpec{}, err
+		}
+	}
 	_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
 		return domain.UnbindSpec{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)

@@ -20,7 +20,10 @@ import (
 // record takes the new plan and parameters, the manifest is rendered again
 // (same deployment name, same secrets; new ones, stored first, for an
 // instance adopted without any) and deployed; 202. A request that
-// changes nothing is answered 200 at once.
+// changes nothing is answered 200 at once; while an update is in progress,
+// the same update sent again is answered 202 (as the spec wants), any other
+// 422 ConcurrencyError. service_id and plan_id are judged as everywhere
+// (judgeIDs).
 func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, async bool) (domain.UpdateServiceSpec, error) {
 	var none domain.UpdateServiceSpec
 	if !async {
@@ -38,14 +41,24 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if rec.Adopted {
 		return none, errAwaitsAdoption
 	}
-	if op := rec.LastOperation; op != nil && op.State == stateInProgress {
-		return none, concurrency("a " + op.Type)
-	}
-	req, err := b.updateRequest(id, rec, d)
-	if err != nil {
+	if err := judgeIDs(rec, b.opts.Catalog, d.ServiceID, d.PlanID); err != nil {
 		return none, err
 	}
-	if req.plan.ID == rec.PlanID && sameParams(req.params, rec.Parameters) {
+	busy := rec.LastOperation != nil && rec.LastOperation.State == stateInProgress
+	if busy && rec.LastOperation.Type != opTypeUpdate {
+		return none, concurrency(rec.LastOperation.Type)
+	}
+	req, err := b.updateRequest(id, rec, d)
+	if err != nil && !busy {
+		return none, err
+	}
+	unchanged := err == nil && req.plan.ID == rec.PlanID && sameParams(req.params, rec.Parameters)
+	switch {
+	case busy && unchanged: // the update in progress, sent again: the spec wants 202 and its operation
+		return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
+	case busy:
+		return none, concurrency(opTypeUpdate)
+	case unchanged:
 		return none, nil
 	}
 	return b.update(ctx, req, rec)
