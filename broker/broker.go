@@ -46,21 +46,29 @@ type Secrets interface {
 	UpdateSecret(ctx context.Context, path string, change func(cur map[string]any, ok bool) (map[string]any, error)) error
 }
 
+// History is an instance's history: appended to (AppendEvent), pruned to
+// the retention, and asked whether an event of a kind was ever appended
+// (HasEvent: a deprovision, once the record is gone). It stays when the
+// instance goes.
+type History interface {
+	AppendEvent(ctx context.Context, id string, e vault.Event) error
+	PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
+	HasEvent(ctx context.Context, id, kind string) (bool, error)
+}
+
 // Store is everything the broker keeps in Vault: records (backed up when an
 // operation succeeds), manifests, secrets and each instance's history.
 // Nothing is deleted without a backup: an instance goes with RemoveAll (one
 // backup holding its record, metadata, manifest and every secret), a binding
-// with DeleteSecretsBackedUp. The history is appended to (AppendEvent) and
-// stays when the instance goes.
+// with DeleteSecretsBackedUp.
 type Store interface {
 	Records
 	Secrets
+	History
 	Backup(ctx context.Context, id string) (string, error)
 	RemoveAll(ctx context.Context, id string) (string, error)
 	DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error)
 	PutManifest(ctx context.Context, id, text string) error
-	AppendEvent(ctx context.Context, id string, e vault.Event) error
-	PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
 }
 
 // Options configures a Broker. Defaults are filled in by New.

@@ -33,8 +33,9 @@ func (b *Broker) GetInstance(ctx context.Context, id string, _ domain.FetchInsta
 	}, nil
 }
 
-// readRecord reads the instance's record: notFound when there is none, a
-// 500 (logged) when Vault cannot be read.
+// readRecord reads the instance's record: notFound when there is none (with
+// notFound nil, a nil record and no error), a 500 (logged) when Vault
+// cannot be read.
 func (b *Broker) readRecord(ctx context.Context, id string, notFound error) (*vault.Record, error) {
 	rec, err := b.opts.Store.Record(ctx, id)
 	switch {

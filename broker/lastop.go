@@ -17,11 +17,15 @@ import (
 // instance's record and, while its operation is in progress, from the
 // Director's task, recording the outcome once the task has ended. A
 // deprovision that succeeded removes the record (and the instance's
-// secrets); the instance then answers 410.
+// secrets); the instance then answers 410 Gone, and one that never existed
+// 404 (the spec, 2.16 on).
 func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDetails) (domain.LastOperation, error) {
-	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+	rec, err := b.readRecord(ctx, id, nil)
 	if err != nil {
 		return domain.LastOperation{}, err
+	}
+	if rec == nil {
+		return domain.LastOperation{}, b.goneOrNotFound(ctx, id)
 	}
 	if op := rec.LastOperation; op == nil || op.State != stateInProgress {
 		return answer(rec.LastOperation), nil
@@ -42,6 +46,20 @@ func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDeta
 	}
 	defer unlock()
 	return b.poll(ctx, id)
+}
+
+// goneOrNotFound is the answer for an instance without a record: 410 Gone
+// when its history holds a deprovision (an asynchronous delete that
+// finished: the platform removes it), else 404 (it never existed here).
+func (b *Broker) goneOrNotFound(ctx context.Context, id string) error {
+	deleted, err := b.opts.Store.HasEvent(ctx, id, opTypeDeprovision)
+	switch {
+	case err != nil:
+		return b.internal("could not read the instance's history", err, "instance", id)
+	case deleted:
+		return apiresponses.ErrInstanceDoesNotExist
+	}
+	return errNotFound
 }
 
 // answer is what the platform is told about a recorded operation.

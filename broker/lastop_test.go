@@ -42,9 +42,15 @@ var _ = Describe("LastOperation", func() {
 		e = newEnv(func(o *broker.Options) { o.LostTaskGrace = 500 * time.Millisecond })
 	})
 
-	It("answers 410 for an unknown instance", func() {
+	It("answers 404 for an instance that never existed, 410 once a deprovision removed it (the spec, 2.16 on), and 404 for an unknown binding", func() {
 		status, _, _ := e.lastOperation("nobody")
-		Expect(status).To(Equal(http.StatusGone))
+		Expect(status).To(Equal(http.StatusNotFound))
+		e.provisioned("lo-gone", "redis-small")
+		a := e.request("DELETE", instancePath("lo-gone")+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil)
+		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+		Eventually(func() int { s, _, _ := e.lastOperation("lo-gone"); return s }).
+			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusGone))
+		Expect(e.request("GET", instancePath("lo-gone")+"/service_bindings/nope/last_operation", nil).Status).To(Equal(http.StatusNotFound))
 	})
 
 	It("finds a task whose id was never recorded by its context id, and records it", func() {

@@ -59,14 +59,16 @@ func (b *Broker) GetBinding(ctx context.Context, id, bid string, _ domain.FetchB
 }
 
 // LastBindingOperation answers for bindings, which are synchronous:
-// succeeded when the binding exists, 410 when it does not.
+// succeeded when the binding exists, 404 when it does not (the spec, 2.16
+// on: 410 is for an asynchronous unbind that finished, which this broker
+// never starts).
 func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, _ domain.PollDetails) (domain.LastOperation, error) {
 	_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
 		return domain.LastOperation{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
 	}
 	if !ok {
-		return domain.LastOperation{}, apiresponses.ErrBindingDoesNotExist
+		return domain.LastOperation{}, errBindingNotFound
 	}
 	return domain.LastOperation{State: domain.Succeeded, Description: "the binding exists"}, nil
 }

@@ -266,6 +266,21 @@ func (h *History) Events(ctx context.Context, id string, limit int) ([]Event, er
 	return events, skipped.err()
 }
 
+// HasEvent says whether id's history holds an event of the given kind,
+// from the events' names alone (one list, no event read): the broker tells
+// an instance deleted by a deprovision (410 Gone) from one that never was
+// (404) this way once its record is gone.
+func (h *History) HasEvent(ctx context.Context, id, kind string) (bool, error) {
+	if err := validID(id); err != nil {
+		return false, err
+	}
+	names, _, err := h.eventNames(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("reading the history of %s: %w", id, err)
+	}
+	return slices.ContainsFunc(names, func(n eventName) bool { return n.kind == kind }), nil
+}
+
 // eventNames lists id's event documents, newest first; names that are not
 // an event's are in the SkippedError.
 func (h *History) eventNames(ctx context.Context, id string) ([]eventName, *SkippedError, error) {

@@ -93,6 +93,17 @@ var _ = Describe("Instance history", func() {
 
 			It("has no events for an instance without history", func() {
 				Expect(store.Events(ctx, "nobody", 0)).To(BeEmpty())
+				Expect(store.HasEvent(ctx, "nobody", "deprovision")).To(BeFalse())
+			})
+
+			It("says whether an event of a kind was appended, from the names alone", func() {
+				appendAll("h9", vault.Event{Kind: "provision"}, vault.Event{Kind: "deprovision_started"})
+				Expect(store.HasEvent(ctx, "h9", "provision")).To(BeTrue())
+				Expect(store.HasEvent(ctx, "h9", "deprovision")).To(BeFalse(), "a kind is matched whole")
+				appendAll("h9", vault.Event{Kind: "deprovision"})
+				Expect(store.HasEvent(ctx, "h9", "deprovision")).To(BeTrue())
+				_, err := store.HasEvent(ctx, "../x", "provision")
+				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%v", err)
 			})
 
 			It("cuts the message and detail values at their bounds, at a character boundary", func() {
