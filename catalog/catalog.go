@@ -60,6 +60,9 @@ type Plan struct {
 	// Director names the BOSH Director (bosh.name) that deploys the plan's
 	// instances. Default "": the first configured Director.
 	Director string
+	// MaintenanceInfo is the version of what the plan deploys; nil when the
+	// plan declares none (then no plan of the catalog may).
+	MaintenanceInfo *MaintenanceInfo
 }
 
 // Plan returns the plan with id planID and the service it belongs to.

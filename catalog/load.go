@@ -20,6 +20,7 @@ func Load(dirs ...string) (*Catalog, error) {
 	for _, dir := range dirs {
 		c.Services = append(c.Services, l.dir(dir)...)
 	}
+	l.allOrNone(c)
 	if len(l.problems.List) > 0 {
 		return nil, l.problems
 	}

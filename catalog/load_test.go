@@ -36,6 +36,18 @@ var _ = Describe("Load", func() {
 		}))
 	})
 
+	It("reads maintenance_info, semver with pre-release and build metadata", func() {
+		dir := good.with(tree{
+			"redis/small/plan.yml": "id: redis-small\nname: small\ndescription: d\nmaintenance_info: {version: 1.2.0-rc.1+build.5, description: Redis 7.2}\n",
+			"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nmaintenance_info:\n  version: 2.0.0\n",
+		}).write()
+		c, err := catalog.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		large, small := c.Services[0].Plans[0], c.Services[0].Plans[1]
+		Expect(small.MaintenanceInfo).To(Equal(&catalog.MaintenanceInfo{Version: "1.2.0-rc.1+build.5", Description: "Redis 7.2"}))
+		Expect(large.MaintenanceInfo).To(Equal(&catalog.MaintenanceInfo{Version: "2.0.0"}))
+	})
+
 	It("keeps bindable: false", func() {
 		dir := good.with(tree{"redis/service.yml": "id: redis\nname: redis\ndescription: Redis\nbindable: false\n"}).write()
 		c, err := catalog.Load(dir)

@@ -24,6 +24,7 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 		"accept_any_parameters": boolean(&p.AcceptAnyParameters),
 		"merge_parameters":      boolean(&p.MergeParameters),
 		"director":              str(&p.Director),
+		"maintenance_info":      maintenanceInfo(&p.MaintenanceInfo),
 		"schemas": func(n *yaml.Node) string {
 			p.Schemas = decodeSchemas(n, p.ID, func(field, msg string) { l.problems.add(file, field, "%s", msg) })
 			return ""
