@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 
@@ -36,11 +37,12 @@ func osbService(s catalog.Service) domain.Service {
 	for _, p := range s.Plans {
 		svc.PlanUpdatable = svc.PlanUpdatable || p.Updatable
 		svc.Plans = append(svc.Plans, domain.ServicePlan{
-			ID:          p.ID,
-			Name:        p.Name,
-			Description: p.Description,
-			Free:        domain.FreeValue(true),
-			Schemas:     osbSchemas(p.Schemas),
+			ID:              p.ID,
+			Name:            p.Name,
+			Description:     p.Description,
+			Free:            domain.FreeValue(true),
+			Schemas:         osbSchemas(p.Schemas),
+			MaintenanceInfo: osbMaintenance(p.MaintenanceInfo),
 		})
 	}
 	return svc
@@ -56,6 +58,50 @@ func (b *Broker) findPlan(serviceID, planID string) (catalog.Service, catalog.Pl
 		return svc, plan, badRequest("plan %q does not belong to service %q", planID, serviceID)
 	}
 	return svc, plan, nil
+}
+
+// osbMaintenance is a plan's maintenance_info as the OSB catalog shows it;
+// nil when the plan declares none.
+func osbMaintenance(mi *catalog.MaintenanceInfo) *domain.MaintenanceInfo {
+	if mi == nil {
+		return nil
+	}
+	return &domain.MaintenanceInfo{Version: mi.Version, Description: mi.Description}
+}
+
+// maintenanceVersion is the version a request's maintenance_info names; ""
+// when it names none (absent, or an object without a version: platforms
+// MAY send it, and conformance checkers send {}).
+func maintenanceVersion(mi *domain.MaintenanceInfo) string {
+	if mi == nil {
+		return ""
+	}
+	return mi.Version
+}
+
+// checkMaintenance refuses a request whose maintenance_info version is not
+// the plan's (422 MaintenanceInfoConflict naming both): the platform's
+// catalog is out of date, or the plan declares none.
+func checkMaintenance(requested string, plan catalog.Plan) error {
+	switch {
+	case requested == "":
+		return nil
+	case plan.MaintenanceInfo == nil:
+		return maintenanceConflict(fmt.Errorf("maintenance_info version %s was sent, but plan %s declares no maintenance_info; fetch the catalog again",
+			requested, plan.ID))
+	case requested != plan.MaintenanceInfo.Version:
+		return maintenanceConflict(fmt.Errorf("maintenance_info version %s is not plan %s's version %s; fetch the catalog again",
+			requested, plan.ID, plan.MaintenanceInfo.Version))
+	}
+	return nil
+}
+
+// planVersion is the maintenance_info version of the plan; "" when none.
+func planVersion(plan catalog.Plan) string {
+	if plan.MaintenanceInfo == nil {
+		return ""
+	}
+	return plan.MaintenanceInfo.Version
 }
 
 // judgeIDs refuses a request on an existing instance whose service_id is not

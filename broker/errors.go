@@ -58,6 +58,12 @@ func withArticle(what string) string {
 	return "a " + what
 }
 
+// maintenanceConflict is the OSB 422 MaintenanceInfoConflict.
+func maintenanceConflict(err error) error {
+	return apiresponses.NewFailureResponseBuilder(err, http.StatusUnprocessableEntity, "maintenance-info-conflict").
+		WithErrorKey("MaintenanceInfoConflict").Build()
+}
+
 // errAwaitsAdoption is the 422 of a bind, update or deprovision of an
 // instance the reconciler adopted from a Director and no operator has
 // confirmed: what a Director runs must not move what the broker owns.

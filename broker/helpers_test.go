@@ -133,8 +133,15 @@ func testLogger() *slog.Logger {
 // newEnv builds the broker; tune changes its options first.
 func newEnv(tune ...func(*broker.Options)) *env {
 	GinkgoHelper()
-	e := &env{store: newStore(), registry: prometheus.NewRegistry()}
+	e := &env{store: newStore()}
 	e.director, e.client = newDirector()
+	return newEnvOn(e, tune...)
+}
+
+// newEnvOn builds a broker on on's Vault mount and Director.
+func newEnvOn(on *env, tune ...func(*broker.Options)) *env {
+	GinkgoHelper()
+	e := &env{store: on.store, director: on.director, client: on.client, registry: prometheus.NewRegistry()}
 	opts := broker.Options{
 		Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: e.store,
 		Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(e.registry), Logger: testLogger(),

@@ -1,10 +1,14 @@
 package broker_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/broker"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -102,5 +106,110 @@ var _ = Describe("the OSB API to the letter", func() {
 			Expect(a.Body).NotTo(HaveKey("Description"))
 		}
 		Expect(e.requestAs(brokerUser, brokerPass, "2.17", "GET", "/v2/catalog", nil).Status).To(Equal(http.StatusOK))
+	})
+})
+
+// versioned is testCatalog with maintenance_info version on every plan, and
+// redis-large's manifest template marked with it.
+func versioned(version string) *catalog.Catalog {
+	c := testCatalog()
+	for i := range c.Services {
+		for j := range c.Services[i].Plans {
+			p := &c.Services[i].Plans[j]
+			p.MaintenanceInfo = &catalog.MaintenanceInfo{Version: version, Description: "templates " + version}
+			if p.ID == "redis-large" {
+				p.Manifest = mustTemplate("manifest.yml", manifestTemplate+"tags: {templates: \""+version+"\"}\n")
+			}
+		}
+	}
+	return c
+}
+
+// restarted is a broker with catalog c on e's Vault mount and Director (the
+// daemon restarted with a new catalog).
+func (e *env) restarted(c *catalog.Catalog) *env {
+	GinkgoHelper()
+	return newEnvOn(e, func(o *broker.Options) { o.Catalog = c })
+}
+
+var _ = Describe("maintenance_info", func() {
+	var e *env
+
+	BeforeEach(func() { e = newEnv(func(o *broker.Options) { o.Catalog = versioned("1.0.0") }) })
+
+	It("is advertised in the catalog for every plan", func() {
+		a := e.request("GET", "/v2/catalog", nil)
+		Expect(a.Status).To(Equal(http.StatusOK))
+		for _, s := range a.Body["services"].([]any) {
+			for _, p := range s.(map[string]any)["plans"].([]any) {
+				Expect(p).To(HaveKeyWithValue("maintenance_info", map[string]any{"version": "1.0.0", "description": "templates 1.0.0"}))
+			}
+		}
+	})
+
+	It("is checked on provision: the plan's version, an empty object or none are taken and recorded; another is 422 naming both", func() {
+		for id, mi := range map[string]any{"m-1": map[string]any{"version": "1.0.0"}, "m-2": map[string]any{}, "m-3": nil} {
+			body := provisionBody("redis-large", nil)
+			if mi != nil {
+				body["maintenance_info"] = mi
+			}
+			a := e.request("PUT", instancePath(id)+"?accepts_incomplete=true", body)
+			Expect(a.Status).To(Equal(http.StatusAccepted), "%s: %s", id, a.Raw)
+			Expect(e.record(id).MaintenanceVersion).To(Equal("1.0.0"), id)
+		}
+		body := provisionBody("redis-small", nil)
+		body["maintenance_info"] = map[string]any{"version": "0.9.0"}
+		a := e.request("PUT", instancePath("m-4")+"?accepts_incomplete=true", body)
+		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity), a.Raw)
+		Expect(a.Body).To(HaveKeyWithValue("error", "MaintenanceInfoConflict"))
+		Expect(a.Body["description"]).To(And(ContainSubstring("0.9.0"), ContainSubstring("1.0.0")))
+		Expect(e.record("m-4")).To(BeNil())
+	})
+
+	It("is a conflict when the plan declares none", func() {
+		plain := newEnv()
+		body := provisionBody("redis-small", nil)
+		body["maintenance_info"] = map[string]any{"version": "1.0.0"}
+		a := plain.request("PUT", instancePath("m-5")+"?accepts_incomplete=true", body)
+		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity), a.Raw)
+		Expect(a.Body).To(HaveKeyWithValue("error", "MaintenanceInfoConflict"))
+		Expect(a.Body["description"]).To(ContainSubstring("declares no maintenance_info"))
+	})
+
+	It("upgrades an instance on an update carrying the plan's newer version: rendered again from the current templates with its parameters and secrets", func() {
+		e.provision("m-6", "redis-large", map[string]any{"instances": 2})
+		e.eventuallyState("m-6", "succeeded")
+		before, _, err := e.store.Manifest(context.Background(), "m-6")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(before).To(ContainSubstring("templates: 1.0.0"))
+		secrets, _, err := e.store.Secret(context.Background(), "m-6/credentials")
+		Expect(err).NotTo(HaveOccurred())
+
+		next := e.restarted(versioned("1.1.0"))
+		old := next.request("PATCH", instancePath("m-6")+"?accepts_incomplete=true",
+			map[string]any{"service_id": "redis", "maintenance_info": map[string]any{"version": "1.0.0"}})
+		Expect(old.Status).To(Equal(http.StatusUnprocessableEntity), "the platform's catalog is out of date: %s", old.Raw)
+		Expect(old.Body).To(HaveKeyWithValue("error", "MaintenanceInfoConflict"))
+
+		up := next.request("PATCH", instancePath("m-6")+"?accepts_incomplete=true",
+			map[string]any{"service_id": "redis", "plan_id": "redis-large", "maintenance_info": map[string]any{"version": "1.1.0"},
+				"previous_values": map[string]any{"plan_id": "redis-large", "maintenance_info": map[string]any{"version": "1.0.0"}}})
+		Expect(up.Status).To(Equal(http.StatusAccepted), up.Raw)
+		next.eventuallyState("m-6", "succeeded")
+		after, _, err := next.store.Manifest(context.Background(), "m-6")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(after).To(And(ContainSubstring("templates: 1.1.0"), ContainSubstring("instances: 2"),
+			ContainSubstring(fmt.Sprint(secrets["password"]))), "the current templates, the recorded parameters and secrets")
+		r := next.record("m-6")
+		Expect(r.MaintenanceVersion).To(Equal("1.1.0"))
+		Expect(r.Parameters).To(HaveKeyWithValue("instances", BeEquivalentTo(json.Number("2"))))
+		events, err := next.store.Events(context.Background(), "m-6", 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(events).To(ContainElement(And(HaveField("Kind", "update"),
+			HaveField("Details", And(HaveKeyWithValue("maintenance_info_version", "1.1.0"), HaveKeyWithValue("previous_maintenance_info_version", "1.0.0"))))))
+
+		again := next.request("PATCH", instancePath("m-6")+"?accepts_incomplete=true",
+			map[string]any{"service_id": "redis", "maintenance_info": map[string]any{"version": "1.1.0"}})
+		Expect(again.Status).To(Equal(http.StatusOK), "up to date: nothing to do: %s", again.Raw)
 	})
 })

@@ -37,6 +37,9 @@ func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDet
 	if err != nil {
 		return none, err
 	}
+	if err := checkMaintenance(maintenanceVersion(d.MaintenanceInfo), plan); err != nil {
+		return none, err
+	}
 	params, err := parseParams(d.RawParameters)
 	if err != nil {
 		return none, err
@@ -179,6 +182,8 @@ func (req instanceRequest) record(op *vault.Operation) *vault.Record {
 		SpaceGUID:        req.space,
 		Parameters:       req.params,
 		LastOperation:    op,
+		// The manifest is rendered from the plan's current templates.
+		MaintenanceVersion: planVersion(req.plan),
 	}
 }
 

@@ -19,8 +19,12 @@ import (
 // deep-merged over the recorded ones (as the manifest merges them). The
 // record takes the new plan and parameters, the manifest is rendered again
 // (same deployment name, same secrets; new ones, stored first, for an
-// instance adopted without any) and deployed; 202. A request that
-// changes nothing is answered 200 at once; while an update is in progress,
+// instance adopted without any) and deployed; 202. maintenance_info, when
+// sent, must be the plan's version (422 MaintenanceInfoConflict); sent to an
+// instance rendered from another version, it makes the update an upgrade
+// (rendered again from the plan's current templates and deployed, even with
+// nothing else changed). A request that changes nothing is answered 200 at
+// once; while an update is in progress,
 // the same update sent again is answered 202 (as the spec wants), any other
 // 422 ConcurrencyError. service_id and plan_id are judged as everywhere
 // (judgeIDs).
@@ -52,7 +56,10 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if err != nil && !busy {
 		return none, err
 	}
-	unchanged := err == nil && req.plan.ID == rec.PlanID && sameParams(req.params, rec.Parameters)
+	// An update carrying the plan's maintenance_info version to an instance
+	// rendered from another is an upgrade, whatever else it changes.
+	upgrade := err == nil && maintenanceVersion(d.MaintenanceInfo) != "" && rec.MaintenanceVersion != planVersion(req.plan)
+	unchanged := err == nil && req.plan.ID == rec.PlanID && sameParams(req.params, rec.Parameters) && !upgrade
 	switch {
 	case busy && unchanged: // the update in progress, sent again: the spec wants 202 and its operation
 		return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
@@ -76,6 +83,9 @@ func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDeta
 	}
 	if plan.ID != rec.PlanID && !plan.Updatable {
 		return instanceRequest{}, apiresponses.ErrPlanChangeNotSupported
+	}
+	if err := checkMaintenance(maintenanceVersion(d.MaintenanceInfo), plan); err != nil {
+		return instanceRequest{}, err
 	}
 	params, err := parseParams(d.RawParameters)
 	if err != nil {
@@ -105,6 +115,7 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	op := newOperation(opTypeUpdate, "update in progress: deploying the new manifest")
 	next := rec.Clone()
 	next.PlanID, next.Parameters, next.LastOperation = req.plan.ID, req.params, op
+	next.MaintenanceVersion = planVersion(req.plan) // rendered from the plan's current templates
 	if err := b.reserve(ctx, req, next, rec, req.plan.ID != rec.PlanID); err != nil {
 		if errors.Is(err, errInstanceConflict) {
 			return none, concurrency("another operation")
@@ -118,6 +129,9 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	details := map[string]string{"service_id": req.svc.ID, "plan_id": req.plan.ID}
 	if req.plan.ID != rec.PlanID {
 		details["previous_plan_id"] = rec.PlanID
+	}
+	if v := next.MaintenanceVersion; v != rec.MaintenanceVersion {
+		details["maintenance_info_version"], details["previous_maintenance_info_version"] = v, rec.MaintenanceVersion
 	}
 	b.accepted(wctx, req.id, req.deployedName, op, task, details)
 	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil

@@ -3,6 +3,7 @@ package vault
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 )
 
 // Record is one instance's index entry. Fields this package does not know are
@@ -20,6 +21,15 @@ type Record struct {
 	SpaceGUID        string         `json:"space_guid,omitempty"`
 	Parameters       map[string]any `json:"parameters,omitempty"`
 	LastOperation    *Operation     `json:"last_operation,omitempty"`
+	// MaintenanceVersion is the plan's maintenance_info version the
+	// instance's manifest was last rendered from; "" when the plan declared
+	// none.
+	MaintenanceVersion string `json:"maintenance_info_version,omitempty"`
+	// Context is what the platform last said of the instance (the OSB
+	// context of its provision, update or bind): its platform, organization
+	// and space guids and names, its own name. Shown to operators, never
+	// used to authorise anything.
+	Context map[string]string `json:"context,omitempty"`
 
 	// Reconciler fields.
 	ReconciledAt string `json:"reconciled_at,omitempty"` // RFC 3339
@@ -112,6 +122,8 @@ func (r *Record) fields() []field {
 		{"space_guid", &r.SpaceGUID, false},
 		{"parameters", &r.Parameters, false},
 		{"last_operation", &r.LastOperation, false},
+		{"maintenance_info_version", &r.MaintenanceVersion, false},
+		{"context", &r.Context, false},
 		{"reconciled_at", &r.ReconciledAt, false},
 		{"orphaned", &r.Orphaned, false},
 		{"orphaned_at", &r.OrphanedAt, false},
@@ -148,6 +160,7 @@ func (r *Record) Clone() *Record {
 	}
 	c := *r
 	c.Parameters = cloneMap(r.Parameters)
+	c.Context = maps.Clone(r.Context)
 	c.LastOperation = r.LastOperation.clone()
 	c.Extra = cloneExtra(r.Extra)
 	return &c
