@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
@@ -141,6 +142,8 @@ type Broker struct {
 	locks *keyedMutex
 	limit *limiter
 	gone  sync.Map // instance id -> true: removed by the operation holding its lease (its lease document goes too)
+	// badIdentity is set once a malformed originating identity was logged as a warning.
+	badIdentity atomic.Bool
 }
 
 var _ domain.ServiceBroker = (*Broker)(nil)

@@ -173,6 +173,12 @@ func (e *env) request(method, path string, body any) answer {
 
 func (e *env) requestAs(user, pass, version, method, path string, body any) answer {
 	GinkgoHelper()
+	return e.requestWith(user, pass, version, nil, method, path, body)
+}
+
+// requestWith is requestAs with more headers.
+func (e *env) requestWith(user, pass, version string, headers map[string]string, method, path string, body any) answer {
+	GinkgoHelper()
 	var rd io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
@@ -188,6 +194,9 @@ func (e *env) requestAs(user, pass, version, method, path string, body any) answ
 		req.Header.Set("X-Broker-API-Version", version)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	res, err := http.DefaultClient.Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer res.Body.Close()

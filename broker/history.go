@@ -40,7 +40,8 @@ func (b *Broker) appendEvent(ctx context.Context, id string, e vault.Event) {
 
 // accepted appends the event of an asynchronous operation the platform was
 // told has started (Kind: its type), dated when it started, with the id of
-// its BOSH task when one was started (0: none) and the given details. It is
+// its BOSH task when one was started (0: none), the given details and who
+// asked (the originating identity: platform and user). It is
 // appended once the Director was asked, so it may come after the operation's
 // outcome, which is dated later.
 func (b *Broker) accepted(ctx context.Context, id, deployment string, op *vault.Operation, taskID int, details map[string]string) {
@@ -50,6 +51,7 @@ func (b *Broker) accepted(ctx context.Context, id, deployment string, op *vault.
 	if taskID != 0 {
 		details["task_id"] = strconv.Itoa(taskID)
 	}
+	b.addIdentity(ctx, details)
 	b.appendEvent(ctx, id, vault.Event{Time: startedAt(op), Kind: op.Type, Deployment: deployment, Details: details})
 }
 
@@ -71,5 +73,7 @@ func (b *Broker) ended(ctx context.Context, id string, op *vault.Operation, stat
 
 // bindingEvent appends a bind or unbind of binding bid.
 func (b *Broker) bindingEvent(ctx context.Context, id, kind, deployment, bid string) {
-	b.appendEvent(ctx, id, vault.Event{Kind: kind, Deployment: deployment, Details: map[string]string{"binding_id": bid}})
+	details := map[string]string{"binding_id": bid}
+	b.addIdentity(ctx, details)
+	b.appendEvent(ctx, id, vault.Event{Kind: kind, Deployment: deployment, Details: details})
 }

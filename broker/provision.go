@@ -22,6 +22,7 @@ type instanceRequest struct {
 	org, space   string
 	params       map[string]any
 	deployedName string
+	context      map[string]string // what the platform says of the instance (OSB context); nil: nothing
 }
 
 // Provision answers PUT /v2/service_instances/:id. It records the instance
@@ -48,7 +49,7 @@ func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDet
 		return none, badRequest("%v", err)
 	}
 	req := instanceRequest{id: id, svc: svc, plan: plan, org: d.OrganizationGUID, space: d.SpaceGUID,
-		params: params, deployedName: vault.DeploymentName(plan.ID, id)}
+		params: params, deployedName: vault.DeploymentName(plan.ID, id), context: platformContext(d.RawContext)}
 	// The cheap checks come before the instance's lease (a refused
 	// provision leaves nothing in Vault); reserve checks the limits again,
 	// under the lock, before the record is written.
@@ -184,6 +185,7 @@ func (req instanceRequest) record(op *vault.Operation) *vault.Record {
 		LastOperation:    op,
 		// The manifest is rendered from the plan's current templates.
 		MaintenanceVersion: planVersion(req.plan),
+		Context:            req.context,
 	}
 }
 

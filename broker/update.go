@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
@@ -66,7 +67,7 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	case busy:
 		return none, concurrency(opTypeUpdate)
 	case unchanged:
-		return none, nil
+		return none, b.keepContext(ctx, id, rec, req.context)
 	}
 	return b.update(ctx, req, rec)
 }
@@ -97,8 +98,29 @@ func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDeta
 	}
 	return instanceRequest{
 		id: id, svc: svc, plan: plan, org: rec.OrganizationGUID, space: rec.SpaceGUID,
-		params: merged, deployedName: rec.Deployment(id),
+		params: merged, deployedName: rec.Deployment(id), context: platformContext(d.RawContext),
 	}, nil
+}
+
+// keepContext records the context an update that changes nothing else
+// carries, when it differs from the record's (an instance or space renamed
+// on the platform); nothing is deployed.
+func (b *Broker) keepContext(ctx context.Context, id string, rec *vault.Record, pc map[string]string) error {
+	if pc == nil || maps.Equal(pc, rec.Context) {
+		return nil
+	}
+	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+		if cur == nil || maps.Equal(pc, cur.Context) {
+			return nil, nil
+		}
+		next := cur.Clone()
+		next.Context = pc
+		return next, nil
+	}})
+	if err != nil {
+		return b.internal("could not record the instance's context", err, "instance", id)
+	}
+	return nil
 }
 
 // update renders the new manifest, records the update and starts the deploy.
@@ -116,6 +138,9 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	next := rec.Clone()
 	next.PlanID, next.Parameters, next.LastOperation = req.plan.ID, req.params, op
 	next.MaintenanceVersion = planVersion(req.plan) // rendered from the plan's current templates
+	if req.context != nil {
+		next.Context = req.context
+	}
 	if err := b.reserve(ctx, req, next, rec, req.plan.ID != rec.PlanID); err != nil {
 		if errors.Is(err, errInstanceConflict) {
 			return none, concurrency("another operation")

@@ -102,9 +102,13 @@ var _ = Describe("the dashboard, in a real browser", func() {
 		})
 		orphan := "dash-orphan-" + foreign[len(foreign)-6:]
 		_, err = store.Update(ctx, map[string]vault.Change{orphan: func(*vault.Record) (*vault.Record, error) {
-			return &vault.Record{ServiceID: "redis", PlanID: "redis-small", Created: time.Now().Add(-2 * time.Hour).Unix()}, nil
+			return &vault.Record{ServiceID: "redis", PlanID: "redis-small", Created: time.Now().Add(-2 * time.Hour).Unix(),
+				OrganizationGUID: "org-dash", Context: map[string]string{"platform": "cloudfoundry", "instance_name": "my-cache",
+					"organization_name": "acme", "organization_guid": "org-dash"}}, nil
 		}})
 		Expect(err).NotTo(HaveOccurred())
+		Expect(store.AppendEvent(ctx, orphan, vault.Event{Kind: "provision", Actor: "broker",
+			Details: map[string]string{"platform": "cloudfoundry", "user": "u-dash"}})).To(Succeed())
 		DeferCleanup(func() { _ = store.Remove(ctx, orphan) })
 
 		d := startDaemon("")
@@ -159,7 +163,9 @@ var _ = Describe("the dashboard, in a real browser", func() {
 			chromedp.Text(`#history`, &history, chromedp.ByQuery),
 		)).To(Succeed())
 		Expect(record).To(ContainSubstring("redis-small"))
+		Expect(record).To(And(ContainSubstring("my-cache"), ContainSubstring("acme (org-dash)")), "the platform's names")
 		Expect(history).To(ContainSubstring("orphaned"))
+		Expect(history).To(ContainSubstring("broker for cloudfoundry user u-dash"), "who asked")
 
 		if path := os.Getenv("DASHBOARD_SCREENSHOT"); path != "" { // make the README's picture
 			var png []byte

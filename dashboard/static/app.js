@@ -225,8 +225,13 @@ async function loadInstance() {
   try {
     const v = await getJSON("/b/instances/" + encodeURIComponent(id));
     const rec = v.record || {};
+    const cx = rec.context || {};
     facts("record", [["deployment", v.deployment], ["service", rec.service_id], ["plan", rec.plan_id],
-      ["organization", rec.organization_guid], ["space", rec.space_guid], ["orphaned", rec.orphaned ? "yes, since " + when(rec.orphaned_at) : "no"],
+      ["name", cx.instance_name], ["platform", cx.platform],
+      ["organization", named(cx.organization_name, rec.organization_guid || cx.organization_guid)],
+      ["space", named(cx.space_name, rec.space_guid || cx.space_guid)],
+      ["maintenance version", rec.maintenance_info_version],
+      ["orphaned", rec.orphaned ? "yes, since " + when(rec.orphaned_at) : "no"],
       ["last operation", rec.last_operation ? rec.last_operation.type + " " + rec.last_operation.state : ""],
       ["director", rec.director],
       ["adopted", rec.adopted ? "found on a Director at " + when(rec.adopted_at) + "; awaits an operator's confirmation (the broker neither binds, updates nor deletes it until then)"
@@ -239,11 +244,22 @@ async function loadInstance() {
     facts("quarantine", q ? [["failures", q.failures], ["since", when(q.since)], ["next attempt", when(q.next_attempt)], ["last error", q.last_error]] : []);
     $("backups-count").textContent = "(" + v.backups.length + ")";
     $("backups").replaceChildren(...v.backups.map((b) => el("li", b)));
-    rows("history", v.history, (h) => [when(h.time), h.kind, h.actor, h.message]);
+    rows("history", v.history, (h) => [when(h.time), h.kind, by(h), h.message]);
     showError(v.problems && v.problems.length ? v.problems.join("; ") : null);
   } catch (e) {
     showError(e.message);
   }
+}
+
+// named is "name (guid)", or whichever of the two there is.
+function named(name, guid) {
+  return name && guid ? name + " (" + guid + ")" : name || guid || "";
+}
+
+// by is who made a history event: its actor, and the platform user who asked.
+function by(h) {
+  const d = h.details || {};
+  return d.user ? h.actor + " for " + d.platform + " user " + d.user : h.actor;
 }
 
 async function adoptOne() {
