@@ -1,9 +1,11 @@
 package bosh
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,6 +35,30 @@ var (
 	// over the size bound of its request (see answerLimit).
 	ErrAnswerTooLarge = errors.New("answer too large")
 )
+
+// unreachable is an error of the transport: the Director (or its UAA) gave
+// no answer (refused connection, reset, timeout). Its text is the cause's.
+type unreachable struct{ err error }
+
+func (e *unreachable) Error() string { return e.err.Error() }
+func (e *unreachable) Unwrap() error { return e.err }
+
+// Transient says whether err is a fault of the Director that asking again
+// later may not meet: an answer 5xx or 429, or no answer at all (refused,
+// reset, timed out). A request cancelled by its caller is not: nobody asks
+// again. Answers about the request (4xx: not found, unauthorized, bad
+// request) are not either.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var api *APIError
+	if errors.As(err, &api) {
+		return api.StatusCode >= 500 || api.StatusCode == http.StatusTooManyRequests
+	}
+	var u *unreachable
+	return errors.As(err, &u)
+}
 
 // maxErrorText bounds, in bytes, the description kept in an APIError (the
 // Director's own, or the start of a body that is not a Director error) and

@@ -165,7 +165,10 @@ func (c *Client) send(ctx context.Context, req *http.Request, endpoint string) (
 	defer func() { <-c.inFlight }()
 	res, err := c.roundTrip(req, endpoint)
 	if err != nil {
-		return fail(err)
+		if errors.Is(err, ErrAnswerTooLarge) {
+			return fail(err)
+		}
+		return fail(&unreachable{err})
 	}
 	return res, nil
 }

@@ -159,11 +159,21 @@ func (b *Broker) deploymentIPs(ctx context.Context, id string, rec *vault.Record
 	if err != nil {
 		return nil, b.internal("the instance's Director is not configured", err, "instance", id)
 	}
-	vms, err := dir.Reader.VMs(ctx, rec.Deployment(id))
-	if errors.Is(err, bosh.ErrDeploymentNotFound) {
+	var vms []bosh.VM
+	err = b.atDirector(ctx, dir, "vms", func(ctx context.Context) error {
+		var err error
+		vms, err = dir.Reader.VMs(ctx, rec.Deployment(id))
+		return err
+	})
+	var de *directorError
+	switch {
+	case errors.Is(err, bosh.ErrDeploymentNotFound):
 		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
-	}
-	if err != nil {
+	case errors.As(err, &de): // not the broker's fault: the platform may try again
+		b.log.Error("could not list the deployment's VMs for a binding", "instance", id, "error", err)
+		return nil, apiresponses.NewFailureResponse(fmt.Errorf("the BOSH Director %q is failing (%d attempts); try the binding again later", de.director, de.attempts),
+			http.StatusServiceUnavailable, "director-unavailable")
+	case err != nil:
 		return nil, b.internal("could not list the deployment's VMs", err, "instance", id)
 	}
 	return vmIPs(vms), nil

@@ -126,6 +126,11 @@ type Options struct {
 	// after its record is written; they run even when the platform hangs up.
 	// Default 2m.
 	DirectorTimeout time.Duration
+	// DirectorRetries is how many more times a call to the Director is
+	// made after a transient fault (5xx, 429, no answer, a timeout) before
+	// an operation or a bind fails, within the operation's deadline.
+	// Default DefaultDirectorRetries; negative: none.
+	DirectorRetries int
 	// Limits bound what one request may hold. Default DefaultLimits.
 	Limits Limits
 	// Metrics receives the broker's series. Default nil: not counted.
@@ -198,6 +203,12 @@ func withDefaults(o Options) Options {
 	}
 	if o.DirectorTimeout == 0 {
 		o.DirectorTimeout = 2 * time.Minute
+	}
+	switch {
+	case o.DirectorRetries == 0:
+		o.DirectorRetries = DefaultDirectorRetries
+	case o.DirectorRetries < 0:
+		o.DirectorRetries = 0
 	}
 	if o.InstanceLeaseTTL == 0 {
 		o.InstanceLeaseTTL = defaultInstanceLeaseTTL

@@ -63,7 +63,9 @@ func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Rec
 		b.ended(ctx, id, op, stateFailed, "deprovision failed: the instance's Director is not configured", 0)
 		return domain.DeprovisionServiceSpec{}, b.internal("the instance's Director is not configured", err, "instance", id)
 	}
-	task, err := dir.Director.DeleteDeployment(bosh.WithContextID(ctx, op.ContextID), name, false)
+	task, err := b.createTask(ctx, dir, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
+		return dir.Director.DeleteDeployment(ctx, name, false)
+	})
 	b.accepted(ctx, id, name, op, task.ID, nil) // task.ID is 0 when no task was created
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
@@ -74,7 +76,7 @@ func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Rec
 		b.log.Info("deprovisioned: the deployment did not exist", "instance", id, "deployment", name)
 		return domain.DeprovisionServiceSpec{}, nil
 	case err != nil && task.ID == 0:
-		b.failOp(ctx, id, op, "deprovision failed: the BOSH Director did not accept it; please try again", err)
+		b.failOp(ctx, id, op, notAccepted(op.Type, err), err)
 		return async, nil
 	case err != nil:
 		b.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,14 +73,15 @@ func (b *Broker) recordFailure(ctx context.Context, id string, op *vault.Operati
 	})
 }
 
-// startTask runs the Director call that creates op's task (with op's
-// context id) and records the task's id, or records the failure. It returns
-// the task's id, 0 when none was created.
-func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, call func(context.Context) (bosh.Task, error)) int {
-	task, err := call(bosh.WithContextID(ctx, op.ContextID))
+// startTask runs the Director call that creates op's task on d (with op's
+// context id, asked again after transient faults: createTask), records the
+// task's id and returns it; a call that fails is recorded as op's failure,
+// naming the Director when it kept failing (and 0 returned).
+func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, d NamedDirector, call func(context.Context) (bosh.Task, error)) int {
+	task, err := b.createTask(ctx, d, op.ContextID, op.Type, call)
 	switch {
 	case err != nil && task.ID == 0:
-		b.failOp(ctx, id, op, op.Type+" failed: the BOSH Director did not accept it; please try again", err)
+		b.failOp(ctx, id, op, notAccepted(op.Type, err), err)
 		return 0
 	case err != nil:
 		// The Director created the task but could not be asked about it.
@@ -87,6 +89,16 @@ func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, 
 	}
 	b.recordTask(ctx, id, op, task)
 	return task.ID
+}
+
+// notAccepted is what the platform user is told of an operation the
+// Director did not take: which Director, when it kept failing.
+func notAccepted(opType string, err error) string {
+	var de *directorError
+	if errors.As(err, &de) {
+		return fmt.Sprintf("%s failed: the BOSH Director %q is failing (%d attempts); please try again later", opType, de.director, de.attempts)
+	}
+	return opType + " failed: the BOSH Director did not accept it; please try again"
 }
 
 // recordTask records the id of op's task.

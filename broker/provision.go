@@ -159,7 +159,7 @@ func (b *Broker) deploy(ctx context.Context, id, director string, op *vault.Oper
 		b.failOp(ctx, id, op, op.Type+" failed: could not store the deployment manifest", err)
 		return 0
 	}
-	return b.startTask(ctx, id, op, func(ctx context.Context) (bosh.Task, error) {
+	return b.startTask(ctx, id, op, dir, func(ctx context.Context) (bosh.Task, error) {
 		return dir.Director.Deploy(ctx, manifest)
 	})
 }

@@ -146,7 +146,7 @@ var _ = Describe("Provision", func() {
 		status, state, desc := e.lastOperation("u-1")
 		Expect(status).To(Equal(http.StatusOK))
 		Expect(state).To(Equal("failed"))
-		Expect(desc).To(ContainSubstring("BOSH Director did not accept"))
+		Expect(desc).To(Equal(`provision failed: the BOSH Director "default" is failing (5 attempts); please try again later`))
 		Expect(desc).NotTo(ContainSubstring("127.0.0.2"), "the operator's detail stays in the log")
 		Expect(e.record("u-1").LastOperation.State).To(Equal("failed"))
 	})
