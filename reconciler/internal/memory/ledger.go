@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 )
@@ -26,6 +27,7 @@ type Ledger struct {
 	mu       sync.Mutex
 	sum      report.Summary
 	failedID map[string]string // key -> its first error
+	passing  map[string]bool   // keys whose first error was a transient fault of a Director (bosh.Transient)
 	unmatch  []report.Unmatched
 	flagged  map[string]Effect // orphan flags changed by this run
 	fetched  map[string]bool   // deployments fetched (or taken from the cache) in this run
@@ -44,7 +46,7 @@ const (
 
 // NewLedger starts from sum.
 func NewLedger(log *slog.Logger, sum report.Summary) *Ledger {
-	return &Ledger{log: log, sum: sum, failedID: map[string]string{}, unmatch: []report.Unmatched{},
+	return &Ledger{log: log, sum: sum, failedID: map[string]string{}, passing: map[string]bool{}, unmatch: []report.Unmatched{},
 		flagged: map[string]Effect{}, fetched: map[string]bool{}}
 }
 
@@ -63,6 +65,7 @@ func (s *Ledger) Fail(key string, err error) {
 	defer s.mu.Unlock()
 	if _, seen := s.failedID[key]; key != "" && !seen {
 		s.failedID[key] = err.Error()
+		s.passing[key] = bosh.Transient(err)
 		s.sum.Failed++
 	}
 	s.sum.ErrorCount++
@@ -152,6 +155,21 @@ func (s *Ledger) Failures() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.failedID)
+}
+
+// TransientFailures are the keys that failed on a transient fault of a
+// Director (an answer 5xx or 429, no answer): the Director's failures, it
+// may be, rather than the deployment's.
+func (s *Ledger) TransientFailures() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]bool{}
+	for k, t := range s.passing {
+		if t {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // OrphanFlags is a copy of the orphan flags this run changed.

@@ -117,9 +117,12 @@ func (c Change) Empty() bool { return len(c.Added) == 0 && len(c.Released) == 0 
 // from the failure's recording, not from the run's start): every item that
 // failed is quarantined (again, with a longer backoff); every quarantined
 // item the run tried and that did not fail, and every deployment no longer
-// listed, is released. instanceOf names the instance of a deployment, when known.
-func (q *Quarantine) Settle(now time.Time, failed map[string]string, listed map[string]bool, instanceOf func(string) string,
-	considered func(key string) bool) Change {
+// listed, is released. An item considered (considered) whose failure is
+// excused (the Director's, not its own) is neither quarantined nor released:
+// the next run tries it again. instanceOf names the instance of a
+// deployment, when known.
+func (q *Quarantine) Settle(now time.Time, failed map[string]string, excused map[string]bool, listed map[string]bool,
+	instanceOf func(string) string, considered func(key string) bool) Change {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ch := Change{Added: []report.Quarantined{}, Released: []report.Quarantined{}}
@@ -127,14 +130,14 @@ func (q *Quarantine) Settle(now time.Time, failed map[string]string, listed map[
 		it := q.items[key]
 		_, failedNow := failed[key]
 		gone := it.Deployment != "" && !listed[it.Deployment]
-		if ((!q.skipped[key] && !failedNow) || gone) && considered(key) {
+		if ((!q.skipped[key] && !failedNow) || gone) && considered(key) && (gone || !excused[key]) {
 			ch.Released = append(ch.Released, *it)
 			delete(q.items, key)
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(failed)) {
 		kind, name, ok := strings.Cut(key, " ")
-		if !ok {
+		if !ok || excused[key] {
 			continue
 		}
 		it := q.items[key]
@@ -154,6 +157,19 @@ func (q *Quarantine) Settle(now time.Time, failed map[string]string, listed map[
 		ch.Added = append(ch.Added, *it)
 	}
 	return ch
+}
+
+// stormShare is the share of the listed deployments that must fail on
+// transient faults of the Directors for those failures to be taken for
+// the Directors' (a storm of 503s), not the deployments' own.
+const stormShare = 0.05
+
+// Storm says whether transient faults of the Directors (bosh.Transient)
+// that hit this many keys, in a run that listed this many deployments, are
+// a storm: at least two keys and at least stormShare of the deployments.
+// One deployment failing among healthy ones is not.
+func Storm(transient, listed int) bool {
+	return transient >= 2 && float64(transient) >= stormShare*float64(listed)
 }
 
 // List is every quarantined item, sorted by key.

@@ -51,38 +51,52 @@ var _ = Describe("the quarantine", func() {
 
 	It("sets a failed item aside, skips it until its backoff expires, and releases it once it goes through", func() {
 		q := memory.NewQuarantine(p, start, report.RunOptions{})
-		ch := q.Settle(start, map[string]string{"deployment d": "boom"}, map[string]bool{"d": true}, noInstance, all)
+		ch := q.Settle(start, map[string]string{"deployment d": "boom"}, nil, map[string]bool{"d": true}, noInstance, all)
 		Expect(ch.Added).To(HaveLen(1))
 		Expect(ch.Added[0].NextAttempt).To(Equal(start.Add(15 * time.Minute)))
 
 		q2 := memory.NewQuarantine(p, start.Add(10*time.Minute), report.RunOptions{})
 		load(q2, q)
 		Expect(q2.Skip("deployment d", "")).To(BeTrue(), "within its backoff")
-		ch = q2.Settle(start.Add(10*time.Minute), nil, map[string]bool{"d": true}, noInstance, all)
+		ch = q2.Settle(start.Add(10*time.Minute), nil, nil, map[string]bool{"d": true}, noInstance, all)
 		Expect(ch.Empty()).To(BeTrue(), "skipped: neither released nor quarantined again")
 
 		q3 := memory.NewQuarantine(p, start.Add(20*time.Minute), report.RunOptions{})
 		load(q3, q)
 		Expect(q3.Skip("deployment d", "")).To(BeFalse(), "its backoff expired: tried")
-		ch = q3.Settle(start.Add(20*time.Minute), map[string]string{"deployment d": "boom again"}, map[string]bool{"d": true}, noInstance, all)
+		ch = q3.Settle(start.Add(20*time.Minute), map[string]string{"deployment d": "boom again"}, nil, map[string]bool{"d": true}, noInstance, all)
 		Expect(ch.Added[0].Failures).To(Equal(2))
 		Expect(ch.Added[0].NextAttempt).To(Equal(start.Add(20*time.Minute + 30*time.Minute)))
 
 		q4 := memory.NewQuarantine(p, start.Add(time.Hour), report.RunOptions{})
 		load(q4, q3)
-		ch = q4.Settle(start.Add(time.Hour), nil, map[string]bool{"d": true}, noInstance, all)
+		ch = q4.Settle(start.Add(time.Hour), nil, nil, map[string]bool{"d": true}, noInstance, all)
 		Expect(ch.Released).To(HaveLen(1), "tried and in step")
 		Expect(q4.List()).To(BeEmpty())
 	})
 
+	It("neither quarantines nor releases an excused failure (the Directors were failing), and counts no failed run for it", func() {
+		q := memory.NewQuarantine(p, start, report.RunOptions{})
+		listed := map[string]bool{"d": true, "e": true}
+		ch := q.Settle(start, map[string]string{"deployment d": "503", "deployment e": "503"}, map[string]bool{"deployment d": true, "deployment e": true},
+			listed, noInstance, all)
+		Expect(ch.Empty()).To(BeTrue())
+		q.Settle(start, map[string]string{"deployment d": "its own fault"}, nil, listed, noInstance, all)
+		later := memory.NewQuarantine(p, start.Add(20*time.Minute), report.RunOptions{})
+		load(later, q)
+		ch = later.Settle(start.Add(20*time.Minute), map[string]string{"deployment d": "503"}, map[string]bool{"deployment d": true}, listed, noInstance, all)
+		Expect(ch.Empty()).To(BeTrue(), "kept as it was: not released, no second failed run")
+		Expect(later.Item("deployment d").Failures).To(Equal(1))
+	})
+
 	It("tries an item the operator names, and leaves alone what the run did not consider", func() {
 		q := memory.NewQuarantine(p, start, report.RunOptions{})
-		q.Settle(start, map[string]string{"instance i1": "boom", "deployment gone": "x"}, map[string]bool{"gone": true}, noInstance, all)
+		q.Settle(start, map[string]string{"instance i1": "boom", "deployment gone": "x"}, nil, map[string]bool{"gone": true}, noInstance, all)
 		forced := memory.NewQuarantine(p, start, report.RunOptions{Instances: []string{"i1"}})
 		load(forced, q)
 		Expect(forced.Skip("instance i1", "i1")).To(BeFalse())
 		Expect(forced.Skip("deployment gone", "")).To(BeTrue())
-		ch := forced.Settle(start, nil, map[string]bool{}, noInstance, func(key string) bool { return key != "deployment gone" })
+		ch := forced.Settle(start, nil, nil, map[string]bool{}, noInstance, func(key string) bool { return key != "deployment gone" })
 		Expect(ch.Released).To(ConsistOf(HaveField("InstanceID", "i1")))
 		Expect(forced.Item("deployment gone")).NotTo(BeNil(), "not considered: kept although no longer listed")
 	})
@@ -95,3 +109,12 @@ func load(into, from *memory.Quarantine) {
 	Expect(from.Save(ctx, st)).To(Succeed())
 	Expect(into.Load(ctx, st)).To(Succeed())
 }
+
+var _ = DescribeTable("a storm of the Directors' transient faults",
+	func(transient, listed int, want bool) { Expect(memory.Storm(transient, listed)).To(Equal(want)) },
+	Entry("one deployment failing among eight", 1, 8, false),
+	Entry("two among eight", 2, 8, true),
+	Entry("two among a thousand: 0.2%", 2, 1000, false),
+	Entry("fifty among a thousand: 5%", 50, 1000, true),
+	Entry("none", 0, 10, false),
+)

@@ -114,6 +114,9 @@ type Summary struct {
 	Quarantined []Quarantined `json:"quarantined"`
 	// NewlyQuarantined are the items this run failed on and set aside.
 	NewlyQuarantined []Quarantined `json:"newly_quarantined"`
+	// Excused is how many items failed on transient faults while the
+	// Directors were failing (a storm): not quarantined, tried again next run.
+	Excused int `json:"excused,omitempty"`
 	// QuarantinedTotal is the number of items in quarantine after the run.
 	QuarantinedTotal int `json:"quarantined_total"`
 	// Released are the items that left the quarantine in this run.

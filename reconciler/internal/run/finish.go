@@ -35,7 +35,18 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	considered := func(key string) bool { return r.owners.covers(key) && !mayBeOut(key) }
 	failed := r.ledger.Failures()
 	maps.DeleteFunc(failed, func(key, _ string) bool { return mayBeOut(key) })
-	ch := r.quar.Settle(r.p.Now(), failed, r.listed, r.owners.instanceOf, considered)
+	// A storm of the Directors' transient faults is theirs, not the
+	// deployments': a healthy deployment that met one must not wait the
+	// quarantine's backoff (the next run tries it again).
+	excused := r.ledger.TransientFailures()
+	if memory.Storm(len(excused), len(r.listed)) {
+		r.log.Warn("the Directors were failing: transient faults hit many deployments; they are not quarantined and the next run tries them again",
+			"failed", len(excused), "listed", len(r.listed))
+		r.ledger.Count(func(s *report.Summary) { s.Excused = len(excused) })
+	} else {
+		excused = nil
+	}
+	ch := r.quar.Settle(r.p.Now(), failed, excused, r.listed, r.owners.instanceOf, considered)
 	r.ledger.Count(func(s *report.Summary) {
 		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.Skipped(), ch.Added, ch.Released
 		s.QuarantinedTotal = len(r.quar.List())
