@@ -26,7 +26,21 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpjson.Write(w, http.StatusNotFound, httpjson.Error{Description: "no such endpoint"})
 	}))
-	return b.Observe(basicauth.Require(b.opts.Username, b.opts.Password, mux))
+	return b.Observe(echoRequestIdentity(basicauth.Require(b.opts.Username, b.opts.Password, mux)))
+}
+
+// echoRequestIdentity sends X-Broker-API-Request-Identity back on every
+// answer (the spec's SHOULD; brokerapi does on its own, not on the answers
+// given before it: 401, 412, 400, 404), when it is a plain value of at most
+// 255 characters.
+func echoRequestIdentity(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("X-Broker-API-Request-Identity"); id != "" && len(id) <= maxFieldLength &&
+			!strings.ContainsFunc(id, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
+			w.Header().Set("X-Broker-API-Request-Identity", id)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Observe counts every answer of next in the broker's request metrics and
