@@ -100,7 +100,7 @@ var _ = Describe("OSB conformance: the spec's MUSTs over HTTP", Ordered, func() 
 		c = osbCall{url: d.url, version: "2.17"}
 		provisioned = map[string]any{"service_id": "redis", "plan_id": "redis-small",
 			"organization_guid": "org-conf", "space_guid": "space-conf",
-			"context": map[string]any{"platform": "cloudfoundry", "organization_guid": "org-conf", "space_guid": "space-conf"},
+			"context":          map[string]any{"platform": "cloudfoundry", "organization_guid": "org-conf", "space_guid": "space-conf"},
 			"maintenance_info": map[string]any{"version": "1.0.0"}}
 	})
 
