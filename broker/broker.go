@@ -48,13 +48,13 @@ type Secrets interface {
 }
 
 // History is an instance's history: appended to (AppendEvent), pruned to
-// the retention, and asked whether an event of a kind was ever appended
-// (HasEvent: a deprovision, once the record is gone). It stays when the
+// the retention, and asked when an event of a kind was last appended
+// (LastEvent: a deprovision, once the record is gone). It stays when the
 // instance goes.
 type History interface {
 	AppendEvent(ctx context.Context, id string, e vault.Event) error
 	PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
-	HasEvent(ctx context.Context, id, kind string) (bool, error)
+	LastEvent(ctx context.Context, id, kind string) (time.Time, bool, error)
 }
 
 // Store is everything the broker keeps in Vault: records (backed up when an
@@ -126,6 +126,10 @@ type Options struct {
 	// after its record is written; they run even when the platform hangs up.
 	// Default 2m.
 	DirectorTimeout time.Duration
+	// RememberDeleted is how long last_operation answers "succeeded" for an
+	// instance a deprovision removed (the spec: a broker SHOULD NOT forget
+	// an operation's state at once), before it answers 410 Gone. Default 1h.
+	RememberDeleted time.Duration
 	// DirectorRetries is how many more times a call to the Director is
 	// made after a transient fault (5xx, 429, no answer, a timeout) before
 	// an operation or a bind fails, within the operation's deadline.
@@ -203,6 +207,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.DirectorTimeout == 0 {
 		o.DirectorTimeout = 2 * time.Minute
+	}
+	if o.RememberDeleted == 0 {
+		o.RememberDeleted = time.Hour
 	}
 	switch {
 	case o.DirectorRetries == 0:

@@ -17,15 +17,15 @@ import (
 // instance's record and, while its operation is in progress, from the
 // Director's task, recording the outcome once the task has ended. A
 // deprovision that succeeded removes the record (and the instance's
-// secrets); the instance then answers 410 Gone, and one that never existed
-// 404 (the spec, 2.16 on).
+// secrets); the instance then answers succeeded for a while, 410 Gone
+// later (see deleted), and one that never existed 404 (the spec, 2.16 on).
 func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDetails) (domain.LastOperation, error) {
 	rec, err := b.readRecord(ctx, id, nil)
 	if err != nil {
 		return domain.LastOperation{}, err
 	}
 	if rec == nil {
-		return domain.LastOperation{}, b.goneOrNotFound(ctx, id)
+		return b.deleted(ctx, id)
 	}
 	if op := rec.LastOperation; op == nil || op.State != stateInProgress {
 		return answer(rec.LastOperation), nil
@@ -48,18 +48,22 @@ func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDeta
 	return b.poll(ctx, id)
 }
 
-// goneOrNotFound is the answer for an instance without a record: 410 Gone
-// when its history holds a deprovision (an asynchronous delete that
-// finished: the platform removes it), else 404 (it never existed here).
-func (b *Broker) goneOrNotFound(ctx context.Context, id string) error {
-	deleted, err := b.opts.Store.HasEvent(ctx, id, opTypeDeprovision)
+// deleted answers for an instance without a record, from its history: a
+// deprovision removed it less than RememberDeleted ago: "succeeded" (the
+// spec: SHOULD NOT forget an operation's state at once); longer ago: 410
+// Gone (an asynchronous delete that finished: the platform forgets it);
+// never: 404 (2.16 on: the instance does not exist).
+func (b *Broker) deleted(ctx context.Context, id string) (domain.LastOperation, error) {
+	at, deleted, err := b.opts.Store.LastEvent(ctx, id, opTypeDeprovision)
 	switch {
 	case err != nil:
-		return b.internal("could not read the instance's history", err, "instance", id)
-	case deleted:
-		return apiresponses.ErrInstanceDoesNotExist
+		return domain.LastOperation{}, b.internal("could not read the instance's history", err, "instance", id)
+	case !deleted:
+		return domain.LastOperation{}, errNotFound
+	case time.Since(at) < b.opts.RememberDeleted:
+		return domain.LastOperation{State: domain.Succeeded, Description: "deprovision succeeded: the instance is gone"}, nil
 	}
-	return errNotFound
+	return domain.LastOperation{}, apiresponses.ErrInstanceDoesNotExist
 }
 
 // answer is what the platform is told about a recorded operation.

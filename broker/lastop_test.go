@@ -53,6 +53,18 @@ var _ = Describe("LastOperation", func() {
 		Expect(e.request("GET", instancePath("lo-gone")+"/service_bindings/nope/last_operation", nil).Status).To(Equal(http.StatusNotFound))
 	})
 
+	It("remembers a deletion as succeeded for RememberDeleted (the spec: SHOULD NOT forget an operation's state at once)", func() {
+		e = newEnv(func(o *broker.Options) { o.RememberDeleted = time.Hour })
+		e.provisioned("lo-kept", "redis-small")
+		a := e.request("DELETE", instancePath("lo-kept")+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil)
+		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+		e.eventuallyState("lo-kept", "succeeded")
+		Expect(e.record("lo-kept")).To(BeNil())
+		status, state, desc := e.lastOperation("lo-kept")
+		Expect([]any{status, state, desc}).To(Equal([]any{http.StatusOK, "succeeded", "deprovision succeeded: the instance is gone"}))
+		Expect(e.request("GET", instancePath("lo-kept"), nil).Status).To(Equal(http.StatusNotFound))
+	})
+
 	It("finds a task whose id was never recorded by its context id, and records it", func() {
 		task, err := e.client.Deploy(bosh.WithContextID(ctx, "blacksmith-provision-crashed"),
 			[]byte(fmtManifest("redis-small-k-1")))

@@ -66,7 +66,7 @@ func (e *env) vm(holder string, store broker.Store, tune ...func(*broker.Options
 	opts := broker.Options{
 		Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: store,
 		Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
-		Logger: testLogger(), SharedLimits: e.store, HolderID: holder,
+		Logger: testLogger(), SharedLimits: e.store, HolderID: holder, RememberDeleted: time.Nanosecond,
 	}
 	for _, t := range tune {
 		t(&opts)

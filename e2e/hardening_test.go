@@ -230,7 +230,7 @@ var _ = Describe("Deprovision and unbind", func() {
 
 		_, err = client.DeprovisionInstance(&osb.DeprovisionRequest{InstanceID: id, AcceptsIncomplete: true, ServiceID: "redis", PlanID: "redis-small"})
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() bool { _, _, gone := lastOperation(client, id); return gone }).WithTimeout(60 * time.Second).Should(BeTrue())
+		eventuallyDeleted(client, id)
 		for p := range want {
 			_, ok, err := store.Secret(ctx, p)
 			Expect(err).NotTo(HaveOccurred())

@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"net/http"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -112,11 +111,7 @@ var _ = Describe("An instance's whole life", Ordered, func() {
 			ServiceID: "redis", PlanID: "redis-small"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Async).To(BeTrue())
-		Eventually(func() bool {
-			state, desc, gone := lastOperation(client, id)
-			Expect(state).NotTo(Equal(osb.StateFailed), desc)
-			return gone
-		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+		eventuallyDeleted(client, id)
 
 		rec, err := store.Record(ctx, id)
 		Expect(err).NotTo(HaveOccurred())

@@ -51,4 +51,16 @@ func eventuallySucceeded(c osb.Client, id string) {
 	Expect(state).To(Equal(osb.StateSucceeded), desc)
 }
 
+// eventuallyDeleted polls last_operation after a deprovision until it is
+// done: "succeeded" (the broker remembers a deletion for a while) or 410
+// Gone; a failure fails the spec.
+func eventuallyDeleted(c osb.Client, id string) {
+	GinkgoHelper()
+	Eventually(func() bool {
+		state, desc, gone := lastOperation(c, id)
+		Expect(state).NotTo(Equal(osb.StateFailed), desc)
+		return gone || state == osb.StateSucceeded
+	}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+}
+
 func strPtr(s string) *string { return &s }

@@ -112,8 +112,7 @@ var _ = Describe("a tenant's instance on a shared Director", func() {
 		_, err = client.DeprovisionInstance(&osb.DeprovisionRequest{InstanceID: id, AcceptsIncomplete: true,
 			ServiceID: "redis", PlanID: "redis-small"})
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func() bool { _, _, gone := lastOperation(client, id); return gone }).
-			WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(BeTrue())
+		eventuallyDeleted(client, id)
 		code, _ := simGet(west.url, "/deployments/"+name)
 		Expect(code).To(Equal(http.StatusNotFound), "A's own deployment is the one deleted")
 		code, _ = simGet(east.url, "/deployments/"+name)

@@ -266,19 +266,26 @@ func (h *History) Events(ctx context.Context, id string, limit int) ([]Event, er
 	return events, skipped.err()
 }
 
-// HasEvent says whether id's history holds an event of the given kind,
-// from the events' names alone (one list, no event read): the broker tells
-// an instance deleted by a deprovision (410 Gone) from one that never was
-// (404) this way once its record is gone.
-func (h *History) HasEvent(ctx context.Context, id, kind string) (bool, error) {
+// LastEvent is when the newest event of the given kind was appended to
+// id's history, from the events' names alone (one list, no event read);
+// false when there is none. The broker tells an instance deleted by a
+// deprovision from one that never was this way once its record is gone.
+func (h *History) LastEvent(ctx context.Context, id, kind string) (time.Time, bool, error) {
 	if err := validID(id); err != nil {
-		return false, err
+		return time.Time{}, false, err
 	}
 	names, _, err := h.eventNames(ctx, id)
 	if err != nil {
-		return false, fmt.Errorf("reading the history of %s: %w", id, err)
+		return time.Time{}, false, fmt.Errorf("reading the history of %s: %w", id, err)
 	}
-	return slices.ContainsFunc(names, func(n eventName) bool { return n.kind == kind }), nil
+	var last time.Time
+	found := false
+	for _, n := range names {
+		if n.kind == kind && (!found || n.time.After(last)) {
+			last, found = n.time, true
+		}
+	}
+	return last, found, nil
 }
 
 // eventNames lists id's event documents, newest first; names that are not

@@ -93,16 +93,23 @@ var _ = Describe("Instance history", func() {
 
 			It("has no events for an instance without history", func() {
 				Expect(store.Events(ctx, "nobody", 0)).To(BeEmpty())
-				Expect(store.HasEvent(ctx, "nobody", "deprovision")).To(BeFalse())
+				_, found, err := store.LastEvent(ctx, "nobody", "deprovision")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(found).To(BeFalse())
 			})
 
-			It("says whether an event of a kind was appended, from the names alone", func() {
-				appendAll("h9", vault.Event{Kind: "provision"}, vault.Event{Kind: "deprovision_started"})
-				Expect(store.HasEvent(ctx, "h9", "provision")).To(BeTrue())
-				Expect(store.HasEvent(ctx, "h9", "deprovision")).To(BeFalse(), "a kind is matched whole")
-				appendAll("h9", vault.Event{Kind: "deprovision"})
-				Expect(store.HasEvent(ctx, "h9", "deprovision")).To(BeTrue())
-				_, err := store.HasEvent(ctx, "../x", "provision")
+			It("says when the newest event of a kind was appended, from the names alone", func() {
+				t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+				appendAll("h9", vault.Event{Kind: "deprovision", Time: t0}, vault.Event{Kind: "deprovision_started", Time: t0.Add(2 * time.Hour)},
+					vault.Event{Kind: "deprovision", Time: t0.Add(time.Hour)}, vault.Event{Kind: "provision", Time: t0.Add(-time.Hour)})
+				at, found, err := store.LastEvent(ctx, "h9", "deprovision")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(found).To(BeTrue())
+				Expect(at).To(BeTemporally("==", t0.Add(time.Hour)), "the newest, a kind matched whole")
+				_, found, err = store.LastEvent(ctx, "h9", "update")
+				Expect(err).NotTo(HaveOccurred())
+				Expect(found).To(BeFalse())
+				_, _, err = store.LastEvent(ctx, "../x", "provision")
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%v", err)
 			})
 
