@@ -92,8 +92,11 @@ var _ = Describe("the Director API", func() {
 		Expect(c.get("/deployments/r1").status).To(Equal(http.StatusNotFound))
 	})
 
-	It("ends the deletion of a deployment that does not exist done", func() {
-		Expect(c.waitTask(c.deleteDeployment("never-was"))["state"]).To(Equal("done"))
+	It("answers the deletion of a deployment that does not exist 404 before any task", func() {
+		r := c.do(http.MethodDelete, "/deployments/never-was", nil)
+		Expect(r.status).To(Equal(http.StatusNotFound))
+		Expect(r.json()).To(Equal(map[string]any{"code": 70000.0, "description": "Deployment 'never-was' doesn't exist"}))
+		Expect(c.getJSON("/tasks?verbose=2")).To(BeEmpty())
 	})
 
 	It("leaves the deployment as it was after a dry run", func() {

@@ -72,11 +72,17 @@ func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user s
 	d.redirectToTask(w, t.id)
 }
 
-// deleteDeployment is DELETE /deployments/:name: a task, which ends done
-// even when the deployment does not exist.
+// deleteDeployment is DELETE /deployments/:name: a task; a deployment that
+// does not exist is answered 404 (70000) before any task, as the Director's
+// controller looks it up first.
 func (d *Director) deleteDeployment(w http.ResponseWriter, r *http.Request, user string) {
 	name := r.PathValue("name")
 	d.mu.Lock()
+	if _, ok := d.deployments[name]; !ok {
+		d.mu.Unlock()
+		deploymentNotFound(w, name)
+		return
+	}
 	t := d.newTaskLocked(kindDelete, "delete deployment "+name, name, user, r.Header.Get("X-Bosh-Context-Id"))
 	t.action = "delete"
 	d.mu.Unlock()

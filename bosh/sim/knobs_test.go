@@ -54,6 +54,7 @@ var _ = Describe("knobs", func() {
 		Expect(r.body).To(BeEmpty())
 		Expect(c.get("/deployments").status).To(Equal(http.StatusOK))
 		Expect(c.get("/deployments/r1/vms").status).To(Equal(http.StatusOK))
+		Expect(d.PutDeployment(redisManifest("other", "1"))).To(Succeed())
 		Expect(c.do(http.MethodDelete, "/deployments/other", nil).status).To(Equal(http.StatusFound))
 		d.ClearFailures()
 		Expect(c.get("/deployments/r1").status).To(Equal(http.StatusOK))
