@@ -62,10 +62,11 @@ var _ = Describe("Deprovision", func() {
 		putRecord(e, "d-2", &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: "redis-small-d-2",
 			LastOperation: &vault.Operation{Type: "provision", State: "failed"}})
 		a := deprovision("d-2")
-		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
-		Eventually(func() int { s, _, _ := e.lastOperation("d-2"); return s }).
-			WithTimeout(20 * time.Second).WithPolling(100 * time.Millisecond).Should(Equal(http.StatusGone))
+		Expect(a.Status).To(Equal(http.StatusOK), "the Director answers 404 before any task: gone at once")
+		Expect(a.Body).To(BeEmpty())
 		Expect(e.record("d-2")).To(BeNil())
+		s, _, _ := e.lastOperation("d-2")
+		Expect(s).To(Equal(http.StatusGone))
 	})
 
 	It("refuses a deprovision while the provision is in progress with 422 ConcurrencyError", func() {
