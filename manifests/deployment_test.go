@@ -3,6 +3,7 @@ package manifests_test
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,8 +13,9 @@ import (
 )
 
 const (
-	baseManifest = "blacksmith.yml"
-	exampleVars  = "example-vars.yml"
+	baseManifest   = "blacksmith.yml"
+	exampleVarsDir = "example-vars" // one vars file per part of the deployment
+	basicAuthOps   = "operations/director-basic-auth.yml"
 )
 
 // opsFiles lists the ops files of operations/.
@@ -46,25 +48,53 @@ func deployment(ops ...string) (map[string]any, error) {
 	return manifest, nil
 }
 
-// operatorInputs are the values of example-vars.yml, each PEM placeholder
-// replaced by a real (generated) CA certificate, since check-config reads them.
-func operatorInputs() map[string]any {
-	GinkgoHelper()
-	var inputs map[string]any
-	readYAML(exampleVars, &inputs)
-	for name, v := range inputs {
-		if s, ok := v.(string); ok && strings.Contains(s, "-----BEGIN CERTIFICATE-----") {
-			inputs[name] = newCertificate(nil, name, true).cert
+// varsFiles are the example vars files an operator passes with ops, by the
+// rule of README.md and example-vars/blacksmith.yml: the base manifest's,
+// director-uaa.yml unless director-basic-auth.yml is applied (it removes the
+// UAA client), and example-vars/X.yml for each ops file operations/X.yml that
+// has one.
+func varsFiles(ops []string) []string {
+	files := []string{filepath.Join(exampleVarsDir, baseManifest)}
+	if !slices.Contains(ops, basicAuthOps) {
+		files = append(files, filepath.Join(exampleVarsDir, "director-uaa.yml"))
+	}
+	for _, op := range ops {
+		file := filepath.Join(exampleVarsDir, filepath.Base(op))
+		if _, err := os.Stat(file); err == nil {
+			files = append(files, file)
 		}
 	}
-	return inputs
+	return files
 }
 
-// interpolated resolves every ((variable)) of manifest: the operator's inputs,
-// then what a config server would generate for variables:.
-func interpolated(manifest map[string]any) map[string]any {
+// givenVars are the values of vars files together, as bosh int -l reads them.
+// A name given by two files fails the spec: the later would silently win.
+func givenVars(files []string) map[string]any {
 	GinkgoHelper()
-	values := operatorInputs()
+	given := map[string]any{}
+	for _, file := range files {
+		var values map[string]any
+		readYAML(file, &values)
+		for name, v := range values {
+			Expect(given).NotTo(HaveKey(name), "%s gives %s again", file, name)
+			given[name] = v
+		}
+	}
+	return given
+}
+
+// interpolated resolves every ((variable)) of manifest: the operator's inputs
+// (each PEM placeholder replaced by a real, generated CA certificate, since
+// check-config reads them), then what a config server would generate for
+// variables:.
+func interpolated(manifest, given map[string]any) map[string]any {
+	GinkgoHelper()
+	values := maps.Clone(given)
+	for name, v := range values {
+		if s, ok := v.(string); ok && strings.Contains(s, "-----BEGIN CERTIFICATE-----") {
+			values[name] = newCertificate(nil, name, true).cert
+		}
+	}
 	declared := interpolate(map[string]any{"variables": manifest["variables"]}, values).(map[string]any)
 	maps.Copy(values, generate(declared))
 	return interpolate(manifest, values).(map[string]any)
@@ -126,7 +156,7 @@ func compatible(files []string) []string {
 	return out
 }
 
-var _ = Describe("the example deployment (blacksmith.yml, operations/, example-vars.yml)", func() {
+var _ = Describe("the example deployment (blacksmith.yml, operations/, example-vars/)", func() {
 	combinations := map[string][]string{"the base manifest": nil, "every ops file": compatible(opsFiles())}
 	for _, file := range opsFiles() {
 		combinations["the base manifest with "+file] = []string{file}
@@ -135,22 +165,25 @@ var _ = Describe("the example deployment (blacksmith.yml, operations/, example-v
 	for _, name := range slices.Sorted(maps.Keys(combinations)) {
 		ops := combinations[name]
 		Context(name, func() {
-			var manifest map[string]any
+			var manifest, given map[string]any
 
 			BeforeEach(func() {
 				var err error
 				manifest, err = deployment(ops...)
 				Expect(err).NotTo(HaveOccurred(), "an ops path does not apply")
+				given = givenVars(varsFiles(ops))
 			})
 
 			It("applies every path of its ops files (bosh int -o)", func() {
 				Expect(manifest).To(HaveKeyWithValue("name", "blacksmith"))
 			})
 
-			It("leaves no ((variable)) unknown, given example-vars.yml (bosh int --var-errs)", func() {
-				var given map[string]any
-				readYAML(exampleVars, &given)
-				Expect(varProblems(manifest, given)).To(BeEmpty())
+			It("leaves no ((variable)) unknown, given its example vars files (bosh int --var-errs)", func() {
+				Expect(varProblems(manifest, given)).To(BeEmpty(), "vars files %v", varsFiles(ops))
+			})
+
+			It("uses every input its example vars files give (bosh int --var-errs-unused)", func() {
+				Expect(unusedVars(manifest, given)).To(BeEmpty(), "vars files %v", varsFiles(ops))
 			})
 
 			It("sets only properties the blacksmith job declares", func() {
@@ -173,35 +206,32 @@ var _ = Describe("the example deployment (blacksmith.yml, operations/, example-v
 
 			It("renders to a blacksmith.conf check-config accepts, carrying every property it sets", func() {
 				rubyPath()
-				props := blacksmithProperties(interpolated(manifest))
+				props := blacksmithProperties(interpolated(manifest, given))
 				vm := newFakeVM(props)
 				vm.expectCarried(loadJobSpec(), props, vm.deploy())
 			})
 		})
 	}
 
-	It("needs every input of example-vars.yml (bosh int --var-errs-unused)", func() {
-		used := map[string]bool{}
-		for _, ops := range combinations {
-			manifest, err := deployment(ops...)
-			Expect(err).NotTo(HaveOccurred())
-			for _, ref := range varRefs(manifest) {
-				name, _, _ := strings.Cut(ref, ".")
-				used[name] = true
+	It("names each example vars file after the base manifest, director-uaa or an ops file", func() {
+		files, err := filepath.Glob(filepath.Join(exampleVarsDir, "*"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(files).To(ContainElement(filepath.Join(exampleVarsDir, baseManifest)))
+		for _, file := range files {
+			name := filepath.Base(file)
+			if name == baseManifest || name == "director-uaa.yml" {
+				continue
 			}
-		}
-		var given map[string]any
-		readYAML(exampleVars, &given)
-		for name := range given {
-			Expect(used).To(HaveKey(name), "example-vars.yml gives %s, which nothing uses", name)
+			Expect(filepath.Join("operations", name)).To(BeAnExistingFile(), "%s is passed with no ops file", file)
 		}
 	})
 
 	It("does not give values the config server generates", func() {
 		manifest, err := deployment(opsFiles()...)
 		Expect(err).NotTo(HaveOccurred())
-		var given map[string]any
-		readYAML(exampleVars, &given)
+		files, err := filepath.Glob(filepath.Join(exampleVarsDir, "*.yml"))
+		Expect(err).NotTo(HaveOccurred())
+		given := givenVars(files)
 		for _, v := range variablesOf(manifest) {
 			Expect(given).NotTo(HaveKey(v.Name))
 		}

@@ -1,5 +1,5 @@
 // Package manifests_test checks the BOSH release in release/, the example
-// deployment (blacksmith.yml, operations/, example-vars.yml) and the helper
+// deployment (blacksmith.yml, operations/, example-vars/) and the helper
 // scripts in ../ci/release without a bosh CLI or a Director: the job templates
 // are rendered by ci/release/render-templates.rb (Ruby's ERB, as the Director
 // renders them) and their output is fed to the real blacksmith binary.

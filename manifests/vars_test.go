@@ -107,6 +107,27 @@ func varProblems(manifest, given map[string]any) []string {
 	return problems
 }
 
+// unusedVars lists what bosh int --var-errs-unused would report for manifest
+// with the values of vars files: given variables the manifest neither
+// references nor declares.
+func unusedVars(manifest, given map[string]any) []string {
+	used := map[string]bool{}
+	for _, ref := range varRefs(manifest) {
+		name, _, _ := strings.Cut(ref, ".")
+		used[name] = true
+	}
+	for _, v := range variablesOf(manifest) {
+		used[v.Name] = true
+	}
+	var unused []string
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		if !used[name] {
+			unused = append(unused, name)
+		}
+	}
+	return unused
+}
+
 // generate gives every declared variable a value, as a config server would:
 // passwords, and certificates signed by their CA.
 func generate(manifest map[string]any) map[string]any {
