@@ -7,9 +7,6 @@ import (
 	"time"
 )
 
-// defaultCloudConfig is the cloud config a new Director holds.
-const defaultCloudConfig = "azs:\n- name: z1\n  cloud_properties: {}\nvm_types:\n- name: small\n  cloud_properties: {cpu: 2, ram: 4096, disk: 20480}\n"
-
 // config is a config (cloud, runtime, ...) the Director holds.
 type config struct {
 	id                 int

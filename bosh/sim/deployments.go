@@ -59,7 +59,7 @@ func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user s
 	dryRun := r.URL.Query().Get("dry_run") == "true"
 	d.mu.Lock()
 	t := d.newTaskLocked(kindDeploy, "create deployment", name, user, r.Header.Get("X-Bosh-Context-Id"))
-	t.manifest, t.content, t.refusal, t.dryRun = text, c, refusal, dryRun
+	t.manifest, t.doc, t.content, t.refusal, t.dryRun = text, doc, c, refusal, dryRun
 	t.action = "update" // "create" when the deployment is new, decided when the deploy is accepted
 	if _, ok := d.deployments[name]; !ok {
 		t.action = "create"

@@ -7,8 +7,36 @@ import (
 	"time"
 )
 
-// instance is an instance of a deployment, derived from its manifest: the
-// same deployment, group and index always give the same ids.
+// Instance states, as the Director keeps them (the desired state of an
+// instance): a stopped instance keeps its VM with its jobs stopped, a
+// detached one has none.
+const (
+	instStarted  = "started"
+	instStopped  = "stopped"
+	instDetached = "detached"
+)
+
+// Agent answers a simulated VM's agent gives; see SetAgent.
+const (
+	AgentRunning      = "running"            // every process running
+	AgentFailing      = "failing"            // a process is not running
+	AgentUnresponsive = "unresponsive agent" // the agent does not answer in time
+)
+
+// instState is what happened to an instance since its deployment was
+// created: its desired state, how many times its VM was recreated and when,
+// and how its agent answers. An instance with none is started, on its first
+// VM, created with the deployment, and healthy.
+type instState struct {
+	state string    // instStarted, instStopped or instDetached; "" = started
+	gen   int       // VM generation: 0 for the first VM, +1 at each recreation
+	vmAt  time.Time // when its current VM was created; zero = the deployment's
+	agent string    // AgentRunning (""), AgentFailing or AgentUnresponsive
+}
+
+// instance is an instance of a deployment, derived from its manifest and
+// its instState: the same deployment, group, index and generation always
+// give the same ids.
 type instance struct {
 	job, id, agentID, cid, az string
 	index                     int
@@ -16,28 +44,29 @@ type instance struct {
 	expectsVM, bootstrap      bool
 	group                     *group
 	createdAt                 time.Time
+	state, agent              string
 }
 
-// instancesOf lists the instances of a deployment's content, VMs created at
-// created.
-func instancesOf(deployment string, c *content, created time.Time) []instance {
-	if c == nil {
+// instancesOf lists the instances of a deployment.
+func instancesOf(dep *deployment) []instance {
+	if dep == nil || dep.content == nil {
 		return nil
 	}
 	var out []instance
-	for gi := range c.groups {
-		g := &c.groups[gi]
+	for gi := range dep.content.groups {
+		g := &dep.content.groups[gi]
 		for i := range g.instances {
-			out = append(out, newInstance(deployment, g, i, created))
+			out = append(out, newInstance(dep, g, i))
 		}
 	}
 	return out
 }
 
-// vmInstances are the instances that have a VM (errands have none).
-func vmInstances(deployment string, c *content, created time.Time) []instance {
+// vmInstances are the instances that have a VM (errands and detached
+// instances have none).
+func vmInstances(dep *deployment) []instance {
 	var out []instance
-	for _, in := range instancesOf(deployment, c, created) {
+	for _, in := range instancesOf(dep) {
 		if in.expectsVM {
 			out = append(out, in)
 		}
@@ -45,16 +74,32 @@ func vmInstances(deployment string, c *content, created time.Time) []instance {
 	return out
 }
 
-func newInstance(deployment string, g *group, i int, created time.Time) instance {
-	key := []string{deployment, g.name, strconv.Itoa(i)}
-	in := instance{job: g.name, index: i, id: stableUUID(append(key, "id")...), az: "z1",
-		expectsVM: !g.errand, bootstrap: i == 0, group: g, createdAt: created, ips: []string{}}
+// instanceID is the id of a deployment's instance of group g at index i.
+func instanceID(deployment, group string, i int) string {
+	return stableUUID(deployment, group, strconv.Itoa(i), "id")
+}
+
+func newInstance(dep *deployment, g *group, i int) instance {
+	key := []string{dep.name, g.name, strconv.Itoa(i)}
+	in := instance{job: g.name, index: i, id: instanceID(dep.name, g.name, i), az: "z1", bootstrap: i == 0,
+		group: g, createdAt: dep.createdAt, ips: []string{}, state: instStarted, agent: AgentRunning}
 	if len(g.azs) > 0 {
 		in.az = g.azs[i%len(g.azs)]
 	}
+	gen := ""
+	if st := dep.inst[in.id]; st != nil {
+		in.state, in.agent = or(st.state, instStarted), or(st.agent, AgentRunning)
+		if st.gen > 0 {
+			gen = strconv.Itoa(st.gen)
+		}
+		if !st.vmAt.IsZero() {
+			in.createdAt = st.vmAt
+		}
+	}
+	in.expectsVM = !g.errand && in.state != instDetached
 	if in.expectsVM {
-		in.agentID = stableUUID(append(key, "agent")...)
-		in.cid = "vm-" + stableUUID(append(key, "vm")...)
+		in.agentID = stableUUID(append(key, "agent"+gen)...)
+		in.cid = "vm-" + stableUUID(append(key, "vm"+gen)...)
 		in.ips = []string{instanceIP(g, key, i)}
 	}
 	return in
@@ -72,3 +117,6 @@ func instanceIP(g *group, key []string, i int) string {
 }
 
 func (in instance) createdAtText() string { return in.createdAt.Format(time.RFC3339) }
+
+// name is the instance as events and task stages name it: group/uuid.
+func (in instance) name() string { return in.job + "/" + in.id }

@@ -49,11 +49,13 @@ type groupDoc struct {
 		Name    string `yaml:"name"`
 		Release string `yaml:"release"`
 	} `yaml:"jobs"`
-	VMType             string `yaml:"vm_type"`
-	Stemcell           string `yaml:"stemcell"`
-	Lifecycle          string `yaml:"lifecycle"`
-	PersistentDisk     int    `yaml:"persistent_disk"`
-	PersistentDiskType string `yaml:"persistent_disk_type"`
+	VMType             string    `yaml:"vm_type"`
+	VMResources        yaml.Node `yaml:"vm_resources"`
+	VMExtensions       []string  `yaml:"vm_extensions"`
+	Stemcell           string    `yaml:"stemcell"`
+	Lifecycle          string    `yaml:"lifecycle"`
+	PersistentDisk     int       `yaml:"persistent_disk"`
+	PersistentDiskType string    `yaml:"persistent_disk_type"`
 	Networks           []struct {
 		Name      string   `yaml:"name"`
 		StaticIPs []string `yaml:"static_ips"`

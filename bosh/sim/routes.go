@@ -35,6 +35,8 @@ func (d *Director) endpoints() []route {
 		{"DELETE", "/deployments/{name}", false, d.deleteDeployment},
 		{"GET", "/deployments/{name}/vms", false, d.getVMs},
 		{"GET", "/deployments/{name}/instances", false, d.getInstances},
+		{"PUT", "/deployments/{name}/jobs/{job}", false, d.putJobState},
+		{"PUT", "/deployments/{name}/jobs/{job}/{index_or_id}", false, d.putJobState},
 		{"GET", "/tasks", false, d.listTasks},
 		{"GET", "/tasks/{id}", false, d.getTask},
 		{"GET", "/tasks/{id}/output", false, d.getTaskOutput},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // outcome is how a task ends; code is the error code of an error.
@@ -70,6 +71,14 @@ func (d *Director) execute(t *task) outcome {
 		}
 		return o
 	}
+	if t.refusal == nil && t.doc != nil {
+		t.refusal = d.checkCloud(t.doc) // as the Director parses the manifest, inside the lock
+	}
+	if t.refusal == nil && t.target != nil {
+		d.mu.Lock()
+		t.changes, t.refusal = d.changesLocked(t)
+		d.mu.Unlock()
+	}
 	if t.refusal != nil {
 		o, ok = refused(t), false
 	} else if o, ok = d.runStages(t); ok {
@@ -104,11 +113,24 @@ func (d *Director) runStages(t *task) (outcome, bool) {
 	per := t.duration / time.Duration(len(stages))
 	for i, s := range stages {
 		d.emit(t, s.line(evStarted, 0))
+		if s.change != nil {
+			d.beginChange(t, s.change)
+		}
 		if !d.checkpoint(t, per) {
+			if s.change != nil && d.ctx.Err() == nil {
+				d.endChange(t, s.change, fmt.Sprintf("Task %d cancelled", t.id))
+			}
 			return d.stopped(t), false
 		}
 		if i == len(stages)-1 && t.outcome != "" {
-			return d.injectedEnd(t, s), false
+			o := d.injectedEnd(t, s)
+			if s.change != nil {
+				d.endChange(t, s.change, o.result)
+			}
+			return o, false
+		}
+		if s.change != nil {
+			d.endChange(t, s.change, "")
 		}
 		d.emit(t, s.line(evFinished, 100))
 	}
@@ -157,7 +179,7 @@ func (d *Director) injectedEnd(t *task, s stage) outcome {
 	}
 	if s.stage != "" {
 		line := s.line(evFailed, 100)
-		line.Error = &lineError{Code: code, Message: msg}
+		line.Data = &lineData{Error: msg}
 		d.emit(t, line)
 	}
 	return outcome{StateError, msg, code}
@@ -167,7 +189,8 @@ func (d *Director) injectedEnd(t *task, s stage) outcome {
 func (d *Director) finish(t *task, o outcome) {
 	now := time.Now()
 	d.mu.Lock()
-	t.state, t.timestamp, t.result = o.state, now.Unix(), &o.result
+	result := truncateResult(o.result)
+	t.state, t.timestamp, t.result = o.state, now.Unix(), &result
 	if o.state == StateError {
 		t.events = append(t.events, mustJSON(errorLine{Time: now.Unix(), Error: lineError{o.code, o.result}})...)
 		t.events = append(t.events, '\n')
@@ -188,15 +211,17 @@ func (d *Director) complete(t *task, start int64) outcome {
 		if t.dryRun {
 			return done // the Director returns before it records the end
 		}
-		d.applyLocked(t.deployment, t.manifest, nil, t.content)
+		if t.target == nil { // a change of instance states redeploys the manifest as it is
+			d.applyLocked(t.deployment, t.manifest, nil, t.content)
+		}
 	case kindDelete:
 		if _, ok := d.deployments[t.deployment]; ok {
 			delete(d.deployments, t.deployment)
 			d.invalidateLocked()
 		}
 	case kindVMState:
-		t.results = d.vmStateLinesLocked(t.deployment)
-		return outcome{state: StateDone, result: "retrieved vm-state"}
+		t.results = d.vmStateLinesLocked(t.deployment, t.instances)
+		return outcome{state: StateDone, result: ""} // VmState#perform returns nil
 	}
 	d.recordTaskEndLocked(t, start, done, true)
 	return done
@@ -209,4 +234,30 @@ func errorCode(err error) int {
 		return me.code
 	}
 	return codeDirector
+}
+
+// maxResult is the longest task result the Director keeps, in characters.
+const maxResult = 128
+
+// truncateResult cuts a task's result as the Director's job runner does
+// (JobRunner#truncate): its first 129 characters, when there are more than
+// 128, lose their last partial word and the blanks before it, and end in
+// "...".
+func truncateResult(s string) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) <= maxResult {
+		return string(r)
+	}
+	r = r[:maxResult+1]
+	j := len(r)
+	for j > 0 && !unicode.IsSpace(r[j-1]) {
+		j--
+	}
+	if j > 0 {
+		for j > 0 && unicode.IsSpace(r[j-1]) {
+			j--
+		}
+		r = r[:j]
+	}
+	return string(r) + "..."
 }

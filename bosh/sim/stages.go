@@ -22,7 +22,13 @@ type eventLine struct {
 	Index    int        `json:"index"`
 	State    string     `json:"state"`
 	Progress int        `json:"progress"`
-	Error    *lineError `json:"error,omitempty"`
+	Data     *lineData  `json:"data,omitempty"`
+}
+
+// lineData is the data of a failed stage line: the Director writes the
+// error's message alone there, its code only on the task's last line.
+type lineData struct {
+	Error string `json:"error"`
 }
 
 type lineError struct {
@@ -42,6 +48,7 @@ type stage struct {
 	stage, task  string
 	tags         []string
 	index, total int
+	change       *instChange // the instance it updates, if any
 }
 
 func (s stage) line(state string, progress int) eventLine {
@@ -56,33 +63,51 @@ func (d *Director) emit(t *task, l eventLine) {
 	t.events = append(append(t.events, mustJSON(l)...), '\n')
 }
 
-// stagesOf lists the steps a task shows: a deploy prepares and updates
-// each VM (the first as canary), a delete deletes each VM.
+// stagesOf lists the steps a task shows. A deploy prepares (and renders
+// templates), finds packages to compile and updates each VM, the first of
+// each instance group as canary; a dry run stops after preparing, as the
+// Director's UpdateDeployment returns before it compiles. A change of
+// instance states updates only the instances it changes. A delete deletes
+// each VM.
 func (d *Director) stagesOf(t *task) []stage {
 	switch t.kind {
 	case kindDeploy:
-		out := []stage{{stage: "Preparing deployment", task: "Preparing deployment", tags: []string{}, index: 1, total: 1}}
-		return append(out, instanceStages("Updating instance", t.deployment, t.content, " (canary)")...)
+		out := []stage{
+			{stage: "Preparing deployment", task: "Preparing deployment", tags: []string{}, index: 1, total: 1},
+			{stage: "Preparing deployment", task: "Rendering templates", tags: []string{}, index: 2, total: 1},
+		}
+		if t.dryRun {
+			return out
+		}
+		out = append(out, stage{stage: "Preparing package compilation", task: "Finding packages to compile",
+			tags: []string{}, index: 1, total: 1})
+		if t.changes != nil {
+			return append(out, changeStages(t.changes)...)
+		}
+		d.mu.RLock()
+		dep := &deployment{name: t.deployment, content: t.content}
+		if cur := d.deployments[t.deployment]; cur != nil {
+			dep.inst = cur.inst
+		}
+		vms := vmInstances(dep)
+		d.mu.RUnlock()
+		return append(out, instanceStages("Updating instance", vms, " (canary)")...)
 	case kindDelete:
 		d.mu.RLock()
-		var c *content
-		if dep := d.deployments[t.deployment]; dep != nil {
-			c = dep.content
-		}
+		vms := vmInstances(d.deployments[t.deployment])
 		d.mu.RUnlock()
-		out := instanceStages("Deleting instances", t.deployment, c, "")
+		out := instanceStages("Deleting instances", vms, "")
 		return append(out, stage{stage: "Removing deployment artifacts", task: "Detaching stemcells",
 			tags: []string{}, index: 1, total: 1})
 	}
 	return nil
 }
 
-// instanceStages is a stage per VM of c; the first one's task gets suffix.
-func instanceStages(name, deployment string, c *content, suffix string) []stage {
-	vms := vmInstances(deployment, c, time.Time{})
+// instanceStages is a stage per VM; the first one's task gets suffix.
+func instanceStages(name string, vms []instance, suffix string) []stage {
 	out := make([]stage, len(vms))
 	for i, in := range vms {
-		out[i] = stage{stage: name, task: fmt.Sprintf("%s/%s (%d)", in.job, in.id, in.index),
+		out[i] = stage{stage: name, task: fmt.Sprintf("%s (%d)", in.name(), in.index),
 			tags: []string{in.job}, index: i + 1, total: len(vms)}
 	}
 	if len(out) > 0 {

@@ -49,6 +49,7 @@ type deployment struct {
 	content     *content  // nil until a first deploy succeeds
 	cloudConfig int       // id of the cloud config it was deployed with; 0 = none
 	createdAt   time.Time // when its VMs were created
+	inst        map[string]*instState // by instance id; what happened to its instances
 }
 
 // manifestText is the manifest exactly as it was posted.
@@ -77,7 +78,7 @@ func newStore() store {
 	return store{
 		deployments: map[string]*deployment{},
 		locks:       map[string]*lock{},
-		configs:     []config{newConfig(1, "cloud", "default", defaultCloudConfig)},
+		configs:     []config{newConfig(1, "cloud", "default", DefaultCloudConfig)},
 		releases:    map[string]map[string]*releaseVersion{},
 		stemcells:   map[nameVersion]*stemcell{},
 		outcomes:    map[string][]string{},

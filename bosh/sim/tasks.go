@@ -50,8 +50,15 @@ type task struct {
 
 	// inputs of a deploy
 	manifest string
+	doc      *manifestDoc // checked against the cloud config when the task runs
 	content  *content
 	refusal  error // why the manifest is refused; the task ends in error
+
+	instances bool // a vm-state task that lists instances, not VMs
+
+	// inputs of a change of instance states
+	target  *jobTarget
+	changes []*instChange // the instances it changes, decided when it runs
 	dryRun   bool
 }
 

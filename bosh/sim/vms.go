@@ -42,9 +42,9 @@ func (d *Director) deploymentInstances(name string, vmsOnly bool) ([]instance, b
 		return nil, false
 	}
 	if vmsOnly {
-		return vmInstances(name, dep.content, dep.createdAt), true
+		return vmInstances(dep), true
 	}
-	return instancesOf(name, dep.content, dep.createdAt), true
+	return instancesOf(dep), true
 }
 
 // getVMs is GET /deployments/:name/vms; with format=full it starts a task
@@ -52,7 +52,7 @@ func (d *Director) deploymentInstances(name string, vmsOnly bool) ([]instance, b
 func (d *Director) getVMs(w http.ResponseWriter, r *http.Request, user string) {
 	name := r.PathValue("name")
 	if r.URL.Query().Get("format") == "full" {
-		d.vmStateTask(w, r, user, name)
+		d.vmStateTask(w, r, user, name, false)
 		return
 	}
 	vms, ok := d.deploymentInstances(name, true)
@@ -68,9 +68,15 @@ func (d *Director) getVMs(w http.ResponseWriter, r *http.Request, user string) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// getInstances is GET /deployments/:name/instances.
-func (d *Director) getInstances(w http.ResponseWriter, r *http.Request, _ string) {
+// getInstances is GET /deployments/:name/instances; with format=full it
+// starts the same task as /vms?format=full, which lists every instance,
+// those without a VM included (jobs/vm_state.rb, instance_states).
+func (d *Director) getInstances(w http.ResponseWriter, r *http.Request, user string) {
 	name := r.PathValue("name")
+	if r.URL.Query().Get("format") == "full" {
+		d.vmStateTask(w, r, user, name, true)
+		return
+	}
 	all, ok := d.deploymentInstances(name, false)
 	if !ok {
 		deploymentNotFound(w, name)
@@ -87,7 +93,7 @@ func (d *Director) getInstances(w http.ResponseWriter, r *http.Request, _ string
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Director) vmStateTask(w http.ResponseWriter, r *http.Request, user, name string) {
+func (d *Director) vmStateTask(w http.ResponseWriter, r *http.Request, user, name string, instances bool) {
 	d.mu.Lock()
 	if _, ok := d.deployments[name]; !ok {
 		d.mu.Unlock()
@@ -95,20 +101,27 @@ func (d *Director) vmStateTask(w http.ResponseWriter, r *http.Request, user, nam
 		return
 	}
 	t := d.newTaskLocked(kindVMState, "retrieve vm-stats", name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t.instances = instances
 	d.mu.Unlock()
 	d.startTask(t)
 	d.redirectToTask(w, t.id)
 }
 
-// vmStateLinesLocked is the result output of a vm-state task: one VM a line.
-func (d *Director) vmStateLinesLocked(name string) []byte {
+// vmStateLinesLocked is the result output of a vm-state task: one line a
+// VM, or with instances one line an instance, VM or not.
+func (d *Director) vmStateLinesLocked(name string, instances bool) []byte {
 	dep, ok := d.deployments[name]
 	if !ok {
 		return nil
 	}
+	list := vmInstances(dep)
+	if instances {
+		list = instancesOf(dep)
+	}
 	var out []byte
-	for _, in := range vmInstances(name, dep.content, dep.createdAt) {
-		out = append(append(out, mustJSON(fullVMOf(in, time.Now()))...), '\n')
+	now := time.Now()
+	for _, in := range list {
+		out = append(append(out, mustJSON(fullVMOf(in, now))...), '\n')
 	}
 	return out
 }

@@ -1,0 +1,271 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Director error codes of instance state changes (errors.rb of
+// cloudfoundry/bosh).
+const (
+	codeInstanceNotFound     = 70001
+	codeInstanceInvalidIndex = 70002
+	codeInvalidValue         = 40005
+	codeInvalidGroupState    = 140008
+	codeInvalidInstanceState = 140007
+)
+
+// instanceIDForm is what the Director takes as an instance uuid in a route.
+var instanceIDForm = regexp.MustCompile(`^[A-Fa-f0-9]{8}-[A-Fa-f0-9-]{27}$`)
+
+// jobTarget is what a PUT /deployments/:name/jobs/... asks: the instances
+// of a group ("*" = every group), or one instance by index or uuid, to be
+// brought to a state.
+type jobTarget struct {
+	group, instance, state string
+}
+
+// instChange is an instance a state change updates.
+type instChange struct {
+	in     instance
+	target string // started, stopped, detached, restart or recreate
+	parent int64  // the id of its instance event's start
+}
+
+// action is the action of the instance's events: the Director names a
+// change of state by the state it reaches.
+func (c *instChange) action() string {
+	switch c.target {
+	case instStarted:
+		return "start"
+	case instStopped, instDetached:
+		return "stop"
+	}
+	return c.target
+}
+
+// putJobState is PUT /deployments/:name/jobs/:job[/:index_or_id]?state=...
+// with an empty text/yaml body, as the bosh CLI's start, stop, restart and
+// recreate send it: a "create deployment" task that redeploys the stored
+// manifest with the instances' new states. An unknown group changes
+// nothing (the Director does not check it); an unknown instance is 404.
+func (d *Director) putJobState(w http.ResponseWriter, r *http.Request, user string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "text/yaml" {
+		endpointNotFound(w, r)
+		return
+	}
+	name, group, which := r.PathValue("name"), r.PathValue("job"), r.PathValue("index_or_id")
+	q := r.URL.Query()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifest))
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, codeValidationType, "Reading the manifest: %v", err)
+		return
+	case len(body) > 0:
+		writeError(w, http.StatusBadRequest, codeValidationType,
+			"The simulator changes instance states with the deployment's own manifest only: send an empty body")
+		return
+	case q.Get("state") == "":
+		writeError(w, http.StatusBadRequest, codeBadManifest, "Manifest should not be empty")
+		return
+	case q.Has("recreate_vms_created_before") && q.Get("state") != "recreate":
+		writeError(w, http.StatusBadRequest, codeInvalidValue, "Must pass state=recreate when specifying recreate_vms_created_before")
+		return
+	}
+	if which != "" {
+		if _, err := strconv.Atoi(which); err != nil && !instanceIDForm.MatchString(which) {
+			writeError(w, http.StatusBadRequest, codeInstanceInvalidIndex, "Invalid instance index or id '%s'", which)
+			return
+		}
+	}
+	d.mu.Lock()
+	dep, ok := d.deployments[name]
+	if !ok {
+		d.mu.Unlock()
+		deploymentNotFound(w, name)
+		return
+	}
+	if which != "" && findInstance(dep, group, which) == nil {
+		d.mu.Unlock()
+		writeError(w, http.StatusNotFound, codeInstanceNotFound, "'%s/%s/%s' doesn't exist", name, group, which)
+		return
+	}
+	desc := "create deployment"
+	dryRun := q.Get("dry_run") == "true"
+	if dryRun {
+		desc += " (dry run)"
+	}
+	t := d.newTaskLocked(kindDeploy, desc, name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t.action, t.dryRun = "update", dryRun
+	t.manifest, t.content = dep.manifestText(), dep.content
+	t.target = &jobTarget{group: group, instance: which, state: q.Get("state")}
+	d.mu.Unlock()
+	d.startTask(t)
+	d.redirectToTask(w, t.id)
+}
+
+// findInstance finds a deployment's instance of group by index or uuid.
+func findInstance(dep *deployment, group, which string) *instance {
+	for _, in := range instancesOf(dep) {
+		if in.job == group && (in.id == which || strconv.Itoa(in.index) == which) {
+			return &in
+		}
+	}
+	return nil
+}
+
+// validStates are the states an instance can be asked to reach.
+var validStates = map[string]bool{instStarted: true, instStopped: true, instDetached: true, "recreate": true, "restart": true}
+
+// changesLocked lists the instances a state change updates, in the order
+// of the manifest; an error refuses the change as the Director's planner
+// does.
+func (d *Director) changesLocked(t *task) ([]*instChange, error) {
+	tg := t.target
+	dep := d.deployments[t.deployment]
+	if dep == nil {
+		return nil, nil
+	}
+	if !validStates[tg.state] {
+		if tg.instance != "" {
+			return nil, &manifestError{code: codeInvalidInstanceState, msg: fmt.Sprintf(
+				"Invalid state '%s' for '%s/%s', valid states are: started, stopped, detached, recreate, restart", tg.state, tg.group, tg.instance)}
+		}
+		return nil, &manifestError{code: codeInvalidGroupState, msg: fmt.Sprintf(
+			"Invalid state '%s' for '%s', valid states are: started, stopped, detached, recreate, restart", tg.state, tg.group)}
+	}
+	out := []*instChange{}
+	for _, in := range instancesOf(dep) {
+		switch {
+		case in.group.errand, tg.group != "*" && tg.group != in.job,
+			tg.instance != "" && tg.instance != in.id && tg.instance != strconv.Itoa(in.index):
+			continue
+		case (tg.state == instStarted || tg.state == instStopped || tg.state == instDetached) && in.state == tg.state:
+			continue // already there
+		}
+		out = append(out, &instChange{in: in, target: tg.state})
+	}
+	return out, nil
+}
+
+// changeStages is an "Updating instance" stage per changed instance, tagged
+// with its group, counted within its group, the first of each as canary.
+func changeStages(changes []*instChange) []stage {
+	total := map[string]int{}
+	for _, c := range changes {
+		total[c.in.job]++
+	}
+	seen := map[string]int{}
+	out := make([]stage, len(changes))
+	for i, c := range changes {
+		seen[c.in.job]++
+		task := fmt.Sprintf("%s (%d)", c.in.name(), c.in.index)
+		if seen[c.in.job] == 1 {
+			task += " (canary)"
+		}
+		out[i] = stage{stage: "Updating instance", task: task, tags: []string{c.in.job},
+			index: seen[c.in.job], total: total[c.in.job], change: c}
+	}
+	return out
+}
+
+// instanceEvent is an event of an instance a task changes.
+func instanceEvent(t *task, action string, in instance) event {
+	e := taskEvent(t, action, "instance", in.name())
+	e.instance = in.name()
+	return e
+}
+
+// vmEvent is an event of an instance's VM.
+func vmEvent(user string, task int, deployment, action, cid string, in instance) event {
+	return event{task: task, user: user, action: action, objectType: "vm", objectName: cid,
+		deployment: deployment, instance: in.name()}
+}
+
+// beginChange records the start of an instance's update, as the Director's
+// InstanceUpdater does before it stops, recreates or starts it.
+func (d *Director) beginChange(t *task, c *instChange) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := instanceEvent(t, c.action(), c.in)
+	if c.target == "recreate" {
+		e.context = mustJSON(map[string]string{"az": c.in.az})
+	}
+	c.parent = d.recordLocked(e)
+}
+
+// endChange applies an instance's update and records its VM's events and
+// the end of its instance event (with errText when it failed).
+func (d *Director) endChange(t *task, c *instChange, errText string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if errText == "" {
+		d.applyChangeLocked(t, c)
+	}
+	e := instanceEvent(t, c.action(), c.in)
+	e.parent, e.err = c.parent, errText
+	d.recordLocked(e)
+}
+
+// applyChangeLocked brings an instance to its new state: a recreate gives
+// it a new VM (and its agent answers again), a hard stop deletes its VM, a
+// start of a detached instance creates one.
+func (d *Director) applyChangeLocked(t *task, c *instChange) {
+	dep := d.deployments[t.deployment]
+	if dep == nil {
+		return
+	}
+	if dep.inst == nil {
+		dep.inst = map[string]*instState{}
+	}
+	st := dep.inst[c.in.id]
+	if st == nil {
+		st = &instState{}
+		dep.inst[c.in.id] = st
+	}
+	hadVM := c.in.expectsVM
+	switch c.target {
+	case "recreate":
+		d.vmPairLocked(t.user, t.id, dep.name, "delete", c.in.cid, c.in)
+		st.gen, st.vmAt, st.agent, st.state = st.gen+1, time.Now().UTC().Truncate(time.Second), "", instStarted
+		d.vmCreatedLocked(t.user, t.id, dep, c.in)
+	case "restart":
+		st.agent, st.state = "", instStarted
+	case instDetached:
+		if hadVM {
+			d.vmPairLocked(t.user, t.id, dep.name, "delete", c.in.cid, c.in)
+			st.gen++
+		}
+		st.state, st.agent = instDetached, ""
+	default: // started, stopped
+		st.state = c.target
+		if !hadVM {
+			st.vmAt, st.agent = time.Now().UTC().Truncate(time.Second), ""
+			st.state = c.target
+			d.vmCreatedLocked(t.user, t.id, dep, c.in)
+		}
+	}
+	d.invalidateLocked()
+}
+
+// vmPairLocked records a VM event's start and end, both naming cid.
+func (d *Director) vmPairLocked(user string, task int, deployment, action, cid string, in instance) {
+	end := vmEvent(user, task, deployment, action, cid, in)
+	end.parent = d.recordLocked(vmEvent(user, task, deployment, action, cid, in))
+	d.recordLocked(end)
+}
+
+// vmCreatedLocked records the creation of an instance's new VM: the start
+// names no VM (its cid is not known yet), the end names it.
+func (d *Director) vmCreatedLocked(user string, task int, dep *deployment, was instance) {
+	start := d.recordLocked(vmEvent(user, task, dep.name, "create", "", was))
+	now := findInstance(dep, was.job, was.id)
+	end := vmEvent(user, task, dep.name, "create", now.cid, was)
+	end.parent = start
+	d.recordLocked(end)
+}
