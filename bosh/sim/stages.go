@@ -14,15 +14,15 @@ const (
 
 // eventLine is a line of a task's event output.
 type eventLine struct {
-	Time     int64      `json:"time"`
-	Stage    string     `json:"stage"`
-	Tags     []string   `json:"tags"`
-	Total    int        `json:"total"`
-	Task     string     `json:"task"`
-	Index    int        `json:"index"`
-	State    string     `json:"state"`
-	Progress int        `json:"progress"`
-	Data     *lineData  `json:"data,omitempty"`
+	Time     int64     `json:"time"`
+	Stage    string    `json:"stage"`
+	Tags     []string  `json:"tags"`
+	Total    int       `json:"total"`
+	Task     string    `json:"task"`
+	Index    int       `json:"index"`
+	State    string    `json:"state"`
+	Progress int       `json:"progress"`
+	Data     *lineData `json:"data,omitempty"`
 }
 
 // lineData is the data of a failed stage line: the Director writes the

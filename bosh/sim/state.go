@@ -45,10 +45,10 @@ type content struct {
 type deployment struct {
 	name        string
 	manifest    string
-	seed        *seedInfo // when set, the manifest is rendered from it
-	content     *content  // nil until a first deploy succeeds
-	cloudConfig int       // id of the cloud config it was deployed with; 0 = none
-	createdAt   time.Time // when its VMs were created
+	seed        *seedInfo             // when set, the manifest is rendered from it
+	content     *content              // nil until a first deploy succeeds
+	cloudConfig int                   // id of the cloud config it was deployed with; 0 = none
+	createdAt   time.Time             // when its VMs were created
 	inst        map[string]*instState // by instance id; what happened to its instances
 }
 

@@ -59,7 +59,7 @@ type task struct {
 	// inputs of a change of instance states
 	target  *jobTarget
 	changes []*instChange // the instances it changes, decided when it runs
-	dryRun   bool
+	dryRun  bool
 }
 
 // taskView is a task as GET /tasks/:id shows it.
