@@ -52,19 +52,27 @@ func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user s
 		writeError(w, http.StatusBadRequest, codeMissingField, "%s", refusal.Error())
 		return
 	}
+	if err := d.checkDiffContext(r.URL.Query().Get("context")); err != nil {
+		writeError(w, http.StatusBadRequest, codeInvalidConfigRef, "%s", err.Error())
+		return
+	}
 	var c *content
 	if doc != nil {
 		c = contentOf(doc)
 	}
 	dryRun := r.URL.Query().Get("dry_run") == "true"
+	desc := "create deployment"
+	if dryRun {
+		desc += " (dry run)"
+	}
 	d.mu.Lock()
-	t := d.newTaskLocked(kindDeploy, "create deployment", name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t := d.newTaskLocked(kindDeploy, desc, name, user, r.Header.Get("X-Bosh-Context-Id"))
 	t.manifest, t.doc, t.content, t.refusal, t.dryRun = text, doc, c, refusal, dryRun
 	t.action = "update" // "create" when the deployment is new, decided when the deploy is accepted
 	if _, ok := d.deployments[name]; !ok {
 		t.action = "create"
 	}
-	if name != "" && !dryRun {
+	if name != "" { // even for a dry run, as the Director's DeploymentRepo does
 		d.placeholderLocked(name)
 	}
 	d.mu.Unlock()
