@@ -33,6 +33,7 @@ func (d *Director) endpoints() []route {
 		{"POST", "/deployments", false, d.postDeployment},
 		{"GET", "/deployments/{name}", false, d.getDeployment},
 		{"DELETE", "/deployments/{name}", false, d.deleteDeployment},
+		{"POST", "/deployments/{name}/diff", false, d.postDiff},
 		{"GET", "/deployments/{name}/vms", false, d.getVMs},
 		{"GET", "/deployments/{name}/instances", false, d.getInstances},
 		{"PUT", "/deployments/{name}/jobs/{job}", false, d.putJobState},
