@@ -21,7 +21,7 @@ type route struct {
 // controllers are the first path segments the Director mounts; unknown routes
 // under them are authenticated before they are refused.
 var controllers = map[string]bool{"info": true, "deployments": true, "tasks": true, "task": true,
-	"releases": true, "stemcells": true, "configs": true, "locks": true, "events": true}
+	"releases": true, "stemcells": true, "configs": true, "locks": true, "events": true, "resources": true}
 
 // maxContextID is the longest X-Bosh-Context-Id the Director accepts.
 const maxContextID = 64
@@ -38,6 +38,9 @@ func (d *Director) endpoints() []route {
 		{"GET", "/deployments/{name}/instances", false, d.getInstances},
 		{"PUT", "/deployments/{name}/jobs/{job}", false, d.putJobState},
 		{"PUT", "/deployments/{name}/jobs/{job}/{index_or_id}", false, d.putJobState},
+		{"GET", "/deployments/{name}/jobs/{job}/{index_or_id}/logs", false, d.getLogs},
+		{"GET", "/deployments/{name}/variables", false, d.getVariables},
+		{"GET", "/resources/{id}", false, d.getResource},
 		{"GET", "/tasks", false, d.listTasks},
 		{"GET", "/tasks/{id}", false, d.getTask},
 		{"GET", "/tasks/{id}/output", false, d.getTaskOutput},

@@ -54,7 +54,7 @@ func (d *Director) run(t *task) {
 // releases it; on failure it releases the lock, then records its end with
 // the error. A dry run records no end when it succeeds.
 func (d *Director) execute(t *task) outcome {
-	if t.kind == kindVMState {
+	if t.kind == kindVMState || t.kind == kindLogs {
 		if o, ok := d.runStages(t); !ok {
 			return o
 		}
@@ -219,6 +219,8 @@ func (d *Director) complete(t *task, start int64) outcome {
 			delete(d.deployments, t.deployment)
 			d.invalidateLocked()
 		}
+	case kindLogs:
+		return outcome{state: StateDone, result: d.storeLogsLocked(t.logs)} // FetchLogs#perform returns the blob's id
 	case kindVMState:
 		t.results = d.vmStateLinesLocked(t.deployment, t.instances)
 		return outcome{state: StateDone, result: ""} // VmState#perform returns nil

@@ -92,6 +92,8 @@ func (d *Director) stagesOf(t *task) []stage {
 		vms := vmInstances(dep)
 		d.mu.RUnlock()
 		return append(out, instanceStages("Updating instance", vms, " (canary)")...)
+	case kindLogs:
+		return logStages(t.logs)
 	case kindDelete:
 		d.mu.RLock()
 		vms := vmInstances(d.deployments[t.deployment])

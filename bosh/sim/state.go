@@ -62,16 +62,18 @@ func (dep *deployment) manifestText() string {
 
 // store is the Director's state, guarded by Director.mu.
 type store struct {
-	deployments map[string]*deployment
-	tasks       []*task // tasks[i].id == i+1
-	taskBase    int     // Stats count tasks with ids above this
-	events      eventLog
-	locks       map[string]*lock
-	configs     []config
-	releases    map[string]map[string]*releaseVersion
-	stemcells   map[nameVersion]*stemcell
-	outcomes    map[string][]string // deployment ("" = any) -> states of its next tasks
-	listing     [listingVariants][]byte
+	deployments   map[string]*deployment
+	tasks         []*task // tasks[i].id == i+1
+	taskBase      int     // Stats count tasks with ids above this
+	events        eventLog
+	locks         map[string]*lock
+	configs       []config
+	releases      map[string]map[string]*releaseVersion
+	stemcells     map[nameVersion]*stemcell
+	outcomes      map[string][]string // deployment ("" = any) -> states of its next tasks
+	listing       [listingVariants][]byte
+	resources     map[string][]byte // logs tarballs by blobstore id
+	resourceOrder []string          // their ids, oldest first
 }
 
 func newStore() store {

@@ -30,6 +30,7 @@ const (
 	kindDeploy taskKind = iota
 	kindDelete
 	kindVMState
+	kindLogs
 )
 
 // task is a Director task. Its fields are guarded by Director.mu, except
@@ -54,7 +55,8 @@ type task struct {
 	content  *content
 	refusal  error // why the manifest is refused; the task ends in error
 
-	instances bool // a vm-state task that lists instances, not VMs
+	instances bool        // a vm-state task that lists instances, not VMs
+	logs      *logsTarget // what a fetch-logs task packs
 
 	// inputs of a change of instance states
 	target  *jobTarget

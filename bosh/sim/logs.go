@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxResources is how many log tarballs the simulator keeps for
+// GET /resources/:id; older ones are dropped.
+const maxResources = 100
+
+// logsTarget is what a fetch-logs task packs.
+type logsTarget struct {
+	instances []instance
+	types     string
+}
+
+// getLogs is GET /deployments/:name/jobs/:job/:index_or_id/logs?type=&filters=
+// ("*" for any group or instance): a "fetch logs" task whose result is the
+// blobstore id of a tarball of the instances' logs (GET /resources/:id).
+func (d *Director) getLogs(w http.ResponseWriter, r *http.Request, user string) {
+	name, group, which := r.PathValue("name"), r.PathValue("job"), r.PathValue("index_or_id")
+	if which != "*" {
+		if _, err := strconv.Atoi(which); err != nil && !instanceIDForm.MatchString(which) {
+			writeError(w, http.StatusBadRequest, codeInstanceInvalidIndex, "Invalid instance index or id '%s'", which)
+			return
+		}
+	}
+	d.mu.Lock()
+	dep, ok := d.deployments[name]
+	if !ok {
+		d.mu.Unlock()
+		deploymentNotFound(w, name)
+		return
+	}
+	if _, err := strconv.Atoi(which); err == nil && findInstance(dep, group, which) == nil {
+		d.mu.Unlock()
+		writeError(w, http.StatusNotFound, codeInstanceNotFound, "'%s/%s/%s' doesn't exist", name, group, which)
+		return
+	}
+	var picked []instance
+	matched := false
+	for _, in := range instancesOf(dep) {
+		if (group == "*" || in.job == group) && (which == "*" || in.id == which || strconv.Itoa(in.index) == which) {
+			matched = true
+			if in.expectsVM {
+				picked = append(picked, in)
+			}
+		}
+	}
+	switch {
+	case !matched:
+		d.mu.Unlock()
+		writeError(w, http.StatusNotFound, codeInstanceNotFound, "No instances matched %s", instanceFilter(name, group, which))
+		return
+	case len(picked) == 0: // a plain error in the Director: a bare 500
+		d.mu.Unlock()
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	t := d.newTaskLocked(kindLogs, "fetch logs", name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t.logs = &logsTarget{instances: picked, types: or(r.URL.Query().Get("type"), "job")}
+	d.mu.Unlock()
+	d.startTask(t)
+	d.redirectToTask(w, t.id)
+}
+
+// instanceFilter writes a logs request's filter as the Director's error does.
+func instanceFilter(name, group, which string) string {
+	parts := []string{fmt.Sprintf(":deployment=>%q", name)}
+	if group != "*" {
+		parts = append(parts, fmt.Sprintf(":job=>%q", group))
+	}
+	if which != "*" {
+		parts = append(parts, fmt.Sprintf(":uuid=>%q", which))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// logStages are the steps of a fetch-logs task: one per instance, then the
+// packing of them all when there are several.
+func logStages(l *logsTarget) []stage {
+	var out []stage
+	for _, in := range l.instances {
+		out = append(out, stage{stage: fmt.Sprintf("Fetching logs for %s (%d)", in.name(), in.index),
+			task: "Finding and packing log files", tags: []string{}, index: 1, total: 1})
+	}
+	if len(l.instances) > 1 {
+		out = append(out, stage{stage: "Fetching group of logs", task: "Packing log files together",
+			tags: []string{}, index: 1, total: 1})
+	}
+	return out
+}
+
+// storeLogsLocked packs the instances' logs into a tarball kept as a
+// resource, and returns its blobstore id.
+func (d *Director) storeLogsLocked(l *logsTarget) string {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	now := time.Now().UTC()
+	for _, in := range l.instances {
+		for _, typ := range strings.Split(l.types, ",") {
+			for _, j := range in.group.jobs {
+				body := fmt.Sprintf("%s [%s] %s/%d simulated %s log of job %s on %s\n",
+					now.Format(time.RFC3339), in.agentID, in.job, in.index, typ, j.name, in.cid)
+				_ = tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("./%s.%s/%s/%s.%s.log", in.job, in.id, j.name, j.name, typ),
+					Mode: 0o644, Size: int64(len(body)), ModTime: now})
+				_, _ = tw.Write([]byte(body))
+			}
+		}
+	}
+	_ = tw.Close()
+	_ = gz.Close()
+	id := newUUID()
+	if d.resources == nil {
+		d.resources = map[string][]byte{}
+	}
+	d.resources[id] = buf.Bytes()
+	d.resourceOrder = append(d.resourceOrder, id)
+	if len(d.resourceOrder) > maxResources {
+		delete(d.resources, d.resourceOrder[0])
+		d.resourceOrder = slices.Delete(d.resourceOrder, 0, 1)
+	}
+	return id
+}
+
+// getResource is GET /resources/:id: a blob the Director keeps, here a logs
+// tarball (the Director has nginx send it; the simulator sends it itself).
+func (d *Director) getResource(w http.ResponseWriter, r *http.Request, _ string) {
+	id := r.PathValue("id")
+	d.mu.RLock()
+	blob, ok := d.resources[id]
+	d.mu.RUnlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, codeResourceNotFound, "Resource '%s' not found in the blobstore", id)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-gzip")
+	w.Header().Set("Content-Length", strconv.Itoa(len(blob)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(blob)
+}
+
+// codeResourceNotFound is ResourceNotFound.
+const codeResourceNotFound = 100002
+
+// variableRef finds the ((name)) placeholders of a manifest.
+var variableRef = regexp.MustCompile(`\(\(\s*(!?[A-Za-z0-9_./:-]+)\s*\)\)`)
+
+type variableView struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// getVariables is GET /deployments/:name/variables: the variables its
+// manifest uses (its ((placeholders)) and variables: section), each named
+// as the config server stores it, /<director>/<deployment>/<name>, with the
+// id the config server gave it.
+func (d *Director) getVariables(w http.ResponseWriter, r *http.Request, _ string) {
+	name := r.PathValue("name")
+	d.mu.RLock()
+	dep, ok := d.deployments[name]
+	var text string
+	if ok {
+		text = dep.manifestText()
+	}
+	d.mu.RUnlock()
+	if !ok {
+		deploymentNotFound(w, name)
+		return
+	}
+	out := []variableView{}
+	seen := map[string]bool{}
+	add := func(v string) {
+		v = strings.TrimPrefix(v, "!")
+		v, _, _ = strings.Cut(v, ".") // ((tls.certificate)) is the variable tls
+		if v == "" || seen[v] {
+			return
+		}
+		seen[v] = true
+		full := v
+		if !strings.HasPrefix(v, "/") {
+			full = "/" + d.opts.Name + "/" + name + "/" + v
+		}
+		out = append(out, variableView{ID: stableUUID("variable", full), Name: full})
+	}
+	for _, m := range variableRef.FindAllStringSubmatch(text, -1) {
+		add(m[1])
+	}
+	if h, err := manifestHash(text); err == nil {
+		if i := keyIndex(h, "variables"); i >= 0 {
+			for _, v := range h.Content[i+1].Content {
+				if j := keyIndex(v, "name"); j >= 0 {
+					add(v.Content[j+1].Value)
+				}
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
