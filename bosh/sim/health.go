@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
+	"net/http"
 	"time"
 )
 
@@ -73,4 +76,84 @@ func alertEvent(deployment string, in instance, at time.Time) event {
 	msg := fmt.Sprintf("%s. Alert @ %s, severity 2: %s", title, at.Format("2006-01-02 15:04:05 UTC"), title)
 	return event{user: HMUser, action: "create", objectType: "alert", objectName: newUUID(),
 		deployment: deployment, instance: in.name(), context: mustJSON(map[string]string{"message": msg})}
+}
+
+// InstanceIDs lists the ids of a deployment's instances of group ("" = every
+// group), in the order of its manifest.
+func (d *Director) InstanceIDs(deployment, group string) []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	var out []string
+	for _, in := range instancesOf(d.deployments[deployment]) {
+		if group == "" || in.job == group {
+			out = append(out, in.id)
+		}
+	}
+	return out
+}
+
+// Resurrect recreates an instance's VM as the Health Monitor's resurrector
+// has the Director do it, and returns once done: a "scan and fix" task by
+// user hm that takes the deployment's lock, deletes the VM and creates a
+// new one (VM events only: the Director records no instance event for a
+// resurrection), after which the agent answers again.
+func (d *Director) Resurrect(deployment, instanceID string) error {
+	d.mu.Lock()
+	if _, _, err := d.instStateLocked(deployment, instanceID); err != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("resurrecting: %w", err)
+	}
+	t := d.scanAndFixLocked(deployment, HMUser, "", map[string]bool{instanceID: true})
+	d.wg.Add(1)
+	d.mu.Unlock()
+	defer d.wg.Done()
+	d.run(t)
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if t.state != StateDone {
+		return fmt.Errorf("resurrecting %s/%s: task %d %s: %s", deployment, instanceID, t.id, t.state, *t.result)
+	}
+	return nil
+}
+
+// scanAndFixLocked records a queued "scan and fix" task recreating the VMs
+// of ids; the caller starts it.
+func (d *Director) scanAndFixLocked(deployment, user, ctxID string, ids map[string]bool) *task {
+	t := d.newTaskLocked(kindScanFix, "scan and fix", deployment, user, ctxID)
+	t.target = &jobTarget{group: "*", state: "recreate", ids: ids}
+	return t
+}
+
+// putScanAndFix is PUT /deployments/:name/scan_and_fix (application/json,
+// {"jobs": {"group": ["uuid", ...]}}), as the Health Monitor's resurrector
+// sends it: a "scan and fix" task recreating those instances' VMs.
+func (d *Director) putScanAndFix(w http.ResponseWriter, r *http.Request, user string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		endpointNotFound(w, r)
+		return
+	}
+	var body struct {
+		Jobs map[string][]string `json:"jobs"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, codeValidationType, "Invalid JSON request body: %v", err)
+		return
+	}
+	name := r.PathValue("name")
+	d.mu.Lock()
+	if _, ok := d.deployments[name]; !ok {
+		d.mu.Unlock()
+		deploymentNotFound(w, name)
+		return
+	}
+	ids := map[string]bool{}
+	for _, list := range body.Jobs {
+		for _, id := range list {
+			ids[id] = true
+		}
+	}
+	t := d.scanAndFixLocked(name, user, r.Header.Get("X-Bosh-Context-Id"), ids)
+	d.mu.Unlock()
+	d.startTask(t)
+	d.redirectToTask(w, t.id)
 }

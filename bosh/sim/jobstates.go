@@ -28,6 +28,7 @@ var instanceIDForm = regexp.MustCompile(`^[A-Fa-f0-9]{8}-[A-Fa-f0-9-]{27}$`)
 // brought to a state.
 type jobTarget struct {
 	group, instance, state string
+	ids                    map[string]bool // only these instances (scan and fix); nil = no such limit
 }
 
 // instChange is an instance a state change updates.
@@ -142,7 +143,7 @@ func (d *Director) changesLocked(t *task) ([]*instChange, error) {
 	out := []*instChange{}
 	for _, in := range instancesOf(dep) {
 		switch {
-		case in.group.errand, tg.group != "*" && tg.group != in.job,
+		case in.group.errand, tg.group != "*" && tg.group != in.job, tg.ids != nil && !tg.ids[in.id], !in.expectsVM && tg.ids != nil,
 			tg.instance != "" && tg.instance != in.id && tg.instance != strconv.Itoa(in.index):
 			continue
 		case (tg.state == instStarted || tg.state == instStopped || tg.state == instDetached) && in.state == tg.state:
@@ -190,6 +191,9 @@ func vmEvent(user string, task int, deployment, action, cid string, in instance)
 // beginChange records the start of an instance's update, as the Director's
 // InstanceUpdater does before it stops, recreates or starts it.
 func (d *Director) beginChange(t *task, c *instChange) {
+	if t.kind == kindScanFix {
+		return // a resurrection records VM events only
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e := instanceEvent(t, c.action(), c.in)
@@ -206,6 +210,9 @@ func (d *Director) endChange(t *task, c *instChange, errText string) {
 	defer d.mu.Unlock()
 	if errText == "" {
 		d.applyChangeLocked(t, c)
+	}
+	if t.kind == kindScanFix {
+		return
 	}
 	e := instanceEvent(t, c.action(), c.in)
 	e.parent, e.err = c.parent, errText

@@ -172,4 +172,28 @@ var _ = Describe("instance states (bosh start, stop, restart, recreate)", func()
 		}
 		Expect(byIndex(full("instances"), "redis", 0)).To(HaveKeyWithValue("state", "started"))
 	})
+
+	It("resurrects an instance as the Health Monitor does: a 'scan and fix' task by hm with VM events only", func() {
+		victim := d.InstanceIDs("r1", "redis")[1]
+		Expect(d.SetAgent("r1", victim, sim.AgentUnresponsive)).To(Succeed())
+		before := byIndex(full("vms"), "redis", 1)["vm_cid"]
+		Expect(d.Resurrect("r1", victim)).To(Succeed())
+		after := byIndex(full("vms"), "redis", 1)
+		Expect(after["vm_cid"]).NotTo(Equal(before))
+		Expect(after["job_state"]).To(Equal("running"))
+		var fix map[string]any
+		for _, t := range c.getJSON("/tasks?verbose=2").([]any) {
+			if ev(t)["description"] == "scan and fix" {
+				fix = ev(t)
+			}
+		}
+		Expect(fix).To(And(HaveKeyWithValue("user", "hm"), HaveKeyWithValue("state", "done"), HaveKeyWithValue("result", "scan and fix complete")))
+		events := c.getJSON("/events?user=hm&object_type=vm").([]any)
+		Expect(events).To(HaveLen(4), "a delete pair and a create pair")
+		for _, e := range events {
+			Expect(ev(e)).To(And(HaveKeyWithValue("deployment", "r1"), HaveKeyWithValue("instance", "redis/"+victim)))
+		}
+		Expect(c.getJSON("/events?user=hm&object_type=instance")).To(BeEmpty())
+		Expect(d.Resurrect("r1", "not-an-instance")).To(MatchError(sim.ErrNoInstance))
+	})
 })

@@ -40,6 +40,7 @@ func (d *Director) endpoints() []route {
 		{"PUT", "/deployments/{name}/jobs/{job}/{index_or_id}", false, d.putJobState},
 		{"GET", "/deployments/{name}/jobs/{job}/{index_or_id}/logs", false, d.getLogs},
 		{"GET", "/deployments/{name}/variables", false, d.getVariables},
+		{"PUT", "/deployments/{name}/scan_and_fix", false, d.putScanAndFix},
 		{"GET", "/resources/{id}", false, d.getResource},
 		{"GET", "/tasks", false, d.listTasks},
 		{"GET", "/tasks/{id}", false, d.getTask},

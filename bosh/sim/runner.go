@@ -60,6 +60,9 @@ func (d *Director) execute(t *task) outcome {
 		}
 		return d.complete(t, 0)
 	}
+	if t.kind == kindScanFix {
+		return d.scanAndFix(t)
+	}
 	if t.deployment == "" { // a manifest so broken it names no deployment
 		return refused(t)
 	}
@@ -262,4 +265,21 @@ func truncateResult(s string) string {
 		r = r[:j]
 	}
 	return string(r) + "..."
+}
+
+// scanAndFix runs a "scan and fix" task: under the deployment's lock, it
+// recreates the VMs it names; it records no deployment event.
+func (d *Director) scanAndFix(t *task) outcome {
+	o, ok := d.acquireLock(t)
+	if !ok {
+		return o
+	}
+	defer d.releaseLock(t)
+	d.mu.Lock()
+	t.changes, _ = d.changesLocked(t)
+	d.mu.Unlock()
+	if o, ok := d.runStages(t); !ok {
+		return o
+	}
+	return outcome{state: StateDone, result: "scan and fix complete"}
 }

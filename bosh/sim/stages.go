@@ -94,6 +94,14 @@ func (d *Director) stagesOf(t *task) []stage {
 		return append(out, instanceStages("Updating instance", vms, " (canary)")...)
 	case kindLogs:
 		return logStages(t.logs)
+	case kindScanFix:
+		out := changeStages(t.changes)
+		for i := range out {
+			in := out[i].change.in
+			out[i].stage, out[i].tags, out[i].index, out[i].total = "Applying problem resolutions", []string{}, i+1, len(out)
+			out[i].task = fmt.Sprintf("VM for '%s (%d)' with cloud ID '%s' is not responding.: Recreate VM and wait for processes to start", in.name(), in.index, in.cid)
+		}
+		return out
 	case kindDelete:
 		d.mu.RLock()
 		vms := vmInstances(d.deployments[t.deployment])

@@ -31,6 +31,7 @@ const (
 	kindDelete
 	kindVMState
 	kindLogs
+	kindScanFix
 )
 
 // task is a Director task. Its fields are guarded by Director.mu, except
