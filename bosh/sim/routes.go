@@ -21,7 +21,8 @@ type route struct {
 // controllers are the first path segments the Director mounts; unknown routes
 // under them are authenticated before they are refused.
 var controllers = map[string]bool{"info": true, "deployments": true, "tasks": true, "task": true,
-	"releases": true, "stemcells": true, "configs": true, "locks": true, "events": true, "resources": true}
+	"releases": true, "stemcells": true, "configs": true, "locks": true, "events": true, "resources": true,
+	"cloud_configs": true, "runtime_configs": true, "cpi_configs": true}
 
 // maxContextID is the longest X-Bosh-Context-Id the Director accepts.
 const maxContextID = 64
@@ -49,6 +50,16 @@ func (d *Director) endpoints() []route {
 		{"GET", "/releases", false, d.listReleases},
 		{"GET", "/stemcells", false, d.listStemcells},
 		{"GET", "/configs", false, d.listConfigs},
+		{"GET", "/configs/{id}", false, d.getConfig},
+		{"GET", "/cloud_configs", false, d.listTypedConfigs(cloudConfigKind)},
+		{"POST", "/cloud_configs", false, d.postTypedConfig(cloudConfigKind)},
+		{"POST", "/cloud_configs/diff", false, d.diffTypedConfig(cloudConfigKind)},
+		{"GET", "/runtime_configs", false, d.listTypedConfigs(runtimeConfigKind)},
+		{"POST", "/runtime_configs", false, d.postTypedConfig(runtimeConfigKind)},
+		{"POST", "/runtime_configs/diff", false, d.diffTypedConfig(runtimeConfigKind)},
+		{"GET", "/cpi_configs", false, d.listTypedConfigs(cpiConfigKind)},
+		{"POST", "/cpi_configs", false, d.postTypedConfig(cpiConfigKind)},
+		{"POST", "/cpi_configs/diff", false, d.diffTypedConfig(cpiConfigKind)},
 		{"GET", "/locks", false, d.listLocks},
 		{"GET", "/events", false, d.listEvents},
 	}
