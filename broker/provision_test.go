@@ -3,12 +3,14 @@ package broker_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"gopkg.in/yaml.v3"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 )
 
@@ -158,6 +160,14 @@ var _ = Describe("Provision", func() {
 		_, _, desc := e.lastOperation("f-1")
 		Expect(desc).To(MatchRegexp(`provision failed: BOSH task \d+ ended error`))
 		Expect(e.record("f-1").LastOperation.State).To(Equal("failed"))
+	})
+
+	It("reports a deploy the Director refuses for its cloud config as failed, with the Director's message", func() {
+		e.director.SetCloudConfig(strings.Replace(sim.DefaultCloudConfig, "vm_types:\n- name: default\n", "vm_types:\n- name: renamed\n", 1))
+		e.provision("f-3", "redis-small", nil)
+		e.eventuallyState("f-3", "failed")
+		_, _, desc := e.lastOperation("f-3")
+		Expect(desc).To(MatchRegexp(`^provision failed: BOSH task \d+ ended error: Instance group '\w+' references an unknown vm type 'default'$`))
 	})
 
 	It("retries a failed provision when the same request comes again", func() {
