@@ -36,6 +36,30 @@ var _ = Describe("Client calls against the simulator", func() {
 		Expect(got.UserAuthentication.Type).To(Equal("basic"))
 	})
 
+	It("reads the VMs' states from their agents through a vm-state task, in three requests when it ends within a poll", func() {
+		ids := d.InstanceIDs("redis-a", "")
+		Expect(ids).NotTo(BeEmpty())
+		Expect(d.SetAgent("redis-a", ids[0], sim.AgentFailing)).To(Succeed())
+		_, err := c.Deployments(ctx) // authentication detected
+		Expect(err).NotTo(HaveOccurred())
+		d.ResetStats()
+		states, err := c.VMStates(ctx, "redis-a", 100*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.Stats().Requests).To(Equal(map[string]int{"GET /deployments/:name/vms": 1, "GET /tasks/:id": 1, "GET /tasks/:id/output": 1}))
+		Expect(states).NotTo(BeEmpty())
+		Expect(states[0]).To(And(HaveField("ID", ids[0]), HaveField("JobState", "failing"), HaveField("State", "started")))
+		Expect(states[0].Running()).To(BeFalse(), "a process fails: %+v", states[0].Processes)
+
+		Expect(d.SetAgent("redis-a", ids[0], sim.AgentUnresponsive)).To(Succeed())
+		states, err = c.VMStates(ctx, "redis-a", 100*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(states[0]).To(HaveField("JobState", bosh.JobUnresponsiveAgent))
+		Expect(states[0].Running()).To(BeFalse())
+
+		_, err = c.VMStates(ctx, "nope", 0)
+		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+	})
+
 	It("lists deployments in the cheap form: releases and locks kept, configs and stemcells excluded", func() {
 		names := d.SeedDeployments(3, nil)
 		list, err := c.Deployments(ctx)

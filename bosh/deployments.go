@@ -1,11 +1,13 @@
 package bosh
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/cloudfoundry-community/gogobosh"
 )
@@ -135,4 +137,61 @@ func (c *Client) getDecoded(ctx context.Context, r request, decode func([]byte) 
 		return fmt.Errorf("bosh director %q: decoding %s %s: %w", c.name, r.method, r.path, err)
 	}
 	return nil
+}
+
+// VMStates asks the Director for the state of a deployment's VMs from
+// their agents: GET /deployments/:name/vms?format=full starts a task that
+// contacts every agent (up to 5 s each on the Director's side), polled
+// every poll (DefaultPoll when 0), whose result has a line per VM. It costs
+// the Director a task and at least three requests: the redirect, a poll,
+// the result.
+func (c *Client) VMStates(ctx context.Context, name string, poll time.Duration) ([]VMState, error) {
+	if name == "" {
+		return nil, fmt.Errorf("getting VM states: %w", errNoName)
+	}
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	r := request{method: http.MethodGet, path: deploymentPath(name) + "/vms", query: url.Values{"format": {"full"}}, endpoint: epVMs}
+	res, err := c.do(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, err)
+	}
+	id, err := taskID(res)
+	if err != nil {
+		return nil, fmt.Errorf("bosh director %q: GET %s: %w", c.name, r.path, err)
+	}
+	c.metrics.taskCreated(c.name)
+	// The task needs the agents' answers: look at it only after a poll.
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, ctx.Err())
+	case <-time.After(poll):
+	}
+	t, err := c.WaitTask(ctx, id, poll)
+	if err != nil {
+		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, err)
+	}
+	if !t.Succeeded() {
+		return nil, fmt.Errorf("getting VM states of deployment %s: task %d ended %s: %s", name, t.ID, t.State, shorten(t.Result))
+	}
+	res, err = c.do(ctx, request{method: http.MethodGet, path: taskPath(t.ID) + "/output",
+		query: url.Values{"type": {"result"}}, endpoint: epTaskOutput})
+	if err != nil {
+		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, err)
+	}
+	var out []VMState
+	n := 0
+	for line := range bytes.Lines(res.body) {
+		n++
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		var v VMState
+		if err := decodeJSON(line, &v); err != nil {
+			return nil, fmt.Errorf("getting VM states of deployment %s: line %d: %w", name, n, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -104,3 +104,50 @@ func (u *unixTime) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// VMState is one line of a vm-state task's result (GET
+// /deployments/:name/vms?format=full): a VM as its agent describes it.
+type VMState struct {
+	// ID is the instance's id; Job its group; Index its index.
+	ID    string `json:"id"`
+	Job   string `json:"job_name"`
+	Index int    `json:"index"`
+	// CID is the VM's id in the IaaS; AgentID its agent's.
+	CID     string `json:"vm_cid"`
+	AgentID string `json:"agent_id"`
+	// JobState is the agent's: running, failing, starting, stopped or
+	// unknown, or "unresponsive agent" when the agent did not answer the
+	// Director in time.
+	JobState string `json:"job_state"`
+	// State is the instance's desired state: started, stopped or detached.
+	State string `json:"state"`
+	// Active says the VM is the instance's current one (null: none).
+	Active *bool `json:"active"`
+	// Processes are the agent's processes and their states.
+	Processes []ProcessState `json:"processes"`
+}
+
+// ProcessState is a process an agent supervises.
+type ProcessState struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+}
+
+// Job states the Director and its agents report.
+const (
+	JobRunning           = "running"
+	JobUnresponsiveAgent = "unresponsive agent"
+)
+
+// Running says the VM's agent reports its jobs and every process running.
+func (v VMState) Running() bool {
+	if v.JobState != JobRunning {
+		return false
+	}
+	for _, p := range v.Processes {
+		if p.State != JobRunning {
+			return false
+		}
+	}
+	return true
+}

@@ -227,12 +227,12 @@ var _ = Describe("the typed config routes (/cloud_configs, /runtime_configs, /cp
 				[]any{"addons:", nil},
 				[]any{"  - name: a", nil},
 				[]any{"    properties:", nil},
-				[]any{"      password: <redacted>", "removed"},
-				[]any{"      password: <redacted>", "added"},
+				[]any{`      password: "<redacted>"`, "removed"},
+				[]any{`      password: "<redacted>"`, "added"},
 			}))
 			Expect(diff("/runtime_configs/diff?redact=false", body)).To(ContainElement([]any{"      password: new", "added"}))
 			Expect(diff("/cpi_configs/diff", "cpis: [{name: c, type: t, properties: {k: s}}]\n")).To(
-				ContainElement([]any{"      k: <redacted>", "added"}))
+				ContainElement([]any{`      k: "<redacted>"`, "added"}))
 			Expect(diff("/cloud_configs/diff?name=x", "azs: [{name: z, cloud_properties: {k: s}}]\n")).To(
 				ContainElement([]any{"      k: s", "added"}))
 		})

@@ -197,7 +197,7 @@ func (d *Director) getVariables(w http.ResponseWriter, r *http.Request, _ string
 	for _, m := range variableRef.FindAllStringSubmatch(text, -1) {
 		add(m[1])
 	}
-	if h, err := manifestHash(text); err == nil {
+	if h, err := parseConfig(text); err == nil {
 		if i := keyIndex(h, "variables"); i >= 0 {
 			for _, v := range h.Content[i+1].Content {
 				if j := keyIndex(v, "name"); j >= 0 {
