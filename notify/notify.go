@@ -26,10 +26,15 @@ const (
 	Conflict    = "conflict"
 	RunFailed   = "run_failed"
 	Remediated  = "remediated"
+	// Unhealthy: an instance whose VMs are not all running (a process
+	// failing, an agent not answering, a VM missing).
+	Unhealthy = "unhealthy"
+	// Recovered: an instance that was unhealthy has its VMs all running again.
+	Recovered = "recovered"
 )
 
 // Types lists every event type, in the order above.
-var Types = []string{Orphaned, Unorphaned, Drift, Quarantined, Conflict, RunFailed, Remediated}
+var Types = []string{Orphaned, Unorphaned, Drift, Quarantined, Conflict, RunFailed, Remediated, Unhealthy, Recovered}
 
 // Event is one notification; its JSON is the webhook's body.
 type Event struct {
