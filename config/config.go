@@ -198,6 +198,11 @@ type ReconcilerConfig struct {
 	// ResyncPeriod is how often every deployment is fetched again whatever the event feed says
 	// (the safety net under the feed). Default 24h; env BLACKSMITH_RECONCILER_RESYNC_PERIOD.
 	ResyncPeriod time.Duration `yaml:"resync_period"`
+	// HealthSweep is how long the reconciler takes to ask the Director for the VM states of every
+	// deployment once (GET /deployments/:name/vms?format=full, a task per deployment), spread evenly
+	// over the runs: each run checks its share. 0 turns the sweep off (instances named by instance or
+	// VM events are still checked); otherwise at least Interval. Default 24h; env BLACKSMITH_RECONCILER_HEALTH_SWEEP.
+	HealthSweep time.Duration `yaml:"health_sweep"`
 	// Backup says whether and how records are backed up before they change.
 	Backup BackupConfig `yaml:"backup"`
 	// OrphanGracePeriod is how long a record without a deployment is kept before it is
@@ -314,6 +319,7 @@ func Default() *Config {
 			RetryDelay:          10 * time.Second,
 			CacheTTL:            5 * time.Minute,
 			ResyncPeriod:        24 * time.Hour,
+			HealthSweep:         24 * time.Hour,
 			Backup:              BackupConfig{Enabled: true, Retention: 10, Cleanup: true, Path: "backups"},
 			OrphanGracePeriod:   10 * time.Minute,
 			StopTimeout:         30 * time.Second,

@@ -27,6 +27,11 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	}
 	ck.positive("reconciler.cache_ttl", r.CacheTTL)
 	ck.positive("reconciler.resync_period", r.ResyncPeriod)
+	ck.notNegative("reconciler.health_sweep", r.HealthSweep)
+	if r.HealthSweep > 0 && r.Interval > 0 && r.HealthSweep < r.Interval { // a run cannot check more than all
+		ck.fail("reconciler.health_sweep", "must be 0 (off) or at least reconciler.interval (%s), got %s",
+			r.Interval, r.HealthSweep)
+	}
 	ck.atLeast("reconciler.backup.retention", r.Backup.Retention, 0)
 	if r.Backup.Enabled {
 		ck.required("reconciler.backup.path", r.Backup.Path)

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -37,6 +39,9 @@ var _ = Describe("validation", func() {
 		Entry("ha with a short lease and KV v1", "ha:\n  enabled: true\n  lease_ttl: 1s\nvault:\n  kv_version: 1\n",
 			"ha.lease_ttl: must be at least 3s, got 1s", "ha.enabled: needs a KV v2 mount (check-and-set); vault.kv_version is 1"),
 		Entry("resync_period zero", "reconciler:\n  resync_period: 0s\n", "reconciler.resync_period: must be a positive duration, got 0s"),
+		Entry("health_sweep negative", "reconciler:\n  health_sweep: -1h\n", "reconciler.health_sweep: must not be negative, got -1h0m0s"),
+		Entry("health_sweep below the interval", "reconciler:\n  interval: 2h\n  health_sweep: 90m\n",
+			"reconciler.health_sweep: must be 0 (off) or at least reconciler.interval (2h0m0s), got 1h30m0s"),
 		Entry("breaker_threshold zero", "reconciler:\n  breaker_threshold: 0\n", "reconciler.breaker_threshold: must be between 1 and 1000, got 0"),
 		Entry("quarantine max below backoff", "reconciler:\n  quarantine:\n    backoff: 1h\n    max_backoff: 10m\n",
 			"reconciler.quarantine.max_backoff: must be at least reconciler.quarantine.backoff (1h0m0s), got 10m0s"),
@@ -102,6 +107,10 @@ var _ = Describe("validation", func() {
 			func(c *config.Config) { Expect(c.Broker.TLS.Enabled).To(BeTrue()) }),
 		Entry("a listen address on every interface", "broker:\n  listen: \":8080\"\n",
 			func(c *config.Config) { Expect(c.Broker.Listen).To(Equal(":8080")) }),
+		Entry("a health sweep of one interval (every deployment each run)", "reconciler:\n  interval: 2h\n  health_sweep: 2h\n",
+			func(c *config.Config) { Expect(c.Reconciler.HealthSweep).To(Equal(2 * time.Hour)) }),
+		Entry("the health sweep off under a long interval", "reconciler:\n  interval: 48h\n  health_sweep: 0s\n",
+			func(c *config.Config) { Expect(c.Reconciler.HealthSweep).To(BeZero()) }),
 	)
 
 	DescribeTable("takes a BOSH address as the bosh CLI does",
