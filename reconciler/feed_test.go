@@ -3,9 +3,6 @@ package reconciler_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"path"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -118,23 +115,6 @@ var _ = Describe("the Director's event feed", func() {
 	})
 
 	Describe("follows the instance- and VM-level events the deployment field names", func() {
-		// recreate asks what bosh -d name recreate redis/0 asks: a PUT with an
-		// empty text/yaml body, followed to its task's end.
-		recreate := func(e *env, name string) {
-			GinkgoHelper()
-			req, err := http.NewRequest(http.MethodPut, e.sim.URL()+"/deployments/"+name+"/jobs/redis/0?state=recreate", http.NoBody)
-			Expect(err).NotTo(HaveOccurred())
-			req.SetBasicAuth(sim.DefaultUsername, sim.DefaultPassword)
-			req.Header.Set("Content-Type", "text/yaml")
-			res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
-			Expect(err).NotTo(HaveOccurred())
-			res.Body.Close()
-			Expect(res.StatusCode).To(Equal(http.StatusFound))
-			id, err := strconv.Atoi(path.Base(res.Header.Get("Location")))
-			Expect(err).NotTo(HaveOccurred())
-			Eventually(func() string { t, _ := e.bosh.Task(ctx(), id); return t.State }).WithTimeout(10 * time.Second).Should(Equal("done"))
-		}
-
 		DescribeTable("the next scheduled run fetches that deployment alone",
 			func(outOfBand func(e *env, name string)) {
 				e := newEnv(envOptions{seed: 5, sim: sim.Options{TaskDuration: 10 * time.Millisecond},
@@ -151,7 +131,7 @@ var _ = Describe("the Director's event feed", func() {
 				Expect(s.Drift).To(BeZero(), "an instance recreated is no change of the manifest")
 			},
 			Entry("an instance recreated by an operator (bosh recreate: instance and VM events)", func(e *env, name string) {
-				recreate(e, name)
+				e.changeState(name, "*", "recreate")
 			}),
 			Entry("a VM resurrected by the Health Monitor (scan and fix: VM events by hm only)", func(e *env, name string) {
 				Expect(e.sim.Resurrect(name, e.sim.InstanceIDs(name, "redis")[0])).To(Succeed())

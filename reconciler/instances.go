@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -83,8 +84,25 @@ type InstanceView struct {
 	Backups []string `json:"backups"`
 	// History is its history, newest first (at most 100 events).
 	History []vault.Event `json:"history"`
+	// Health is what the Directors said of its VMs when last asked.
+	Health InstanceHealth `json:"health"`
 	// Problems are what could not be read (the rest is shown).
 	Problems []string `json:"problems"`
+}
+
+// InstanceHealth is what the Directors said of an instance's VMs.
+type InstanceHealth struct {
+	// Status is "unhealthy" when a VM of it that should run did not when
+	// last asked (a process failing, its agent not answering), else
+	// "healthy" (asked and running, or not asked yet: see
+	// reconciler.health_sweep).
+	Status string `json:"status"`
+	// Since is when it was first found unhealthy; CheckedAt when last.
+	Since     *time.Time `json:"since,omitempty"`
+	CheckedAt *time.Time `json:"checked_at,omitempty"`
+	// Reason says what is wrong; VMs are the VMs that do not run.
+	Reason string        `json:"reason,omitempty"`
+	VMs    []UnhealthyVM `json:"vms,omitempty"`
 }
 
 // Instance returns what is known of instance id: nil when it has neither a
@@ -132,7 +150,22 @@ func (in inspector) view(ctx context.Context, id string) (*InstanceView, error) 
 		v.Backups = b
 	}
 	v.Quarantine = in.quarantineOf(ctx, id, v.Deployment, &v.Problems)
+	v.Health = in.healthOf(ctx, id, &v.Problems)
 	return v, nil
+}
+
+// healthOf is the instance's health as the health document keeps it.
+func (in inspector) healthOf(ctx context.Context, id string, problems *[]string) InstanceHealth {
+	var doc health.Doc
+	if _, err := in.state.ReadState(ctx, health.DocName, &doc); err != nil {
+		*problems = append(*problems, "health: "+err.Error())
+		return InstanceHealth{Status: "healthy"}
+	}
+	e, ok := doc.Unhealthy[id]
+	if !ok {
+		return InstanceHealth{Status: "healthy"}
+	}
+	return InstanceHealth{Status: "unhealthy", Since: &e.Since, CheckedAt: &e.CheckedAt, Reason: e.Reason(), VMs: e.VMs}
 }
 
 // withCreated adds, when the history has no start (a provision or a created

@@ -10,6 +10,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
@@ -77,19 +78,21 @@ func New(opts Options) (*Manager, error) {
 		return nil, err
 	}
 	s := opts.Store
+	tracker := &health.Tracker{}
 	m := &Manager{
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, metrics: met,
 		parts: run.Parts{
 			Config: opts.Config, Directors: directors, Matcher: matcher, Ignore: ignore, Ops: opts.Operations, Renderer: opts.Renderer,
 			Notifier: opts.Notifier, Counters: met, Now: opts.Now, Log: opts.Logger,
-			Vault: guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
-			Cache: fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
+			Vault:  guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
+			Cache:  fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
+			Health: tracker, HealthPoll: opts.HealthPoll,
 		},
 		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State,
 			renderer: opts.Renderer},
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
-		status: newPublished(opts.Notifier, directors.First(), met, opts.Now),
+		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),
 	}
 	if h := opts.HA; h != nil {
 		m.elector = newElector(*h, opts.Logger.With("part", "ha"), opts.Now, func() {

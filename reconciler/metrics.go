@@ -71,6 +71,7 @@ type metrics struct {
 	conflicts                prometheus.Gauge
 	lastSuccess, converged   prometheus.Gauge
 	running                  prometheus.Gauge
+	unhealthy                prometheus.Gauge
 	drift, errs, scanned     prometheus.Counter
 	fetches                  prometheus.Counter
 
@@ -115,6 +116,8 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		lastSuccess: newGauge(reg, "blacksmith_reconciler_last_success_timestamp_seconds", "Unix time of the end of the last run without errors."),
 		converged:   newGauge(reg, "blacksmith_reconciler_converged", "1 when the last run wrote nothing and met no error, else 0."),
 		running:     newGauge(reg, "blacksmith_reconciler_running", "1 while a run is in progress."),
+		unhealthy: newGauge(reg, "blacksmith_instances_unhealthy",
+			"Instances whose VMs do not all run (a process failing, an agent not answering), as the Directors said when last asked."),
 	}
 	if reg.err != nil {
 		return nil, fmt.Errorf("registering reconciler metrics: %w", reg.err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
@@ -74,7 +75,8 @@ const defaultDirectorName = "default"
 // Options configures a Manager. New fills in the defaults (withDefaults).
 type Options struct {
 	// Config tunes the reconciler. Enabled, Backup.Enabled, RetryAttempts,
-	// OrphanGracePeriod, History and MinConfidence are taken as given; other
+	// OrphanGracePeriod, History, MinConfidence and HealthSweep (0: no
+	// sweep) are taken as given; other
 	// zero fields take the defaults of config.Default(): interval 1h,
 	// max_concurrency 5 (at most 1000), batch_size 10, retry_delay 10s,
 	// cache_ttl 5m, stop_timeout 30s, backup path "backups",
@@ -113,6 +115,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now tells the time. Default time.Now.
 	Now func() time.Time
+	// HealthPoll is how often the task that reads a deployment's VM states
+	// is polled. Default bosh.DefaultPoll (1s).
+	HealthPoll time.Duration
 }
 
 // withDefaults is the one place defaults are filled in.
@@ -157,6 +162,7 @@ func withDefaults(o Options) Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.HealthPoll = orDuration(o.HealthPoll, bosh.DefaultPoll)
 	return o
 }
 

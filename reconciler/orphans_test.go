@@ -2,6 +2,7 @@ package reconciler_test
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -105,9 +106,14 @@ var _ = Describe("orphans", func() {
 
 		gone := "redis-small-" + strayID
 		e.putRecord(strayID, &vault.Record{ServiceID: "redis", PlanID: "redis-small", DeploymentName: gone})
+		// A delete queued behind the deploy, of a deployment that has gone
+		// meanwhile (the Director answers 404 before any task when it is
+		// already gone).
+		Expect(e.sim.PutDeployment(strings.Replace(e.manifest(locked), locked, gone, 1))).To(Succeed())
 		task, err := e.bosh.DeleteDeployment(ctx, gone, false)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(task.State).To(Equal(bosh.TaskQueued))
+		e.sim.RemoveDeployment(gone)
 
 		e.sim.ResetStats()
 		s := e.run(reconciler.RunOptions{})

@@ -1,6 +1,9 @@
 package reconciler
 
-import "github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+import (
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
 
 // The shapes a run is asked for and reports in live in internal/report,
 // which every stage shares; they are the reconciler's public types.
@@ -37,6 +40,12 @@ type (
 	Settled = report.Settled
 	// Remediation is what the run did (or would do) to an orphan.
 	Remediation = report.Remediation
+	// HealthReport is what a run asked the Directors of its instances' VMs.
+	HealthReport = report.HealthReport
+	// UnhealthyInstance is an instance whose VMs do not all run, since when.
+	UnhealthyInstance = health.Entry
+	// UnhealthyVM is a VM of an unhealthy instance, as the Director describes it.
+	UnhealthyVM = health.VM
 	// FeedReport says how a run used the Director's event feed.
 	FeedReport = report.FeedReport
 	// DirectorReport is what a run saw of one Director.

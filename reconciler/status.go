@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/notify"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
@@ -20,6 +21,8 @@ type published struct {
 	director string   // the first Director's name, in a failed run's notification
 	metrics  *metrics
 	now      func() time.Time
+	health   *health.Tracker
+	sweep    time.Duration
 
 	mu        sync.Mutex
 	runID     string
@@ -32,8 +35,8 @@ type published struct {
 	quar      []Quarantined
 }
 
-func newPublished(n Notifier, director string, met *metrics, now func() time.Time) *published {
-	return &published{notifier: n, director: director, metrics: met, now: now,
+func newPublished(n Notifier, director string, met *metrics, now func() time.Time, h *health.Tracker, sweep time.Duration) *published {
+	return &published{notifier: n, director: director, metrics: met, now: now, health: h, sweep: sweep,
 		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{}, quar: []Quarantined{}}
 }
 
@@ -61,8 +64,24 @@ func (p *published) snapshot() Status {
 	if p.progress != nil {
 		st.Running, st.RunID, st.Phase, st.Progress = true, p.runID, p.progress.Phase(), p.progress.Now()
 	}
+	st.Health = p.healthStatus()
 	return st
 }
+
+// maxUnhealthyListed bounds the unhealthy instances Status lists.
+const maxUnhealthyListed = 100
+
+// healthStatus is what the last run left of the VMs' health.
+func (p *published) healthStatus() HealthStatus {
+	entries := p.health.Current().Sorted()
+	hs := HealthStatus{Unhealthy: len(entries), Instances: entries[:min(len(entries), maxUnhealthyListed)],
+		SweepSeconds: p.sweep.Seconds()}
+	if hs.Instances == nil {
+		hs.Instances = []UnhealthyInstance{}
+	}
+	return hs
+}
+
 
 // setCurrent publishes the run in progress (progress nil: none).
 func (p *published) setCurrent(id string, progress *memory.Progress) {
@@ -77,6 +96,9 @@ func (p *published) setCurrent(id string, progress *memory.Progress) {
 func (p *published) finished(res run.Result) {
 	s := res.Summary
 	p.metrics.observe(s, p.now())
+	if s.Health != nil {
+		p.metrics.unhealthy.Set(float64(s.Health.Unhealthy))
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.notifyFailure(s)
@@ -179,4 +201,20 @@ type Status struct {
 	Converged bool `json:"converged"`
 	// Blockers are the last run's (see Summary.Blockers).
 	Blockers []string `json:"blockers"`
+	// Health is the instances whose VMs do not all run, as the Directors
+	// said when last asked.
+	Health HealthStatus `json:"health"`
+}
+
+// HealthStatus is what the Directors said of the instances' VMs.
+type HealthStatus struct {
+	// Unhealthy is the number of unhealthy instances.
+	Unhealthy int `json:"unhealthy"`
+	// Instances are the unhealthy instances, longest unhealthy first (the
+	// first 100).
+	Instances []UnhealthyInstance `json:"instances"`
+	// SweepSeconds is reconciler.health_sweep: every deployment's VM
+	// states are asked once in that time, spread over the runs (0: no sweep;
+	// only the deployments instance and VM events name are asked).
+	SweepSeconds float64 `json:"sweep_seconds"`
 }

@@ -24,8 +24,9 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		// shards the batch changed (13 here); no instance's metadata or manifest,
 		// since Vault held none: reading them would be 14 more (and 7 more to keep
 		// a manifest document's other keys). Plus the quarantine document, the
-		// event feed's mark and the run log's listing (to prune it).
-		Expect(coldReads).To(BeNumerically("<=", 18), "cold-run Vault reads")
+		// event feed's mark, the health document and the run log's listing (to
+		// prune it).
+		Expect(coldReads).To(BeNumerically("<=", 19), "cold-run Vault reads")
 		Expect(first.Errors).To(BeEmpty())
 		Expect(first).To(haveCounts(7, 7, 0))
 		Expect(first.ManifestsFetched).To(Equal(7))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
@@ -34,6 +35,13 @@ type Tasks interface {
 	Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error)
 }
 
+// Health reads the state of a deployment's VMs from their agents (a task
+// on the Director); *bosh.Client has it.
+type Health interface {
+	// VMStates is GET /deployments/:name/vms?format=full, polled every poll.
+	VMStates(ctx context.Context, name string, poll time.Duration) ([]bosh.VMState, error)
+}
+
 // Named is one configured Director.
 type Named struct {
 	// Name is its bosh.name.
@@ -44,6 +52,9 @@ type Named struct {
 	Tasks Tasks
 	// Deployer deploys on it (rollback, remediation); nil: no redeploy of its instances.
 	Deployer redeploy.Deployer
+	// Health reads its VMs' states; nil: taken from Director when it has
+	// them, else its instances' health is not checked.
+	Health Health
 }
 
 // member is a configured Director with what is decided once about it.
@@ -93,6 +104,9 @@ func New(list []Named) (*Directors, error) {
 			return nil, fmt.Errorf("%w: every Director needs a Director and a name of its own (%q)", ErrBadDirectors, n.Name)
 		}
 		seen[n.Name] = true
+		if h, ok := n.Director.(Health); ok && n.Health == nil {
+			n.Health = h
+		}
 		m := member{Named: n, recorded: n.Name, system: "director " + n.Name, feedDoc: feedDoc + "-" + n.Name}
 		if sole {
 			m.recorded, m.system, m.feedDoc, m.sole = "", "director", feedDoc, true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ const maxPending = 10000
 type watch struct {
 	report report.FeedReport
 	named  map[string]bool // deployments the events since the last run name
+	health map[string]bool // deployments instance-, VM- or alert events name
 	state  feedState       // as read at the start of the run
 	loaded bool            // the state was read (false: nothing is written back)
 	doc    string          // the state document
@@ -60,6 +62,14 @@ type View struct {
 	// Report is the feeds together (a single Director's: its own).
 	Report report.FeedReport
 	named  map[string]bool
+	health map[string]bool
+}
+
+// HealthNamed are the deployments whose instances or VMs the feeds say
+// changed (recreated, stopped, resurrected, an agent that stopped
+// answering): their VMs' states are asked again.
+func (v *View) HealthNamed() []string {
+	return slices.Sorted(maps.Keys(v.health))
 }
 
 // Trusts says whether the feeds vouch that deployment name did not change
@@ -96,7 +106,7 @@ func (fd *Feeds) Read(ctx context.Context, store memory.StateStore, start time.T
 	}
 	wg.Wait()
 	fd.merged = merge(fd.of, names)
-	return &View{Report: fd.merged.report, named: fd.merged.named}
+	return &View{Report: fd.merged.report, named: fd.merged.named, health: fd.merged.health}
 }
 
 // merge is the Directors' feeds as one: the deployments any named, resync
@@ -108,12 +118,15 @@ func merge(of []*watch, names []string) *watch {
 	if len(of) == 1 {
 		return of[0]
 	}
-	m := &watch{named: map[string]bool{}}
+	m := &watch{named: map[string]bool{}, health: map[string]bool{}}
 	var reasons []string
 	resyncs := 0
 	for i, w := range of {
 		for name := range w.named {
 			m.named[name] = true
+		}
+		for name := range w.health {
+			m.health[name] = true
 		}
 		m.report.Pages += w.report.Pages
 		m.report.Events += w.report.Events
@@ -235,7 +248,7 @@ type events func(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error)
 // says the run fetches everything anyway (the feed is still read, to move
 // the mark).
 func readWatch(ctx context.Context, mem memory.StateStore, dir events, doc string, now time.Time, resync time.Duration, forced bool) *watch {
-	w := &watch{named: map[string]bool{}, doc: doc}
+	w := &watch{named: map[string]bool{}, health: map[string]bool{}, doc: doc}
 	if _, err := mem.ReadState(ctx, doc, &w.state); err != nil {
 		w.fallback(fmt.Sprintf("the feed state could not be read: %v", err))
 		return w
@@ -311,10 +324,18 @@ func (w *watch) read(ctx context.Context, dir events) (newest string, err error)
 	return newest, fmt.Errorf("%w: more than %d events since event %s", errGap, maxFeedPages*bosh.EventsPage, last)
 }
 
+// healthEvents are the object types of events that may change an
+// instance's health: the Director's instance and VM events, the Health
+// Monitor's alerts.
+var healthEvents = map[string]bool{"instance": true, "vm": true, "alert": true}
+
 // name records the deployment an event concerns.
 func (w *watch) name(e bosh.Event) {
 	if e.Deployment != "" {
 		w.named[e.Deployment] = true
+		if healthEvents[e.ObjectType] {
+			w.health[e.Deployment] = true
+		}
 	}
 	if e.ObjectType == "deployment" && e.ObjectName != "" {
 		w.named[e.ObjectName] = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
@@ -198,6 +199,28 @@ func (f *Fleet) VMs(ctx context.Context, name string) ([]bosh.VM, error) {
 	i, _ := f.ownerIndex(name) // the first when none listed it
 	m := f.members[i]
 	return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.VM, error) { return m.Director.VMs(ctx, name) })
+}
+
+// ErrNoHealth is VMStates's error for a Director whose health is not
+// checked.
+var ErrNoHealth = errors.New("the Director's VM states are not read")
+
+// Healths reads VM states for a run, from the Director that listed each
+// deployment, behind its breaker.
+type Healths struct{ f *Fleet }
+
+// HealthOf is the run's reader of VM states.
+func HealthOf(f *Fleet) Healths { return Healths{f} }
+
+// VMStates reads a deployment's VM states from the Director that listed it.
+func (h Healths) VMStates(ctx context.Context, name string, poll time.Duration) ([]bosh.VMState, error) {
+	f := h.f
+	i, _ := f.ownerIndex(name)
+	m := f.members[i]
+	if m.Health == nil || f.isDown(i) {
+		return nil, ErrNoHealth
+	}
+	return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.VMState, error) { return m.Health.VMStates(ctx, name, poll) })
 }
 
 // Tasks asks every Director that is not out of the run and has a task

@@ -124,6 +124,8 @@ type Summary struct {
 	// Remediated are the orphans reconciler.remediation acted on (a dry run:
 	// would act on).
 	Remediated []Remediation `json:"remediated"`
+	// Health is what the run asked of the VMs' health (absent: nothing).
+	Health *HealthReport `json:"health,omitempty"`
 	// Settled are the broker operations found in progress for longer than
 	// reconciler.stuck_operation_after, and what became of them.
 	Settled []Settled `json:"settled"`
@@ -209,4 +211,25 @@ func Truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "..."
+}
+
+// HealthReport is what a run asked the Directors of its instances' VMs.
+type HealthReport struct {
+	// Checked is the number of deployments whose VM states were asked:
+	// Swept are the run's share of the sweep (slot Slot of Slots), Named
+	// those instance, VM or alert events named (some may be Swept too), the
+	// rest were unhealthy.
+	Checked int   `json:"checked"`
+	Swept   int   `json:"swept"`
+	Named   int   `json:"named"`
+	Slot    int64 `json:"slot"`
+	Slots   int64 `json:"slots"`
+	// Failed is the number of deployments whose VM states could not be read
+	// (their instances' health stays as it was).
+	Failed int `json:"failed"`
+	// Unhealthy is the number of unhealthy instances after the run;
+	// BecameUnhealthy and Recovered the transitions it saw.
+	Unhealthy       int `json:"unhealthy"`
+	BecameUnhealthy int `json:"became_unhealthy"`
+	Recovered       int `json:"recovered"`
 }

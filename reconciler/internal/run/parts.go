@@ -9,6 +9,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
@@ -55,6 +56,11 @@ type Parts struct {
 	Counters records.Counters
 	// Cache keeps fetched answers across runs.
 	Cache *fleet.Cache
+	// Health keeps the sweep's slot and the health document across runs;
+	// nil: VM health is not checked.
+	Health *health.Tracker
+	// HealthPoll is how often a vm-state task is polled.
+	HealthPoll time.Duration
 	// Now tells the time.
 	Now func() time.Time
 	// Log receives the run's logs.

@@ -143,6 +143,7 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	r.remedy().remediate(ctx)
+	checkHealth(ctx, r)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		r.saveFeeds(ctx)

@@ -1,0 +1,269 @@
+package health
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+)
+
+// Doc is the state document the reconciler keeps in Vault: the unhealthy
+// instances (a healthy one has no entry).
+type Doc struct {
+	Unhealthy map[string]Entry `json:"unhealthy"`
+}
+
+// DocName is the state document's name.
+const DocName = "health"
+
+// Entry is an unhealthy instance.
+type Entry struct {
+	// InstanceID and Deployment name the instance and its deployment.
+	InstanceID string `json:"instance_id"`
+	Deployment string `json:"deployment"`
+	// Since is when it was first seen unhealthy; CheckedAt when last.
+	Since     time.Time `json:"since"`
+	CheckedAt time.Time `json:"checked_at"`
+	// VMs are its VMs that do not run as they should.
+	VMs []VM `json:"vms"`
+}
+
+// Reason says in a line what is wrong, for a log, a webhook, the dashboard.
+func (e Entry) Reason() string {
+	parts := make([]string, 0, len(e.VMs))
+	for _, v := range e.VMs {
+		parts = append(parts, v.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// VM is a VM that does not run as it should, as the Director describes it.
+type VM struct {
+	// Instance is group/index (id).
+	Instance string `json:"instance"`
+	// CID is the VM's id in the IaaS.
+	CID string `json:"vm_cid,omitempty"`
+	// JobState is the agent's ("failing", "stopped"...), or "unresponsive
+	// agent" when it did not answer the Director.
+	JobState string `json:"job_state"`
+	// Failing are its processes that do not run.
+	Failing []string `json:"failing,omitempty"`
+}
+
+func (v VM) String() string {
+	s := v.Instance + ": " + v.JobState
+	if len(v.Failing) > 0 {
+		s += " (" + strings.Join(v.Failing, ", ") + ")"
+	}
+	return s
+}
+
+// maxListed bounds the VMs and processes an entry lists, and the text of
+// each: the Director's answers are not trusted to be small.
+const (
+	maxListed = 20
+	maxText   = 200
+)
+
+// Judge reads a deployment's VM states: the VMs of each instance that
+// should run and do not, by instance id. A VM whose instance is stopped or
+// detached on purpose, or that is not the instance's active one, is not
+// judged.
+func Judge(states []bosh.VMState) map[string][]VM {
+	out := map[string][]VM{}
+	for _, s := range states {
+		if s.State != "started" || (s.Active != nil && !*s.Active) || s.Running() {
+			continue
+		}
+		v := VM{Instance: cut(fmt.Sprintf("%s/%d (%s)", s.Job, s.Index, s.ID)), CID: cut(s.CID), JobState: cut(s.JobState)}
+		if v.JobState == "" {
+			v.JobState = "unknown"
+		}
+		for _, p := range s.Processes {
+			if p.State != bosh.JobRunning && len(v.Failing) < maxListed {
+				v.Failing = append(v.Failing, cut(p.Name))
+			}
+		}
+		if len(out[s.ID]) < maxListed {
+			out[s.ID] = append(out[s.ID], v)
+		}
+	}
+	return out
+}
+
+func cut(s string) string {
+	if len(s) > maxText {
+		return s[:maxText]
+	}
+	return s
+}
+
+// Sweep spreads the check of every deployment over Period: each run checks
+// the deployments of its slot (Period/Interval slots, a deployment's slot
+// by a hash of its name), so that every deployment is checked once a
+// Period and no run checks more than its share. Period 0 is no sweep.
+type Sweep struct {
+	Period, Interval time.Duration
+}
+
+// Slots is how many runs a sweep takes.
+func (s Sweep) Slots() int64 {
+	if s.Period <= 0 || s.Interval <= 0 {
+		return 1
+	}
+	return max(1, int64((s.Period+s.Interval-1)/s.Interval))
+}
+
+// Slot is the sweep slot of a run that starts at t.
+func (s Sweep) Slot(t time.Time) int64 {
+	if s.Interval <= 0 {
+		return 0
+	}
+	return t.UnixNano() / int64(s.Interval)
+}
+
+// Due says whether deployment name is checked in slot.
+func (s Sweep) Due(name string, slot int64) bool {
+	if s.Period <= 0 {
+		return false
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	n := s.Slots()
+	return int64(h.Sum64()%uint64(n)) == ((slot%n)+n)%n
+}
+
+// Observation is what a run learnt of one deployment's instances.
+type Observation struct {
+	Deployment string
+	// Instances are the instance ids the deployment holds (the reconciler
+	// matched it to one instance; its VMs belong to it).
+	Instance string
+	// VMs are what Judge found of its VMs, every instance together.
+	VMs map[string][]VM
+}
+
+// Transition is an instance that became unhealthy or recovered.
+type Transition struct {
+	Entry     Entry
+	Unhealthy bool
+}
+
+// Apply folds a run's observations into doc at now: an instance with a VM
+// that does not run is (still) unhealthy, since when it first was; one
+// whose VMs all run is healthy (no entry). It returns the new document and
+// the transitions, in the order of the instance ids.
+func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
+	next := Doc{Unhealthy: maps.Clone(doc.Unhealthy)}
+	if next.Unhealthy == nil {
+		next.Unhealthy = map[string]Entry{}
+	}
+	var out []Transition
+	for _, o := range obs {
+		var vms []VM
+		for _, id := range slices.Sorted(maps.Keys(o.VMs)) {
+			vms = append(vms, o.VMs[id]...)
+		}
+		prev, was := next.Unhealthy[o.Instance]
+		switch {
+		case len(vms) == 0 && was:
+			delete(next.Unhealthy, o.Instance)
+			prev.CheckedAt = now
+			out = append(out, Transition{Entry: prev})
+		case len(vms) > 0:
+			e := Entry{InstanceID: o.Instance, Deployment: o.Deployment, Since: now, CheckedAt: now, VMs: vms[:min(len(vms), maxListed)]}
+			if was {
+				e.Since = prev.Since
+			} else {
+				out = append(out, Transition{Entry: e, Unhealthy: true})
+			}
+			next.Unhealthy[o.Instance] = e
+		}
+	}
+	slices.SortFunc(out, func(a, b Transition) int { return strings.Compare(a.Entry.InstanceID, b.Entry.InstanceID) })
+	return next, out
+}
+
+// Forget drops the entries of instances that no longer exist (keep says
+// which do), so that a deleted instance does not stay unhealthy.
+func (d Doc) Forget(keep func(instanceID string) bool) Doc {
+	next := Doc{Unhealthy: map[string]Entry{}}
+	for id, e := range d.Unhealthy {
+		if keep(id) {
+			next.Unhealthy[id] = e
+		}
+	}
+	return next
+}
+
+// Sorted lists the entries, oldest first.
+func (d Doc) Sorted() []Entry {
+	out := slices.Collect(maps.Values(d.Unhealthy))
+	slices.SortFunc(out, func(a, b Entry) int {
+		if c := a.Since.Compare(b.Since); c != 0 {
+			return c
+		}
+		return strings.Compare(a.InstanceID, b.InstanceID)
+	})
+	return out
+}
+
+// Equal says whether two documents hold the same entries; when they were
+// last checked does not count (a document is written when an entry
+// changes, not at each check).
+func (d Doc) Equal(o Doc) bool {
+	if len(d.Unhealthy) != len(o.Unhealthy) {
+		return false
+	}
+	for id, e := range d.Unhealthy {
+		f, ok := o.Unhealthy[id]
+		if !ok || e.Deployment != f.Deployment || !e.Since.Equal(f.Since) || !slices.EqualFunc(e.VMs, f.VMs, sameVM) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameVM(a, b VM) bool {
+	return a.Instance == b.Instance && a.CID == b.CID && a.JobState == b.JobState && slices.Equal(a.Failing, b.Failing)
+}
+
+// Tracker is what outlives a run: the last sweep slot a run checked and the
+// document as the last run left it. It is safe for concurrent use.
+type Tracker struct {
+	mu      sync.Mutex
+	slot    int64
+	swept   bool
+	current Doc
+}
+
+// TakeSlot says whether no run checked slot yet, and marks it checked: a
+// run forced in the same slot does not check its share again.
+func (t *Tracker) TakeSlot(slot int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.swept && t.slot == slot {
+		return false
+	}
+	t.slot, t.swept = slot, true
+	return true
+}
+
+// Set publishes the document a run left.
+func (t *Tracker) Set(d Doc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.current = d
+}
+
+// Current is the document the last run left.
+func (t *Tracker) Current() Doc {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Doc{Unhealthy: maps.Clone(t.current.Unhealthy)}
+}
