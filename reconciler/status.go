@@ -82,7 +82,6 @@ func (p *published) healthStatus() HealthStatus {
 	return hs
 }
 
-
 // setCurrent publishes the run in progress (progress nil: none).
 func (p *published) setCurrent(id string, progress *memory.Progress) {
 	p.mu.Lock()

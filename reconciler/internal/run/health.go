@@ -33,7 +33,7 @@ func checkHealth(ctx context.Context, r *run) {
 	doc = doc.Forget(func(id string) bool { return r.index[id] != nil })
 	sweep := health.Sweep{Period: r.p.Config.HealthSweep, Interval: r.p.Config.Interval}
 	rep := report.HealthReport{Slot: sweep.Slot(r.start), Slots: sweep.Slots()}
-	due := map[string]string{} // deployment -> instance id
+	due := map[string]string{}      // deployment -> instance id
 	add := func(name string) bool { // false: not a listed deployment of a known instance
 		id, ok := r.byDep[name]
 		if !ok || !r.listed[name] {
