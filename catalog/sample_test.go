@@ -1,10 +1,16 @@
 package catalog_test
 
 import (
+	"context"
+	"os"
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"gopkg.in/yaml.v3"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 )
 
@@ -96,6 +102,36 @@ var _ = Describe("the sample catalog", func() {
 				Expect(g.Jobs[0].Properties).NotTo(BeEmpty())
 				Expect(text).To(ContainSubstring(`password: "Xk2v9QpL7mZ3"`), p.ID)
 			}
+		}
+	})
+
+	It("deploys every plan, make run's unmatched deployment and the seeded plans on the simulator's default cloud config", func() {
+		d, err := sim.New(sim.Options{TaskDuration: time.Millisecond})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(d.Close)
+		client, err := bosh.New(bosh.Options{Address: d.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+		Expect(err).NotTo(HaveOccurred())
+		ctx := context.Background()
+		deploy := func(what, manifest string) {
+			GinkgoHelper()
+			t, err := client.Deploy(ctx, []byte(manifest))
+			Expect(err).NotTo(HaveOccurred(), what)
+			t, err = client.WaitTask(ctx, t.ID, 5*time.Millisecond)
+			Expect(err).NotTo(HaveOccurred(), what)
+			Expect(t.State).To(Equal(bosh.TaskDone), "%s: %s", what, t.Result)
+		}
+		for _, s := range c.Services {
+			for _, p := range s.Plans {
+				deploy(p.ID, render(p.ID, p.Manifest, dataFor(s, p, nil)))
+			}
+		}
+		unmatched, err := os.ReadFile("../manifests/run/unmatched.yml")
+		Expect(err).NotTo(HaveOccurred())
+		deploy("manifests/run/unmatched.yml", string(unmatched))
+		for _, name := range d.SeedDeployments(3, nil) { // the bench's and make run's seeds
+			seeded, err := client.Manifest(ctx, name)
+			Expect(err).NotTo(HaveOccurred())
+			deploy(name, seeded)
 		}
 	})
 
