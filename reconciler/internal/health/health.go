@@ -1,6 +1,7 @@
 package health
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -104,9 +105,9 @@ func cut(s string) string {
 }
 
 // Sweep spreads the check of every deployment over Period: each run checks
-// the deployments of its slot (Period/Interval slots, a deployment's slot
-// by a hash of its name), so that every deployment is checked once a
-// Period and no run checks more than its share. Period 0 is no sweep.
+// the deployments of its slot, Period/Interval slots, so that every
+// deployment is checked once a Period and no run checks more than its
+// share (n/slots, rounded up). Period 0 is no sweep.
 type Sweep struct {
 	Period, Interval time.Duration
 }
@@ -127,15 +128,36 @@ func (s Sweep) Slot(t time.Time) int64 {
 	return t.UnixNano() / int64(s.Interval)
 }
 
-// Due says whether deployment name is checked in slot.
-func (s Sweep) Due(name string, slot int64) bool {
+// Share is the deployments of names a run in slot checks: ranked by a hash
+// of their name (so that a deployment keeps its place while others come
+// and go, and the slots do not follow the names' order), every Slots-th
+// from the slot's offset. Shares differ by at most one.
+func (s Sweep) Share(names []string, slot int64) []string {
 	if s.Period <= 0 {
-		return false
+		return nil
 	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
+	type ranked struct {
+		h    uint64
+		name string
+	}
+	all := make([]ranked, len(names))
+	for i, name := range names {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(name))
+		all[i] = ranked{h.Sum64(), name}
+	}
+	slices.SortFunc(all, func(a, b ranked) int {
+		if a.h != b.h {
+			return cmp.Compare(a.h, b.h)
+		}
+		return strings.Compare(a.name, b.name)
+	})
 	n := s.Slots()
-	return int64(h.Sum64()%uint64(n)) == ((slot%n)+n)%n
+	var out []string
+	for i := ((slot % n) + n) % n; i < int64(len(all)); i += n {
+		out = append(out, all[i].name)
+	}
+	return out
 }
 
 // Observation is what a run learnt of one deployment's instances.

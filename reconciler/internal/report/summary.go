@@ -232,4 +232,7 @@ type HealthReport struct {
 	Unhealthy       int `json:"unhealthy"`
 	BecameUnhealthy int `json:"became_unhealthy"`
 	Recovered       int `json:"recovered"`
+	// Seconds is how long the Directors took to answer (the tasks that
+	// contact the agents).
+	Seconds float64 `json:"seconds"`
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
@@ -43,8 +44,14 @@ func checkHealth(ctx context.Context, r *run) {
 		return true
 	}
 	if r.p.Health.TakeSlot(rep.Slot) {
+		var known []string // the listed deployments of known instances
 		for name := range r.listed {
-			if sweep.Due(name, rep.Slot) && add(name) {
+			if _, ok := r.byDep[name]; ok {
+				known = append(known, name)
+			}
+		}
+		for _, name := range sweep.Share(known, rep.Slot) {
+			if add(name) {
 				rep.Swept++
 			}
 		}
@@ -60,7 +67,9 @@ func checkHealth(ctx context.Context, r *run) {
 			rechecks++
 		}
 	}
+	began := time.Now()
 	obs := askHealth(ctx, r, due, &rep)
+	rep.Seconds = time.Since(began).Seconds()
 	next, transitions := health.Apply(doc, obs, r.p.Now().UTC())
 	for _, t := range transitions {
 		announce(r, t, &rep)
