@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
@@ -116,9 +115,12 @@ type Options struct {
 	// Now tells the time. Default time.Now.
 	Now func() time.Time
 	// HealthPoll is how often the task that reads a deployment's VM states
-	// is polled. Default bosh.DefaultPoll (1s).
+	// is polled (the bosh CLI polls every 0.5 s). Default 500ms.
 	HealthPoll time.Duration
 }
+
+// defaultHealthPoll is Options.HealthPoll's default.
+const defaultHealthPoll = 500 * time.Millisecond
 
 // withDefaults is the one place defaults are filled in.
 func withDefaults(o Options) Options {
@@ -162,7 +164,7 @@ func withDefaults(o Options) Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	o.HealthPoll = orDuration(o.HealthPoll, bosh.DefaultPoll)
+	o.HealthPoll = orDuration(o.HealthPoll, defaultHealthPoll)
 	return o
 }
 

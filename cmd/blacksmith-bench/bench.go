@@ -235,6 +235,11 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 		CPUS: (cpuTime() - cpu).Seconds(), InstancesSynced: sum.InstancesSynced, Drift: sum.Drift,
 		FeedMode: sum.Feed.Mode, FeedReason: sum.Feed.Reason, FeedPages: sum.Feed.Pages,
 	}
+	if h := sum.Health; h != nil {
+		r.HealthChecked, r.HealthSwept, r.HealthSlots, r.HealthS = h.Checked, h.Swept, h.Slots, h.Seconds
+		// each deployment asked: the vm-state request, then its task's polls and result
+		r.HealthRequests = h.Checked + stats.Requests["GET /tasks/:id"] + stats.Requests["GET /tasks/:id/output"]
+	}
 	if len(sims) > 1 {
 		r.Scenario += fmt.Sprintf("-%ddirectors", len(sims))
 		r.FirstDirectorFeedMode = sum.Directors[0].Feed.Mode

@@ -23,6 +23,16 @@ var _ = Describe("judging a run", func() {
 		return result{Deployments: 1000, WallS: wall, Matched: 1000, Converged: true, DirectorRequests: requests, VaultWrites: writes}
 	}
 	listing := map[string]int{"GET /deployments": 1, "GET /events": 1}
+	// swept is a steady run of 1,000 deployments over 24 slots that asked
+	// checked deployments' VM states in requests (and tasks), health the
+	// seconds that took of its 2.7.
+	swept := func(checked, requests, tasks int, health float64) result {
+		r := warm(2.7, map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /deployments/:name/vms": checked,
+			"GET /tasks/:id": requests - 2*checked, "GET /tasks/:id/output": checked}, 1)
+		r.HealthChecked, r.HealthSwept, r.HealthSlots, r.HealthRequests, r.HealthS = checked, checked, 24, requests, health
+		r.DirectorTasks = tasks
+		return r
+	}
 
 	DescribeTable("sets the lower bound and the ratio, and says whether the target was met",
 		func(r result, scenario string, bound, ratio float64, met bool) {
@@ -39,6 +49,10 @@ var _ = Describe("judging a run", func() {
 		Entry("warm without the event feed", warm(0.5, map[string]int{"GET /deployments": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
 		Entry("warm with a Vault write besides the run log", warm(0.5, listing, 2), "warm", 0.01, 50.0, false),
 		Entry("warm over 2 s", warm(2.5, listing, 1), "warm", 0.01, 250.0, false),
+		Entry("steady with its share of the sweep", swept(42, 3*42, 42, 2.6), "steady", 0.01, 270.0, true),
+		Entry("steady sweeping more than its share", swept(43, 3*43, 43, 2.6), "steady", 0.01, 270.0, false),
+		Entry("steady with a task besides the sweep's", swept(42, 3*42, 43, 2.6), "steady", 0.01, 270.0, false),
+		Entry("steady over 2 s besides the sweep", swept(42, 3*42, 42, 0.1), "steady", 0.01, 270.0, false),
 	)
 })
 

@@ -6,7 +6,11 @@
 // nothing changed), a steady-1pct run (1% changed out of band since) and a
 // gap run (more changed than the Director keeps events of), each printed as
 // one line "BENCH {json}" whose target_met says whether the run met its
-// target (see result.judge). It exits 1 when a run fails, and with -strict
+// target (see result.judge). The reconciler runs with the default
+// configuration, so that every run an interval after the one before also
+// asks its share of reconciler.health_sweep (n/24 deployments' VM states, a
+// task each): health_checked, health_requests and health_s say what that
+// cost, and the targets count it apart. It exits 1 when a run fails, and with -strict
 // also when a target is missed (wall-clock targets depend on what else the
 // machine is running).
 //

@@ -56,9 +56,17 @@ type result struct {
 	// (the one out-of-band changes happen on).
 	FirstDirectorFeedMode    string `json:"first_director_feed_mode,omitempty"`
 	FirstDirectorDeployments int    `json:"first_director_deployments,omitempty"`
-	Target                   string `json:"target"`
-	TargetMet                bool   `json:"target_met"`
-	GoMaxProcs               int    `json:"gomaxprocs"`
+	// Health: the deployments whose VM states the run asked (Swept of them
+	// its share of the sweep, of HealthSlots), the Director requests and
+	// seconds that took; the other figures count every request.
+	HealthChecked  int     `json:"health_checked"`
+	HealthSwept    int     `json:"health_swept"`
+	HealthSlots    int64   `json:"health_slots"`
+	HealthRequests int     `json:"health_requests"`
+	HealthS        float64 `json:"health_s"`
+	Target         string  `json:"target"`
+	TargetMet      bool    `json:"target_met"`
+	GoMaxProcs     int     `json:"gomaxprocs"`
 }
 
 // judge fills in the lower bound, the ratio and whether the target was met.
@@ -69,6 +77,11 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 	for _, c := range r.DirectorRequests {
 		total += c
 	}
+	// The sweep's share: each deployment asked costs the vm-state request
+	// and the task's polls and result; the rest is the run's own.
+	own := total - r.HealthRequests
+	share := (r.Deployments + int(max(r.HealthSlots, 1)) - 1) / int(max(r.HealthSlots, 1))
+	sweepOK := r.DirectorTasks == r.HealthChecked && r.HealthSwept <= share && r.HealthRequests <= 4*r.HealthChecked
 	// The one Vault write of a run that changes nothing is its run-log entry.
 	switch scenario {
 	case "cold":
@@ -82,15 +95,18 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 			r.VaultWrites == 1 && r.WallS < warmWall && r.Converged
 	case "steady":
 		r.LowerBoundS = latency.Seconds()
-		r.Target = "scheduled run, cache expired, nothing changed: <= 3 Director requests (of each Director), 0 tasks, 1 Vault write (the run log), under 2 s, under 150 MB, converged"
-		r.TargetMet = r.Errors == 0 && total <= 3*k && r.DirectorTasks == 0 && r.VaultWrites <= 1 && r.ManifestsFetched == 0 &&
-			r.WallS < warmWall && r.PeakRSSBytes < steadyRSS && r.Converged
+		r.Target = "scheduled run, cache expired, nothing changed: <= 3 Director requests (of each Director) plus the sweep's share " +
+			"(<= n/slots deployments, a task and <= 4 requests each), 1 Vault write (the run log), under 2 s besides the sweep, under 150 MB, converged"
+		r.TargetMet = r.Errors == 0 && own <= 3*k && sweepOK && r.VaultWrites <= 1 && r.ManifestsFetched == 0 &&
+			r.WallS-r.HealthS < warmWall && r.PeakRSSBytes < steadyRSS && r.Converged
 	case "steady-1pct":
 		r.LowerBoundS = float64(2*r.Changed) * latency.Seconds() / float64(conc)
-		r.Target = "1 listing + the event pages + 2 requests per changed deployment, each changed instance synced (drift), nothing else, no error"
+		r.Target = "1 listing + the event pages + 2 requests per changed deployment, each changed instance synced (drift), " +
+			"nothing else but the sweep's share, no error"
 		r.TargetMet = r.Errors == 0 && r.DirectorRequests["GET /deployments"] == k &&
-			r.DirectorRequests["GET /deployments/:name"] == r.Changed && r.DirectorRequests["GET /deployments/:name/vms"] == r.Changed &&
-			total == k+r.FeedPages+2*r.Changed && r.InstancesSynced == r.Changed && r.Drift == r.Changed && r.DirectorTasks == 0
+			r.DirectorRequests["GET /deployments/:name"] == r.Changed &&
+			r.DirectorRequests["GET /deployments/:name/vms"] == r.Changed+r.HealthChecked &&
+			own == k+r.FeedPages+2*r.Changed && r.InstancesSynced == r.Changed && r.Drift == r.Changed && sweepOK
 	case "gap":
 		r.LowerBoundS = float64(r.Deployments) * latency.Seconds() / float64(conc)
 		r.Target = "the feed no longer reaches the mark: a resync, every deployment fetched, every change found, no error"

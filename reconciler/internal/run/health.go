@@ -84,15 +84,15 @@ func checkHealth(ctx context.Context, r *run) {
 	r.ledger.Count(func(s *report.Summary) { s.Health = &rep })
 }
 
-// askHealth reads the VM states of the due deployments, Config.MaxConcurrency
-// at a time.
+// askHealth reads the VM states of the due deployments, twice
+// Config.MaxConcurrency at a time (each mostly waits for its task).
 func askHealth(ctx context.Context, r *run, due map[string]string, rep *report.HealthReport) []health.Observation {
 	var (
 		mu  sync.Mutex
 		out []health.Observation
 		wg  sync.WaitGroup
 	)
-	slots := make(chan struct{}, max(1, r.p.Config.MaxConcurrency))
+	slots := make(chan struct{}, max(1, 2*r.p.Config.MaxConcurrency))
 	for name, id := range due {
 		if ctx.Err() != nil {
 			break
