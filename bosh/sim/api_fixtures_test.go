@@ -296,4 +296,47 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 			Expect(got[k]).To(Equal(want[k]), k)
 		}
 	})
+
+	It("writes the result of GET /deployments/:name/instances?format=full like task_4730_output_result_instances_full.ndjson", func() {
+		Expect(d.PutDeployment(redisManifest(serviceInstance, "16.1.0"))).To(Succeed())
+		r := c.get("/deployments/" + serviceInstance + "/instances?format=full")
+		Expect(r.status).To(Equal(http.StatusFound))
+		task := c.waitTask(taskIDOf(r))
+		Expect(task).To(And(HaveKeyWithValue("description", "retrieve vm-stats"), HaveKeyWithValue("result", "")))
+		lines := ndjson(c.get("/tasks/" + itoa(taskIDOf(r)) + "/output?type=result").body)
+		want := ndjson(fixtureBytes("task_4730_output_result_instances_full.ndjson"))
+		Expect(lines).To(HaveLen(2), "the redis instance and the errand, which has no VM")
+		for i := range lines {
+			expectShape(lines[i], want[i])
+		}
+	})
+
+	It("answers POST /deployments/:name/diff like deployment_diff_changed.json", func() {
+		c.waitTask(c.deploy(redisManifest(serviceInstance, "16.1.0")))
+		got := c.do(http.MethodPost, "/deployments/"+serviceInstance+"/diff", []byte(redisManifest(serviceInstance, "16.2.0"))).json()
+		want := fixture("deployment_diff_changed.json").(map[string]any)
+		expectShape(without(got, "diff"), without(want, "diff"))
+		Expect(got.(map[string]any)["diff"]).To(ContainElement([]any{"    version: 16.2.0", "added"}))
+		for _, l := range got.(map[string]any)["diff"].([]any) {
+			Expect(l).To(HaveLen(2))
+			if status := l.([]any)[1]; status != nil {
+				Expect(status).To(BeElementOf("added", "removed"))
+			}
+		}
+	})
+
+	It("records an instance's stop like events_instance_stop.json", func() {
+		Expect(d.PutDeployment(redisManifest(serviceInstance, "16.1.0"))).To(Succeed())
+		c.contentType = "text/yaml"
+		r := c.do(http.MethodPut, "/deployments/"+serviceInstance+"/jobs/redis/0?state=stopped", []byte{})
+		c.contentType = ""
+		c.waitTask(taskIDOf(r))
+		got := c.getJSON("/events?object_type=instance&deployment=" + serviceInstance).([]any)
+		want := fixture("events_instance_stop.json").([]any)
+		Expect(got).To(HaveLen(2))
+		for i := range got {
+			expectShape(got[i], want[i])
+			Expect(ev(got[i])["action"]).To(Equal(ev(want[i])["action"]))
+		}
+	})
 })
