@@ -43,6 +43,23 @@ function secs(s) {
   return s === undefined ? "" : s < 10 ? s.toFixed(2) + " s" : Math.round(s) + " s";
 }
 
+// span is a length of time in seconds in its two largest units: "3h12m",
+// "45s", "24h"; days from two on: "2d4h".
+function span(s) {
+  s = Math.max(0, Math.floor(s));
+  const units = [["d", 86400], ["h", 3600], ["m", 60], ["s", 1]].filter(([u]) => u !== "d" || s >= 2 * 86400);
+  const counts = units.map(([u, size]) => { const n = Math.floor(s / size); s -= n * size; return [u, n]; });
+  const first = counts.findIndex(([, n]) => n > 0);
+  if (first < 0) return "0s";
+  return counts.slice(first, first + 2).filter(([, n]) => n > 0).map(([u, n]) => n + u).join("");
+}
+
+// since is when t was, and for how long: "5/11/2026, 03:14:00 (for 3h12m)".
+function since(t) {
+  const at = when(t);
+  return at ? at + " (for " + span((Date.now() - new Date(t)) / 1000) + ")" : "";
+}
+
 // rows fills the tbody of table id with one row per item (cells(item) gives
 // the cells: strings or nodes); empty says what none means.
 function rows(id, items, cells, empty) {
@@ -148,6 +165,7 @@ function renderStatus(st) {
       ["drift", r.drift], ["Vault writes", r.writes], ["manifests fetched", r.manifests_fetched],
       ["unknown (Director not listed)", r.unknown || 0],
       ["event feed", r.feed ? r.feed.mode + (r.feed.reason ? " (" + r.feed.reason + ")" : "") : ""],
+      ["VM health", healthFacts(r.health)],
       ["errors", r.error_count ? r.error_count + ": " + (r.errors || []).slice(0, 3).join("; ") : "0"],
     ]);
   } else {
@@ -167,6 +185,50 @@ function renderStatus(st) {
   rows("conflicts", st.conflicts, (c) => [instanceLink(c.instance_id), c.winner, c.loser]);
   $("quarantined-count").textContent = "(" + st.quarantined.length + ")";
   rows("quarantined", st.quarantined, (q) => [q.instance_id ? instanceLink(q.instance_id) : q.deployment, q.failures, when(q.next_attempt), q.last_error]);
+  renderHealth(st.health || { unhealthy: 0, instances: [], sweep_seconds: 0 });
+}
+
+// renderHealth lists the unhealthy instances, longest unhealthy first (the
+// status holds the first 100).
+function renderHealth(h) {
+  const listed = h.instances || [];
+  $("unhealthy-count").textContent = "(" + h.unhealthy + ")";
+  $("unhealthy-more").textContent = h.unhealthy > listed.length ? "The " + listed.length + " longest unhealthy of " + h.unhealthy + "." : "";
+  const empty = h.sweep_seconds > 0 ? "every VM running when last asked; sweep every " + span(h.sweep_seconds)
+    : "none found unhealthy; health sweep off (only the deployments instance, VM and alert events name are asked)";
+  rows("unhealthy", listed, (u) => [instanceLink(u.instance_id), u.deployment, sinceCell(u), vmList(u.vms)], empty);
+}
+
+// sinceCell is since when an instance is unhealthy, and when it was last asked.
+function sinceCell(u) {
+  const cell = el("span");
+  cell.append(el("span", since(u.since)), el("br"), el("span", "asked " + when(u.checked_at), "muted"));
+  return cell;
+}
+
+// vmList is the VMs that do not run, one a line: "group/index (id): job
+// state (failing processes)", each value the Director's, shown as text.
+function vmList(vms) {
+  const ul = el("ul", null, "vms");
+  for (const v of vms || []) {
+    const li = el("li");
+    li.append(el("span", v.instance, "vm"), document.createTextNode(": "), el("span", v.job_state, "state"));
+    if (v.failing && v.failing.length) {
+      li.append(document.createTextNode(" ("), el("span", v.failing.join(", "), "failing"), document.createTextNode(")"));
+    }
+    if (v.vm_cid) li.append(document.createTextNode(" "), el("span", "VM " + v.vm_cid, "muted"));
+    ul.append(li);
+  }
+  return ul;
+}
+
+// healthFacts is what the last run asked of the VMs.
+function healthFacts(h) {
+  if (!h) return "";
+  let s = "asked " + h.checked + " deployments (" + h.swept + " of sweep slot " + h.slot % h.slots + " of " + h.slots +
+    ", " + h.named + " named by events)";
+  if (h.failed) s += ", " + h.failed + " not answered";
+  return s + "; " + h.unhealthy + " unhealthy (" + h.became_unhealthy + " new, " + h.recovered + " recovered); " + secs(h.seconds);
 }
 
 function renderRuns(runs) {
@@ -240,6 +302,7 @@ async function loadInstance() {
     $("adopt").hidden = !rec.adopted;
     const m = v.match || {};
     facts("match", [["strategy", m.strategy], ["confidence", m.confidence], ["rule", m.rule]]);
+    renderInstanceHealth(v.health || { status: "healthy" });
     const q = v.quarantine;
     facts("quarantine", q ? [["failures", q.failures], ["since", when(q.since)], ["next attempt", when(q.next_attempt)], ["last error", q.last_error]] : []);
     $("backups-count").textContent = "(" + v.backups.length + ")";
@@ -249,6 +312,14 @@ async function loadInstance() {
   } catch (e) {
     showError(e.message);
   }
+}
+
+// renderInstanceHealth is what the Directors said of the instance's VMs.
+function renderInstanceHealth(h) {
+  const bad = h.status === "unhealthy";
+  const status = el("span", h.status, "badge " + (bad ? "failure" : "success"));
+  facts("health", bad ? [["status", status], ["since", since(h.since)], ["last asked", when(h.checked_at)], ["VMs not running", vmList(h.vms)]]
+    : [["status", status], ["VMs", "every VM running when last asked, or not asked yet"]]);
 }
 
 // named is "name (guid)", or whichever of the two there is.

@@ -1,0 +1,211 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/dashboard"
+	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// operator is a stand-in for the daemon's operator endpoints: it serves the
+// dashboard and the status and instance view it is given, as the daemon
+// writes them (the reconciler's own types, as JSON).
+type operator struct {
+	mu       sync.Mutex
+	status   reconciler.Status
+	instance reconciler.InstanceView
+}
+
+func (o *operator) set(st reconciler.Status, iv reconciler.InstanceView) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.status, o.instance = st, iv
+}
+
+func (o *operator) serve() string {
+	GinkgoHelper()
+	mux := http.NewServeMux()
+	mux.Handle("/dashboard", dashboard.Handler())
+	mux.Handle("/dashboard/", dashboard.Handler())
+	answer := func(v func() any) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(v())
+		}
+	}
+	mux.HandleFunc("GET /b/reconcile", answer(func() any { return o.status }))
+	mux.HandleFunc("GET /b/runs", answer(func() any { return map[string]any{"runs": []any{}, "problems": []string{}} }))
+	mux.HandleFunc("GET /b/instances/{id}", answer(func() any { return o.instance }))
+	srv := httptest.NewServer(mux)
+	DeferCleanup(srv.Close)
+	return srv.URL
+}
+
+// chromium is Debian's Chromium (CHROMIUM overrides it); without it the
+// specs are skipped, and fail under CI=true (.ci/run installs it).
+func chromium() context.Context {
+	GinkgoHelper()
+	path := os.Getenv("CHROMIUM")
+	if path == "" {
+		path, _ = exec.LookPath("chromium")
+	}
+	if path == "" {
+		if testvault.InCI() {
+			Fail("no chromium: .ci/run installs Debian's chromium")
+		}
+		Skip("no chromium (apt-get install chromium)")
+	}
+	// Not GinkgoT().TempDir(): Chromium's helpers may write to the profile
+	// for a moment after the browser is gone; its removal is retried.
+	profile, err := os.MkdirTemp("", "blacksmith-chromium-")
+	Expect(err).NotTo(HaveOccurred())
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 1000))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
+	DeferCleanup(func() {
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return ctx
+}
+
+var _ = Describe("the dashboard's VM health, in a real browser", func() {
+	var (
+		op      *operator
+		base    string
+		browser context.Context
+		since   time.Time
+	)
+	// A Director's content, hostile: a process name that is markup, one
+	// that a right-to-left override reorders, a zero-width space in a
+	// deployment name, markup as a VM's instance and job state.
+	const (
+		scriptProcess = `<script>window.pwned=1</script>`
+		spoofProcess  = "redis-\u202etxt.exe"
+		deployment    = "redis-small-a1\u200b"
+		imgInstance   = `redis/0 (<img src=x id=pwned>)`
+	)
+
+	BeforeEach(func() {
+		op = &operator{}
+		base = op.serve()
+		browser = chromium()
+		since = time.Now().Add(-(3*time.Hour + 12*time.Minute + 5*time.Second)).UTC()
+	})
+
+	unhealthy := func() reconciler.UnhealthyInstance {
+		return reconciler.UnhealthyInstance{InstanceID: "a1", Deployment: deployment, Since: since, CheckedAt: time.Now().UTC(),
+			VMs: []reconciler.UnhealthyVM{
+				{Instance: imgInstance, CID: "vm-\u202e1", JobState: "failing", Failing: []string{scriptProcess, spoofProcess}},
+				{Instance: "redis/1 (b2)", CID: "vm-2", JobState: "unresponsive agent"},
+			}}
+	}
+	status := func(h reconciler.HealthStatus) reconciler.Status {
+		return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Health: h,
+			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
+			Quarantined: []reconciler.Quarantined{}, Blockers: []string{},
+			LastRun: &reconciler.Summary{RunID: "r1", Result: "success", StartedAt: time.Now().UTC(), Errors: []string{},
+				Health: &reconciler.HealthReport{Checked: 43, Swept: 42, Named: 1, Slot: 493_000_013, Slots: 24, Unhealthy: 1,
+					BecameUnhealthy: 1, Seconds: 2.67}}}
+	}
+	healthy := reconciler.InstanceView{InstanceID: "a1", Backups: []string{}, History: []vault.Event{}, Problems: []string{},
+		Health: reconciler.InstanceHealth{Status: "healthy"}}
+
+	// text reads the text of sel once the page has rendered rows into
+	// #unhealthy, and whether the page made any element of the hostile
+	// content or ran its script.
+	text := func(path, wait, sel string) (string, bool) {
+		GinkgoHelper()
+		var got string
+		var injected bool
+		Expect(chromedp.Run(browser,
+			chromedp.Navigate(base+path),
+			chromedp.WaitVisible(wait, chromedp.ByQuery),
+			chromedp.Text(sel, &got, chromedp.ByQuery),
+			chromedp.Evaluate(`window.pwned !== undefined || document.querySelectorAll("main script, main img").length > 0`, &injected),
+		)).To(Succeed())
+		return got, injected
+	}
+
+	It("lists each unhealthy instance: its deployment, since when and for how long, the VMs not running and their processes, as text", func() {
+		op.set(status(reconciler.HealthStatus{Unhealthy: 1, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400}), healthy)
+		got, injected := text("/dashboard", "#unhealthy tbody td a", "#unhealthy")
+		Expect(injected).To(BeFalse(), "no element made of the Director's content, no script run")
+		Expect(got).To(ContainSubstring("a1"))
+		Expect(got).To(ContainSubstring(`redis-small-a1\u200B`), "a hidden character shown escaped")
+		Expect(got).To(ContainSubstring("for 3h12m"))
+		Expect(got).To(ContainSubstring(strconv.Itoa(since.Year())), "since when, as a date")
+		Expect(got).To(ContainSubstring(imgInstance+": failing ("+scriptProcess+`, redis-\u202Etxt.exe)`), "the failing processes, as text")
+		Expect(got).To(ContainSubstring(`VM vm-\u202E1`))
+		Expect(got).To(ContainSubstring("redis/1 (b2): unresponsive agent"))
+		Expect(got).NotTo(ContainSubstring("\u202e"))
+		Expect(got).NotTo(ContainSubstring("\u200b"))
+
+		var count, lastRun string
+		Expect(chromedp.Run(browser, chromedp.Text("#unhealthy-count", &count, chromedp.ByQuery),
+			chromedp.Text("#last-run", &lastRun, chromedp.ByQuery))).To(Succeed())
+		Expect(count).To(Equal("(1)"))
+		Expect(lastRun).To(ContainSubstring("asked 43 deployments (42 of sweep slot 5 of 24, 1 named by events)"))
+	})
+
+	It("says when it lists only the longest unhealthy", func() {
+		op.set(status(reconciler.HealthStatus{Unhealthy: 140, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400}), healthy)
+		got, _ := text("/dashboard", "#unhealthy tbody td a", "#unhealthy-more")
+		Expect(got).To(Equal("The 1 longest unhealthy of 140."))
+	})
+
+	DescribeTable("says what no unhealthy instance means",
+		func(sweep float64, want string) {
+			op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}, SweepSeconds: sweep}), healthy)
+			got, _ := text("/dashboard", "#unhealthy td.empty", "#unhealthy tbody")
+			Expect(got).To(Equal(want))
+		},
+		Entry("with the sweep", 86400.0, "every VM running when last asked; sweep every 24h"),
+		Entry("with a weekly sweep", 7*86400.0, "every VM running when last asked; sweep every 7d"),
+		Entry("without", 0.0, "none found unhealthy; health sweep off (only the deployments instance, VM and alert events name are asked)"),
+	)
+
+	It("shows an instance's health on its page", func() {
+		e := unhealthy()
+		view := healthy
+		view.Health = reconciler.InstanceHealth{Status: "unhealthy", Since: &e.Since, CheckedAt: &e.CheckedAt, Reason: e.Reason(), VMs: e.VMs}
+		op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}}), view)
+		got, injected := text("/dashboard/instances/a1", "#health dd ul", "#health")
+		Expect(injected).To(BeFalse())
+		Expect(got).To(And(ContainSubstring("unhealthy"), ContainSubstring("for 3h12m")))
+		Expect(got).To(ContainSubstring(scriptProcess + `, redis-\u202Etxt.exe`))
+		Expect(got).NotTo(ContainSubstring("\u202e"))
+
+		op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}}), healthy)
+		got, _ = text("/dashboard/instances/a1", "#health dd", "#health")
+		Expect(got).To(ContainSubstring("healthy"))
+		Expect(got).To(ContainSubstring("every VM running when last asked, or not asked yet"))
+	})
+})
