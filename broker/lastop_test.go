@@ -31,7 +31,7 @@ const bareManifest = `name: %s
 releases: [{name: redis, version: "1"}]
 stemcells: [{alias: default, os: ubuntu-jammy, version: "1"}]
 instance_groups:
-- {name: redis, instances: 1, stemcell: default, networks: [{name: default}], jobs: [{name: redis, release: redis}]}
+- {name: redis, instances: 1, azs: [z1], vm_type: default, stemcell: default, networks: [{name: default}], jobs: [{name: redis, release: redis}]}
 `
 
 var _ = Describe("LastOperation", func() {
