@@ -43,6 +43,7 @@ HOME="$root/$run" "$vault_bin" server -dev -dev-root-token-id=root \
   -dev-listen-address=127.0.0.1:8200 -dev-no-store-token >"$run/vault.log" 2>&1 &
 pids+=($!)
 "$sim_bin" -listen 127.0.0.1:25555 -tls -ca-cert "$run/director-ca.pem" \
+  -release redis/16.1.0 -release postgres/16.4.0 -stemcell ubuntu-jammy/1.506 \
   -task-duration 3s >"$run/director.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:8200/v1/sys/health "Vault"

@@ -78,6 +78,14 @@ type Options struct {
 	// LockTimeout is how long a task waits for its deployment's lock before
 	// it ends in error. Default 10s.
 	LockTimeout time.Duration
+	// Releases and Stemcells are the releases ("name/version") and the
+	// stemcells ("os/version") uploaded at start. When either is given, a
+	// deploy is checked as the Director checks it (30005, 30006, 50003;
+	// "latest" is the newest uploaded), and what the seeds, PutDeployment
+	// and UploadRelease/UploadStemcell bring counts as uploaded too.
+	// Default nil: every release and stemcell a manifest names counts as
+	// uploaded.
+	Releases, Stemcells []string
 	// Seed is the number of deployments created at start (no tasks, one
 	// event each), see SeedDeployments; at most MaxSeed. Default 0.
 	Seed int
@@ -194,7 +202,8 @@ func (o Options) validate() error {
 			return err
 		}
 	}
-	return nil
+	_, err := parseUploads(o.Releases, o.Stemcells)
+	return err
 }
 
 // validateHosts refuses an external host or UAA URL that could make a

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// releaseVersion is a release version the Director holds: every release a
-// manifest names is taken as uploaded.
+// releaseVersion is a release version the Director holds: uploaded
+// (Options.Releases, UploadRelease), or named by a manifest it applied.
 type releaseVersion struct {
 	commit string
 	jobs   map[string]bool
@@ -69,7 +69,12 @@ func (d *Director) registerLocked(c *content) {
 			}
 		}
 	}
+	for _, r := range c.releases {
+		d.uploads.addRelease(r.Name, r.Version)
+	}
 	for i, s := range c.stemcells {
+		d.uploads.addStemcell(c.stemcellOS[i], s.Version)
+		d.uploads.addStemcell(s.Name, s.Version)
 		if d.stemcells[s] == nil {
 			d.stemcells[s] = &stemcell{id: len(d.stemcells) + 1, os: c.stemcellOS[i], cid: "sc-" + stableUUID(s.Name, s.Version)}
 		}
@@ -153,4 +158,41 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return cmp.Compare(len(pa), len(pb))
+}
+
+// UploadRelease records a release version as uploaded (as bosh
+// upload-release would), so that a deploy naming it passes the check of
+// Options.Releases; it is listed by GET /releases.
+func (d *Director) UploadRelease(name, version string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.uploadReleaseLocked(name, version)
+}
+
+// UploadStemcell records a stemcell version of an operating system as
+// uploaded (as bosh upload-stemcell would); it is listed by GET /stemcells.
+func (d *Director) UploadStemcell(os, version string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.uploadStemcellLocked(os, version)
+}
+
+func (d *Director) uploadReleaseLocked(name, version string) {
+	d.uploads.addRelease(name, version)
+	if d.releases[name] == nil {
+		d.releases[name] = map[string]*releaseVersion{}
+	}
+	if d.releases[name][version] == nil {
+		d.releases[name][version] = &releaseVersion{commit: stableUUID(name, version)[:8], jobs: map[string]bool{}}
+	}
+	d.invalidateLocked()
+}
+
+func (d *Director) uploadStemcellLocked(os, version string) {
+	d.uploads.addStemcell(os, version)
+	nv := nameVersion{stemcellName(os, ""), version}
+	if d.stemcells[nv] == nil {
+		d.stemcells[nv] = &stemcell{id: len(d.stemcells) + 1, os: os, cid: "sc-" + stableUUID(nv.Name, nv.Version)}
+	}
+	d.invalidateLocked()
 }

@@ -74,8 +74,13 @@ func (d *Director) execute(t *task) outcome {
 		}
 		return o
 	}
-	if t.refusal == nil && t.doc != nil {
-		t.refusal = d.checkCloud(t.doc) // as the Director parses the manifest, inside the lock
+	if t.refusal == nil && t.doc != nil { // as the Director plans the deploy, inside the lock
+		d.mu.RLock()
+		t.refusal, t.stageErr = d.uploads.resolve(t.doc, t.content)
+		d.mu.RUnlock()
+		if t.refusal == nil {
+			t.refusal = d.checkCloud(t.doc)
+		}
 	}
 	if t.refusal == nil && t.target != nil {
 		d.mu.Lock()
@@ -89,7 +94,7 @@ func (d *Director) execute(t *task) outcome {
 	}
 	d.releaseLock(t)
 	if !ok && o != shutdown {
-		d.recordTaskEnd(t, start, o, t.refusal == nil)
+		d.recordTaskEnd(t, start, o, t.refusal == nil && t.stageErr == nil)
 	}
 	return o
 }
@@ -116,6 +121,12 @@ func (d *Director) runStages(t *task) (outcome, bool) {
 	per := t.duration / time.Duration(len(stages))
 	for i, s := range stages {
 		d.emit(t, s.line(evStarted, 0))
+		if i == 0 && t.stageErr != nil { // binding the stemcells, in Preparing deployment
+			line := s.line(evFailed, 100)
+			line.Data = &lineData{Error: t.stageErr.Error()}
+			d.emit(t, line)
+			return outcome{StateError, t.stageErr.Error(), errorCode(t.stageErr)}, false
+		}
 		if s.change != nil {
 			d.beginChange(t, s.change)
 		}

@@ -87,6 +87,20 @@ func newDirector(opts Options, ln net.Listener) *Director {
 		store:    newStore(),
 	}
 	d.events.kept = opts.EventsKept
+	d.uploads, _ = parseUploads(opts.Releases, opts.Stemcells) // validated
+	if d.uploads != nil {
+		up := *d.uploads
+		for name, versions := range up.releases {
+			for _, v := range versions {
+				d.uploadReleaseLocked(name, v)
+			}
+		}
+		for os, versions := range up.stemcells {
+			for _, v := range versions {
+				d.uploadStemcellLocked(os, v)
+			}
+		}
+	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.knobs.init(opts)
 	d.knobs.setFailures(opts.Failures) // checked by Options.validate

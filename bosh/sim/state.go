@@ -72,6 +72,7 @@ type store struct {
 	stemcells     map[nameVersion]*stemcell
 	outcomes      map[string][]string // deployment ("" = any) -> states of its next tasks
 	listing       [listingVariants][]byte
+	uploads       *uploads          // nil: every release and stemcell counts as uploaded
 	resources     map[string][]byte // logs tarballs by blobstore id
 	resourceOrder []string          // their ids, oldest first
 }

@@ -55,6 +55,7 @@ type task struct {
 	doc      *manifestDoc // checked against the cloud config when the task runs
 	content  *content
 	refusal  error // why the manifest is refused; the task ends in error
+	stageErr error // why it fails in Preparing deployment (a stemcell not uploaded)
 
 	instances bool        // a vm-state task that lists instances, not VMs
 	logs      *logsTarget // what a fetch-logs task packs

@@ -88,8 +88,13 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	return o, *verbose, nil
 }
 
-// repeatableFlags defines -failure and -seed-plan, which may be given more than once.
+// repeatableFlags defines -failure, -seed-plan, -release and -stemcell,
+// which may be given more than once.
 func repeatableFlags(fs *flag.FlagSet, o *sim.Options) {
+	fs.Func("release", "a release uploaded at start, NAME/VERSION; with any -release or -stemcell, deploys need theirs uploaded (repeatable)",
+		func(v string) error { o.Releases = append(o.Releases, v); return nil })
+	fs.Func("stemcell", "a stemcell uploaded at start, OS/VERSION, e.g. ubuntu-jammy/1.506 (repeatable)",
+		func(v string) error { o.Stemcells = append(o.Stemcells, v); return nil })
 	fs.Func("failure", "inject a failure, e.g. endpoint=/deployments/:name,method=GET,rate=0.1,status=503,delay=2s,count=5 (repeatable)",
 		func(spec string) error {
 			f, err := sim.ParseFailure(spec)
