@@ -180,16 +180,26 @@ func (c *Client) VMStates(ctx context.Context, name string, poll time.Duration) 
 	if err != nil {
 		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, err)
 	}
+	out, err := parseVMStates(res.body)
+	if err != nil {
+		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// parseVMStates reads a vm-state task's result: a JSON object a line;
+// blank lines are skipped. The body is already bounded (answerLimit).
+func parseVMStates(body []byte) ([]VMState, error) {
 	var out []VMState
 	n := 0
-	for line := range bytes.Lines(res.body) {
+	for line := range bytes.Lines(body) {
 		n++
 		if line = bytes.TrimSpace(line); len(line) == 0 {
 			continue
 		}
 		var v VMState
 		if err := decodeJSON(line, &v); err != nil {
-			return nil, fmt.Errorf("getting VM states of deployment %s: line %d: %w", name, n, err)
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		out = append(out, v)
 	}

@@ -301,3 +301,44 @@ func reencodes[T any](t *testing.T, v T) {
 		t.Fatalf("%T does not read back: %v\n%+v\n%+v", v, err, back, v)
 	}
 }
+
+// FuzzParseVMStates: a vm-state task's result, whatever its lines, gives at
+// most one state a non-blank line or an error naming the line; a state is
+// Running only when its job and every process run.
+func FuzzParseVMStates(f *testing.F) {
+	for _, s := range []string{
+		seedVMStatesFull,
+		`{"id":"a","job_state":"unresponsive agent","processes":[],"vitals":null}` + "\n\n",
+		`{"id":"a","job_state":"running","processes":[{"name":"x","state":"failing"}]}`,
+		"not json\n", `{"processes":"nope"}`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		states, err := parseVMStates(body)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "line ") {
+				t.Fatalf("error %q names no line", err)
+			}
+			return
+		}
+		lines := 0
+		for l := range bytes.Lines(body) {
+			if len(bytes.TrimSpace(l)) > 0 {
+				lines++
+			}
+		}
+		if len(states) != lines {
+			t.Fatalf("%d states from %d lines", len(states), lines)
+		}
+		for _, s := range states {
+			running := s.JobState == JobRunning
+			for _, p := range s.Processes {
+				running = running && p.State == JobRunning
+			}
+			if s.Running() != running {
+				t.Fatalf("Running() = %v for %+v", s.Running(), s)
+			}
+		}
+	})
+}
