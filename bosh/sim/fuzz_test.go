@@ -1,0 +1,35 @@
+package sim
+
+import (
+	"testing"
+)
+
+// FuzzConfigDiff: whatever two posted texts hold, reading them as the
+// Director's validate_manifest_yml does and diffing them does not panic; a
+// text diffed with itself shows nothing, and every line of a diff is
+// "added", "removed" or unchanged context.
+func FuzzConfigDiff(f *testing.F) {
+	f.Add(DefaultCloudConfig, DefaultCloudConfig+"- name: x\n")
+	f.Add("azs: [{name: z1}]\n", "azs: [{name: z2}]\nproperties: {a: b}\n")
+	f.Add("name: a\ninstance_groups: [{name: g, instances: 1, networks: [{name: default}], azs: [z9]}]\n", "")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		before, errA := parseConfig(a)
+		after, errB := parseConfig(b)
+		if errA != nil || errB != nil {
+			return
+		}
+		if d := yamlLineDiff(before, before, true); len(d) != 0 {
+			t.Fatalf("a config diffed with itself: %v", d)
+		}
+		for _, l := range yamlLineDiff(before, after, true) {
+			if s := l[1]; s != nil && s != "added" && s != "removed" {
+				t.Fatalf("line status %v", s)
+			}
+		}
+		var doc manifestDoc
+		if after.Decode(&doc) == nil {
+			d := &Director{store: newStore()}
+			_ = d.cloudNamesLocked().check(&doc) // any manifest is judged without panic
+		}
+	})
+}
