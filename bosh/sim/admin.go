@@ -50,6 +50,8 @@ func (d *Director) adminRoutes(mux *http.ServeMux) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("PUT /_sim/cloud-config", d.adminCloudConfig)
+	mux.HandleFunc("POST /_sim/agent", d.adminAgent)
+	mux.HandleFunc("POST /_sim/resurrect", d.adminResurrect)
 	mux.HandleFunc("PUT /_sim/deployments", d.adminPutDeployment)
 	mux.HandleFunc("DELETE /_sim/deployments", func(w http.ResponseWriter, _ *http.Request) {
 		d.RemoveAllDeployments()
@@ -213,6 +215,39 @@ func (d *Director) adminPutDeployment(w http.ResponseWriter, r *http.Request) {
 		err = d.PutDeployment(string(body))
 	}
 	if err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// adminInstance is the body of POST /_sim/agent and /_sim/resurrect.
+type adminInstance struct {
+	Deployment string `json:"deployment"`
+	Instance   string `json:"instance"`
+	Agent      string `json:"agent"`
+}
+
+// adminAgent is POST /_sim/agent: as SetAgent.
+func (d *Director) adminAgent(w http.ResponseWriter, r *http.Request) {
+	var a adminInstance
+	if !decodeAdmin(w, r, &a) {
+		return
+	}
+	if err := d.SetAgent(a.Deployment, a.Instance, or(a.Agent, AgentRunning)); err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// adminResurrect is POST /_sim/resurrect: as Resurrect, answered once done.
+func (d *Director) adminResurrect(w http.ResponseWriter, r *http.Request) {
+	var a adminInstance
+	if !decodeAdmin(w, r, &a) {
+		return
+	}
+	if err := d.Resurrect(a.Deployment, a.Instance); err != nil {
 		adminError(w, http.StatusBadRequest, err)
 		return
 	}

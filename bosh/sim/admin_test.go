@@ -3,6 +3,7 @@ package sim_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -124,5 +125,21 @@ var _ = Describe("the /_sim admin API", func() {
 		Expect(uc.get("/deployments").status).To(Equal(http.StatusOK))
 		Expect(uc.do(http.MethodPost, "/_sim/revoke-tokens", nil).status).To(Equal(http.StatusNoContent))
 		Expect(uc.get("/deployments").status).To(Equal(http.StatusUnauthorized))
+	})
+
+	It("makes an agent stop answering and resurrects its VM", func() {
+		Expect(d.PutDeployment(redisManifest("r1", "1"))).To(Succeed())
+		id := d.InstanceIDs("r1", "redis")[0]
+		post := func(path, body string) int {
+			res, err := http.Post(d.URL()+path, "application/json", strings.NewReader(body))
+			Expect(err).NotTo(HaveOccurred())
+			res.Body.Close()
+			return res.StatusCode
+		}
+		Expect(post("/_sim/agent", `{"deployment":"r1","instance":"`+id+`","agent":"unresponsive agent"}`)).To(Equal(http.StatusNoContent))
+		Expect(post("/_sim/agent", `{"deployment":"r1","instance":"nope"}`)).To(Equal(http.StatusBadRequest))
+		Expect(post("/_sim/agent", `{"deployment":"r1","instance":"`+id+`","agent":"asleep"}`)).To(Equal(http.StatusBadRequest))
+		Expect(post("/_sim/resurrect", `{"deployment":"r1","instance":"`+id+`"}`)).To(Equal(http.StatusNoContent))
+		Expect(post("/_sim/resurrect", `{"deployment":"r1","instance":"nope"}`)).To(Equal(http.StatusBadRequest))
 	})
 })
