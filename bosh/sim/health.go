@@ -141,9 +141,8 @@ func (d *Director) putScanAndFix(w http.ResponseWriter, r *http.Request, user st
 	}
 	name := r.PathValue("name")
 	d.mu.Lock()
-	if _, ok := d.deployments[name]; !ok {
+	if _, ok := d.deploymentLocked(w, name); !ok {
 		d.mu.Unlock()
-		deploymentNotFound(w, name)
 		return
 	}
 	ids := map[string]bool{}

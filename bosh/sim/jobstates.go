@@ -78,17 +78,13 @@ func (d *Director) putJobState(w http.ResponseWriter, r *http.Request, user stri
 		writeError(w, http.StatusBadRequest, codeInvalidValue, "Must pass state=recreate when specifying recreate_vms_created_before")
 		return
 	}
-	if which != "" {
-		if _, err := strconv.Atoi(which); err != nil && !instanceIDForm.MatchString(which) {
-			writeError(w, http.StatusBadRequest, codeInstanceInvalidIndex, "Invalid instance index or id '%s'", which)
-			return
-		}
+	if which != "" && !instanceArg(w, which) {
+		return
 	}
 	d.mu.Lock()
-	dep, ok := d.deployments[name]
+	dep, ok := d.deploymentLocked(w, name)
 	if !ok {
 		d.mu.Unlock()
-		deploymentNotFound(w, name)
 		return
 	}
 	if which != "" && findInstance(dep, group, which) == nil {
@@ -108,6 +104,26 @@ func (d *Director) putJobState(w http.ResponseWriter, r *http.Request, user stri
 	d.mu.Unlock()
 	d.startTask(t)
 	d.redirectToTask(w, t.id)
+}
+
+// instanceArg checks an instance named in a route: an index or a uuid, as
+// the Director's validate_instance_index_or_id; else it answers 70002.
+func instanceArg(w http.ResponseWriter, which string) bool {
+	if _, err := strconv.Atoi(which); err != nil && !instanceIDForm.MatchString(which) {
+		writeError(w, http.StatusBadRequest, codeInstanceInvalidIndex, "Invalid instance index or id '%s'", which)
+		return false
+	}
+	return true
+}
+
+// deploymentLocked is the deployment a route names; it answers 70000 when
+// there is none.
+func (d *Director) deploymentLocked(w http.ResponseWriter, name string) (*deployment, bool) {
+	dep, ok := d.deployments[name]
+	if !ok {
+		deploymentNotFound(w, name)
+	}
+	return dep, ok
 }
 
 // findInstance finds a deployment's instance of group by index or uuid.

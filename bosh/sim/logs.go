@@ -28,17 +28,13 @@ type logsTarget struct {
 // blobstore id of a tarball of the instances' logs (GET /resources/:id).
 func (d *Director) getLogs(w http.ResponseWriter, r *http.Request, user string) {
 	name, group, which := r.PathValue("name"), r.PathValue("job"), r.PathValue("index_or_id")
-	if which != "*" {
-		if _, err := strconv.Atoi(which); err != nil && !instanceIDForm.MatchString(which) {
-			writeError(w, http.StatusBadRequest, codeInstanceInvalidIndex, "Invalid instance index or id '%s'", which)
-			return
-		}
+	if which != "*" && !instanceArg(w, which) {
+		return
 	}
 	d.mu.Lock()
-	dep, ok := d.deployments[name]
+	dep, ok := d.deploymentLocked(w, name)
 	if !ok {
 		d.mu.Unlock()
-		deploymentNotFound(w, name)
 		return
 	}
 	if _, err := strconv.Atoi(which); err == nil && findInstance(dep, group, which) == nil {
