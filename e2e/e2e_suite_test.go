@@ -181,6 +181,21 @@ func (d *daemon) do(method, path, user, pass string) (int, string) {
 	return res.StatusCode, readAll(res)
 }
 
+// reconcile asks for a run and waits for it (POST /b/reconcile?wait=60s),
+// retrying while the daemon cannot run yet (the broker opens when Vault
+// answers, the reconciler once the Director does too); it returns the
+// answer.
+func (d *daemon) reconcile() string {
+	GinkgoHelper()
+	var body string
+	Eventually(func() int {
+		var code int
+		code, body = d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		return code
+	}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Equal(http.StatusOK), func() string { return body })
+	return body
+}
+
 func (d *daemon) get(path, user, pass string) (int, string) {
 	return d.do(http.MethodGet, path, user, pass)
 }

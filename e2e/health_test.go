@@ -49,17 +49,7 @@ var _ = Describe("VM health through the daemon", func() {
 		srv := httptest.NewServer(h)
 		DeferCleanup(srv.Close)
 		d := startDaemon("notifications:\n  webhooks:\n  - url: " + srv.URL + "\n    events: [unhealthy, recovered]\n    secret: e2e-hook-secret\n")
-		run := func() map[string]any {
-			GinkgoHelper()
-			var body string
-			Eventually(func() int {
-				var code int
-				code, body = d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
-				return code
-			}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Equal(http.StatusOK), func() string { return body })
-			return decode(body)
-		}
-		run() // records the seeded instances
+		d.reconcile() // records the seeded instances
 
 		// A seeded deployment, its instance (the name tells it) and the first VM's instance id.
 		req, err := http.NewRequest(http.MethodGet, directorURL+"/deployments", nil)
@@ -88,7 +78,7 @@ var _ = Describe("VM health through the daemon", func() {
 		Expect(vms).NotTo(BeEmpty())
 
 		simAdmin(http.MethodPost, "/_sim/agent", map[string]string{"deployment": name, "instance": vms[0].ID, "agent": "unresponsive agent"})
-		run()
+		d.reconcile()
 		code, body := d.get("/b/instances/"+instance, brokerUser, brokerPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(decode(body)["health"]).To(And(HaveKeyWithValue("status", "unhealthy"),
@@ -100,7 +90,7 @@ var _ = Describe("VM health through the daemon", func() {
 		Eventually(func() int { return h.of("unhealthy", instance) }).WithTimeout(10 * time.Second).Should(Equal(1))
 
 		simAdmin(http.MethodPost, "/_sim/resurrect", map[string]string{"deployment": name, "instance": vms[0].ID})
-		run()
+		d.reconcile()
 		_, body = d.get("/b/instances/"+instance, brokerUser, brokerPass)
 		Expect(decode(body)["health"]).To(HaveKeyWithValue("status", "healthy"))
 		_, metrics = d.get("/metrics", "", "")

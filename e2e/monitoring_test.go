@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -50,13 +49,7 @@ var _ = Describe("Monitoring: the alerting rules and the Grafana dashboard", fun
 
 	It("use only metric names, label names and label values the daemon exposes", func() {
 		d := startDaemon("")
-		// The broker opens when Vault answers; the reconciler once the Director does too.
-		var body string
-		Eventually(func() int {
-			var code int
-			code, body = d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
-			return code
-		}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Equal(http.StatusOK), func() string { return body })
+		d.reconcile()
 		for _, path := range []string{"/v2/catalog", "/b/reconcile", "/v2/service_instances/e2e-monitoring-1",
 			"/v2/service_instances/e2e-monitoring-1/last_operation", "/b/runs", "/b/instances/e2e-monitoring-1", "/dashboard"} {
 			code, body := d.get(path, brokerUser, brokerPass)
