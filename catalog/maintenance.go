@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -87,4 +89,90 @@ func (l *loader) allOrNone(c *Catalog) {
 			}
 		}
 	}
+}
+
+// CompareVersions orders two semantic versions by semver.org precedence:
+// MAJOR, MINOR and PATCH numerically, a pre-release before its release,
+// pre-release identifiers one by one (numbers numerically and before
+// words), build metadata ignored. A version that is not semantic orders
+// before every one that is (and two such by their text): an instance whose
+// recorded version cannot be read is behind.
+func CompareVersions(a, b string) int {
+	va, oka := semverParts(a)
+	vb, okb := semverParts(b)
+	switch {
+	case !oka || !okb:
+		return cmp.Or(cmp.Compare(btoi(oka), btoi(okb)), strings.Compare(a, b))
+	}
+	for i := range 3 {
+		if c := compareNumeric(va.core[i], vb.core[i]); c != 0 {
+			return c
+		}
+	}
+	switch {
+	case va.pre == nil && vb.pre == nil:
+		return 0
+	case va.pre == nil:
+		return 1
+	case vb.pre == nil:
+		return -1
+	}
+	for i := range min(len(va.pre), len(vb.pre)) {
+		x, y := va.pre[i], vb.pre[i]
+		nx, ny := isNumeric(x), isNumeric(y)
+		var c int
+		switch {
+		case nx && ny:
+			c = compareNumeric(x, y)
+		case nx != ny:
+			c = cmp.Compare(btoi(!nx), btoi(!ny)) // numbers before words
+		default:
+			c = strings.Compare(x, y)
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(va.pre), len(vb.pre))
+}
+
+type semverVersion struct {
+	core [3]string
+	pre  []string
+}
+
+func semverParts(v string) (semverVersion, bool) {
+	if len(v) > maxVersionLength || !semver.MatchString(v) {
+		return semverVersion{}, false
+	}
+	v, _, _ = strings.Cut(v, "+")
+	core, pre, hasPre := strings.Cut(v, "-")
+	parts := strings.SplitN(core, ".", 3)
+	out := semverVersion{core: [3]string{parts[0], parts[1], parts[2]}}
+	if hasPre {
+		out.pre = strings.Split(pre, ".")
+	}
+	return out, true
+}
+
+func isNumeric(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// compareNumeric compares two digit strings without leading zeros (the
+// grammar forbids them) of any length.
+func compareNumeric(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
