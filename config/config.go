@@ -44,7 +44,7 @@ type HAConfig struct {
 
 // WebhookEvents are the event types a webhook may ask for (notify.Types).
 var WebhookEvents = []string{"orphaned", "unorphaned", "drift", "quarantined", "conflict", "run_failed", "remediated",
-	"unhealthy", "recovered"}
+	"unhealthy", "recovered", "outdated"}
 
 // NotificationsConfig is where the reconciler's events are sent.
 type NotificationsConfig struct {

@@ -31,10 +31,13 @@ const (
 	Unhealthy = "unhealthy"
 	// Recovered: an instance that was unhealthy has its VMs all running again.
 	Recovered = "recovered"
+	// Outdated: an instance that does not run what its plan now deploys (an
+	// older maintenance_info version, or none), once per version its plan wants.
+	Outdated = "outdated"
 )
 
 // Types lists every event type, in the order above.
-var Types = []string{Orphaned, Unorphaned, Drift, Quarantined, Conflict, RunFailed, Remediated, Unhealthy, Recovered}
+var Types = []string{Orphaned, Unorphaned, Drift, Quarantined, Conflict, RunFailed, Remediated, Unhealthy, Recovered, Outdated}
 
 // Event is one notification; its JSON is the webhook's body.
 type Event struct {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
@@ -86,8 +87,21 @@ type InstanceView struct {
 	History []vault.Event `json:"history"`
 	// Health is what the Directors said of its VMs when last asked.
 	Health InstanceHealth `json:"health"`
+	// Version is the maintenance_info version it was last deployed with
+	// and its plan's; nil when its plan declares none (or it has no record).
+	Version *InstanceVersion `json:"version,omitempty"`
 	// Problems are what could not be read (the rest is shown).
 	Problems []string `json:"problems"`
+}
+
+// InstanceVersion is what an instance runs against what its plan deploys.
+type InstanceVersion struct {
+	// Recorded is the version it was last deployed with ("": unknown,
+	// adopted or migrated); Plan is its plan's.
+	Recorded string `json:"recorded"`
+	Plan     string `json:"plan"`
+	// Outdated says Recorded is older than Plan, or unknown.
+	Outdated bool `json:"outdated"`
 }
 
 // InstanceHealth is what the Directors said of an instance's VMs.
@@ -109,7 +123,7 @@ type InstanceHealth struct {
 // record nor a history. What cannot be read is listed in Problems.
 func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error) {
 	in := inspector{records: m.stores.records, history: m.stores.history, backups: m.stores.backups, state: m.stores.state,
-		quarantine: m.cfg.Quarantine, now: m.now}
+		quarantine: m.cfg.Quarantine, now: m.now, catalog: m.parts.Catalog}
 	return in.view(ctx, id)
 }
 
@@ -121,6 +135,7 @@ type inspector struct {
 	state      memory.StateStore
 	quarantine config.QuarantineConfig
 	now        func() time.Time
+	catalog    *catalog.Catalog // nil: no version shown
 }
 
 // view is what is known of instance id (see Instance).
@@ -151,6 +166,13 @@ func (in inspector) view(ctx context.Context, id string) (*InstanceView, error) 
 	}
 	v.Quarantine = in.quarantineOf(ctx, id, v.Deployment, &v.Problems)
 	v.Health = in.healthOf(ctx, id, &v.Problems)
+	if rec != nil && in.catalog != nil {
+		if _, plan, ok := in.catalog.Plan(rec.PlanID); ok && plan.MaintenanceInfo != nil {
+			want := plan.MaintenanceInfo.Version
+			v.Version = &InstanceVersion{Recorded: rec.MaintenanceVersion, Plan: want,
+				Outdated: rec.MaintenanceVersion == "" || catalog.CompareVersions(rec.MaintenanceVersion, want) < 0}
+		}
+	}
 	return v, nil
 }
 

@@ -86,7 +86,7 @@ func New(opts Options) (*Manager, error) {
 			Notifier: opts.Notifier, Counters: met, Now: opts.Now, Log: opts.Logger,
 			Vault:  guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
 			Cache:  fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
-			Health: tracker, HealthPoll: opts.HealthPoll,
+			Health: tracker, HealthPoll: opts.HealthPoll, Catalog: opts.Catalog,
 		},
 		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State,
 			renderer: opts.Renderer},

@@ -66,6 +66,7 @@ type metrics struct {
 	runs, writes, instances  *prometheus.CounterVec
 	state                    *prometheus.GaugeVec
 	directorUp, directorDeps *prometheus.GaugeVec // several Directors
+	outdated                 *prometheus.GaugeVec // by plan
 	duration                 prometheus.Histogram
 	deployments, unmatched   prometheus.Gauge
 	conflicts                prometheus.Gauge
@@ -97,6 +98,10 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		state: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "blacksmith_reconciler_instances", Help: "Service instances by state after the last run.",
 		}, []string{"state"})),
+		outdated: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blacksmith_instances_outdated",
+			Help: "Instances that do not run what their plan now deploys (an older maintenance_info version, or none), by plan, as of the last complete run.",
+		}, []string{"plan"})),
 		directorUp: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "blacksmith_reconciler_director_up", Help: "1 when the last run could list the Director's deployments, else 0.",
 		}, []string{"director"})),

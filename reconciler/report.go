@@ -46,6 +46,10 @@ type (
 	UnhealthyInstance = health.Entry
 	// UnhealthyVM is a VM of an unhealthy instance, as the Director describes it.
 	UnhealthyVM = health.VM
+	// OutdatedReport is what a run found of the instances behind their plan.
+	OutdatedReport = report.OutdatedReport
+	// Outdated is an instance behind its plan's maintenance_info version.
+	Outdated = report.Outdated
 	// FeedReport says how a run used the Director's event feed.
 	FeedReport = report.FeedReport
 	// DirectorReport is what a run saw of one Director.

@@ -60,6 +60,7 @@ func (p *published) snapshot() Status {
 	}
 	if p.lastFull != nil {
 		st.Converged, st.Blockers = p.lastFull.Converged, slices.Clone(p.lastFull.Blockers)
+		st.Outdated = p.lastFull.Outdated
 	}
 	if p.progress != nil {
 		st.Running, st.RunID, st.Phase, st.Progress = true, p.runID, p.progress.Phase(), p.progress.Now()
@@ -97,6 +98,12 @@ func (p *published) finished(res run.Result) {
 	p.metrics.observe(s, p.now())
 	if s.Health != nil {
 		p.metrics.unhealthy.Set(float64(s.Health.Unhealthy))
+	}
+	if o := s.Outdated; o != nil {
+		p.metrics.outdated.Reset()
+		for plan, n := range o.ByPlan {
+			p.metrics.outdated.WithLabelValues(plan).Set(float64(n))
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -203,6 +210,10 @@ type Status struct {
 	// Health is the instances whose VMs do not all run, as the Directors
 	// said when last asked.
 	Health HealthStatus `json:"health"`
+	// Outdated are the instances that do not run what their plan now
+	// deploys, as the last complete run found them (absent: not looked for,
+	// the catalog declaring no maintenance_info).
+	Outdated *OutdatedReport `json:"outdated,omitempty"`
 }
 
 // HealthStatus is what the Directors said of the instances' VMs.

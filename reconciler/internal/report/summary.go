@@ -126,6 +126,9 @@ type Summary struct {
 	Remediated []Remediation `json:"remediated"`
 	// Health is what the run asked of the VMs' health (absent: nothing).
 	Health *HealthReport `json:"health,omitempty"`
+	// Outdated are the instances that do not run what their plan now
+	// deploys (absent: a dry or scoped run, which does not look).
+	Outdated *OutdatedReport `json:"outdated,omitempty"`
 	// Settled are the broker operations found in progress for longer than
 	// reconciler.stuck_operation_after, and what became of them.
 	Settled []Settled `json:"settled"`
@@ -235,4 +238,28 @@ type HealthReport struct {
 	// Seconds is how long the Directors took to answer (the tasks that
 	// contact the agents).
 	Seconds float64 `json:"seconds"`
+}
+
+// OutdatedReport is what a run found of the instances behind their plan.
+type OutdatedReport struct {
+	// Count is how many there are, ByPlan how many of each plan.
+	Count  int            `json:"count"`
+	ByPlan map[string]int `json:"by_plan"`
+	// Instances are the first 100, the oldest version first.
+	Instances []Outdated `json:"instances"`
+}
+
+// Outdated is an instance whose record holds an older maintenance_info
+// version than its plan declares, or none.
+type Outdated struct {
+	InstanceID string `json:"instance_id"`
+	ServiceID  string `json:"service_id"`
+	PlanID     string `json:"plan_id"`
+	Deployment string `json:"deployment"`
+	// Version is the version it was last deployed with ("" unknown: adopted
+	// from a Director or migrated from a legacy Blacksmith); Want its plan's.
+	Version string `json:"version"`
+	Want    string `json:"want"`
+	// Adopted says the reconciler adopted it (no broker deployed it).
+	Adopted bool `json:"adopted,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
@@ -61,6 +62,9 @@ type Parts struct {
 	Health *health.Tracker
 	// HealthPoll is how often a vm-state task is polled.
 	HealthPoll time.Duration
+	// Catalog says what each plan deploys now (maintenance_info); nil:
+	// outdated instances are not looked for.
+	Catalog *catalog.Catalog
 	// Now tells the time.
 	Now func() time.Time
 	// Log receives the run's logs.

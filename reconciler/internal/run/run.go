@@ -144,6 +144,7 @@ func (r *run) do(ctx context.Context) error {
 	}
 	r.remedy().remediate(ctx)
 	checkHealth(ctx, r)
+	findOutdated(ctx, r)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		r.saveFeeds(ctx)

@@ -1,0 +1,65 @@
+package run
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/blacksmith-reconciler/blacksmith/notify"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/versions"
+)
+
+// findOutdated reports the instances that do not run what their plan now
+// deploys (from the index as the run read it: an instance recorded this run
+// is judged by the next) and tells the webhooks of those that became
+// outdated, once per version their plan wants. Nothing is deployed. A dry
+// or scoped run does not look; a catalog without maintenance_info costs
+// nothing.
+func findOutdated(ctx context.Context, r *run) {
+	if r.opts.DryRun || !r.opts.Scope.Empty() || r.p.Catalog == nil || !hasVersions(r) {
+		return
+	}
+	list := versions.Outdated(r.index, r.p.Catalog)
+	rep := versions.Summarize(list)
+	for _, s := range r.p.Catalog.Services { // a plan with none outdated counts 0
+		for _, p := range s.Plans {
+			if _, ok := rep.ByPlan[p.ID]; !ok && p.MaintenanceInfo != nil {
+				rep.ByPlan[p.ID] = 0
+			}
+		}
+	}
+	r.ledger.Count(func(s *report.Summary) { s.Outdated = rep })
+	var doc versions.Doc
+	if _, err := r.vault.Memory.ReadState(ctx, versions.DocName, &doc); err != nil {
+		r.log.Warn("outdated instances not announced: the document could not be read", "error", err)
+		return
+	}
+	next, fresh := versions.Announce(doc, list)
+	for _, o := range fresh {
+		had := o.Version
+		if had == "" {
+			had = "an unknown version"
+		}
+		reason := fmt.Sprintf("runs %s; plan %s deploys %s", had, o.PlanID, o.Want)
+		r.log.Info("instance outdated", "instance", o.InstanceID, "deployment", o.Deployment, "reason", reason)
+		r.hist.Notify(notify.Event{Type: notify.Outdated, InstanceID: o.InstanceID, Deployment: o.Deployment,
+			Director: r.directorOf(o.InstanceID, o.Deployment), Reason: reason, RunID: r.id, Time: r.p.Now().UTC()})
+	}
+	if !next.Equal(doc) {
+		if err := r.vault.Memory.WriteState(ctx, versions.DocName, next); err != nil {
+			r.log.Warn("the outdated document could not be written; the next run announces again", "error", err)
+		}
+	}
+}
+
+// hasVersions says whether a plan of the catalog declares maintenance_info.
+func hasVersions(r *run) bool {
+	for _, s := range r.p.Catalog.Services {
+		for _, p := range s.Plans {
+			if p.MaintenanceInfo != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
