@@ -96,6 +96,22 @@ func chromium() context.Context {
 	return ctx
 }
 
+// rendered reads the text of sel once the page at url has rendered wait,
+// and whether the page made any element of the hostile content or ran its
+// script.
+func rendered(browser context.Context, url, wait, sel string) (string, bool) {
+	GinkgoHelper()
+	var got string
+	var injected bool
+	Expect(chromedp.Run(browser,
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(wait, chromedp.ByQuery),
+		chromedp.Text(sel, &got, chromedp.ByQuery),
+		chromedp.Evaluate(`window.pwned !== undefined || document.querySelectorAll("main script, main img").length > 0`, &injected),
+	)).To(Succeed())
+	return got, injected
+}
+
 var _ = Describe("the dashboard's VM health, in a real browser", func() {
 	var (
 		op      *operator
@@ -138,20 +154,9 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 	healthy := reconciler.InstanceView{InstanceID: "a1", Backups: []string{}, History: []vault.Event{}, Problems: []string{},
 		Health: reconciler.InstanceHealth{Status: "healthy"}}
 
-	// text reads the text of sel once the page has rendered rows into
-	// #unhealthy, and whether the page made any element of the hostile
-	// content or ran its script.
 	text := func(path, wait, sel string) (string, bool) {
 		GinkgoHelper()
-		var got string
-		var injected bool
-		Expect(chromedp.Run(browser,
-			chromedp.Navigate(base+path),
-			chromedp.WaitVisible(wait, chromedp.ByQuery),
-			chromedp.Text(sel, &got, chromedp.ByQuery),
-			chromedp.Evaluate(`window.pwned !== undefined || document.querySelectorAll("main script, main img").length > 0`, &injected),
-		)).To(Succeed())
-		return got, injected
+		return rendered(browser, base+path, wait, sel)
 	}
 
 	It("lists each unhealthy instance: its deployment, since when and for how long, the VMs not running and their processes, as text", func() {
@@ -207,5 +212,118 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 		got, _ = text("/dashboard/instances/a1", "#health dd", "#health")
 		Expect(got).To(ContainSubstring("healthy"))
 		Expect(got).To(ContainSubstring("every VM running when last asked, or not asked yet"))
+	})
+})
+
+var _ = Describe("the dashboard's outdated instances, in a real browser", func() {
+	var (
+		op      *operator
+		base    string
+		browser context.Context
+	)
+	// A Director's content, hostile: a deployment name that is markup, a
+	// recorded version that a right-to-left override reorders.
+	const (
+		imgDeployment = `redis-<img src=x id=pwned>`
+		spoofVersion  = "1.0.0-\u202erc1"
+	)
+
+	BeforeEach(func() {
+		op = &operator{}
+		base = op.serve()
+		browser = chromium()
+	})
+
+	outdated := func(count int, list ...reconciler.Outdated) *reconciler.OutdatedReport {
+		return &reconciler.OutdatedReport{Count: count, ByPlan: map[string]int{"redis-small": count, "redis-large": 0}, Instances: list}
+	}
+	listed := []reconciler.Outdated{
+		{InstanceID: "a1", ServiceID: "redis", PlanID: "redis-small", Deployment: imgDeployment, Version: "", Want: "2.0.0", Adopted: true},
+		{InstanceID: "b2", ServiceID: "redis", PlanID: "redis-small", Deployment: "redis-small-b2", Version: spoofVersion, Want: "2.0.0"},
+	}
+	// status is after a run over every deployment with result, that found o
+	// (nil: did not look).
+	status := func(result string, o *reconciler.OutdatedReport) reconciler.Status {
+		return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Outdated: o,
+			Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
+			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
+			Quarantined: []reconciler.Quarantined{}, Blockers: []string{},
+			LastRun: &reconciler.Summary{RunID: "r1", Result: result, StartedAt: time.Now().UTC(), Errors: []string{}, Outdated: o}}
+	}
+	view := func(rec *vault.Record, v *reconciler.InstanceVersion) reconciler.InstanceView {
+		return reconciler.InstanceView{InstanceID: "a1", Record: rec, Backups: []string{}, History: []vault.Event{}, Problems: []string{},
+			Health: reconciler.InstanceHealth{Status: "healthy"}, Version: v}
+	}
+	// cells are the texts of the cells of #outdated, row by row.
+	cells := func() [][]string {
+		GinkgoHelper()
+		var got [][]string
+		Expect(chromedp.Run(browser, chromedp.Evaluate(
+			`[...document.querySelectorAll("#outdated tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got))).To(Succeed())
+		return got
+	}
+
+	It("lists each outdated instance: its deployment, plan, the version it runs and its plan's, adopted ones marked, as text", func() {
+		op.set(status("success", outdated(2, listed...)), view(nil, nil))
+		_, injected := rendered(browser, base+"/dashboard", "#outdated tbody td a", "#outdated")
+		Expect(injected).To(BeFalse(), "no element made of the Director's content")
+		Expect(cells()).To(Equal([][]string{
+			{"a1 adopted", imgDeployment, "redis-small", "unknown", "2.0.0"},
+			{"b2", "redis-small-b2", "redis-small", `1.0.0-\u202Erc1`, "2.0.0"},
+		}), "the version recorded, a hidden character escaped; unknown when none; only the adopted one marked")
+
+		var count, plans, more, lastRun, href string
+		var ok bool
+		Expect(chromedp.Run(browser, chromedp.Text("#outdated-count", &count, chromedp.ByQuery),
+			chromedp.Text("#outdated-plans", &plans, chromedp.ByQuery),
+			chromedp.TextContent("#outdated-more", &more, chromedp.ByQuery),
+			chromedp.Text("#last-run", &lastRun, chromedp.ByQuery),
+			chromedp.AttributeValue("#outdated tbody td a", "href", &href, &ok, chromedp.ByQuery))).To(Succeed())
+		Expect(count).To(Equal("(2)"))
+		Expect(plans).To(Equal("by plan: redis-small 2 · redis-large 0"), "every plan, the most first")
+		Expect(more).To(BeEmpty(), "all are listed")
+		Expect(lastRun).To(ContainSubstring("2 behind their plan's version (redis-small 2 · redis-large 0)"))
+		Expect(href).To(Equal("/dashboard/instances/a1"))
+	})
+
+	It("says when it lists only the oldest", func() {
+		op.set(status("success", outdated(140, listed...)), view(nil, nil))
+		got, _ := rendered(browser, base+"/dashboard", "#outdated tbody td a", "#outdated-more")
+		Expect(got).To(Equal("The 2 oldest of 140."))
+	})
+
+	DescribeTable("says what no outdated instance means",
+		func(st reconciler.Status, count, want string) {
+			op.set(st, view(nil, nil))
+			got, _ := rendered(browser, base+"/dashboard", "#outdated td.empty", "#outdated tbody")
+			Expect(got).To(Equal(want))
+			var n string
+			Expect(chromedp.Run(browser, chromedp.TextContent("#outdated-count", &n, chromedp.ByQuery))).To(Succeed())
+			Expect(n).To(Equal(count))
+		},
+		Entry("every instance current", status("success", outdated(0)), "(0)", "every instance runs its plan's version"),
+		Entry("not looked for by a run that completed", status("success", nil), "", "no plan declares maintenance_info"),
+		Entry("not looked for by a run that failed", status("failure", nil), "",
+			"none reported: no plan declares maintenance_info, or no run over every deployment got that far"),
+		Entry("no run yet", reconciler.Status{Phase: reconciler.PhaseIdle, Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{},
+			Conflicts: []reconciler.Conflict{}, Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}, "", "no run yet"),
+	)
+
+	It("shows an instance's version on its page", func() {
+		rec := &vault.Record{ServiceID: "redis", PlanID: "redis-small"}
+		show := func(v *reconciler.InstanceVersion) string {
+			GinkgoHelper()
+			op.set(status("success", nil), view(rec, v))
+			got, injected := rendered(browser, base+"/dashboard/instances/a1", "#version dd", "#version")
+			Expect(injected).To(BeFalse())
+			return got
+		}
+		Expect(show(&reconciler.InstanceVersion{Recorded: "", Plan: "2.0.0", Outdated: true})).To(And(
+			ContainSubstring("outdated"), ContainSubstring("unknown (adopted from a Director or migrated"), ContainSubstring("2.0.0")))
+		got := show(&reconciler.InstanceVersion{Recorded: spoofVersion, Plan: "2.0.0", Outdated: true})
+		Expect(got).To(And(ContainSubstring("outdated"), ContainSubstring(`1.0.0-\u202Erc1`), Not(ContainSubstring("\u202e"))))
+		Expect(show(&reconciler.InstanceVersion{Recorded: "2.0.0", Plan: "2.0.0"})).To(And(
+			ContainSubstring("current"), Not(ContainSubstring("outdated")), Not(ContainSubstring("unknown"))))
+		Expect(show(nil)).To(ContainSubstring("its plan declares no maintenance_info"))
 	})
 })

@@ -166,6 +166,7 @@ function renderStatus(st) {
       ["unknown (Director not listed)", r.unknown || 0],
       ["event feed", r.feed ? r.feed.mode + (r.feed.reason ? " (" + r.feed.reason + ")" : "") : ""],
       ["VM health", healthFacts(r.health)],
+      ["outdated", outdatedFacts(r.outdated)],
       ["errors", r.error_count ? r.error_count + ": " + (r.errors || []).slice(0, 3).join("; ") : "0"],
     ]);
   } else {
@@ -186,6 +187,7 @@ function renderStatus(st) {
   $("quarantined-count").textContent = "(" + st.quarantined.length + ")";
   rows("quarantined", st.quarantined, (q) => [q.instance_id ? instanceLink(q.instance_id) : q.deployment, q.failures, when(q.next_attempt), q.last_error]);
   renderHealth(st.health || { unhealthy: 0, instances: [], sweep_seconds: 0 });
+  renderOutdated(st.outdated, r);
 }
 
 // renderHealth lists the unhealthy instances, longest unhealthy first (the
@@ -229,6 +231,48 @@ function healthFacts(h) {
     ", " + h.named + " named by events)";
   if (h.failed) s += ", " + h.failed + " not answered";
   return s + "; " + h.unhealthy + " unhealthy (" + h.became_unhealthy + " new, " + h.recovered + " recovered); " + secs(h.seconds);
+}
+
+// renderOutdated lists the instances behind their plan's maintenance_info
+// version, oldest version first (the status holds the first 100). o is
+// absent when not looked for: no plan declares maintenance_info, or no run
+// over every deployment got that far; r is the last run.
+function renderOutdated(o, r) {
+  const listed = (o && o.instances) || [];
+  $("outdated-count").textContent = o ? "(" + o.count + ")" : "";
+  $("outdated-plans").textContent = o && o.by_plan ? shown("by plan: " + byPlan(o.by_plan)) : "";
+  $("outdated-more").textContent = o && o.count > listed.length ? "The " + listed.length + " oldest of " + o.count + "." : "";
+  const empty = o ? "every instance runs its plan's version" : !r ? "no run yet"
+    : !r.scope && r.result !== "failure" ? "no plan declares maintenance_info"
+      : "none reported: no plan declares maintenance_info, or no run over every deployment got that far";
+  rows("outdated", listed, (x) => [adoptedLink(x), x.deployment, x.plan_id, version(x.version), x.want], empty);
+}
+
+// byPlan is the count of each plan, the most first: "redis-small 3 · redis-large 0".
+function byPlan(counts) {
+  return Object.entries(counts).sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([plan, n]) => plan + " " + n).join(" · ");
+}
+
+// adoptedLink is an instance's link, marked when the reconciler adopted it
+// (no broker deployed it, so no version was recorded).
+function adoptedLink(x) {
+  const cell = el("span");
+  cell.append(instanceLink(x.instance_id));
+  if (x.adopted) cell.append(document.createTextNode(" "), el("span", "adopted", "badge adopted"));
+  return cell;
+}
+
+// version is a recorded maintenance_info version, or "unknown" (muted, not
+// to be read as a version) when none was recorded.
+function version(v) {
+  return v ? v : el("span", "unknown", "muted");
+}
+
+// outdatedFacts is what the last run found of the instances behind their plan.
+function outdatedFacts(o) {
+  if (!o) return "";
+  return o.count + " behind their plan's version" + (o.by_plan && Object.keys(o.by_plan).length ? " (" + byPlan(o.by_plan) + ")" : "");
 }
 
 function renderRuns(runs) {
@@ -303,6 +347,7 @@ async function loadInstance() {
     const m = v.match || {};
     facts("match", [["strategy", m.strategy], ["confidence", m.confidence], ["rule", m.rule]]);
     renderInstanceHealth(v.health || { status: "healthy" });
+    renderInstanceVersion(v.version, !!v.record);
     const q = v.quarantine;
     facts("quarantine", q ? [["failures", q.failures], ["since", when(q.since)], ["next attempt", when(q.next_attempt)], ["last error", q.last_error]] : []);
     $("backups-count").textContent = "(" + v.backups.length + ")";
@@ -320,6 +365,20 @@ function renderInstanceHealth(h) {
   const status = el("span", h.status, "badge " + (bad ? "failure" : "success"));
   facts("health", bad ? [["status", status], ["since", since(h.since)], ["last asked", when(h.checked_at)], ["VMs not running", vmList(h.vms)]]
     : [["status", status], ["VMs", "every VM running when last asked, or not asked yet"]]);
+}
+
+// renderInstanceVersion is the maintenance_info version the instance was
+// last deployed with against its plan's (v absent: its plan declares none,
+// or the catalog has no such plan).
+function renderInstanceVersion(v, recorded) {
+  if (!v) {
+    facts("version", recorded ? [["plan's version", el("span", "its plan declares no maintenance_info (or is not in the catalog)", "muted")]] : []);
+    return;
+  }
+  const status = el("span", v.outdated ? "outdated" : "current", "badge " + (v.outdated ? "partial" : "success"));
+  facts("version", [["status", status],
+    ["runs", v.recorded || el("span", "unknown (adopted from a Director or migrated: no version recorded)", "muted")],
+    ["plan's version", v.plan]]);
 }
 
 // named is "name (guid)", or whichever of the two there is.
