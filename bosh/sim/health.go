@@ -16,6 +16,9 @@ const HMUser = "hm"
 // ErrNoInstance matches a knob naming an instance the deployment lacks.
 var ErrNoInstance = errors.New("no such instance")
 
+// ErrClosed matches a knob that met the Director closing.
+var ErrClosed = errors.New("the Director simulator is closed")
+
 // ErrBadAgent matches an agent answer SetAgent does not know.
 var ErrBadAgent = errors.New("not an agent answer")
 
@@ -99,15 +102,24 @@ func (d *Director) InstanceIDs(deployment, group string) []string {
 // resurrection), after which the agent answers again.
 func (d *Director) Resurrect(deployment, instanceID string) error {
 	d.mu.Lock()
+	if d.ctx.Err() != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("resurrecting %s/%s: %w", deployment, instanceID, ErrClosed)
+	}
 	if _, _, err := d.instStateLocked(deployment, instanceID); err != nil {
 		d.mu.Unlock()
 		return fmt.Errorf("resurrecting: %w", err)
 	}
 	t := d.scanAndFixLocked(deployment, HMUser, "", map[string]bool{instanceID: true})
-	d.wg.Add(1)
+	done := make(chan struct{})
+	t.done = done
 	d.mu.Unlock()
-	defer d.wg.Done()
-	d.run(t)
+	d.startTask(t)
+	select {
+	case <-done:
+	case <-d.ctx.Done():
+		return fmt.Errorf("resurrecting %s/%s: %w", deployment, instanceID, ErrClosed)
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if t.state != StateDone {

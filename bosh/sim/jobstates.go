@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -74,7 +75,7 @@ func (d *Director) putJobState(w http.ResponseWriter, r *http.Request, user stri
 	case q.Get("state") == "":
 		writeError(w, http.StatusBadRequest, codeBadManifest, "Manifest should not be empty")
 		return
-	case q.Has("recreate_vms_created_before") && q.Get("state") != "recreate":
+	case which == "" && q.Has("recreate_vms_created_before") && q.Get("state") != "recreate": // the instance route ignores it
 		writeError(w, http.StatusBadRequest, codeInvalidValue, "Must pass state=recreate when specifying recreate_vms_created_before")
 		return
 	}
@@ -148,7 +149,7 @@ func (d *Director) changesLocked(t *task) ([]*instChange, error) {
 	if dep == nil {
 		return nil, nil
 	}
-	if !validStates[tg.state] {
+	if !validStates[tg.state] && (tg.group == "*" || slices.ContainsFunc(instancesOf(dep), func(in instance) bool { return in.job == tg.group })) {
 		if tg.instance != "" {
 			return nil, &manifestError{code: codeInvalidInstanceState, msg: fmt.Sprintf(
 				"Invalid state '%s' for '%s/%s', valid states are: started, stopped, detached, recreate, restart", tg.state, tg.group, tg.instance)}
@@ -240,7 +241,7 @@ func (d *Director) endChange(t *task, c *instChange, errText string) {
 // start of a detached instance creates one.
 func (d *Director) applyChangeLocked(t *task, c *instChange) {
 	dep := d.deployments[t.deployment]
-	if dep == nil {
+	if dep == nil || findInstance(dep, c.in.job, c.in.id) == nil { // changed out of band meanwhile
 		return
 	}
 	if dep.inst == nil {
@@ -287,8 +288,11 @@ func (d *Director) vmPairLocked(user string, task int, deployment, action, cid s
 // names no VM (its cid is not known yet), the end names it.
 func (d *Director) vmCreatedLocked(user string, task int, dep *deployment, was instance) {
 	start := d.recordLocked(vmEvent(user, task, dep.name, "create", "", was))
-	now := findInstance(dep, was.job, was.id)
-	end := vmEvent(user, task, dep.name, "create", now.cid, was)
+	cid := "" // the instance went with a manifest changed meanwhile: no VM to name
+	if now := findInstance(dep, was.job, was.id); now != nil {
+		cid = now.cid
+	}
+	end := vmEvent(user, task, dep.name, "create", cid, was)
 	end.parent = start
 	d.recordLocked(end)
 }

@@ -196,4 +196,30 @@ var _ = Describe("instance states (bosh start, stop, restart, recreate)", func()
 		Expect(c.getJSON("/events?user=hm&object_type=instance")).To(BeEmpty())
 		Expect(d.Resurrect("r1", "not-an-instance")).To(MatchError(sim.ErrNoInstance))
 	})
+
+	It("survives a manifest changed out of band while a recreate runs, and a resurrection while it closes", func() {
+		d.SetTaskDuration(300 * time.Millisecond)
+		id := taskIDOf(put("/deployments/r1/jobs/*?state=recreate"))
+		Eventually(func() string { return c.taskState(id) }).Should(Equal("processing"))
+		Expect(d.PutDeployment(strings.ReplaceAll(twoRedis("r1"), "name: redis\n  instances", "name: other\n  instances"))).To(Succeed())
+		Expect(c.waitTask(id)["state"]).To(Equal("done"), "the instances it changed went with the old manifest")
+
+		closing := start(sim.Options{Workers: 1, TaskDuration: time.Hour})
+		Expect(closing.PutDeployment(twoRedis("r2"))).To(Succeed())
+		cc := newClient(closing)
+		cc.contentType = "text/yaml"
+		cc.do(http.MethodPut, "/deployments/r2/jobs/*?state=restart", []byte{}) // holds the only worker
+		errs := make(chan error, 1)
+		go func() { errs <- closing.Resurrect("r2", closing.InstanceIDs("r2", "redis")[0]) }()
+		time.Sleep(50 * time.Millisecond)
+		Expect(closing.Close()).To(Succeed())
+		Eventually(errs).Should(Receive(MatchError(sim.ErrClosed)))
+	})
+
+	It("fails a scan and fix at once while a deployment holds the lock, as the Director's timeout of 0", func() {
+		d.SetTaskDuration(time.Hour)
+		c.waitLocked(taskIDOf(put("/deployments/r1/jobs/*?state=restart")))
+		err := d.Resurrect("r1", d.InstanceIDs("r1", "redis")[0])
+		Expect(err).To(MatchError(ContainSubstring("Unable to get deployment lock, maybe a deployment is in progress. Try again later.")))
+	})
 })

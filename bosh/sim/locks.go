@@ -46,6 +46,9 @@ func (d *Director) acquireLock(t *task) (outcome, bool) {
 		if !busy {
 			return outcome{}, true
 		}
+		if t.kind == kindScanFix { // ScanAndFix takes the lock with timeout 0
+			return outcome{StateError, "Unable to get deployment lock, maybe a deployment is in progress. Try again later.", codeDirector}, false
+		}
 		select {
 		case <-held.released:
 		case <-timer.C:

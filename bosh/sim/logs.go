@@ -42,6 +42,14 @@ func (d *Director) getLogs(w http.ResponseWriter, r *http.Request, user string) 
 		writeError(w, http.StatusNotFound, codeInstanceNotFound, "'%s/%s/%s' doesn't exist", name, group, which)
 		return
 	}
+	types := or(r.URL.Query().Get("type"), "job")
+	for _, typ := range strings.Split(types, ",") {
+		if typ != "agent" && typ != "job" && typ != "system" {
+			d.mu.Unlock()
+			writeError(w, http.StatusBadRequest, codeValidationType, "Invalid log type '%s': agent, job or system", typ)
+			return
+		}
+	}
 	var picked []instance
 	matched := false
 	for _, in := range instancesOf(dep) {
@@ -64,7 +72,7 @@ func (d *Director) getLogs(w http.ResponseWriter, r *http.Request, user string) 
 		return
 	}
 	t := d.newTaskLocked(kindLogs, "fetch logs", name, user, r.Header.Get("X-Bosh-Context-Id"))
-	t.logs = &logsTarget{instances: picked, types: or(r.URL.Query().Get("type"), "job")}
+	t.logs = &logsTarget{instances: picked, types: types}
 	d.mu.Unlock()
 	d.startTask(t)
 	d.redirectToTask(w, t.id)

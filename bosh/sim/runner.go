@@ -210,6 +210,9 @@ func (d *Director) finish(t *task, o outcome) {
 		t.events = append(t.events, '\n')
 	}
 	t.logf("Task %d %s: %s", t.id, o.state, o.result)
+	if t.done != nil {
+		close(t.done)
+	}
 	d.mu.Unlock()
 	d.log.Debug("bosh director simulator task finished", "task", t.id, "state", o.state, "deployment", t.deployment)
 }

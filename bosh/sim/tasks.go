@@ -48,6 +48,7 @@ type task struct {
 	before                  *content      // what its deployment held when it started
 	duration                time.Duration // processing time, fixed when it is created
 	cancel                  chan struct{}
+	done                    chan struct{} // closed once it ended, when someone waits for it
 	events, results, debug  []byte
 
 	// inputs of a deploy
