@@ -27,7 +27,7 @@ const (
 	RunFailed   = "run_failed"
 	Remediated  = "remediated"
 	// Unhealthy: an instance whose VMs are not all running (a process
-	// failing, an agent not answering, a VM missing).
+	// failing, an agent not answering).
 	Unhealthy = "unhealthy"
 	// Recovered: an instance that was unhealthy has its VMs all running again.
 	Recovered = "recovered"

@@ -90,6 +90,7 @@ var _ = Describe("VM health", func() {
 	It("does not sweep again in a run forced within the same slot", func() {
 		e.run(reconciler.RunOptions{})
 		first := next()
+		Expect(first.Health.Swept).To(BeNumerically(">", 0), "its share: 8 over 4 slots")
 		again := e.run(reconciler.RunOptions{Force: true})
 		Expect(again.Health.Swept).To(BeZero())
 		Expect(first.Health.Slot).To(Equal(again.Health.Slot))
@@ -148,5 +149,52 @@ var _ = Describe("VM health", func() {
 		s := next()
 		Expect(s.Health).To(And(HaveField("Failed", BeNumerically(">=", 1)), HaveField("Unhealthy", 1)), "not read: stays unhealthy, not recovered")
 		Expect(h.of(notify.Recovered)).To(BeEmpty())
+	})
+
+	It("asks again at the next run a deployment whose check failed, though no event names it any more", func() {
+		e.run(reconciler.RunOptions{})
+		victim := e.names[3]
+		Expect(e.sim.SetAgent(victim, e.sim.InstanceIDs(victim, "")[0], sim.AgentUnresponsive)).To(Succeed())
+		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "/tasks/:id/output"})).To(Succeed()) // the checks alone read it
+		s := next()
+		Expect(s.Health.Failed).To(BeNumerically(">=", 1))
+		Expect(s.Health.Unhealthy).To(BeZero())
+		e.sim.ClearFailures()
+		s = next()
+		Expect(s.Health.Named).To(BeNumerically(">=", 1), "pending from the failed check")
+		Expect(s.Health.Unhealthy).To(Equal(1))
+	})
+
+	It("leaves a deployment a task holds for the next run, and does not look in a dry or scoped run", func() {
+		e.run(reconciler.RunOptions{})
+		busy := e.names[4]
+		Expect(e.sim.SetAgent(busy, e.sim.InstanceIDs(busy, "")[0], sim.AgentUnresponsive)).To(Succeed())
+		e.sim.SetTaskDuration(time.Hour)
+		_, err := e.bosh.Deploy(context.Background(), []byte(e.manifest(busy)))
+		Expect(err).NotTo(HaveOccurred())
+		e.sim.SetTaskDuration(5 * time.Millisecond) // the checks' tasks
+		Eventually(func() bool {
+			list, _ := e.bosh.Deployments(context.Background())
+			for _, d := range list {
+				if d.Name == busy {
+					return d.Locked
+				}
+			}
+			return false
+		}).Should(BeTrue())
+		s := next()
+		Expect(s.Health.Unhealthy).To(BeZero(), "not asked while its task runs")
+		Expect(e.run(reconciler.RunOptions{DryRun: true}).Health).To(BeNil())
+		Expect(e.run(reconciler.RunOptions{Scope: reconciler.Scope{Instance: instanceID(busy)}}).Health).To(BeNil())
+	})
+
+	It("drops the entry of an instance whose deployment and record are gone", func() {
+		e.run(reconciler.RunOptions{})
+		gone := e.names[6]
+		Expect(e.sim.SetAgent(gone, e.sim.InstanceIDs(gone, "")[0], sim.AgentUnresponsive)).To(Succeed())
+		Expect(next().Health.Unhealthy).To(Equal(1))
+		e.sim.RemoveDeployment(gone)
+		Expect(next().Health.Unhealthy).To(BeZero())
+		Expect(e.m.Status().Health.Unhealthy).To(BeZero())
 	})
 })

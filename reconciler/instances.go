@@ -107,9 +107,9 @@ type InstanceVersion struct {
 // InstanceHealth is what the Directors said of an instance's VMs.
 type InstanceHealth struct {
 	// Status is "unhealthy" when a VM of it that should run did not when
-	// last asked (a process failing, its agent not answering), else
-	// "healthy" (asked and running, or not asked yet: see
-	// reconciler.health_sweep).
+	// last asked (a process failing, its agent not answering), "unknown"
+	// when the health document cannot be read, else "healthy" (asked and
+	// running, or not asked yet: see reconciler.health_sweep).
 	Status string `json:"status"`
 	// Since is when it was first found unhealthy; CheckedAt when last.
 	Since     *time.Time `json:"since,omitempty"`
@@ -181,7 +181,7 @@ func (in inspector) healthOf(ctx context.Context, id string, problems *[]string)
 	var doc health.Doc
 	if _, err := in.state.ReadState(ctx, health.DocName, &doc); err != nil {
 		*problems = append(*problems, "health: "+err.Error())
-		return InstanceHealth{Status: "healthy"}
+		return InstanceHealth{Status: "unknown"}
 	}
 	e, ok := doc.Unhealthy[id]
 	if !ok {

@@ -101,7 +101,10 @@ func New(opts Options) (*Manager, error) {
 			default:
 			}
 		})
-		m.elector.onFollow = func(ctx context.Context) { m.status.follow(ctx, m.runLog) }
+		m.elector.onFollow = func(ctx context.Context) {
+			m.status.follow(ctx, m.runLog)
+			m.status.followHealth(ctx, m.stores.state)
+		}
 		m.parts.Fence = m.elector.fence
 		m.runLog.fence = m.elector.fence
 	}

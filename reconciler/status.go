@@ -156,6 +156,18 @@ func (p *published) follow(ctx context.Context, l runLog) {
 	}
 }
 
+// followHealth takes the health document the leader's runs keep, so that
+// a daemon that does not lead shows the unhealthy instances too (its gauge
+// included; the alert counts the leader's only).
+func (p *published) followHealth(ctx context.Context, state memory.StateStore) {
+	var doc health.Doc
+	if ok, err := state.ReadState(ctx, health.DocName, &doc); err != nil || !ok {
+		return
+	}
+	p.health.Set(doc)
+	p.metrics.unhealthy.Set(float64(len(doc.Unhealthy)))
+}
+
 // adopt takes a run of the run log as the last run when it is newer than
 // the one known (and, over the whole estate, its conflicts).
 func (p *published) adopt(s Summary) {

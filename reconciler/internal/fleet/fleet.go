@@ -212,7 +212,10 @@ type Healths struct{ f *Fleet }
 // HealthOf is the run's reader of VM states.
 func HealthOf(f *Fleet) Healths { return Healths{f} }
 
-// VMStates reads a deployment's VM states from the Director that listed it.
+// VMStates reads a deployment's VM states from the Director that listed
+// it, when that Director is still in the run. A failure does not count
+// against its breaker: a vm-state task that fails says little of the
+// Director's API, and a health check must not end the run.
 func (h Healths) VMStates(ctx context.Context, name string, poll time.Duration) ([]bosh.VMState, error) {
 	f := h.f
 	i, _ := f.ownerIndex(name)
@@ -220,7 +223,18 @@ func (h Healths) VMStates(ctx context.Context, name string, poll time.Duration) 
 	if m.Health == nil || f.isDown(i) {
 		return nil, ErrNoHealth
 	}
-	return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.VMState, error) { return m.Health.VMStates(ctx, name, poll) })
+	return m.Health.VMStates(ctx, name, poll)
+}
+
+// AllListed says whether every Director listed its deployments this run
+// (a deployment none lists is then gone).
+func (h Healths) AllListed() bool {
+	for i := range h.f.members {
+		if h.f.isDown(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // Tasks asks every Director that is not out of the run and has a task

@@ -4,6 +4,6 @@
 // agent not answering), healthy again when every one runs. It decides
 // which deployments a run asks (its share of the sweep, those the event
 // feed named, those unhealthy so far) and what changed since the last
-// answers: the transitions the webhooks and the history hear of. It is
+// answers: the transitions the webhooks hear of. It is
 // pure: the run asks the Directors and keeps the document.
 package health

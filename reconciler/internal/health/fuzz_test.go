@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzJudge: whatever a Director answers (decoded as the client decodes
-// it), what Judge keeps is bounded (at most maxListed VMs an instance and
+// it), what Judge keeps is bounded (at most maxListed VMs an instance, maxFailing
 // failing processes a VM, maxText bytes a text) and never a VM that runs.
 func FuzzJudge(f *testing.F) {
 	f.Add([]byte(`[{"id":"a","job_name":"redis","index":0,"vm_cid":"vm-1","job_state":"failing","state":"started","processes":[{"name":"redis","state":"failing"}]}]`))
@@ -23,7 +23,7 @@ func FuzzJudge(f *testing.F) {
 				t.Fatalf("%d VMs kept for %q", len(vms), id)
 			}
 			for _, v := range vms {
-				if len(v.Failing) > maxListed || len(v.Instance) > maxText || len(v.CID) > maxText || len(v.JobState) > maxText {
+				if len(v.Failing) > maxFailing || len(v.Instance) > maxText || len(v.CID) > maxText || len(v.JobState) > maxText {
 					t.Fatalf("unbounded %+v", v)
 				}
 				for _, p := range v.Failing {

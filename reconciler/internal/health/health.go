@@ -1,7 +1,6 @@
 package health
 
 import (
-	"cmp"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -9,15 +8,27 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 )
 
 // Doc is the state document the reconciler keeps in Vault: the unhealthy
-// instances (a healthy one has no entry).
+// instances (a healthy one has no entry), and the deployments the next run
+// asks whatever its share (their check failed, or a run had more to ask
+// than it may).
 type Doc struct {
 	Unhealthy map[string]Entry `json:"unhealthy"`
+	Pending   []string         `json:"pending,omitempty"`
 }
+
+// Bounds of the document: the unhealthy instances it keeps (beyond, the
+// newest are not kept; the next runs find them again) and the deployments
+// it carries to the next run.
+const (
+	MaxEntries = 10000
+	MaxPending = 10000
+)
 
 // DocName is the state document's name.
 const DocName = "health"
@@ -27,20 +38,25 @@ type Entry struct {
 	// InstanceID and Deployment name the instance and its deployment.
 	InstanceID string `json:"instance_id"`
 	Deployment string `json:"deployment"`
-	// Since is when it was first seen unhealthy; CheckedAt when last.
+	// Since is when it was first seen unhealthy; CheckedAt when the
+	// Director was last asked.
 	Since     time.Time `json:"since"`
 	CheckedAt time.Time `json:"checked_at"`
 	// VMs are its VMs that do not run as they should.
 	VMs []VM `json:"vms"`
 }
 
-// Reason says in a line what is wrong, for a log, a webhook, the dashboard.
+// maxReason bounds Reason.
+const maxReason = 1024
+
+// Reason says in a line what is wrong, for a log, a webhook, the dashboard;
+// at most maxReason bytes.
 func (e Entry) Reason() string {
 	parts := make([]string, 0, len(e.VMs))
 	for _, v := range e.VMs {
 		parts = append(parts, v.String())
 	}
-	return strings.Join(parts, "; ")
+	return cut(strings.Join(parts, "; "), maxReason)
 }
 
 // VM is a VM that does not run as it should, as the Director describes it.
@@ -64,11 +80,13 @@ func (v VM) String() string {
 	return s
 }
 
-// maxListed bounds the VMs and processes an entry lists, and the text of
-// each: the Director's answers are not trusted to be small.
+// maxListed bounds the VMs an entry lists, maxFailing the processes of a
+// VM, maxText the text of each: the Director's answers are not trusted to
+// be small.
 const (
-	maxListed = 20
-	maxText   = 200
+	maxListed  = 20
+	maxFailing = 5
+	maxText    = 200
 )
 
 // Judge reads a deployment's VM states: the VMs of each instance that
@@ -78,16 +96,17 @@ const (
 func Judge(states []bosh.VMState) map[string][]VM {
 	out := map[string][]VM{}
 	for _, s := range states {
-		if s.State != "started" || (s.Active != nil && !*s.Active) || s.Running() {
-			continue
+		if s.State != "started" || (s.Active != nil && !*s.Active) || s.Running() || s.JobState == "starting" {
+			continue // stopped on purpose, not its VM, running, or being updated
 		}
-		v := VM{Instance: cut(fmt.Sprintf("%s/%d (%s)", s.Job, s.Index, s.ID)), CID: cut(s.CID), JobState: cut(s.JobState)}
+		v := VM{Instance: cut(fmt.Sprintf("%s/%d (%s)", s.Job, s.Index, s.ID), maxText), CID: cut(s.CID, maxText),
+			JobState: cut(s.JobState, maxText)}
 		if v.JobState == "" {
 			v.JobState = "unknown"
 		}
 		for _, p := range s.Processes {
-			if p.State != bosh.JobRunning && len(v.Failing) < maxListed {
-				v.Failing = append(v.Failing, cut(p.Name))
+			if p.State != bosh.JobRunning && len(v.Failing) < maxFailing {
+				v.Failing = append(v.Failing, cut(p.Name, maxText))
 			}
 		}
 		if len(out[s.ID]) < maxListed {
@@ -97,17 +116,22 @@ func Judge(states []bosh.VMState) map[string][]VM {
 	return out
 }
 
-func cut(s string) string {
-	if len(s) > maxText {
-		return s[:maxText]
+// cut keeps at most n bytes of s, on a character boundary, so that what is
+// kept reads back the same from JSON.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Sweep spreads the check of every deployment over Period: each run checks
 // the deployments of its slot, Period/Interval slots, so that every
-// deployment is checked once a Period and no run checks more than its
-// share (n/slots, rounded up). Period 0 is no sweep.
+// deployment is checked once a Period and each run about n/slots of them.
+// Period 0 is no sweep.
 type Sweep struct {
 	Period, Interval time.Duration
 }
@@ -128,43 +152,33 @@ func (s Sweep) Slot(t time.Time) int64 {
 	return t.UnixNano() / int64(s.Interval)
 }
 
-// Share is the deployments of names a run in slot checks: ranked by a hash
-// of their name (so that a deployment keeps its place while others come
-// and go, and the slots do not follow the names' order), every Slots-th
-// from the slot's offset. Shares differ by at most one.
+// Share is the deployments of names a run in slot checks: those whose
+// name hashes to the slot, so that a deployment keeps its slot whatever
+// else comes and goes, and is checked once a Period; shares are even up to
+// the hash's spread (about the square root of a share).
 func (s Sweep) Share(names []string, slot int64) []string {
 	if s.Period <= 0 {
 		return nil
 	}
-	type ranked struct {
-		h    uint64
-		name string
-	}
-	all := make([]ranked, len(names))
-	for i, name := range names {
+	n := uint64(s.Slots())
+	want := uint64(((slot % int64(n)) + int64(n)) % int64(n))
+	var out []string
+	for _, name := range names {
 		h := fnv.New64a()
 		_, _ = h.Write([]byte(name))
-		all[i] = ranked{h.Sum64(), name}
-	}
-	slices.SortFunc(all, func(a, b ranked) int {
-		if a.h != b.h {
-			return cmp.Compare(a.h, b.h)
+		if h.Sum64()%n == want {
+			out = append(out, name)
 		}
-		return strings.Compare(a.name, b.name)
-	})
-	n := s.Slots()
-	var out []string
-	for i := ((slot % n) + n) % n; i < int64(len(all)); i += n {
-		out = append(out, all[i].name)
 	}
+	slices.Sort(out)
 	return out
 }
 
 // Observation is what a run learnt of one deployment's instances.
 type Observation struct {
 	Deployment string
-	// Instances are the instance ids the deployment holds (the reconciler
-	// matched it to one instance; its VMs belong to it).
+	// Instance is the instance the reconciler matched the deployment to
+	// (its VMs belong to it).
 	Instance string
 	// VMs are what Judge found of its VMs, every instance together.
 	VMs map[string][]VM
@@ -181,7 +195,7 @@ type Transition struct {
 // whose VMs all run is healthy (no entry). It returns the new document and
 // the transitions, in the order of the instance ids.
 func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
-	next := Doc{Unhealthy: maps.Clone(doc.Unhealthy)}
+	next := Doc{Unhealthy: maps.Clone(doc.Unhealthy), Pending: doc.Pending}
 	if next.Unhealthy == nil {
 		next.Unhealthy = map[string]Entry{}
 	}
@@ -197,7 +211,7 @@ func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
 			delete(next.Unhealthy, o.Instance)
 			prev.CheckedAt = now
 			out = append(out, Transition{Entry: prev})
-		case len(vms) > 0:
+		case len(vms) > 0 && (was || len(next.Unhealthy) < MaxEntries):
 			e := Entry{InstanceID: o.Instance, Deployment: o.Deployment, Since: now, CheckedAt: now, VMs: vms[:min(len(vms), maxListed)]}
 			if was {
 				e.Since = prev.Since
@@ -214,7 +228,7 @@ func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
 // Forget drops the entries of instances that no longer exist (keep says
 // which do), so that a deleted instance does not stay unhealthy.
 func (d Doc) Forget(keep func(instanceID string) bool) Doc {
-	next := Doc{Unhealthy: map[string]Entry{}}
+	next := Doc{Unhealthy: map[string]Entry{}, Pending: d.Pending}
 	for id, e := range d.Unhealthy {
 		if keep(id) {
 			next.Unhealthy[id] = e
@@ -235,16 +249,16 @@ func (d Doc) Sorted() []Entry {
 	return out
 }
 
-// Equal says whether two documents hold the same entries; when they were
-// last checked does not count (a document is written when an entry
-// changes, not at each check).
+// Equal says whether two documents hold the same entries (checked at the
+// same time) and the same pending deployments.
 func (d Doc) Equal(o Doc) bool {
-	if len(d.Unhealthy) != len(o.Unhealthy) {
+	if len(d.Unhealthy) != len(o.Unhealthy) || !slices.Equal(d.Pending, o.Pending) {
 		return false
 	}
 	for id, e := range d.Unhealthy {
 		f, ok := o.Unhealthy[id]
-		if !ok || e.Deployment != f.Deployment || !e.Since.Equal(f.Since) || !slices.EqualFunc(e.VMs, f.VMs, sameVM) {
+		if !ok || e.Deployment != f.Deployment || !e.Since.Equal(f.Since) || !e.CheckedAt.Equal(f.CheckedAt) ||
+			!slices.EqualFunc(e.VMs, f.VMs, sameVM) {
 			return false
 		}
 	}
@@ -287,5 +301,5 @@ func (t *Tracker) Set(d Doc) {
 func (t *Tracker) Current() Doc {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return Doc{Unhealthy: maps.Clone(t.current.Unhealthy)}
+	return Doc{Unhealthy: maps.Clone(t.current.Unhealthy), Pending: slices.Clone(t.current.Pending)}
 }

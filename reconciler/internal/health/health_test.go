@@ -2,7 +2,10 @@ package health_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -20,7 +23,7 @@ var _ = Describe("the sweep", func() {
 		names[i] = fmt.Sprintf("redis-small-%04d", i)
 	}
 
-	It("checks every deployment once per sweep, shares differing by at most one", func() {
+	It("checks every deployment once per sweep, shares near n/slots", func() {
 		s := health.Sweep{Period: 24 * time.Hour, Interval: time.Hour}
 		Expect(s.Slots()).To(Equal(int64(24)))
 		seen := map[string]int{}
@@ -36,14 +39,23 @@ var _ = Describe("the sweep", func() {
 		for n, c := range seen {
 			Expect(c).To(Equal(1), n)
 		}
-		Expect(largest - smallest).To(BeNumerically("<=", 1))
-		Expect(largest).To(Equal(42), "ceil(1000/24)")
+		Expect(smallest).To(BeNumerically(">=", 42*2/3))
+		Expect(largest).To(BeNumerically("<=", 42*3/2), "about 1000/24, the hash's spread")
 		Expect(s.Share(names, 100)).To(Equal(s.Share(names, 124)), "the next sweep goes the same way")
 	})
 
-	It("keeps a deployment in its slot while the others stay, and sweeps nothing when off", func() {
+	It("keeps a deployment in its slot whatever else comes and goes, and sweeps nothing when off", func() {
 		s := health.Sweep{Period: 4 * time.Hour, Interval: time.Hour}
-		Expect(s.Share(names, 7)).To(Equal(s.Share(append([]string{}, names...), 7)))
+		share := s.Share(names, 7)
+		shuffled := append([]string{}, names...)
+		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		fewer := append(shuffled[:500:500], "a-new-deployment", "another")
+		for _, n := range s.Share(fewer, 7) {
+			if n != "a-new-deployment" && n != "another" {
+				Expect(share).To(ContainElement(n), "%s kept its slot", n)
+			}
+		}
+		Expect(s.Share(shuffled, 7)).To(Equal(share))
 		Expect(health.Sweep{Interval: time.Hour}.Share(names, 7)).To(BeEmpty())
 		Expect(health.Sweep{Period: 30 * time.Minute, Interval: time.Hour}.Slots()).To(Equal(int64(1)))
 		Expect(s.Slot(time.Unix(0, 0).Add(5*time.Hour + time.Minute))).To(Equal(int64(5)))
@@ -59,6 +71,7 @@ var _ = Describe("judging and folding VM states", func() {
 		{ID: "c", Job: "redis", Index: 2, CID: "vm-3", JobState: bosh.JobUnresponsiveAgent, State: "started"},
 		{ID: "d", Job: "redis", Index: 3, CID: "vm-4", JobState: "stopped", State: "stopped"},
 		{ID: "e", Job: "redis", Index: 4, CID: "vm-5", JobState: "failing", State: "started", Active: no()},
+		{ID: "f", Job: "redis", Index: 5, CID: "vm-6", JobState: "starting", State: "started", Active: yes()},
 	}
 
 	It("finds the started, active VMs that do not run, with their failing processes", func() {
@@ -78,7 +91,10 @@ var _ = Describe("judging and folding VM states", func() {
 		again, tr := health.Apply(doc, sick, t0.Add(time.Hour))
 		Expect(tr).To(BeEmpty())
 		Expect(again.Unhealthy["i1"].Since).To(Equal(t0))
-		Expect(again.Equal(doc)).To(BeTrue(), "checked again, nothing to write")
+		Expect(again.Unhealthy["i1"].CheckedAt).To(Equal(t0.Add(time.Hour)))
+		Expect(again.Equal(doc)).To(BeFalse(), "checked again: when, written")
+		same, _ := health.Apply(again, sick, t0.Add(time.Hour))
+		Expect(same.Equal(again)).To(BeTrue())
 
 		well, tr := health.Apply(again, []health.Observation{{Deployment: "d1", Instance: "i1", VMs: health.Judge(states[:1])}}, t0.Add(2*time.Hour))
 		Expect(tr).To(ConsistOf(And(HaveField("Unhealthy", false), HaveField("Entry.Since", t0))))
@@ -96,5 +112,9 @@ var _ = Describe("judging and folding VM states", func() {
 		got := health.Judge(many)["x"]
 		Expect(len(got)).To(BeNumerically("<=", 20))
 		Expect(len(got[0].CID)).To(BeNumerically("<=", 200))
+		e := health.Entry{VMs: got}
+		Expect(len(e.Reason())).To(BeNumerically("<=", 1024))
+		wide := health.Judge([]bosh.VMState{{ID: "y", Job: strings.Repeat("é", 150), State: "started", JobState: "failing"}})["y"][0]
+		Expect(utf8.ValidString(wide.Instance)).To(BeTrue(), "cut on a character")
 	})
 })

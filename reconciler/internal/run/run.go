@@ -55,6 +55,7 @@ type run struct {
 	index  map[string]*vault.Record // as read at the start; never changed
 	byDep  map[string]string        // deployment name -> instance id, as the index names them
 	listed map[string]bool          // the deployments listed
+	locked map[string]bool          // the listed deployments a task holds
 	owners owners                   // who owns a deployment, as its name or the index tells
 }
 
@@ -143,12 +144,14 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	r.remedy().remediate(ctx)
-	checkHealth(ctx, r)
-	findOutdated(ctx, r)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		r.saveFeeds(ctx)
 	}
+	// Last, what does not change records: a slow Director or a failing
+	// check holds up nothing above.
+	checkHealth(ctx, r)
+	findOutdated(ctx, r)
 	return nil
 }
 
@@ -210,9 +213,12 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 		r.conflict(c, owned)
 	}
 	r.owners = owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.index, byDep: r.byDep}
-	r.listed = make(map[string]bool, len(deps))
+	r.listed, r.locked = make(map[string]bool, len(deps)), map[string]bool{}
 	for _, d := range deps {
 		r.listed[d.Name] = true
+		if d.Locked {
+			r.locked[d.Name] = true
+		}
 	}
 	r.p.Cache.Purge(deps)
 	return deps, nil
