@@ -134,10 +134,13 @@ var _ = Describe("the Director's event feed", func() {
 				e.changeState(name, "*", "recreate")
 			}),
 			Entry("a VM resurrected by the Health Monitor (scan and fix: VM events by hm only)", func(e *env, name string) {
-				Expect(e.sim.Resurrect(name, e.sim.InstanceIDs(name, "redis")[0])).To(Succeed())
+				id := e.sim.InstanceIDs(name, "")[0]
+				Expect(e.sim.SetAgent(name, id, sim.AgentUnresponsive)).To(Succeed())
+				e.run(reconciler.RunOptions{}) // past the alert event
+				Expect(e.sim.Resurrect(name, id)).To(Succeed())
 			}),
 			Entry("an agent that stopped answering (the Health Monitor's alert event)", func(e *env, name string) {
-				Expect(e.sim.SetAgent(name, e.sim.InstanceIDs(name, "redis")[0], sim.AgentUnresponsive)).To(Succeed())
+				Expect(e.sim.SetAgent(name, e.sim.InstanceIDs(name, "")[0], sim.AgentUnresponsive)).To(Succeed())
 			}),
 		)
 	})

@@ -97,9 +97,11 @@ func (d *Director) InstanceIDs(deployment, group string) []string {
 
 // Resurrect recreates an instance's VM as the Health Monitor's resurrector
 // has the Director do it, and returns once done: a "scan and fix" task by
-// user hm that takes the deployment's lock, deletes the VM and creates a
-// new one (VM events only: the Director records no instance event for a
-// resurrection), after which the agent answers again.
+// user hm that takes the deployment's lock at once and, when the
+// instance's agent does not answer (the problem it resolves), deletes the
+// VM and creates a new one (VM events only: the Director records no
+// instance event for it), after which the agent answers again; the
+// instance keeps its state.
 func (d *Director) Resurrect(deployment, instanceID string) error {
 	d.mu.Lock()
 	if d.ctx.Err() != nil {

@@ -165,6 +165,8 @@ func (d *Director) changesLocked(t *task) ([]*instChange, error) {
 			continue
 		case (tg.state == instStarted || tg.state == instStopped || tg.state == instDetached) && in.state == tg.state:
 			continue // already there
+		case t.kind == kindScanFix && in.agent != AgentUnresponsive:
+			continue // scan and fix resolves unresponsive agents only
 		}
 		out = append(out, &instChange{in: in, target: tg.state})
 	}
@@ -256,7 +258,10 @@ func (d *Director) applyChangeLocked(t *task, c *instChange) {
 	switch c.target {
 	case "recreate":
 		d.vmPairLocked(t.user, t.id, dep.name, "delete", c.in.cid, c.in)
-		st.gen, st.vmAt, st.agent, st.state = st.gen+1, time.Now().UTC().Truncate(time.Second), "", instStarted
+		st.gen, st.vmAt, st.agent = st.gen+1, time.Now().UTC().Truncate(time.Second), ""
+		if t.kind != kindScanFix { // a resurrection keeps the instance's state
+			st.state = instStarted
+		}
 		d.vmCreatedLocked(t.user, t.id, dep, c.in)
 	case "restart":
 		st.agent, st.state = "", instStarted
