@@ -63,17 +63,22 @@ var _ = Describe("Events", func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		all, requests := pageBack(ctx, c, bosh.EventQuery{})
-		Expect(all).To(HaveLen(434))
-		Expect(requests).To(Equal(4), "200, 200, 34, then an empty page")
+		n := len(all) // 430 seeds, the deploy's deployment and lock events, its instances' and VMs'
+		Expect(n).To(BeNumerically(">", 434))
+		Expect(n).To(BeNumerically("<", 600))
+		Expect(requests).To(Equal(3+1), "200, 200, the rest, then an empty page")
 		for i, e := range all {
-			Expect(e.ID).To(Equal(strconv.Itoa(434-i)), "each id once")
+			Expect(e.ID).To(Equal(strconv.Itoa(n-i)), "each id once")
 		}
 		Expect(all[0]).To(And(HaveField("Action", "release"), HaveField("ObjectType", "lock"),
 			HaveField("Task", strconv.Itoa(task.ID)), HaveField("User", "admin"), HaveField("Deployment", "redis-e")))
 		Expect(all[1]).To(And(HaveField("Action", "create"), HaveField("ObjectType", "deployment"),
-			HaveField("ObjectName", "redis-e"), HaveField("ParentID", all[3].ID), HaveField("Error", "")))
+			HaveField("ObjectName", "redis-e"), HaveField("Error", "")))
+		start := all[n-431] // the deploy's first event
+		Expect(start).To(And(HaveField("ObjectType", "deployment"), HaveField("ParentID", "")))
+		Expect(all[1].ParentID).To(Equal(start.ID))
 		Expect(all[1].Timestamp).To(BeNumerically("~", time.Now().Unix(), 60))
-		Expect(all[433]).To(And(HaveField("ObjectName", names[0]), HaveField("User", sim.AdminUser),
+		Expect(all[n-1]).To(And(HaveField("ObjectName", names[0]), HaveField("User", sim.AdminUser),
 			HaveField("Task", ""), HaveField("ParentID", ""), HaveField("Instance", "")))
 
 		Expect(d.Stats().Requests).To(HaveKeyWithValue("GET /events", 4))

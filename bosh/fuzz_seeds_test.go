@@ -140,7 +140,13 @@ const (
 	// seedEvents is task_4711_output_event.ndjson: GET /tasks/:id/output?type=event.
 	seedEvents = `{"time":1751364612,"stage":"Preparing deployment","tags":[],"total":1,"task":"Preparing deployment","index":1,"state":"started","progress":0}
 {"time":1751364615,"stage":"Preparing deployment","tags":[],"total":1,"task":"Preparing deployment","index":1,"state":"finished","progress":100}
-{"time":1751364615,"stage":"Updating instance","tags":["redis"],"total":1,"task":"redis/209b96c8-e482-43c7-9f3e-04de9f93c535 (0) (canary)","index":1,"state":"started","progress":0}
+{"time":1751364615,"stage":"Preparing deployment","tags":[],"total":1,"task":"Rendering templates","index":2,"state":"started","progress":0}
+{"time":1751364616,"stage":"Preparing deployment","tags":[],"total":1,"task":"Rendering templates","index":2,"state":"finished","progress":100}
+{"time":1751364616,"stage":"Preparing package compilation","tags":[],"total":1,"task":"Finding packages to compile","index":1,"state":"started","progress":0}
+{"time":1751364616,"stage":"Preparing package compilation","tags":[],"total":1,"task":"Finding packages to compile","index":1,"state":"finished","progress":100}
+{"time":1751364616,"stage":"Creating missing vms","tags":[],"total":1,"task":"redis/209b96c8-e482-43c7-9f3e-04de9f93c535 (0)","index":1,"state":"started","progress":0}
+{"time":1751364646,"stage":"Creating missing vms","tags":[],"total":1,"task":"redis/209b96c8-e482-43c7-9f3e-04de9f93c535 (0)","index":1,"state":"finished","progress":100}
+{"time":1751364616,"stage":"Updating instance","tags":["redis"],"total":1,"task":"redis/209b96c8-e482-43c7-9f3e-04de9f93c535 (0) (canary)","index":1,"state":"started","progress":0}
 {"time":1751364900,"stage":"Updating instance","tags":["redis"],"total":1,"task":"redis/209b96c8-e482-43c7-9f3e-04de9f93c535 (0) (canary)","index":1,"state":"finished","progress":100}
 `
 	// seedEventError is task_event_error_line.json: an error line of a task's event log.
@@ -199,7 +205,7 @@ const (
   {"id": "4122", "timestamp": 1751364900, "user": "broker-client", "action": "release", "object_type": "lock", "object_name": "lock:deployment:service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "task": "4711", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "context": {}},
   {"id": "4121", "parent_id": "4117", "timestamp": 1751364900, "user": "broker-client", "action": "create", "object_type": "deployment", "object_name": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "task": "4711", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "context": {"before": {}, "after": {"releases": ["redis/16.1.0"], "stemcells": ["bosh-vsphere-esxi-ubuntu-jammy-go_agent/1.506"]}}},
   {"id": "4120", "parent_id": "4119", "timestamp": 1751364880, "user": "broker-client", "action": "create", "object_type": "instance", "object_name": "redis/209b96c8-e482-43c7-9f3e-04de9f93c535", "task": "4711", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "instance": "redis/209b96c8-e482-43c7-9f3e-04de9f93c535", "context": {}},
-  {"id": "4119", "timestamp": 1751364700, "user": "broker-client", "action": "create", "object_type": "instance", "object_name": "redis/209b96c8-e482-43c7-9f3e-04de9f93c535", "task": "4711", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "instance": "redis/209b96c8-e482-43c7-9f3e-04de9f93c535", "context": {}},
+  {"id": "4119", "timestamp": 1751364700, "user": "broker-client", "action": "create", "object_type": "instance", "object_name": "redis/209b96c8-e482-43c7-9f3e-04de9f93c535", "task": "4711", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "instance": "redis/209b96c8-e482-43c7-9f3e-04de9f93c535", "context": {"az": "z1"}},
   {"id": "4118", "timestamp": 1751364613, "user": "broker-client", "action": "acquire", "object_type": "lock", "object_name": "lock:deployment:service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "task": "4711", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "context": {}},
   {"id": "4117", "timestamp": 1751364612, "user": "broker-client", "action": "create", "object_type": "deployment", "object_name": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "task": "4711", "deployment": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b", "context": {}}
 ]

@@ -149,8 +149,8 @@ var _ = Describe("pure helpers", func() {
 
 		events, err := parseEvents(append(fixture("task_4711_output_event.ndjson"), fixture("task_event_error_line.json")...))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(events).To(HaveLen(9))
-		Expect(events[6].Tags).To(Equal([]string{"redis"}))
-		Expect(events[8].Error.Code).To(Equal(100))
+		Expect(events).To(HaveLen(11))
+		Expect(events[8].Tags).To(Equal([]string{"redis"}))
+		Expect(events[10].Error.Code).To(Equal(100))
 	})
 })

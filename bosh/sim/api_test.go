@@ -125,7 +125,12 @@ var _ = Describe("the Director API", func() {
 		c.waitTask(c.deploy(redisManifest("r1", "16.0.0")))
 		id := c.deploy(redisManifest("r2", "16.0.0"))
 		c.waitTask(id)
-		events := c.getJSON("/events?deployment=r2").([]any)
+		var events []any
+		for _, e := range c.getJSON("/events?deployment=r2").([]any) {
+			if t := e.(map[string]any)["object_type"]; t == "deployment" || t == "lock" {
+				events = append(events, e)
+			}
+		}
 		Expect(events).To(HaveLen(4))
 		var actions []string
 		for _, e := range events {
@@ -137,8 +142,10 @@ var _ = Describe("the Director API", func() {
 		Expect(actions).To(Equal([]string{"lock:release", "deployment:create", "lock:acquire", "deployment:create"}),
 			"the start is recorded before the lock is taken, the end before it is released")
 		older := c.getJSON("/events?before_id=" + events[3].(map[string]any)["id"].(string)).([]any)
-		Expect(older).To(HaveLen(4))
-		Expect(older[0].(map[string]any)["deployment"]).To(Equal("r1"))
+		Expect(older).NotTo(BeEmpty())
+		for _, e := range older {
+			Expect(e.(map[string]any)["deployment"]).To(Equal("r1"))
+		}
 	})
 
 	It("answers at most 200 events", func() {

@@ -59,14 +59,21 @@ var _ = Describe("GET /events", func() {
 		failed := c.waitTask(update)
 		c.waitTask(c.deleteDeployment("r1"))
 
-		events := c.getJSON("/events").([]any)
+		var events []any // the deployment's and its lock's (the instances' and VMs': jobstates_test, deploys_test)
+		for _, e := range c.getJSON("/events").([]any) {
+			if ev(e)["object_type"] == "deployment" || ev(e)["object_type"] == "lock" {
+				events = append(events, e)
+			}
+		}
 		Expect(actionsOf(events)).To(Equal([]string{
 			"release lock:deployment:r1", "delete r1 <-", "acquire lock:deployment:r1", "delete r1",
 			"update r1 <- !", "release lock:deployment:r1", "acquire lock:deployment:r1", "update r1",
 			"release lock:deployment:r1", "create r1 <-", "acquire lock:deployment:r1", "create r1"}),
 			"a success ends inside its lock, a failure after it")
 		for i, e := range events {
-			Expect(idOf(e)).To(Equal(12-i), "ids from 1 up, newest first")
+			if i > 0 {
+				Expect(idOf(e)).To(BeNumerically("<", idOf(events[i-1])), "newest first")
+			}
 			Expect(ev(e)).To(HaveKeyWithValue("user", "admin"))
 			Expect(ev(e)).To(HaveKeyWithValue("deployment", "r1"))
 			Expect(ev(e)).NotTo(HaveKey("instance"), "empty fields are left out")
@@ -153,11 +160,11 @@ var _ = Describe("GET /events", func() {
 		Entry("deployment", "deployment=r2", []string{"create r2 <-", "create r2"}),
 		Entry("object type", "object_type=lock", []string{"release lock:deployment:r1", "acquire lock:deployment:r1"}),
 		Entry("object name", "object_name=lock:deployment:r1&action=acquire", []string{"acquire lock:deployment:r1"}),
-		Entry("action", "action=create&deployment=r1", []string{"create r1 <-", "create r1"}),
+		Entry("action", "action=create&deployment=r1&object_type=deployment", []string{"create r1 <-", "create r1"}),
 		Entry("task", "task=1&object_type=deployment", []string{"create r1 <-", "create r1"}),
 		Entry("task as the Director stores it, not as a number", "task=01", []string{}),
 		Entry("user", "user=nobody", []string{}),
-		Entry("instance: no simulated event has one", "instance=redis/0", []string{}),
+		Entry("instance: an index is not an instance's name (group/uuid)", "instance=redis/0", []string{}),
 		Entry("an empty value", "deployment=", []string{}),
 		Entry("the last of a repeated parameter", "deployment=r1&deployment=r2", []string{"create r2 <-", "create r2"}),
 		Entry("before_id", "before_id=3", []string{"acquire lock:deployment:r1", "create r1"}),

@@ -48,7 +48,7 @@ func (c *instChange) action() string {
 	case instStopped, instDetached:
 		return "stop"
 	}
-	return c.target
+	return c.target // restart, recreate, and a deploy's create, update, delete
 }
 
 // putJobState is PUT /deployments/:name/jobs/:job[/:index_or_id]?state=...
@@ -216,8 +216,11 @@ func (d *Director) beginChange(t *task, c *instChange) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e := instanceEvent(t, c.action(), c.in)
-	if c.target == "recreate" {
+	switch c.target {
+	case "recreate", changeCreate:
 		e.context = mustJSON(map[string]string{"az": c.in.az})
+	case changeUpdate:
+		e.context = mustJSON(map[string]any{"az": c.in.az, "changes": []string{"configuration"}})
 	}
 	c.parent = d.recordLocked(e)
 }
@@ -243,6 +246,23 @@ func (d *Director) endChange(t *task, c *instChange, errText string) {
 // start of a detached instance creates one.
 func (d *Director) applyChangeLocked(t *task, c *instChange) {
 	dep := d.deployments[t.deployment]
+	switch c.target { // a deploy's: its content is applied when it completes
+	case changeCreate: // the start names no VM yet, the end names it
+		end := vmEvent(t.user, t.id, t.deployment, "create", c.in.cid, c.in)
+		end.parent = d.recordLocked(vmEvent(t.user, t.id, t.deployment, "create", "", c.in))
+		d.recordLocked(end)
+		return
+	case changeUpdate:
+		return
+	case changeDelete:
+		if c.in.expectsVM {
+			d.vmPairLocked(t.user, t.id, t.deployment, "delete", c.in.cid, c.in)
+		}
+		if dep != nil {
+			delete(dep.inst, c.in.id)
+		}
+		return
+	}
 	if dep == nil || findInstance(dep, c.in.job, c.in.id) == nil { // changed out of band meanwhile
 		return
 	}

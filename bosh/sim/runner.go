@@ -86,6 +86,10 @@ func (d *Director) execute(t *task) outcome {
 		d.mu.Lock()
 		t.changes, t.refusal = d.changesLocked(t)
 		d.mu.Unlock()
+	} else if t.refusal == nil && t.kind == kindDeploy && !t.dryRun {
+		d.mu.Lock()
+		t.changes = d.deployChangesLocked(t)
+		d.mu.Unlock()
 	}
 	if t.refusal != nil {
 		o, ok = refused(t), false

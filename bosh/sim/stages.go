@@ -81,17 +81,10 @@ func (d *Director) stagesOf(t *task) []stage {
 		}
 		out = append(out, stage{stage: "Preparing package compilation", task: "Finding packages to compile",
 			tags: []string{}, index: 1, total: 1})
-		if t.changes != nil {
+		if t.target != nil {
 			return append(out, changeStages(t.changes)...)
 		}
-		d.mu.RLock()
-		dep := &deployment{name: t.deployment, content: t.content}
-		if cur := d.deployments[t.deployment]; cur != nil {
-			dep.inst = cur.inst
-		}
-		vms := vmInstances(dep)
-		d.mu.RUnlock()
-		return append(out, instanceStages("Updating instance", vms, " (canary)")...)
+		return append(out, deployStages(t.changes)...)
 	case kindLogs:
 		return logStages(t.logs)
 	case kindScanFix:
