@@ -17,7 +17,14 @@ type manifestView struct {
 // getDeployment is GET /deployments/:name: the manifest exactly as posted
 // ("" while a first deploy has not succeeded).
 func (d *Director) getDeployment(w http.ResponseWriter, r *http.Request, _ string) {
-	name := r.PathValue("name")
+	if text, ok := d.manifestOf(w, r.PathValue("name")); ok {
+		writeJSON(w, http.StatusOK, manifestView{Manifest: text})
+	}
+}
+
+// manifestOf is the manifest of the deployment a route names; it answers
+// 70000 when there is none.
+func (d *Director) manifestOf(w http.ResponseWriter, name string) (string, bool) {
 	d.mu.RLock()
 	dep, ok := d.deployments[name]
 	var text string
@@ -27,9 +34,8 @@ func (d *Director) getDeployment(w http.ResponseWriter, r *http.Request, _ strin
 	d.mu.RUnlock()
 	if !ok {
 		deploymentNotFound(w, name)
-		return
 	}
-	writeJSON(w, http.StatusOK, manifestView{Manifest: text})
+	return text, ok
 }
 
 // postDeployment is POST /deployments (Content-Type text/yaml): a task that
