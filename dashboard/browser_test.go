@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"time"
@@ -16,7 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/dashboard"
-	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/internal/testbrowser"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -61,16 +60,7 @@ func (o *operator) serve() string {
 // specs are skipped, and fail under CI=true (.ci/run installs it).
 func chromium() context.Context {
 	GinkgoHelper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		path, _ = exec.LookPath("chromium")
-	}
-	if path == "" {
-		if testvault.InCI() {
-			Fail("no chromium: .ci/run installs Debian's chromium")
-		}
-		Skip("no chromium (apt-get install chromium)")
-	}
+	path := testbrowser.ChromiumPath()
 	// Not GinkgoT().TempDir(): Chromium's helpers may write to the profile
 	// for a moment after the browser is gone; its removal is retried.
 	profile, err := os.MkdirTemp("", "blacksmith-chromium-")

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -16,26 +15,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
+	"github.com/blacksmith-reconciler/blacksmith/internal/testbrowser"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
-
-// chromiumPath is Debian's Chromium (CHROMIUM overrides it); without it the
-// spec is skipped, and fails under CI=true (.ci/run installs it).
-func chromiumPath() string {
-	GinkgoHelper()
-	path := os.Getenv("CHROMIUM")
-	if path == "" {
-		path, _ = exec.LookPath("chromium")
-	}
-	if path == "" {
-		if testvault.InCI() {
-			Fail("no chromium: .ci/run installs Debian's chromium")
-		}
-		Skip("no chromium (apt-get install chromium)")
-	}
-	return path
-}
 
 // browser starts a headless Chromium that sends the broker's credentials
 // with every request (as a browser does once the operator logged in).
@@ -47,7 +29,7 @@ func browser() context.Context {
 	profile, err := os.MkdirTemp("", "blacksmith-chromium-")
 	Expect(err).NotTo(HaveOccurred())
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath()), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.ExecPath(testbrowser.ChromiumPath()), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 1000))
