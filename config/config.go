@@ -236,7 +236,50 @@ type ReconcilerConfig struct {
 	// MinConfidence is the least match confidence (0 to 1) the reconciler writes; a match below it is
 	// reported, not written. Default 0 (every match); env BLACKSMITH_RECONCILER_MIN_CONFIDENCE.
 	MinConfidence float64 `yaml:"min_confidence"`
+	// Upgrades is what is done about instances that do not run their plan's maintenance_info version.
+	Upgrades UpgradesConfig `yaml:"upgrades"`
 }
+
+// UpgradesConfig is the fleet upgrade of outdated instances: its mode and its fleet rules, the
+// same for the background mode, `blacksmith upgrade-all` and POST /b/upgrades (whose flags and
+// parameters override the rules).
+type UpgradesConfig struct {
+	// Mode is report (find and show outdated instances), auto (upgrade them after each run, within
+	// the fleet rules and MaxPerRun, inside Window) or off (neither). Default report; env
+	// BLACKSMITH_RECONCILER_UPGRADES_MODE.
+	Mode string `yaml:"mode"`
+	// MaxPerRun bounds the instances the background mode tries after one run. Default 10; env
+	// BLACKSMITH_RECONCILER_UPGRADES_MAX_PER_RUN.
+	MaxPerRun int `yaml:"max_per_run"`
+	// Window is the daily time (UTC) the background mode may start upgrades in, "HH:MM-HH:MM" (it
+	// may pass midnight, "22:00-04:00"); upgrades started inside it finish outside it. Default empty:
+	// any time; env BLACKSMITH_RECONCILER_UPGRADES_WINDOW.
+	Window string `yaml:"window"`
+	// Canaries are upgraded first; the others wait until that many succeeded, and none starts after
+	// a canary failed. 0: no canaries. Default 1; env BLACKSMITH_RECONCILER_UPGRADES_CANARIES.
+	Canaries int `yaml:"canaries"`
+	// MaxInFlight bounds the upgrades under way at once. Default 5; env
+	// BLACKSMITH_RECONCILER_UPGRADES_MAX_IN_FLIGHT.
+	MaxInFlight int `yaml:"max_in_flight"`
+	// MaxFailures stops starting upgrades once that many failed (those under way finish); 0: no
+	// limit. Default 1; env BLACKSMITH_RECONCILER_UPGRADES_MAX_FAILURES.
+	MaxFailures int `yaml:"max_failures"`
+	// AttemptLimit is how often a fleet upgrade tries an instance whose broker operation is in
+	// progress (reconciler.retry_delay apart) before it skips it. Default 5; env
+	// BLACKSMITH_RECONCILER_UPGRADES_ATTEMPT_LIMIT.
+	AttemptLimit int `yaml:"attempt_limit"`
+	// TaskTimeout bounds the wait for one upgrade's (or rollback's) Director task; a wait cut by it
+	// leaves the instance's operation in progress, finished by a later fleet upgrade. Default 2h;
+	// env BLACKSMITH_RECONCILER_UPGRADES_TASK_TIMEOUT.
+	TaskTimeout time.Duration `yaml:"task_timeout"`
+}
+
+// Upgrade modes.
+const (
+	UpgradeReport = "report"
+	UpgradeAuto   = "auto"
+	UpgradeOff    = "off"
+)
 
 // RemediationConfig is the opt-in remediation of orphans.
 type RemediationConfig struct {
@@ -329,6 +372,8 @@ func Default() *Config {
 			History:             HistoryConfig{Keep: 200},
 			RunLog:              50,
 			Remediation:         RemediationConfig{Mode: RemediateNone, MinAge: 24 * time.Hour, MaxPerRun: 5},
+			Upgrades: UpgradesConfig{Mode: UpgradeReport, MaxPerRun: 10, Canaries: 1, MaxInFlight: 5, MaxFailures: 1,
+				AttemptLimit: 5, TaskTimeout: 2 * time.Hour},
 		},
 	}
 }

@@ -86,6 +86,14 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_RECONCILER_REMEDIATION_MODE", "reconciler.remediation.mode"},
 	{"BLACKSMITH_RECONCILER_REMEDIATION_MIN_AGE", "reconciler.remediation.min_age"},
 	{"BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", "reconciler.remediation.max_per_run"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_MODE", "reconciler.upgrades.mode"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_MAX_PER_RUN", "reconciler.upgrades.max_per_run"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_WINDOW", "reconciler.upgrades.window"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_CANARIES", "reconciler.upgrades.canaries"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_MAX_IN_FLIGHT", "reconciler.upgrades.max_in_flight"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_MAX_FAILURES", "reconciler.upgrades.max_failures"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_ATTEMPT_LIMIT", "reconciler.upgrades.attempt_limit"},
+	{"BLACKSMITH_RECONCILER_UPGRADES_TASK_TIMEOUT", "reconciler.upgrades.task_timeout"},
 }
 
 // Environment returns every environment variable Load reads, with the file

@@ -56,6 +56,7 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	}
 	ck.notNegative("reconciler.remediation.min_age", r.Remediation.MinAge)
 	ck.between("reconciler.remediation.max_per_run", r.Remediation.MaxPerRun, 1, 1000)
+	validateUpgrades(r.Upgrades, ck)
 	if r.MinConfidence < 0 || r.MinConfidence > 1 {
 		ck.fail("reconciler.min_confidence", "must be between 0 and 1, got %v", r.MinConfidence)
 	}
@@ -138,4 +139,25 @@ func CompileIgnore(pattern string) (*regexp.Regexp, error) {
 		return nil, fmt.Errorf("invalid regexp: %w", err)
 	}
 	return re, nil
+}
+
+// MaxUpgradesInFlight bounds reconciler.upgrades.max_in_flight (and the
+// flags and parameters that override it): each is a Director task.
+const MaxUpgradesInFlight = 100
+
+func validateUpgrades(u UpgradesConfig, ck checker) {
+	switch u.Mode {
+	case UpgradeReport, UpgradeAuto, UpgradeOff:
+	default:
+		ck.fail("reconciler.upgrades.mode", "must be report, auto or off, got %q", u.Mode)
+	}
+	ck.between("reconciler.upgrades.max_per_run", u.MaxPerRun, 1, 100000)
+	if _, err := ParseWindow(u.Window); err != nil {
+		ck.fail("reconciler.upgrades.window", "%v", err)
+	}
+	ck.between("reconciler.upgrades.canaries", u.Canaries, 0, 1000)
+	ck.between("reconciler.upgrades.max_in_flight", u.MaxInFlight, 1, MaxUpgradesInFlight)
+	ck.between("reconciler.upgrades.max_failures", u.MaxFailures, 0, 100000)
+	ck.between("reconciler.upgrades.attempt_limit", u.AttemptLimit, 1, 100)
+	ck.positive("reconciler.upgrades.task_timeout", u.TaskTimeout)
 }

@@ -36,6 +36,20 @@ var _ = Describe("validation", func() {
 		Entry("webhook url with user info", "notifications:\n  webhooks:\n    - url: https://u:p@hooks.invalid/x\n      secret: s\n",
 			"notifications.webhooks[0].url: must not hold user info (use the secret to sign)"),
 		Entry("unknown remediation mode", "reconciler:\n  remediation:\n    mode: delete\n", "reconciler.remediation.mode: must be none, redeploy or purge, got \"delete\""),
+		Entry("unknown upgrade mode", "reconciler:\n  upgrades:\n    mode: always\n", "reconciler.upgrades.mode: must be report, auto or off, got \"always\""),
+		Entry("upgrade window not a window", "reconciler:\n  upgrades:\n    window: nightly\n",
+			"reconciler.upgrades.window: must be HH:MM-HH:MM (UTC), got \"nightly\""),
+		Entry("upgrade window with an hour past 23", "reconciler:\n  upgrades:\n    window: 22:00-25:00\n",
+			"reconciler.upgrades.window: must be HH:MM-HH:MM (UTC), got \"22:00-25:00\": \"25:00\" is not a time HH:MM"),
+		Entry("upgrade window that starts when it ends", "reconciler:\n  upgrades:\n    window: 03:00-03:00\n",
+			"reconciler.upgrades.window: \"03:00-03:00\" starts when it ends: leave it empty for any time of day"),
+		Entry("upgrade rules out of bounds", "reconciler:\n  upgrades:\n    max_in_flight: 0\n    canaries: -1\n    attempt_limit: 0\n    max_failures: -2\n    max_per_run: 0\n    task_timeout: 0s\n",
+			"reconciler.upgrades.max_per_run: must be between 1 and 100000, got 0",
+			"reconciler.upgrades.canaries: must be between 0 and 1000, got -1",
+			"reconciler.upgrades.max_in_flight: must be between 1 and 100, got 0",
+			"reconciler.upgrades.max_failures: must be between 0 and 100000, got -2",
+			"reconciler.upgrades.attempt_limit: must be between 1 and 100, got 0",
+			"reconciler.upgrades.task_timeout: must be a positive duration, got 0s"),
 		Entry("ha with a short lease and KV v1", "ha:\n  enabled: true\n  lease_ttl: 1s\nvault:\n  kv_version: 1\n",
 			"ha.lease_ttl: must be at least 3s, got 1s", "ha.enabled: needs a KV v2 mount (check-and-set); vault.kv_version is 1"),
 		Entry("resync_period zero", "reconciler:\n  resync_period: 0s\n", "reconciler.resync_period: must be a positive duration, got 0s"),
@@ -138,5 +152,35 @@ var _ = Describe("validation", func() {
 		_, err := config.Load("", envOf(with(requiredEnv(), map[string]string{"BLACKSMITH_RECONCILER_MAX_CONCURRENCY": "-2"})))
 		Expect(problems(err)).To(ConsistOf(
 			"reconciler.max_concurrency: must be at least 1, got -2 (set by BLACKSMITH_RECONCILER_MAX_CONCURRENCY)"))
+	})
+})
+
+var _ = Describe("an upgrade window", func() {
+	at := func(hhmm string) time.Time {
+		t, err := time.Parse("15:04", hhmm)
+		Expect(err).NotTo(HaveOccurred())
+		return time.Date(2026, 11, 26, t.Hour(), t.Minute(), 0, 0, time.UTC)
+	}
+	DescribeTable("contains the times between its start (included) and its end (excluded), in UTC",
+		func(window, now string, inside bool) {
+			w, err := config.ParseWindow(window)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(w.Contains(at(now))).To(Equal(inside))
+			Expect(w.String()).To(Equal(window))
+		},
+		Entry("any time", "", "13:37", true),
+		Entry("its start", "02:00-04:00", "02:00", true),
+		Entry("inside", "02:00-04:00", "03:59", true),
+		Entry("its end", "02:00-04:00", "04:00", false),
+		Entry("before", "02:00-04:00", "01:59", false),
+		Entry("past midnight, late", "22:00-04:00", "23:30", true),
+		Entry("past midnight, early", "22:00-04:00", "00:10", true),
+		Entry("past midnight, outside", "22:00-04:00", "12:00", false),
+	)
+	It("reads a time in another zone as UTC", func() {
+		w, err := config.ParseWindow("02:00-04:00")
+		Expect(err).NotTo(HaveOccurred())
+		paris := time.FixedZone("CET", 3600)
+		Expect(w.Contains(time.Date(2026, 11, 26, 4, 30, 0, 0, paris))).To(BeTrue()) // 03:30 UTC
 	})
 })
