@@ -40,6 +40,9 @@ type Request struct {
 	What string
 	// Why names the deploy in the task's context id: blacksmith-{Why}-{Instance}.
 	Why string
+	// ContextID, when set, is the task's context id instead (an upgrade's
+	// operation, which the broker finds its task by).
+	ContextID string
 	// Poll, when not zero, follows the task to its end, asking this often.
 	Poll time.Duration
 }
@@ -65,7 +68,11 @@ func Deploy(ctx context.Context, d Deployer, r Request) (bosh.Task, error) {
 	if err := Check(r.Manifest, r.Deployment, r.What); err != nil {
 		return bosh.Task{}, err
 	}
-	task, err := d.Deploy(bosh.WithContextID(ctx, "blacksmith-"+r.Why+"-"+r.Instance), []byte(r.Manifest))
+	cid := r.ContextID
+	if cid == "" {
+		cid = "blacksmith-" + r.Why + "-" + r.Instance
+	}
+	task, err := d.Deploy(bosh.WithContextID(ctx, cid), []byte(r.Manifest))
 	if err != nil {
 		return bosh.Task{}, fmt.Errorf("deploying %s: %w", r.What, err)
 	}

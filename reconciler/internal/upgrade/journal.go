@@ -1,0 +1,226 @@
+package upgrade
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// DocName is the journal's state document ({mount}/blacksmith/state/upgrades).
+const DocName = "upgrades"
+
+// maxQuarantined bounds the quarantine the journal keeps: past it the
+// entries whose wait ends first are dropped (they are tried again sooner).
+const maxQuarantined = 500
+
+// maxReason bounds a reason kept in the journal or a report.
+const maxReason = 1024
+
+// StateStore keeps state documents; *vault.State has it.
+type StateStore interface {
+	ReadState(ctx context.Context, name string, v any) (bool, error)
+	WriteState(ctx context.Context, name string, v any) error
+}
+
+// Entry is an upgrade under way: enough to finish it after a restart.
+type Entry struct {
+	InstanceID string `json:"instance_id"`
+	// ContextID is the operation the upgrade marks the record with (and
+	// its task's context id).
+	ContextID  string `json:"context_id"`
+	Deployment string `json:"deployment"`
+	Director   string `json:"director,omitempty"` // as the record names it
+	ServiceID  string `json:"service_id"`
+	PlanID     string `json:"plan_id"`
+	From       string `json:"from"`
+	To         string `json:"to"`
+	// Backup is the backup taken before the deploy: the rollback deploys
+	// its manifest.
+	Backup string `json:"backup"`
+	// ManifestSHA256 is the digest of the manifest deployed.
+	ManifestSHA256 string `json:"manifest_sha256"`
+	// Previous is the record's operation before the upgrade, put back at
+	// its end.
+	Previous  *vault.Operation `json:"previous_operation,omitempty"`
+	StartedAt time.Time        `json:"started_at"`
+	// Fleet is the fleet upgrade that started it.
+	Fleet string `json:"fleet"`
+}
+
+// Quarantined is an instance set aside after its upgrade failed.
+type Quarantined struct {
+	InstanceID  string    `json:"instance_id"`
+	Failures    int       `json:"failures"`
+	Version     string    `json:"version"` // the version that failed
+	State       string    `json:"state"`   // failed, rolled_back, rollback_failed
+	Reason      string    `json:"reason"`
+	Since       time.Time `json:"since"`
+	NextAttempt time.Time `json:"next_attempt"`
+}
+
+// journalDoc is the document in Vault.
+type journalDoc struct {
+	InFlight   map[string]*Entry       `json:"in_flight"`
+	Quarantine map[string]*Quarantined `json:"quarantine"`
+}
+
+// Journal is the upgrades under way and the upgrade quarantine, kept in
+// Vault. It is safe for concurrent use; each change is written through.
+type Journal struct {
+	store   StateStore
+	backoff config.QuarantineConfig
+	now     func() time.Time
+
+	mu  sync.Mutex
+	doc journalDoc
+}
+
+// NewJournal is an empty journal over store: a failed upgrade quarantines
+// its instance for q.Backoff, doubling with each failure, up to
+// q.MaxBackoff.
+func NewJournal(store StateStore, q config.QuarantineConfig, now func() time.Time) *Journal {
+	return &Journal{store: store, backoff: q, now: now, doc: emptyDoc()}
+}
+
+func emptyDoc() journalDoc {
+	return journalDoc{InFlight: map[string]*Entry{}, Quarantine: map[string]*Quarantined{}}
+}
+
+// Load reads the journal from Vault; entries that make no sense are dropped.
+func (j *Journal) Load(ctx context.Context) error {
+	var doc journalDoc
+	if _, err := j.store.ReadState(ctx, DocName, &doc); err != nil {
+		return fmt.Errorf("reading the upgrade journal: %w", err)
+	}
+	next := emptyDoc()
+	for id, e := range doc.InFlight {
+		if e != nil && e.InstanceID == id && e.ContextID != "" {
+			next.InFlight[id] = e
+		}
+	}
+	for id, q := range doc.Quarantine {
+		if q != nil && q.InstanceID == id {
+			next.Quarantine[id] = q
+		}
+	}
+	j.mu.Lock()
+	j.doc = next
+	j.mu.Unlock()
+	return nil
+}
+
+// Begin records an upgrade under way.
+func (j *Journal) Begin(ctx context.Context, e Entry) error {
+	return j.change(ctx, func(d *journalDoc) { d.InFlight[e.InstanceID] = &e })
+}
+
+// End records the end of instance id's upgrade: in state (one of the
+// Result states) for reason. A failure quarantines the instance (again);
+// an instance at its plan's version leaves the quarantine.
+func (j *Journal) End(ctx context.Context, id, version, state, reason string) error {
+	return j.change(ctx, func(d *journalDoc) {
+		delete(d.InFlight, id)
+		switch {
+		case Failure(state):
+			q := d.Quarantine[id]
+			if q == nil {
+				q = &Quarantined{InstanceID: id, Since: j.now()}
+			}
+			q.Failures++
+			q.Version, q.State, q.Reason = version, state, cut(reason)
+			q.NextAttempt = j.now().Add(retry.Backoff{Base: j.backoff.Backoff, Limit: j.backoff.MaxBackoff}.Ceiling(q.Failures))
+			d.Quarantine[id] = q
+			trimQuarantine(d.Quarantine)
+		case AtVersion(state):
+			delete(d.Quarantine, id)
+		}
+	})
+}
+
+// Forget drops an upgrade under way that is no longer the instance's.
+func (j *Journal) Forget(ctx context.Context, id string) error {
+	return j.change(ctx, func(d *journalDoc) { delete(d.InFlight, id) })
+}
+
+// change applies f to a copy of the document and writes it; the journal
+// keeps the copy only once it is written.
+func (j *Journal) change(ctx context.Context, f func(*journalDoc)) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	next := journalDoc{InFlight: maps.Clone(j.doc.InFlight), Quarantine: maps.Clone(j.doc.Quarantine)}
+	for id, q := range next.Quarantine { // End changes entries in place
+		c := *q
+		next.Quarantine[id] = &c
+	}
+	f(&next)
+	if err := j.store.WriteState(ctx, DocName, next); err != nil {
+		return fmt.Errorf("writing the upgrade journal: %w", err)
+	}
+	j.doc = next
+	return nil
+}
+
+// InFlight are the upgrades under way, by instance id.
+func (j *Journal) InFlight() []Entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]Entry, 0, len(j.doc.InFlight))
+	for _, id := range slices.Sorted(maps.Keys(j.doc.InFlight)) {
+		out = append(out, *j.doc.InFlight[id])
+	}
+	return out
+}
+
+// Quarantine lists the quarantined instances, by id.
+func (j *Journal) Quarantine() []Quarantined {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]Quarantined, 0, len(j.doc.Quarantine))
+	for _, id := range slices.Sorted(maps.Keys(j.doc.Quarantine)) {
+		out = append(out, *j.doc.Quarantine[id])
+	}
+	return out
+}
+
+// Held says why instance id is set aside at time now ("" when it is not).
+func (j *Journal) Held(id string, now time.Time) string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	q := j.doc.Quarantine[id]
+	if q == nil || !now.Before(q.NextAttempt) {
+		return ""
+	}
+	return fmt.Sprintf("quarantined until %s after %d failed upgrade(s) to %s (%s: %s); name it to try it now",
+		q.NextAttempt.UTC().Format(time.RFC3339), q.Failures, q.Version, q.State, q.Reason)
+}
+
+// trimQuarantine keeps the maxQuarantined entries whose wait ends last.
+func trimQuarantine(m map[string]*Quarantined) {
+	if len(m) <= maxQuarantined {
+		return
+	}
+	all := slices.Collect(maps.Values(m))
+	slices.SortFunc(all, func(a, b *Quarantined) int {
+		return cmp.Or(a.NextAttempt.Compare(b.NextAttempt), cmp.Compare(a.InstanceID, b.InstanceID))
+	})
+	for _, q := range all[:len(all)-maxQuarantined] {
+		delete(m, q.InstanceID)
+	}
+}
+
+// cut bounds a reason on a character boundary.
+func cut(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	r := []rune(s[:maxReason])
+	return string(r[:len(r)-1]) + "…"
+}

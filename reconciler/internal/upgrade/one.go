@@ -1,0 +1,506 @@
+package upgrade
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// ErrBusy is matched by the error of a Hold that found the instance held
+// by another operation (the broker's, another daemon's).
+var ErrBusy = errors.New("another operation holds the instance")
+
+// errRaced is a record that changed between its read and a write.
+var errRaced = errors.New("the instance's record changed meanwhile")
+
+// Records reads and changes index records; *vault.Store has it.
+type Records interface {
+	Record(ctx context.Context, id string) (*vault.Record, error)
+	Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
+}
+
+// Documents reads and writes an instance's documents; *vault.Store has it.
+type Documents interface {
+	Manifest(ctx context.Context, id string) (string, bool, error)
+	PutManifest(ctx context.Context, id, text string) error
+	Metadata(ctx context.Context, id string) (*vault.Metadata, error)
+}
+
+// Backups takes and reads an instance's backups; *vault.Store has it.
+type Backups interface {
+	BackupAll(ctx context.Context, id string) (string, error)
+	BackupManifest(ctx context.Context, id, backupID string) (string, bool, error)
+}
+
+// History appends to an instance's history; *vault.History has it.
+type History interface {
+	AppendEvent(ctx context.Context, id string, e vault.Event) error
+}
+
+// Director reads what a Director runs; *bosh.Client has it.
+type Director interface {
+	Manifest(ctx context.Context, name string) (string, error)
+}
+
+// Target is the Director an instance lives on.
+type Target struct {
+	Name     string
+	Director Director
+	Deployer redeploy.Deployer
+}
+
+// Upgrader upgrades one instance at a time (each call on its own; many at once are fine).
+type Upgrader struct {
+	Records   Records
+	Documents Documents
+	Backups   Backups
+	History   History
+	Journal   *Journal
+	// Targets is the Director an index record names ("" the first): false
+	// when it is not configured, or cannot deploy.
+	Targets func(recorded string) (Target, bool)
+	// Renderer renders the plan's current manifest for a record.
+	Renderer redeploy.Renderer
+	// Hold holds the instance against the broker's operations (its lock,
+	// its lease with HA) until the function it answers is called; an error
+	// matching ErrBusy says another operation holds it. Nil: not held.
+	Hold func(ctx context.Context, id string) (context.Context, func(), error)
+	// Exclusive runs f while no reconciler run is in progress, so that a
+	// run that read the index before the upgrade marked the record cannot
+	// take the new manifest for drift. Nil: f is run as it is.
+	Exclusive func(ctx context.Context, f func(context.Context) error) error
+	// Poll is how often a task is asked about; TaskTimeout bounds the wait.
+	Poll, TaskTimeout time.Duration
+	// DryRun decides without writing or deploying anything.
+	DryRun bool
+	// Fleet names the fleet upgrade in history events and the journal.
+	Fleet string
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// upgrade is one instance's upgrade once its task is under way.
+type upgrade struct {
+	Entry
+	target   Target
+	rendered string // "" when resumed: the Director's manifest is recorded
+	taskID   int
+}
+
+// One upgrades candidate c top to bottom: check and render under the
+// instance's hold, back up, mark the record's operation, deploy; wait for
+// the task; record the new version and manifest, or roll back to the
+// backup's manifest and quarantine the instance.
+func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool) Result {
+	r := c.result(InFlight)
+	r.Canary, r.StartedAt = canary, u.Now()
+	up := u.start(ctx, c, &r)
+	if up != nil {
+		u.follow(ctx, up, &r)
+	}
+	r.EndedAt, r.Reason = u.Now(), cut(r.Reason)
+	return r
+}
+
+// start takes the upgrade as far as its task: nil when it ended there (r
+// says how).
+func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result) *upgrade {
+	hctx, release, err := u.hold(ctx, c.InstanceID)
+	if err != nil {
+		r.State, r.Reason = skipOrBusy(err, "taking the instance's lease")
+		return nil
+	}
+	defer release()
+	ctx = hctx
+	rec, err := u.Records.Record(ctx, c.InstanceID)
+	switch {
+	case err != nil:
+		r.State, r.Reason = Skipped, "reading its record: "+err.Error()
+		return nil
+	case rec == nil:
+		r.State, r.Reason = Skipped, "the index has no record of it any more"
+		return nil
+	}
+	if r.State, r.Reason = judge(rec, c); r.State != InFlight {
+		return nil
+	}
+	t, ok := u.Targets(rec.Director)
+	if !ok {
+		r.State, r.Reason = Skipped, fmt.Sprintf("its Director %q is not configured to deploy", c.Director)
+		return nil
+	}
+	running, why := u.running(ctx, c, t)
+	if why != "" {
+		r.State, r.Reason = Skipped, why
+		return nil
+	}
+	rendered, err := u.Renderer.RenderManifest(ctx, c.InstanceID, rec)
+	if err == nil {
+		err = redeploy.Check(rendered, c.Deployment, "the rendered manifest")
+	}
+	if err != nil {
+		r.State, r.Reason = Failed, "the plan's templates do not render for its recorded parameters: "+err.Error()+"; nothing deployed"
+		return nil
+	}
+	if same, err := match.SameValues(rendered, running); err == nil && same {
+		u.recordOnly(ctx, c, rec, r)
+		return nil
+	}
+	if u.DryRun {
+		r.State, r.Reason = WouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s", c.PlanID, c.To)
+		return nil
+	}
+	return u.deploy(ctx, c, rec, t, rendered, r)
+}
+
+// judge says whether rec may be upgraded to c.To now (InFlight), or why not.
+func judge(rec *vault.Record, c Candidate) (string, string) {
+	switch {
+	case rec.Orphaned:
+		return Skipped, "orphaned: its deployment is gone"
+	case rec.Adopted:
+		return Skipped, "adopted from BOSH and not confirmed by an operator: confirm the adoption first"
+	case rec.OperationInProgress():
+		return busy, fmt.Sprintf("its %s operation is in progress", rec.LastOperation.Type)
+	case rec.PlanID != c.PlanID:
+		return Skipped, fmt.Sprintf("its plan changed to %s since the fleet upgrade started", rec.PlanID)
+	case rec.MaintenanceVersion != "" && catalog.CompareVersions(rec.MaintenanceVersion, c.To) >= 0:
+		return Current, ""
+	}
+	return InFlight, ""
+}
+
+// running is what the instance's Director runs, when it is what Vault
+// records and not a manifest recorded as drift; else why not.
+func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) (string, string) {
+	text, err := t.Director.Manifest(ctx, c.Deployment)
+	switch {
+	case errors.Is(err, bosh.ErrDeploymentNotFound):
+		return "", fmt.Sprintf("its deployment is gone from Director %s: the next run flags the orphan", t.Name)
+	case err != nil:
+		return "", fmt.Sprintf("Director %s cannot be reached: %v", t.Name, err)
+	}
+	stored, ok, err := u.Documents.Manifest(ctx, c.InstanceID)
+	if err != nil {
+		return "", "reading its manifest in Vault: " + err.Error()
+	}
+	if !ok || stored != text {
+		return "", "what its Director runs is not the manifest Vault records (changed behind the broker's back, " +
+			"or not recorded yet): the next reconciler run records it; upgrade it once that is settled"
+	}
+	md, err := u.Documents.Metadata(ctx, c.InstanceID)
+	if err != nil {
+		return "", "reading its metadata in Vault: " + err.Error()
+	}
+	if redeploy.Drifts(md, nil)[digest(text)] {
+		return "", "it runs a manifest recorded as drift (changed behind the broker's back), which a failed upgrade " +
+			"could not be rolled back to: restore or redeploy it first"
+	}
+	return text, ""
+}
+
+// recordOnly records the plan's version of an instance whose rendering is
+// what runs: nothing is deployed.
+func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Record, r *Result) {
+	if u.DryRun {
+		r.State, r.Reason = WouldRecord, "the plan's manifest is what runs: would record the version only"
+		return
+	}
+	err := u.exclusive(ctx, func(ctx context.Context) error {
+		return u.change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
+			if !sameOperation(cur, rec) {
+				return nil, errRaced
+			}
+			next := cur.Clone()
+			next.MaintenanceVersion = c.To
+			return next, nil
+		})
+	})
+	if err != nil {
+		r.State, r.Reason = skipOrBusy(err, "recording the version")
+		return
+	}
+	r.State, r.Reason = Unchanged, "the plan's manifest is what runs: version recorded, nothing deployed"
+	u.event(ctx, c.InstanceID, vault.Event{Kind: "upgraded", Deployment: c.Deployment,
+		Message: fmt.Sprintf("version %s recorded (was %s): the plan's manifest is what runs, nothing deployed", c.To, orUnknown(c.From)),
+		Details: map[string]string{"from": c.From, "to": c.To, "deployed": "false"}})
+	if err := u.Journal.End(ctx, c.InstanceID, c.To, Unchanged, ""); err != nil {
+		u.Log.Warn("could not write the upgrade journal", "instance", c.InstanceID, "error", err)
+	}
+}
+
+// deploy backs the instance up, marks its record's operation, journals the
+// upgrade and creates its task: nil when it did not get that far.
+func (u *Upgrader) deploy(ctx context.Context, c Candidate, rec *vault.Record, t Target, rendered string, r *Result) *upgrade {
+	backup, err := u.Backups.BackupAll(ctx, c.InstanceID)
+	if err != nil {
+		r.State, r.Reason = Failed, "backing up its records: "+err.Error()+"; nothing deployed"
+		return nil
+	}
+	r.Backup = backup
+	up := &upgrade{target: t, rendered: rendered, Entry: Entry{InstanceID: c.InstanceID, ContextID: "blacksmith-upgrade-" + rand.Text()[:16],
+		Deployment: c.Deployment, Director: rec.Director, ServiceID: c.ServiceID, PlanID: c.PlanID, From: c.From, To: c.To,
+		Backup: backup, ManifestSHA256: digest(rendered), Previous: rec.LastOperation, StartedAt: u.Now(), Fleet: u.Fleet}}
+	op := &vault.Operation{Type: "update", State: vault.OperationInProgress, ContextID: up.ContextID,
+		Description: fmt.Sprintf("upgrade in progress: to version %s of plan %s", c.To, c.PlanID),
+		StartedAt:   up.StartedAt.UTC().Format(time.RFC3339Nano)}
+	err = u.exclusive(ctx, func(ctx context.Context) error {
+		return u.change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
+			if !sameOperation(cur, rec) {
+				return nil, errRaced
+			}
+			next := cur.Clone()
+			next.LastOperation = op
+			return next, nil
+		})
+	})
+	if err != nil {
+		r.State, r.Reason = skipOrBusy(err, "marking its operation")
+		return nil
+	}
+	if err := u.Journal.Begin(ctx, up.Entry); err != nil {
+		u.unmark(ctx, up, false)
+		r.State, r.Reason = Failed, err.Error()+"; nothing deployed"
+		return nil
+	}
+	task, err := redeploy.Deploy(ctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
+		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID})
+	if err != nil {
+		u.unmark(ctx, up, false)
+		u.end(ctx, up, Failed, err.Error())
+		r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error()
+		return nil
+	}
+	up.taskID, r.TaskID = task.ID, task.ID
+	if err := u.setOp(ctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
+		u.Log.Warn("could not record the upgrade's task; the broker finds it by its context id", "instance", c.InstanceID,
+			"task", task.ID, "error", err)
+	}
+	u.Log.Info("upgrade started", "instance", c.InstanceID, "deployment", c.Deployment, "from", c.From, "to", c.To,
+		"task", task.ID, "backup", backup, "canary", r.Canary)
+	return up
+}
+
+// follow waits for the upgrade's task, then records its end: the new
+// version and manifest, or the rollback.
+func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result) {
+	task, err := u.wait(ctx, up.target.Deployer, up.taskID)
+	if err != nil {
+		r.State, r.Reason = Interrupted, fmt.Sprintf("the wait for task %d was cut (%v): its operation stays in progress "+
+			"and the next fleet upgrade finishes it", up.taskID, err)
+		return
+	}
+	if task.State != bosh.TaskDone {
+		u.rollBack(ctx, up, task, r)
+		return
+	}
+	u.succeeded(ctx, up, r)
+}
+
+// wait follows task id to its end, within TaskTimeout.
+func (u *Upgrader) wait(ctx context.Context, d redeploy.Deployer, id int) (bosh.Task, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.TaskTimeout)
+	defer cancel()
+	return d.WaitTask(ctx, id, u.Poll)
+}
+
+// succeeded records the manifest the task deployed and the plan's version,
+// and puts the record's operation back as it was.
+func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
+	text := up.rendered
+	if text == "" { // resumed: what the Director runs, when it is what the upgrade deployed
+		var err error
+		if text, err = up.target.Director.Manifest(ctx, up.Deployment); err != nil || digest(text) != up.ManifestSHA256 {
+			r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but what Director %s runs now could not be "+
+				"read or is not what the upgrade deployed (%v): nothing recorded", up.taskID, up.target.Name, err)
+			u.unmark(ctx, up, true)
+			_ = u.Journal.Forget(ctx, up.InstanceID)
+			return
+		}
+	}
+	err := u.Documents.PutManifest(ctx, up.InstanceID, text)
+	if err == nil {
+		err = u.finishOp(ctx, up, true, func(next *vault.Record) { next.MaintenanceVersion = up.To })
+	}
+	if err != nil {
+		r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but recording the upgrade failed (%v): "+
+			"its operation stays in progress and the next fleet upgrade records it", up.taskID, err)
+		return
+	}
+	r.State = Upgraded
+	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgraded", Deployment: up.Deployment,
+		Message: fmt.Sprintf("upgraded from %s to %s by task %d", orUnknown(up.From), up.To, up.taskID),
+		Details: map[string]string{"from": up.From, "to": up.To, "task_id": fmt.Sprint(up.taskID), "backup": up.Backup,
+			"deployed": "true", "manifest_sha256": up.ManifestSHA256}})
+	u.end(ctx, up, Upgraded, "")
+	u.Log.Info("instance upgraded", "instance", up.InstanceID, "to", up.To, "task", up.taskID)
+}
+
+// rollBack deploys the manifest of the backup taken before the upgrade,
+// waits for it, records how both ended and quarantines the instance.
+func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r *Result) {
+	failed := fmt.Sprintf("task %d ended %s: %s", task.ID, task.State, task.Result)
+	u.Log.Warn("upgrade failed; rolling back", "instance", up.InstanceID, "task", task.ID, "state", task.State, "result", task.Result)
+	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgrade_failed", Deployment: up.Deployment,
+		Message: fmt.Sprintf("upgrade from %s to %s failed: %s", orUnknown(up.From), up.To, failed),
+		Details: map[string]string{"from": up.From, "to": up.To, "task_id": fmt.Sprint(task.ID), "state": task.State, "backup": up.Backup}})
+	if err := u.setOp(ctx, up, func(o *vault.Operation) { o.Description = "upgrade failed: rolling back" }); err != nil {
+		u.Log.Warn("could not record the rollback in the operation", "instance", up.InstanceID, "error", err)
+	}
+	rtask, err := u.redeployBackup(ctx, up)
+	r.RollbackTaskID = rtask.ID
+	details := map[string]string{"backup": up.Backup, "task_id": fmt.Sprint(rtask.ID), "failed_task_id": fmt.Sprint(task.ID)}
+	if err != nil {
+		r.State, r.Reason = RollbackFailed, failed+"; the rollback failed too: "+err.Error()
+		u.event(ctx, up.InstanceID, vault.Event{Kind: "rollback_failed", Deployment: up.Deployment,
+			Message: "the rollback to the manifest of backup " + up.Backup + " failed: " + err.Error(), Details: details})
+		u.Log.Error("rollback failed", "instance", up.InstanceID, "backup", up.Backup, "error", err)
+	} else {
+		r.State, r.Reason = RolledBack, fmt.Sprintf("%s; the manifest of backup %s was deployed again by task %d", failed, up.Backup, rtask.ID)
+		u.event(ctx, up.InstanceID, vault.Event{Kind: "rolled_back", Deployment: up.Deployment,
+			Message: fmt.Sprintf("the manifest of backup %s was deployed again by task %d", up.Backup, rtask.ID), Details: details})
+		u.Log.Info("upgrade rolled back", "instance", up.InstanceID, "backup", up.Backup, "task", rtask.ID)
+	}
+	u.unmark(ctx, up, true)
+	u.end(ctx, up, r.State, r.Reason)
+}
+
+// redeployBackup deploys the manifest of the upgrade's backup and follows
+// its task.
+func (u *Upgrader) redeployBackup(ctx context.Context, up *upgrade) (bosh.Task, error) {
+	text, ok, err := u.Backups.BackupManifest(ctx, up.InstanceID, up.Backup)
+	switch {
+	case err != nil:
+		return bosh.Task{}, fmt.Errorf("reading backup %s: %w", up.Backup, err)
+	case !ok:
+		return bosh.Task{}, fmt.Errorf("backup %s holds no manifest", up.Backup)
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.TaskTimeout)
+	defer cancel()
+	return redeploy.Deploy(ctx, up.target.Deployer, redeploy.Request{Instance: up.InstanceID, Deployment: up.Deployment,
+		Manifest: text, What: "the manifest of backup " + up.Backup, Why: "rollback", Poll: u.Poll})
+}
+
+// unmark puts the record's operation back as it was before the upgrade,
+// while it still is the upgrade's; hold takes the instance's hold first
+// (false: the caller holds it).
+func (u *Upgrader) unmark(ctx context.Context, up *upgrade, hold bool) {
+	if err := u.finishOp(ctx, up, hold, nil); err != nil {
+		u.Log.Warn("could not put the instance's operation back; the reconciler settles it", "instance", up.InstanceID, "error", err)
+	}
+}
+
+// finishOp puts the record's operation back as it was before the upgrade
+// and applies f, while the operation still is the upgrade's (another one
+// started since is left alone); hold takes the instance's hold first.
+func (u *Upgrader) finishOp(ctx context.Context, up *upgrade, hold bool, f func(*vault.Record)) error {
+	if hold {
+		hctx, release, err := u.hold(ctx, up.InstanceID)
+		if err != nil {
+			return err
+		}
+		defer release()
+		ctx = hctx
+	}
+	return u.change(ctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
+		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != up.ContextID {
+			return nil, nil
+		}
+		next := cur.Clone()
+		next.LastOperation = up.Previous
+		if f != nil {
+			f(next)
+		}
+		return next, nil
+	})
+}
+
+// setOp changes the upgrade's operation in the record, while it is its.
+func (u *Upgrader) setOp(ctx context.Context, up *upgrade, f func(*vault.Operation)) error {
+	return u.change(ctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
+		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != up.ContextID {
+			return nil, nil
+		}
+		next := cur.Clone()
+		f(next.LastOperation)
+		return next, nil
+	})
+}
+
+// end takes the upgrade out of the journal (quarantining the instance when
+// it failed).
+func (u *Upgrader) end(ctx context.Context, up *upgrade, state, reason string) {
+	if err := u.Journal.End(ctx, up.InstanceID, up.To, state, reason); err != nil {
+		u.Log.Warn("could not write the upgrade journal", "instance", up.InstanceID, "error", err)
+	}
+}
+
+func (u *Upgrader) change(ctx context.Context, id string, f vault.Change) error {
+	_, err := u.Records.Update(ctx, map[string]vault.Change{id: f})
+	return err
+}
+
+func (u *Upgrader) hold(ctx context.Context, id string) (context.Context, func(), error) {
+	if u.Hold == nil {
+		return ctx, func() {}, nil
+	}
+	return u.Hold(ctx, id)
+}
+
+func (u *Upgrader) exclusive(ctx context.Context, f func(context.Context) error) error {
+	if u.Exclusive == nil {
+		return f(ctx)
+	}
+	return u.Exclusive(ctx, f)
+}
+
+// event appends a history event; a failure is logged only.
+func (u *Upgrader) event(ctx context.Context, id string, e vault.Event) {
+	e.Actor, e.RunID = "reconciler", u.Fleet
+	if err := u.History.AppendEvent(ctx, id, e); err != nil {
+		u.Log.Warn("could not record a history event", "instance", id, "kind", e.Kind, "error", err)
+	}
+}
+
+// sameOperation says whether cur still has the operation rec had.
+func sameOperation(cur, rec *vault.Record) bool {
+	if cur == nil {
+		return false
+	}
+	a, b := cur.LastOperation, rec.LastOperation
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.ContextID == b.ContextID && a.State == b.State
+}
+
+// skipOrBusy is the state of an attempt that met err while doing what.
+func skipOrBusy(err error, what string) (string, string) {
+	if errors.Is(err, ErrBusy) || errors.Is(err, errRaced) {
+		return busy, what + ": " + err.Error()
+	}
+	return Skipped, what + ": " + err.Error()
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "an unknown version"
+	}
+	return v
+}
+
+func digest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
