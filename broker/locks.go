@@ -164,6 +164,16 @@ func (b *Broker) holdInstance(ctx context.Context, id string) (context.Context, 
 	}, nil
 }
 
+// HoldInstance holds instance id against the broker's operations until the
+// function it answers is called, as an operation of the broker does
+// (holdInstance): its lock in this process and, with SharedLimits, its
+// lease in Vault. An error matching ErrInstanceBusy says another daemon
+// held the lease for all of InstanceLeaseWait. The reconciler's fleet
+// upgrades hold an instance so while they start or record its upgrade.
+func (b *Broker) HoldInstance(ctx context.Context, id string) (context.Context, func(), error) {
+	return b.holdInstance(ctx, id)
+}
+
 // plainLeaseID is an instance id that may follow "instance-" in a lease
 // name as it is (vault's lease names are [a-z0-9_-]{1,64}); UUIDs are.
 var plainLeaseID = regexp.MustCompile(`^[a-z0-9_-]{1,55}$`)

@@ -30,6 +30,9 @@ func (m *Manager) Start(ctx context.Context) error {
 		defer wg.Wait() // the lease is released before Start returns
 	}
 	m.status.follow(ctx, m.runLog)
+	var upgrading sync.WaitGroup
+	upgrading.Go(func() { m.runUpgrades(ctx) })
+	defer upgrading.Wait() // a fleet upgrade's waits end with ctx; its journal keeps what is under way
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -53,10 +56,11 @@ func (m *Manager) Start(ctx context.Context) error {
 			continue
 		}
 		start := m.now()
-		m.serve(ctx, req)
+		s := m.serve(ctx, req)
 		if ctx.Err() != nil {
 			return nil
 		}
+		m.upgradeInBackground(s)
 		if !req.opts.DryRun {
 			timer.Reset(max(0, m.cfg.Interval-m.now().Sub(start)))
 		}
@@ -67,7 +71,7 @@ func (m *Manager) Start(ctx context.Context) error {
 // serve makes one run for req and hands its summary to every waiter. When
 // ctx ends during the run, the run gets Config.StopTimeout to finish before
 // it is cancelled.
-func (m *Manager) serve(ctx context.Context, req *request) {
+func (m *Manager) serve(ctx context.Context, req *request) Summary {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	done := make(chan Summary, 1)
@@ -82,6 +86,7 @@ func (m *Manager) serve(ctx context.Context, req *request) {
 		w <- s
 		close(w)
 	}
+	return s
 }
 
 // stopRun waits for the run up to Config.StopTimeout, then cancels it and

@@ -16,6 +16,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
 )
 
 // Manager runs the reconciler: at start, every interval and on demand, one
@@ -34,6 +35,11 @@ type Manager struct {
 	lead    chan struct{} // tells Start that this daemon became the leader
 	elector *elector      // nil: no HA, this daemon always leads
 	status  *published    // what Status shows
+	// upgrades is the fleet upgrade slot, upgrader the template of each
+	// fleet upgrade's Upgrader, window when the background mode may start.
+	upgrades *upgrades
+	upgrader upgrade.Upgrader
+	window   config.Window
 }
 
 // stores are the Manager's own ways into Vault, each what one of its
@@ -73,6 +79,10 @@ func New(opts Options) (*Manager, error) {
 		}
 		ignore = append(ignore, re)
 	}
+	window, err := config.ParseWindow(opts.Config.Upgrades.Window)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reconciler.upgrades.window: %w", ErrBadOptions, err)
+	}
 	met, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
@@ -93,7 +103,10 @@ func New(opts Options) (*Manager, error) {
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),
+		window: window,
 	}
+	journal := upgrade.NewJournal(s.State, opts.Config.Quarantine, opts.Now)
+	m.upgrades, m.upgrader = newUpgrades(journal), m.newUpgrader(opts, journal)
 	if h := opts.HA; h != nil {
 		m.elector = newElector(*h, opts.Logger.With("part", "ha"), opts.Now, func() {
 			select {

@@ -3,11 +3,13 @@ package reconciler
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -75,6 +77,8 @@ type metrics struct {
 	unhealthy                prometheus.Gauge
 	drift, errs, scanned     prometheus.Counter
 	fetches                  prometheus.Counter
+	upgrades                 *prometheus.CounterVec // by result
+	upgradesInFlight         prometheus.Gauge
 
 	mu   sync.Mutex
 	snap Snapshot
@@ -121,6 +125,11 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		lastSuccess: newGauge(reg, "blacksmith_reconciler_last_success_timestamp_seconds", "Unix time of the end of the last run without errors."),
 		converged:   newGauge(reg, "blacksmith_reconciler_converged", "1 when the last run wrote nothing and met no error, else 0."),
 		running:     newGauge(reg, "blacksmith_reconciler_running", "1 while a run is in progress."),
+		upgrades: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blacksmith_upgrades_total",
+			Help: "Instances a fleet upgrade ended with (dry runs excluded), by result: upgraded, unchanged, current, skipped, failed, rolled_back, rollback_failed, interrupted.",
+		}, []string{"result"})),
+		upgradesInFlight: newGauge(reg, "blacksmith_upgrades_in_flight", "Instance upgrades under way (their Director task running)."),
 		unhealthy: newGauge(reg, "blacksmith_instances_unhealthy",
 			"Instances whose VMs do not all run (a process failing, an agent not answering), as the Directors said when last asked."),
 	}
@@ -144,6 +153,9 @@ func (m *metrics) init() {
 	}
 	m.instances.WithLabelValues("found")
 	m.instances.WithLabelValues("synced")
+	for _, v := range upgradeResults {
+		m.upgrades.WithLabelValues(v)
+	}
 }
 
 // observe records a finished run (not a dry run). The gauges that describe
@@ -260,3 +272,24 @@ func (m *metrics) Wrote(kind string, n int) { m.writes.WithLabelValues(kind).Add
 
 // Drift counts a manifest found changed behind the broker's back (records.Counters).
 func (m *metrics) Drift() { m.drift.Inc() }
+
+// upgradeResults are the states a fleet upgrade counts an instance's end in.
+var upgradeResults = []string{upgrade.Upgraded, upgrade.Unchanged, upgrade.Current, upgrade.Skipped, upgrade.Failed,
+	upgrade.RolledBack, upgrade.RollbackFailed, upgrade.Interrupted}
+
+// upgradeState counts an instance's change of state in a fleet upgrade
+// (a dry run's are not counted).
+func (m *metrics) upgradeState(prev, next string, dryRun bool) {
+	if dryRun {
+		return
+	}
+	if prev == upgrade.InFlight {
+		m.upgradesInFlight.Dec()
+	}
+	if next == upgrade.InFlight {
+		m.upgradesInFlight.Inc()
+	}
+	if slices.Contains(upgradeResults, next) {
+		m.upgrades.WithLabelValues(next).Inc()
+	}
+}

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -74,13 +75,15 @@ const defaultDirectorName = "default"
 // Options configures a Manager. New fills in the defaults (withDefaults).
 type Options struct {
 	// Config tunes the reconciler. Enabled, Backup.Enabled, RetryAttempts,
-	// OrphanGracePeriod, History, MinConfidence and HealthSweep (0: no
-	// sweep) are taken as given; other
+	// OrphanGracePeriod, History, MinConfidence, HealthSweep (0: no
+	// sweep), Upgrades.Canaries and Upgrades.MaxFailures (0: none, no
+	// limit) and Upgrades.Window are taken as given; other
 	// zero fields take the defaults of config.Default(): interval 1h,
 	// max_concurrency 5 (at most 1000), batch_size 10, retry_delay 10s,
 	// cache_ttl 5m, stop_timeout 30s, backup path "backups",
 	// breaker_threshold 20, quarantine 15m to 24h, stuck_operation_after 1h,
-	// run_log 50.
+	// run_log 50, upgrades: mode report, max_in_flight 5, attempt_limit 5,
+	// max_per_run 10, task_timeout 2h.
 	Config config.ReconcilerConfig
 	// Directors are the Directors to reconcile, in configuration order: the
 	// first is the default (plans that name none deploy there). Each run
@@ -117,6 +120,15 @@ type Options struct {
 	// HealthPoll is how often the task that reads a deployment's VM states
 	// is polled (the bosh CLI polls every 0.5 s). Default 500ms.
 	HealthPoll time.Duration
+	// Hold holds an instance against the broker's operations while a fleet
+	// upgrade starts or records its upgrade (the broker's lock, and its
+	// lease with HA); an error matching ErrInstanceBusy says another
+	// operation holds it. Default nil: only the record's operation, written
+	// by check-and-set, keeps the broker off the instance.
+	Hold func(ctx context.Context, id string) (context.Context, func(), error)
+	// UpgradePoll is how often a fleet upgrade asks about its tasks.
+	// Default 1s.
+	UpgradePoll time.Duration
 }
 
 // defaultHealthPoll is Options.HealthPoll's default.
@@ -165,6 +177,13 @@ func withDefaults(o Options) Options {
 		o.Now = time.Now
 	}
 	o.HealthPoll = orDuration(o.HealthPoll, defaultHealthPoll)
+	o.UpgradePoll = orDuration(o.UpgradePoll, time.Second)
+	u, udef := &o.Config.Upgrades, def.Upgrades
+	u.Mode = cmp.Or(u.Mode, udef.Mode)
+	u.MaxInFlight = cmp.Or(max(u.MaxInFlight, 0), udef.MaxInFlight)
+	u.AttemptLimit = cmp.Or(max(u.AttemptLimit, 0), udef.AttemptLimit)
+	u.MaxPerRun = cmp.Or(max(u.MaxPerRun, 0), udef.MaxPerRun)
+	u.TaskTimeout = orDuration(u.TaskTimeout, udef.TaskTimeout)
 	return o
 }
 

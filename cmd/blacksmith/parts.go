@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -159,12 +160,25 @@ func (p *parts) manager(store *vault.Store, b *broker.Broker) (*reconciler.Manag
 		Directors:  p.reconcilerDirectors(),
 		Operations: b,
 		Renderer:   b,
+		Hold:       holdInstance(b),
 		Notifier:   p.notifier,
 		Store:      store,
 		Catalog:    p.catalog,
 		Registerer: p.registry,
 		Logger:     p.log.With("component", "reconciler"),
 	})
+}
+
+// holdInstance is the broker's hold of an instance, for the reconciler's
+// fleet upgrades: another daemon holding it is reconciler.ErrInstanceBusy.
+func holdInstance(b *broker.Broker) func(context.Context, string) (context.Context, func(), error) {
+	return func(ctx context.Context, id string) (context.Context, func(), error) {
+		ctx, release, err := b.HoldInstance(ctx, id)
+		if errors.Is(err, broker.ErrInstanceBusy) {
+			err = fmt.Errorf("%w: %w", reconciler.ErrInstanceBusy, err)
+		}
+		return ctx, release, err
+	}
 }
 
 // ha is the reconciler's election when ha.enabled: nil otherwise.

@@ -134,6 +134,20 @@ func (d *Directors) Deployer(recorded string) redeploy.Deployer {
 	return nil
 }
 
+// Member is the Director an index record names (the first when it names
+// none); false when it is not configured.
+func (d *Directors) Member(recorded string) (Named, bool) {
+	if recorded == "" {
+		return d.members[0].Named, true
+	}
+	for _, m := range d.members {
+		if m.recorded == recorded || m.Name == recorded {
+			return m.Named, true
+		}
+	}
+	return Named{}, false
+}
+
 // ForRun is the fleet of one run: each Director behind a breaker of its
 // own (threshold failures in a row open it), listed with p's retries; stop
 // ends the run once no Director is left.

@@ -65,12 +65,12 @@ type Live struct {
 	mu  sync.Mutex
 	rep Report
 	// observe hears every change of an instance's state.
-	observe func(prev, next string)
+	observe func(prev string, next Result)
 }
 
 // NewLive starts the report of a fleet upgrade; observe (nil: nobody) hears
 // each change of an instance's state.
-func NewLive(rep Report, observe func(prev, next string)) *Live {
+func NewLive(rep Report, observe func(prev string, next Result)) *Live {
 	rep.Running, rep.Counts = true, map[string]int{}
 	return &Live{rep: rep, observe: observe}
 }
@@ -105,7 +105,7 @@ func (l *Live) set(list func(*Report) []Result, i int, r Result) {
 	rs[i] = r
 	l.mu.Unlock()
 	if l.observe != nil && prev != r.State {
-		l.observe(prev, r.State)
+		l.observe(prev, r)
 	}
 }
 
