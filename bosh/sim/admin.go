@@ -40,6 +40,7 @@ type adminNextTask struct {
 // no failures, not counted.
 func (d *Director) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /_sim/stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.Stats()) })
+	mux.HandleFunc("GET /_sim/tasks", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.TaskLog()) })
 	mux.HandleFunc("POST /_sim/reset", d.adminReset)
 	mux.HandleFunc("GET /_sim/config", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.adminConfig()) })
 	mux.HandleFunc("POST /_sim/config", d.adminSetConfig)

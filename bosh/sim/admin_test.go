@@ -143,3 +143,26 @@ var _ = Describe("the /_sim admin API", func() {
 		Expect(post("/_sim/resurrect", `{"deployment":"r1","instance":"nope"}`)).To(Equal(http.StatusBadRequest))
 	})
 })
+
+var _ = Describe("the task log", func() {
+	It("lists the tasks since the last reset with when each began and ended, and how many overlapped", func() {
+		d, err := sim.New(sim.Options{TaskDuration: 100 * time.Millisecond})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(d.Close)
+		names := d.SeedDeployments(3, nil)
+		c := newClient(d)
+		for _, n := range names[:2] {
+			Expect(c.do("DELETE", "/deployments/"+n, nil).status).To(Equal(http.StatusFound))
+		}
+		Eventually(func() int { return d.Stats().TaskStates[sim.StateDone] }, 5*time.Second, 20*time.Millisecond).Should(Equal(2))
+		log := d.TaskLog()
+		Expect(log).To(HaveLen(2))
+		Expect(log[0].Deployment).To(Equal(names[0]))
+		Expect(log[0].Ended.Sub(log[0].Began)).To(BeNumerically(">=", 100*time.Millisecond))
+		Expect(sim.MaxOverlap(log)).To(Equal(2), "both ran at once")
+		Expect(sim.MaxOverlap([]sim.TaskEntry{log[0], {Began: log[0].Ended, Ended: log[0].Ended.Add(time.Second)}})).To(Equal(1),
+			"one that begins as the other ends does not overlap it")
+		d.ResetStats()
+		Expect(d.TaskLog()).To(BeEmpty())
+	})
+})

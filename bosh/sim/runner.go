@@ -40,7 +40,8 @@ func (d *Director) run(t *task) {
 	defer func() { <-d.workers }()
 	d.mu.Lock()
 	if t.state == StateQueued {
-		t.state, t.startedAt = StateProcessing, time.Now().Unix()
+		t.began = time.Now()
+		t.state, t.startedAt = StateProcessing, t.began.Unix()
 	}
 	d.mu.Unlock()
 	if o := d.execute(t); o != shutdown {
@@ -208,7 +209,7 @@ func (d *Director) finish(t *task, o outcome) {
 	now := time.Now()
 	d.mu.Lock()
 	result := truncateResult(o.result)
-	t.state, t.timestamp, t.result = o.state, now.Unix(), &result
+	t.state, t.timestamp, t.result, t.ended = o.state, now.Unix(), &result, now
 	if o.state == StateError {
 		t.events = append(t.events, mustJSON(errorLine{Time: now.Unix(), Error: lineError{o.code, o.result}})...)
 		t.events = append(t.events, '\n')

@@ -3,6 +3,7 @@ package sim
 import (
 	"maps"
 	"sync"
+	"time"
 )
 
 // Stats counts what the Director was asked since it started or since the
@@ -81,4 +82,49 @@ func (d *Director) ResetStats() {
 	d.mu.Lock()
 	d.taskBase = len(d.tasks)
 	d.mu.Unlock()
+}
+
+// TaskEntry is one task of TaskLog.
+type TaskEntry struct {
+	ID          int    `json:"id"`
+	Description string `json:"description"`
+	Deployment  string `json:"deployment"`
+	ContextID   string `json:"context_id"`
+	State       string `json:"state"`
+	// Began and Ended are when it started processing and when it ended
+	// (zero while it has not).
+	Began time.Time `json:"began,omitzero"`
+	Ended time.Time `json:"ended,omitzero"`
+}
+
+// TaskLog lists the tasks created since the Director started or since the
+// last ResetStats, oldest first, with when each began and ended to the
+// nanosecond: the order and the overlap of what was asked of it.
+func (d *Director) TaskLog() []TaskEntry {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := []TaskEntry{}
+	for _, t := range d.tasks[d.taskBase:] {
+		out = append(out, TaskEntry{ID: t.id, Description: t.description, Deployment: t.deployment, ContextID: t.ctxID,
+			State: t.state, Began: t.began, Ended: t.ended})
+	}
+	return out
+}
+
+// MaxOverlap is the most entries of log that were processing at once.
+func MaxOverlap(log []TaskEntry) int {
+	most := 0
+	for _, a := range log {
+		if a.Began.IsZero() {
+			continue
+		}
+		n := 0
+		for _, b := range log {
+			if !b.Began.IsZero() && !b.Began.After(a.Began) && (b.Ended.IsZero() || b.Ended.After(a.Began)) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
 }

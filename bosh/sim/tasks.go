@@ -40,7 +40,8 @@ type task struct {
 	id                      int
 	kind                    taskKind
 	state, description      string
-	startedAt, timestamp    int64 // unix seconds; 0 = null
+	startedAt, timestamp    int64     // unix seconds; 0 = null
+	began, ended            time.Time // the same, to the nanosecond (TaskLog)
 	result                  *string
 	user, deployment, ctxID string
 	outcome                 string        // injected terminal state; "" = as it goes
