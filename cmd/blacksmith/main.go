@@ -5,6 +5,7 @@
 //	blacksmith [serve] -c FILE              run the daemon (default)
 //	blacksmith check-config -c FILE         validate a configuration, print it redacted
 //	blacksmith reconcile [--dry-run] -c FILE  one reconciler run, its summary as JSON
+//	blacksmith upgrade-all [--dry-run] -c FILE  one fleet upgrade, its table
 //	blacksmith version                      print the version
 package main
 
@@ -52,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return rebuildIndexCommand(args, stdout, stderr, env)
 	case "adopt":
 		return adoptCommand(args, stdout, stderr, env)
+	case "upgrade-all":
+		return upgradeAllCommand(args, stdout, stderr, env)
 	case "version":
 		fmt.Fprintf(stdout, "blacksmith %s\n", version)
 		return exitOK
@@ -80,6 +83,11 @@ func usage(w io.Writer) {
                                             instances' own documents (default: dry run)
   blacksmith adopt -c FILE INSTANCE         confirm an instance the reconciler adopted from a
                                             Director: the broker binds, updates and deletes it
+  blacksmith upgrade-all [--dry-run] [--canaries N] [--max-in-flight N] [--max-failures N]
+                         [--attempt-limit N] [--service S] [--plan P] [--director D]
+                         [--instance ID]... [--json] -c FILE
+                                            upgrade the instances behind their plan's version, canaries
+                                            first; exit 0 only when every one in scope is current
   blacksmith version                        print the version
 The configuration file defaults to $BLACKSMITH_CONFIG; the environment
 overrides it (see the README's configuration reference).
