@@ -218,7 +218,7 @@ func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Recor
 		return
 	}
 	err := u.exclusive(ctx, func(ctx context.Context) error {
-		return u.change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
+		return u.mark().change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
 			if !sameOperation(cur, rec) {
 				return nil, errRaced
 			}
@@ -256,7 +256,7 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, rec *vault.Record, t
 		Description: fmt.Sprintf("upgrade in progress: to version %s of plan %s", c.To, c.PlanID),
 		StartedAt:   up.StartedAt.UTC().Format(time.RFC3339Nano)}
 	err = u.exclusive(ctx, func(ctx context.Context) error {
-		return u.change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
+		return u.mark().change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
 			if !sameOperation(cur, rec) {
 				return nil, errRaced
 			}
@@ -270,185 +270,26 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, rec *vault.Record, t
 		return nil
 	}
 	if err := u.Journal.Begin(ctx, up.Entry); err != nil {
-		u.unmark(ctx, up, false)
+		u.mark().unmark(ctx, up, false)
 		r.State, r.Reason = Failed, err.Error()+"; nothing deployed"
 		return nil
 	}
 	task, err := redeploy.Deploy(ctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
 		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID})
 	if err != nil {
-		u.unmark(ctx, up, false)
-		u.end(ctx, up, Failed, err.Error())
+		u.mark().unmark(ctx, up, false)
+		u.mark().end(ctx, up, Failed, err.Error())
 		r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error()
 		return nil
 	}
 	up.taskID, r.TaskID = task.ID, task.ID
-	if err := u.setOp(ctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
+	if err := u.mark().setOp(ctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
 		u.Log.Warn("could not record the upgrade's task; the broker finds it by its context id", "instance", c.InstanceID,
 			"task", task.ID, "error", err)
 	}
 	u.Log.Info("upgrade started", "instance", c.InstanceID, "deployment", c.Deployment, "from", c.From, "to", c.To,
 		"task", task.ID, "backup", backup, "canary", r.Canary)
 	return up
-}
-
-// follow waits for the upgrade's task, then records its end: the new
-// version and manifest, or the rollback.
-func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result) {
-	task, err := u.wait(ctx, up.target.Deployer, up.taskID)
-	if err != nil {
-		r.State, r.Reason = Interrupted, fmt.Sprintf("the wait for task %d was cut (%v): its operation stays in progress "+
-			"and the next fleet upgrade finishes it", up.taskID, err)
-		return
-	}
-	if task.State != bosh.TaskDone {
-		u.rollBack(ctx, up, task, r)
-		return
-	}
-	u.succeeded(ctx, up, r)
-}
-
-// wait follows task id to its end, within TaskTimeout.
-func (u *Upgrader) wait(ctx context.Context, d redeploy.Deployer, id int) (bosh.Task, error) {
-	ctx, cancel := context.WithTimeout(ctx, u.TaskTimeout)
-	defer cancel()
-	return d.WaitTask(ctx, id, u.Poll)
-}
-
-// succeeded records the manifest the task deployed and the plan's version,
-// and puts the record's operation back as it was.
-func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
-	text := up.rendered
-	if text == "" { // resumed: what the Director runs, when it is what the upgrade deployed
-		var err error
-		if text, err = up.target.Director.Manifest(ctx, up.Deployment); err != nil || digest(text) != up.ManifestSHA256 {
-			r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but what Director %s runs now could not be "+
-				"read or is not what the upgrade deployed (%v): nothing recorded", up.taskID, up.target.Name, err)
-			u.unmark(ctx, up, true)
-			_ = u.Journal.Forget(ctx, up.InstanceID)
-			return
-		}
-	}
-	err := u.Documents.PutManifest(ctx, up.InstanceID, text)
-	if err == nil {
-		err = u.finishOp(ctx, up, true, func(next *vault.Record) { next.MaintenanceVersion = up.To })
-	}
-	if err != nil {
-		r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but recording the upgrade failed (%v): "+
-			"its operation stays in progress and the next fleet upgrade records it", up.taskID, err)
-		return
-	}
-	r.State = Upgraded
-	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgraded", Deployment: up.Deployment,
-		Message: fmt.Sprintf("upgraded from %s to %s by task %d", orUnknown(up.From), up.To, up.taskID),
-		Details: map[string]string{"from": up.From, "to": up.To, "task_id": fmt.Sprint(up.taskID), "backup": up.Backup,
-			"deployed": "true", "manifest_sha256": up.ManifestSHA256}})
-	u.end(ctx, up, Upgraded, "")
-	u.Log.Info("instance upgraded", "instance", up.InstanceID, "to", up.To, "task", up.taskID)
-}
-
-// rollBack deploys the manifest of the backup taken before the upgrade,
-// waits for it, records how both ended and quarantines the instance.
-func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r *Result) {
-	failed := fmt.Sprintf("task %d ended %s: %s", task.ID, task.State, task.Result)
-	u.Log.Warn("upgrade failed; rolling back", "instance", up.InstanceID, "task", task.ID, "state", task.State, "result", task.Result)
-	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgrade_failed", Deployment: up.Deployment,
-		Message: fmt.Sprintf("upgrade from %s to %s failed: %s", orUnknown(up.From), up.To, failed),
-		Details: map[string]string{"from": up.From, "to": up.To, "task_id": fmt.Sprint(task.ID), "state": task.State, "backup": up.Backup}})
-	if err := u.setOp(ctx, up, func(o *vault.Operation) { o.Description = "upgrade failed: rolling back" }); err != nil {
-		u.Log.Warn("could not record the rollback in the operation", "instance", up.InstanceID, "error", err)
-	}
-	rtask, err := u.redeployBackup(ctx, up)
-	r.RollbackTaskID = rtask.ID
-	details := map[string]string{"backup": up.Backup, "task_id": fmt.Sprint(rtask.ID), "failed_task_id": fmt.Sprint(task.ID)}
-	if err != nil {
-		r.State, r.Reason = RollbackFailed, failed+"; the rollback failed too: "+err.Error()
-		u.event(ctx, up.InstanceID, vault.Event{Kind: "rollback_failed", Deployment: up.Deployment,
-			Message: "the rollback to the manifest of backup " + up.Backup + " failed: " + err.Error(), Details: details})
-		u.Log.Error("rollback failed", "instance", up.InstanceID, "backup", up.Backup, "error", err)
-	} else {
-		r.State, r.Reason = RolledBack, fmt.Sprintf("%s; the manifest of backup %s was deployed again by task %d", failed, up.Backup, rtask.ID)
-		u.event(ctx, up.InstanceID, vault.Event{Kind: "rolled_back", Deployment: up.Deployment,
-			Message: fmt.Sprintf("the manifest of backup %s was deployed again by task %d", up.Backup, rtask.ID), Details: details})
-		u.Log.Info("upgrade rolled back", "instance", up.InstanceID, "backup", up.Backup, "task", rtask.ID)
-	}
-	u.unmark(ctx, up, true)
-	u.end(ctx, up, r.State, r.Reason)
-}
-
-// redeployBackup deploys the manifest of the upgrade's backup and follows
-// its task.
-func (u *Upgrader) redeployBackup(ctx context.Context, up *upgrade) (bosh.Task, error) {
-	text, ok, err := u.Backups.BackupManifest(ctx, up.InstanceID, up.Backup)
-	switch {
-	case err != nil:
-		return bosh.Task{}, fmt.Errorf("reading backup %s: %w", up.Backup, err)
-	case !ok:
-		return bosh.Task{}, fmt.Errorf("backup %s holds no manifest", up.Backup)
-	}
-	ctx, cancel := context.WithTimeout(ctx, u.TaskTimeout)
-	defer cancel()
-	return redeploy.Deploy(ctx, up.target.Deployer, redeploy.Request{Instance: up.InstanceID, Deployment: up.Deployment,
-		Manifest: text, What: "the manifest of backup " + up.Backup, Why: "rollback", Poll: u.Poll})
-}
-
-// unmark puts the record's operation back as it was before the upgrade,
-// while it still is the upgrade's; hold takes the instance's hold first
-// (false: the caller holds it).
-func (u *Upgrader) unmark(ctx context.Context, up *upgrade, hold bool) {
-	if err := u.finishOp(ctx, up, hold, nil); err != nil {
-		u.Log.Warn("could not put the instance's operation back; the reconciler settles it", "instance", up.InstanceID, "error", err)
-	}
-}
-
-// finishOp puts the record's operation back as it was before the upgrade
-// and applies f, while the operation still is the upgrade's (another one
-// started since is left alone); hold takes the instance's hold first.
-func (u *Upgrader) finishOp(ctx context.Context, up *upgrade, hold bool, f func(*vault.Record)) error {
-	if hold {
-		hctx, release, err := u.hold(ctx, up.InstanceID)
-		if err != nil {
-			return err
-		}
-		defer release()
-		ctx = hctx
-	}
-	return u.change(ctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != up.ContextID {
-			return nil, nil
-		}
-		next := cur.Clone()
-		next.LastOperation = up.Previous
-		if f != nil {
-			f(next)
-		}
-		return next, nil
-	})
-}
-
-// setOp changes the upgrade's operation in the record, while it is its.
-func (u *Upgrader) setOp(ctx context.Context, up *upgrade, f func(*vault.Operation)) error {
-	return u.change(ctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != up.ContextID {
-			return nil, nil
-		}
-		next := cur.Clone()
-		f(next.LastOperation)
-		return next, nil
-	})
-}
-
-// end takes the upgrade out of the journal (quarantining the instance when
-// it failed).
-func (u *Upgrader) end(ctx context.Context, up *upgrade, state, reason string) {
-	if err := u.Journal.End(ctx, up.InstanceID, up.To, state, reason); err != nil {
-		u.Log.Warn("could not write the upgrade journal", "instance", up.InstanceID, "error", err)
-	}
-}
-
-func (u *Upgrader) change(ctx context.Context, id string, f vault.Change) error {
-	_, err := u.Records.Update(ctx, map[string]vault.Change{id: f})
-	return err
 }
 
 func (u *Upgrader) hold(ctx context.Context, id string) (context.Context, func(), error) {

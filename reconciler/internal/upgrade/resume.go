@@ -8,15 +8,11 @@ import (
 // Resume finishes the upgrade a journal entry holds: its daemon stopped
 // (or its wait was cut) while its task ran. The task is followed to its
 // end as One would: the version recorded, or the rollback.
-func (u *Upgrader) Resume(ctx context.Context, e Entry) Result {
-	r := Result{InstanceID: e.InstanceID, Deployment: e.Deployment, Director: e.Director, ServiceID: e.ServiceID,
+func (u *Upgrader) Resume(ctx context.Context, e Entry) (res Result) {
+	r := &res
+	*r = Result{InstanceID: e.InstanceID, Deployment: e.Deployment, Director: e.Director, ServiceID: e.ServiceID,
 		PlanID: e.PlanID, From: e.From, To: e.To, State: InFlight, Backup: e.Backup, StartedAt: e.StartedAt, Attempts: 1}
-	u.resume(ctx, e, &r)
-	r.EndedAt, r.Reason = u.Now(), cut(r.Reason)
-	return r
-}
-
-func (u *Upgrader) resume(ctx context.Context, e Entry, r *Result) {
+	defer func() { r.EndedAt, r.Reason = u.Now(), cut(r.Reason) }()
 	rec, err := u.Records.Record(ctx, e.InstanceID)
 	if err != nil {
 		r.State, r.Reason = Interrupted, "reading its record: "+err.Error()
@@ -46,4 +42,5 @@ func (u *Upgrader) resume(ctx context.Context, e Entry, r *Result) {
 	}
 	u.Log.Info("finishing an upgrade cut short", "instance", e.InstanceID, "task", up.taskID, "fleet", e.Fleet)
 	u.follow(ctx, up, r)
+	return
 }

@@ -1,0 +1,162 @@
+package upgrade_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
+)
+
+// fakeFleet answers each attempt with the next outcome scripted for its
+// instance (upgraded when none is left) after a short while, and records
+// the order and overlap of the attempts.
+type fakeFleet struct {
+	mu      sync.Mutex
+	script  map[string][]string
+	order   []string // instance ids as their attempts began
+	now     int
+	most    int
+	canary  map[string]bool
+	endedAt map[string]int // when (in attempts begun) each first ended
+}
+
+func (f *fakeFleet) attempt(_ context.Context, c upgrade.Candidate, canary bool) upgrade.Result {
+	f.mu.Lock()
+	f.order = append(f.order, c.InstanceID)
+	f.now++
+	f.most = max(f.most, f.now)
+	if canary {
+		f.canary[c.InstanceID] = true
+	}
+	state := upgrade.Upgraded
+	if s := f.script[c.InstanceID]; len(s) > 0 {
+		state, f.script[c.InstanceID] = s[0], s[1:]
+	}
+	f.mu.Unlock()
+	time.Sleep(5 * time.Millisecond)
+	f.mu.Lock()
+	f.now--
+	if _, ok := f.endedAt[c.InstanceID]; !ok {
+		f.endedAt[c.InstanceID] = len(f.order)
+	}
+	f.mu.Unlock()
+	return upgrade.Result{InstanceID: c.InstanceID, State: state, Reason: "scripted"}
+}
+
+func candidates(n int) []upgrade.Candidate {
+	out := make([]upgrade.Candidate, n)
+	for i := range out {
+		out[i] = upgrade.Candidate{InstanceID: fmt.Sprintf("i%d", i), To: "2.0.0"}
+	}
+	return out
+}
+
+func roll(rules upgrade.Rules, n int, script map[string][]string, gate func() string) (*fakeFleet, []upgrade.Result, string) {
+	f := &fakeFleet{script: script, canary: map[string]bool{}, endedAt: map[string]int{}}
+	if f.script == nil {
+		f.script = map[string][]string{}
+	}
+	if rules.RetryDelay == 0 {
+		rules.RetryDelay = time.Millisecond
+	}
+	res, stopped := upgrade.Roll{Rules: rules, Attempt: f.attempt, Gate: gate}.Run(context.Background(), candidates(n))
+	return f, res, stopped
+}
+
+func byState(res []upgrade.Result) map[string]int {
+	out := map[string]int{}
+	for _, r := range res {
+		out[r.State]++
+	}
+	return out
+}
+
+var _ = Describe("the fleet rules", func() {
+	It("upgrades the canaries first, alone, then the rest within max_in_flight", func() {
+		f, res, stopped := roll(upgrade.Rules{Canaries: 2, MaxInFlight: 3}, 10, nil, nil)
+		Expect(stopped).To(BeEmpty())
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 10}))
+		Expect(f.order[:2]).To(ConsistOf("i0", "i1"), "in the list's order")
+		Expect(f.canary).To(Equal(map[string]bool{"i0": true, "i1": true}))
+		Expect(res[0].Canary && res[1].Canary && !res[2].Canary).To(BeTrue())
+		Expect(f.endedAt["i0"]).To(BeNumerically("<=", 2), "no other began before the canaries ended")
+		Expect(f.endedAt["i1"]).To(BeNumerically("<=", 2))
+		Expect(f.most).To(Equal(3), "max_in_flight at once, never more")
+	})
+
+	It("starts nothing after a canary failed; the others stay pending with the reason", func() {
+		_, res, stopped := roll(upgrade.Rules{Canaries: 1, MaxInFlight: 5}, 4, map[string][]string{"i0": {upgrade.RolledBack}}, nil)
+		Expect(stopped).To(ContainSubstring("canary i0 rolled_back"))
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.RolledBack: 1, upgrade.Pending: 3}))
+		Expect(res[3].Reason).To(Equal(stopped))
+	})
+
+	It("takes the next instance as the canary when one is skipped or only recorded", func() {
+		f, res, _ := roll(upgrade.Rules{Canaries: 1, MaxInFlight: 5}, 4,
+			map[string][]string{"i0": {upgrade.Skipped}, "i1": {upgrade.Unchanged}}, nil)
+		Expect(f.canary).To(Equal(map[string]bool{"i0": true, "i1": true, "i2": true}))
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.Skipped: 1, upgrade.Unchanged: 1, upgrade.Upgraded: 2}))
+	})
+
+	It("stops starting once max_failures failed, and lets the ones under way finish", func() {
+		script := map[string][]string{"i1": {upgrade.Failed}, "i2": {upgrade.RollbackFailed}}
+		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 1, MaxFailures: 2}, 6, script, nil)
+		Expect(stopped).To(ContainSubstring("2 upgrades failed (max_failures 2)"))
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 1, upgrade.Failed: 1, upgrade.RollbackFailed: 1, upgrade.Pending: 3}))
+	})
+
+	It("goes through every failure with max_failures 0", func() {
+		script := map[string][]string{"i1": {upgrade.Failed}, "i2": {upgrade.Failed}, "i3": {upgrade.RolledBack}}
+		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 2}, 5, script, nil)
+		Expect(stopped).To(BeEmpty())
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 2, upgrade.Failed: 2, upgrade.RolledBack: 1}))
+	})
+
+	// "busy" is the state an attempt answers when the instance's operation is in progress.
+	It("tries a busy instance again after the others, up to attempt_limit, then skips it", func() {
+		script := map[string][]string{"i0": {"busy", "busy", "busy"}, "i1": {"busy"}}
+		f, res, _ := roll(upgrade.Rules{MaxInFlight: 1, AttemptLimit: 3}, 3, script, nil)
+		Expect(res[0].State).To(Equal(upgrade.Skipped))
+		Expect(res[0].Attempts).To(Equal(3))
+		Expect(res[0].Reason).To(ContainSubstring("busy at each of 3 attempts"))
+		Expect(res[1].State).To(Equal(upgrade.Upgraded), "busy once, then upgraded")
+		Expect(res[1].Attempts).To(Equal(2))
+		Expect(f.order[:3]).To(Equal([]string{"i0", "i1", "i2"}), "the retries come after the list")
+	})
+
+	It("tries at most MaxInstances instances", func() {
+		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 2, MaxInstances: 3}, 5, nil, nil)
+		Expect(stopped).To(ContainSubstring("3 instances tried"))
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 3, upgrade.Pending: 2}))
+	})
+
+	It("starts nothing once the gate closes", func() {
+		var mu sync.Mutex
+		calls := 0
+		gate := func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls > 2 {
+				return "outside the upgrade window 02:00-04:00"
+			}
+			return ""
+		}
+		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 1}, 5, nil, gate)
+		Expect(stopped).To(Equal("outside the upgrade window 02:00-04:00"))
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 2, upgrade.Pending: 3}))
+	})
+
+	It("starts nothing once its context ended", func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		f := &fakeFleet{script: map[string][]string{}, canary: map[string]bool{}, endedAt: map[string]int{}}
+		res, stopped := upgrade.Roll{Rules: upgrade.Rules{MaxInFlight: 1}, Attempt: f.attempt}.Run(ctx, candidates(2))
+		Expect(stopped).To(HavePrefix("stopped: context canceled"))
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.Pending: 2}))
+	})
+})
