@@ -165,7 +165,11 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		var mu sync.Mutex
 		var heard []string
 		rep := f.upgrade(reconciler.UpgradeRequest{MaxInFlight: intp(2), Canaries: intp(1), Trigger: "command",
-			Progress: func(r reconciler.UpgradeResult) { mu.Lock(); heard = append(heard, r.InstanceID+" "+r.State); mu.Unlock() }})
+			Progress: func(r reconciler.UpgradeResult) {
+				mu.Lock()
+				heard = append(heard, r.InstanceID+" "+r.State)
+				mu.Unlock()
+			}})
 		Expect(rep.Counts).To(Equal(map[string]int{"upgraded": 5}), "%+v", rep.Instances)
 		Expect(rep.Done()).To(BeTrue())
 		Expect(rep.Instances[0].Canary).To(BeTrue())

@@ -36,14 +36,14 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
 		if text, err = up.target.Director.Manifest(ctx, up.Deployment); err != nil || digest(text) != up.ManifestSHA256 {
 			r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but what Director %s runs now could not be "+
 				"read or is not what the upgrade deployed (%v): nothing recorded", up.taskID, up.target.Name, err)
-			u.mark().unmark(ctx, up, true)
+			u.mark().unmark(ctx, up)
 			_ = u.Journal.Forget(ctx, up.InstanceID)
 			return
 		}
 	}
 	err := u.Documents.PutManifest(ctx, up.InstanceID, text)
 	if err == nil {
-		err = u.mark().finishOp(ctx, up, true, func(next *vault.Record) { next.MaintenanceVersion = up.To })
+		err = u.mark().finishOp(ctx, up, func(next *vault.Record) { next.MaintenanceVersion = up.To })
 	}
 	if err != nil {
 		r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but recording the upgrade failed (%v): "+
@@ -63,6 +63,10 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
 // waits for it, records how both ended and quarantines the instance.
 func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r *Result) {
 	failed := fmt.Sprintf("task %d ended %s: %s", task.ID, task.State, task.Result)
+	if ctx.Err() != nil { // stopping: the journal keeps it, the next fleet upgrade rolls it back
+		r.State, r.Reason = Interrupted, failed+"; stopping before its rollback: the next fleet upgrade rolls it back"
+		return
+	}
 	u.Log.Warn("upgrade failed; rolling back", "instance", up.InstanceID, "task", task.ID, "state", task.State, "result", task.Result)
 	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgrade_failed", Deployment: up.Deployment,
 		Message: fmt.Sprintf("upgrade from %s to %s failed: %s", orUnknown(up.From), up.To, failed),
@@ -73,6 +77,11 @@ func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r 
 	rtask, err := u.redeployBackup(ctx, up)
 	r.RollbackTaskID = rtask.ID
 	details := map[string]string{"backup": up.Backup, "task_id": fmt.Sprint(rtask.ID), "failed_task_id": fmt.Sprint(task.ID)}
+	if err != nil && ctx.Err() != nil && !rtask.Terminal() {
+		r.State, r.Reason = Interrupted, fmt.Sprintf("%s; the wait for its rollback (task %d) was cut: the next fleet "+
+			"upgrade rolls it back again", failed, rtask.ID)
+		return
+	}
 	if err != nil {
 		r.State, r.Reason = RollbackFailed, failed+"; the rollback failed too: "+err.Error()
 		u.event(ctx, up.InstanceID, vault.Event{Kind: "rollback_failed", Deployment: up.Deployment,
@@ -84,7 +93,7 @@ func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r 
 			Message: fmt.Sprintf("the manifest of backup %s was deployed again by task %d", up.Backup, rtask.ID), Details: details})
 		u.Log.Info("upgrade rolled back", "instance", up.InstanceID, "backup", up.Backup, "task", rtask.ID)
 	}
-	u.mark().unmark(ctx, up, true)
+	u.mark().unmark(ctx, up)
 	u.mark().end(ctx, up, r.State, r.Reason)
 }
 

@@ -23,27 +23,23 @@ func (u *Upgrader) mark() marker {
 }
 
 // unmark puts the record's operation back as it was before the upgrade,
-// while it still is the upgrade's; hold takes the instance's hold first
-// (false: the caller holds it).
-func (m marker) unmark(ctx context.Context, up *upgrade, hold bool) {
-	if err := m.finishOp(ctx, up, hold, nil); err != nil {
+// while it still is the upgrade's.
+func (m marker) unmark(ctx context.Context, up *upgrade) {
+	if err := m.finishOp(ctx, up, nil); err != nil {
 		m.log.Warn("could not put the instance's operation back; the reconciler settles it", "instance", up.InstanceID, "error", err)
 	}
 }
 
 // finishOp puts the record's operation back as it was before the upgrade
 // and applies f, while the operation still is the upgrade's (another one
-// started since is left alone); hold takes the instance's hold first.
-func (m marker) finishOp(ctx context.Context, up *upgrade, hold bool, f func(*vault.Record)) error {
-	if hold {
-		hctx, release, err := m.hold(ctx, up.InstanceID)
-		if err != nil {
-			return err
-		}
-		defer release()
-		ctx = hctx
+// started since is left alone), under the instance's hold.
+func (m marker) finishOp(ctx context.Context, up *upgrade, f func(*vault.Record)) error {
+	hctx, release, err := m.hold(ctx, up.InstanceID)
+	if err != nil {
+		return err
 	}
-	return m.change(ctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
+	defer release()
+	return m.change(hctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
 		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != up.ContextID {
 			return nil, nil
 		}

@@ -114,8 +114,35 @@ func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool) Result {
 }
 
 // start takes the upgrade as far as its task: nil when it ended there (r
-// says how).
+// says how). What it writes, it writes after the instance's hold is given
+// back: the mark waits for the run in progress (Exclusive), and a run may
+// wait for an instance's hold (settling its stuck operation).
 func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result) *upgrade {
+	p := u.prepare(ctx, c, r)
+	switch {
+	case p == nil:
+		return nil
+	case p.same:
+		u.recordOnly(ctx, c, p.rec, r)
+		return nil
+	case u.DryRun:
+		r.State, r.Reason = WouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s", c.PlanID, c.To)
+		return nil
+	}
+	return u.deploy(ctx, c, p, r)
+}
+
+// prepared is what an upgrade found under the instance's hold.
+type prepared struct {
+	rec      *vault.Record
+	target   Target
+	rendered string
+	same     bool // the rendering holds the values of what runs
+}
+
+// prepare reads and judges the instance under its hold, reads what runs
+// and renders the plan's manifest: nil when the upgrade ends there.
+func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepared {
 	hctx, release, err := u.hold(ctx, c.InstanceID)
 	if err != nil {
 		r.State, r.Reason = skipOrBusy(err, "taking the instance's lease")
@@ -153,15 +180,8 @@ func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result) *upgrade {
 		r.State, r.Reason = Failed, "the plan's templates do not render for its recorded parameters: "+err.Error()+"; nothing deployed"
 		return nil
 	}
-	if same, err := match.SameValues(rendered, running); err == nil && same {
-		u.recordOnly(ctx, c, rec, r)
-		return nil
-	}
-	if u.DryRun {
-		r.State, r.Reason = WouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s", c.PlanID, c.To)
-		return nil
-	}
-	return u.deploy(ctx, c, rec, t, rendered, r)
+	same, err := match.SameValues(rendered, running)
+	return &prepared{rec: rec, target: t, rendered: rendered, same: err == nil && same}
 }
 
 // judge says whether rec may be upgraded to c.To now (InFlight), or why not.
@@ -242,7 +262,8 @@ func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Recor
 
 // deploy backs the instance up, marks its record's operation, journals the
 // upgrade and creates its task: nil when it did not get that far.
-func (u *Upgrader) deploy(ctx context.Context, c Candidate, rec *vault.Record, t Target, rendered string, r *Result) *upgrade {
+func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Result) *upgrade {
+	rec, t, rendered := p.rec, p.target, p.rendered
 	backup, err := u.Backups.BackupAll(ctx, c.InstanceID)
 	if err != nil {
 		r.State, r.Reason = Failed, "backing up its records: "+err.Error()+"; nothing deployed"
@@ -270,14 +291,14 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, rec *vault.Record, t
 		return nil
 	}
 	if err := u.Journal.Begin(ctx, up.Entry); err != nil {
-		u.mark().unmark(ctx, up, false)
+		u.mark().unmark(ctx, up)
 		r.State, r.Reason = Failed, err.Error()+"; nothing deployed"
 		return nil
 	}
 	task, err := redeploy.Deploy(ctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
 		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID})
 	if err != nil {
-		u.mark().unmark(ctx, up, false)
+		u.mark().unmark(ctx, up)
 		u.mark().end(ctx, up, Failed, err.Error())
 		r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error()
 		return nil
