@@ -107,17 +107,20 @@ func (u *upgrades) done() {
 // Upgrade makes a fleet upgrade now in the caller's goroutine (`blacksmith
 // upgrade-all`) and returns its report. With HA, it refuses
 // (NotLeaderError) unless this daemon leads or, in a command that runs
-// once, can take the reconciler lease for the fleet upgrade.
+// once, can take the reconciler lease for the fleet upgrade; a dry run
+// needs no lease.
 func (m *Manager) Upgrade(ctx context.Context, req UpgradeRequest) (UpgradeReport, error) {
 	live, err := m.newFleetUpgrade(req)
 	if err != nil {
 		return UpgradeReport{}, err
 	}
-	release, err := m.holdLease(ctx)
-	if err != nil {
-		return UpgradeReport{}, err
+	if !req.DryRun { // a dry run writes nothing: it needs no lease
+		release, err := m.holdLease(ctx)
+		if err != nil {
+			return UpgradeReport{}, err
+		}
+		defer release()
 	}
-	defer release()
 	if err := m.upgrades.claim(live); err != nil {
 		return UpgradeReport{}, err
 	}

@@ -176,7 +176,7 @@ func (f Fleet) resume(ctx context.Context, live *Live, rules Rules) {
 	live.update(func(r *Report) {
 		for _, e := range entries {
 			r.Resumed = append(r.Resumed, Result{InstanceID: e.InstanceID, Deployment: e.Deployment, PlanID: e.PlanID,
-				From: e.From, To: e.To, State: InFlight})
+				From: e.From, To: e.To, State: Pending})
 		}
 	})
 	resumed := func(r *Report) []Result { return r.Resumed }
@@ -186,6 +186,8 @@ func (f Fleet) resume(ctx context.Context, live *Live, rules Rules) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			live.set(resumed, i, Result{InstanceID: e.InstanceID, Deployment: e.Deployment, PlanID: e.PlanID,
+				From: e.From, To: e.To, State: InFlight})
 			live.set(resumed, i, f.Upgrader.Resume(ctx, e))
 		})
 	}

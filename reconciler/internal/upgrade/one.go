@@ -143,7 +143,11 @@ type prepared struct {
 // prepare reads and judges the instance under its hold, reads what runs
 // and renders the plan's manifest: nil when the upgrade ends there.
 func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepared {
-	hctx, release, err := u.hold(ctx, c.InstanceID)
+	hold := u.hold
+	if u.DryRun { // it writes nothing: it needs no lease (a lease is a write)
+		hold = func(ctx context.Context, _ string) (context.Context, func(), error) { return ctx, func() {}, nil }
+	}
+	hctx, release, err := hold(ctx, c.InstanceID)
 	if err != nil {
 		r.State, r.Reason = skipOrBusy(err, "taking the instance's lease")
 		return nil
