@@ -63,6 +63,9 @@ type Plan struct {
 	// MaintenanceInfo is the version of what the plan deploys; nil when the
 	// plan declares none (then no plan of the catalog may).
 	MaintenanceInfo *MaintenanceInfo
+	// Source is the plan.yml the plan was read from ("" for a plan made in
+	// code): problems found later name it.
+	Source string
 }
 
 // Plan returns the plan with id planID and the service it belongs to.

@@ -29,7 +29,10 @@ var _ = Describe("Load", func() {
 		Expect(large.Credentials).To(BeNil())
 		Expect(small.Manifest.Text()).To(Equal(manifest))
 		Expect(small.Credentials.Text()).To(Equal("host: {{ index .IPs 0 }}\n"))
+		Expect(large.Source).To(Equal(filepath.Join(dir, "redis", "large", "plan.yml")), "problems found later name the file")
+		Expect(small.Source).To(Equal(filepath.Join(dir, "redis", "small", "plan.yml")))
 		large.Manifest, small.Manifest, small.Credentials = nil, nil, nil
+		large.Source, small.Source = "", ""
 		Expect([]catalog.Plan{large, small}).To(Equal([]catalog.Plan{
 			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis", Director: "west"},
 			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, Updatable: true, ServiceID: "redis"},

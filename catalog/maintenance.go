@@ -176,3 +176,54 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// maxNamedInstances bounds the instances a version problem names.
+const maxNamedInstances = 3
+
+// VersionProblems are the plans of c whose maintenance_info version is
+// lower than one an instance records (a plan's version never goes down: an
+// older catalog deployed by mistake would make those instances look current
+// and a later upgrade go back), each naming the plan's file, the highest
+// version recorded and the first instances recording it. recorded calls
+// yield for each instance's id, plan and recorded version.
+func VersionProblems(c *Catalog, recorded func(yield func(id, planID, version string) bool)) []Problem {
+	type high struct {
+		version string
+		ids     []string
+		n       int
+	}
+	highest := map[string]*high{}
+	recorded(func(id, planID, version string) bool {
+		_, plan, ok := c.Plan(planID)
+		if !ok || plan.MaintenanceInfo == nil || version == "" || CompareVersions(version, plan.MaintenanceInfo.Version) <= 0 {
+			return true
+		}
+		h := highest[planID]
+		if h == nil {
+			h = &high{}
+			highest[planID] = h
+		}
+		h.n++
+		switch d := CompareVersions(version, h.version); {
+		case d > 0:
+			h.version, h.ids = version, []string{id}
+		case d == 0 && len(h.ids) < maxNamedInstances:
+			h.ids = append(h.ids, id)
+		}
+		return true
+	})
+	var out []Problem
+	for _, s := range c.Services {
+		for _, p := range s.Plans {
+			h := highest[p.ID]
+			if h == nil {
+				continue
+			}
+			file := cmp.Or(p.Source, "plan "+p.ID)
+			out = append(out, Problem{File: file, Field: "maintenance_info.version", Message: fmt.Sprintf(
+				"%s is lower than %s, which instance(s) %s record (%d instance(s) record a higher version): a plan's version never goes down",
+				p.MaintenanceInfo.Version, h.version, strings.Join(h.ids, ", "), h.n)})
+		}
+	}
+	return out
+}

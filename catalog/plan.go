@@ -13,7 +13,7 @@ import (
 
 func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, bool) {
 	file := filepath.Join(dir, "plan.yml")
-	p := Plan{ServiceID: serviceID}
+	p := Plan{ServiceID: serviceID, Source: file}
 	before := len(l.problems.List)
 	given, ok := decodeFile(file, map[string]setter{
 		"id":                    str(&p.ID),

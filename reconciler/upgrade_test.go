@@ -365,3 +365,19 @@ func password(manifest string) string {
 	line, _, _ := strings.Cut(rest, "\n")
 	return line
 }
+
+var _ = Describe("a catalog whose plan's version went down", func() {
+	It("is refused by a fleet upgrade, naming the plan's file; nothing is deployed", func() {
+		f := newFleet(1, nil)
+		cat := upgradeCatalog("0.9.0", "16.2.0")
+		cat.Services[0].Plans[0].Source = "/var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml"
+		f.use(cat, nil)
+		f.e.sim.ResetStats()
+		rep, err := f.m.Upgrade(context.Background(), reconciler.UpgradeRequest{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Error).To(ContainSubstring("/var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml: maintenance_info.version: " +
+			"0.9.0 is lower than 1.0.0, which instance(s) " + f.ids[0] + " record"))
+		Expect(rep.Done()).To(BeFalse())
+		Expect(f.e.sim.Stats().Tasks).To(BeZero())
+	})
+})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,6 +140,20 @@ func (f Fleet) Run(ctx context.Context, live *Live) {
 	index, err := f.Index(ctx)
 	if err != nil {
 		live.update(func(r *Report) { r.Error = "reading the index: " + err.Error() })
+		return
+	}
+	if problems := catalog.VersionProblems(f.Catalog, func(yield func(id, planID, version string) bool) {
+		for id, rec := range index {
+			if rec != nil && !yield(id, rec.PlanID, rec.MaintenanceVersion) {
+				return
+			}
+		}
+	}); len(problems) > 0 {
+		var msgs []string
+		for _, p := range problems {
+			msgs = append(msgs, p.String())
+		}
+		live.update(func(r *Report) { r.Error = "the catalog: " + strings.Join(msgs, "; ") })
 		return
 	}
 	now := f.Upgrader.Now()
