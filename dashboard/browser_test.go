@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,6 +28,30 @@ type operator struct {
 	mu       sync.Mutex
 	status   reconciler.Status
 	instance reconciler.InstanceView
+	upgrades upgradesAnswer
+	// posts are the requests POST /b/upgrades got ("?query"); refuse makes
+	// it answer 409 as the daemon does while a fleet upgrade runs.
+	posts  []string
+	refuse bool
+}
+
+// upgradesAnswer is GET /b/upgrades, as the daemon writes it.
+type upgradesAnswer struct {
+	reconciler.UpgradeStatus
+	InstancesLeftOff int      `json:"instances_left_off"`
+	Problems         []string `json:"problems"`
+}
+
+func (o *operator) setUpgrades(a upgradesAnswer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.upgrades = a
+}
+
+func (o *operator) posted() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.posts)
 }
 
 func (o *operator) set(st reconciler.Status, iv reconciler.InstanceView) {
@@ -51,6 +76,21 @@ func (o *operator) serve() string {
 	mux.HandleFunc("GET /b/reconcile", answer(func() any { return o.status }))
 	mux.HandleFunc("GET /b/runs", answer(func() any { return map[string]any{"runs": []any{}, "problems": []string{}} }))
 	mux.HandleFunc("GET /b/instances/{id}", answer(func() any { return o.instance }))
+	mux.HandleFunc("GET /b/upgrades", answer(func() any { return o.upgrades }))
+	// behind the daemon's cross-origin protection: the page's POST must pass it
+	mux.Handle("POST /b/upgrades", http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.posts = append(o.posts, "?"+r.URL.RawQuery)
+		w.Header().Set("Content-Type", "application/json")
+		if o.refuse {
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(map[string]string{"description": "cannot start a fleet upgrade: a fleet upgrade is already running"})
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		_ = json.NewEncoder(w).Encode(reconciler.UpgradeReport{ID: "f2", Trigger: "operator", Running: true, Instances: []reconciler.UpgradeResult{}})
+	})))
 	srv := httptest.NewServer(mux)
 	DeferCleanup(srv.Close)
 	return srv.URL

@@ -1,6 +1,7 @@
 package operator_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -53,18 +54,27 @@ instance_groups:
 
 // testCatalog: service redis with plan redis-small.
 func testCatalog() *catalog.Catalog {
-	m, err := catalog.ParseTemplate("manifest.yml", manifestTemplate)
+	return versionedCatalog("", "16.1.0")
+}
+
+// versionedCatalog is testCatalog with redis-small at maintenance_info
+// version ("": none), deploying that release of redis.
+func versionedCatalog(version, release string) *catalog.Catalog {
+	m, err := catalog.ParseTemplate("manifest.yml", strings.Replace(manifestTemplate, "16.1.0", release, 1))
 	Expect(err).NotTo(HaveOccurred())
+	plan := catalog.Plan{ID: "redis-small", Name: "small", Description: "one node", ServiceID: "redis", Manifest: m}
+	if version != "" {
+		plan.MaintenanceInfo = &catalog.MaintenanceInfo{Version: version}
+	}
 	return &catalog.Catalog{Services: []catalog.Service{
-		{ID: "redis", Name: "redis", Description: "Redis", Plans: []catalog.Plan{
-			{ID: "redis-small", Name: "small", Description: "one node", ServiceID: "redis", Manifest: m},
-		}},
+		{ID: "redis", Name: "redis", Description: "Redis", Plans: []catalog.Plan{plan}},
 	}}
 }
 
 // env is a running reconciler and a broker on a real Vault mount and a
 // Director simulator, served over HTTP as the daemon serves them: the OSB
-// API and /b/reconcile behind the broker's credentials and metrics.
+// API, and the operator's endpoints behind the broker's credentials,
+// metrics and cross-origin protection.
 type env struct {
 	store    *vault.Store
 	director *sim.Director
@@ -80,6 +90,22 @@ func testLogger() *slog.Logger {
 // newEnv starts the reconciler (stopped when the spec ends) and serves it.
 func newEnv() *env {
 	GinkgoHelper()
+	return newEnvWith(envOptions{})
+}
+
+// envOptions tunes newEnvWith.
+type envOptions struct {
+	// catalog is the OSB API's (nil: testCatalog()).
+	catalog *catalog.Catalog
+	// upgraded is the catalog of the reconciler and of the broker that
+	// renders its fleet upgrades, when it is not the OSB API's (nil: the
+	// same): a plan's newer version.
+	upgraded *catalog.Catalog
+}
+
+// newEnvWith is newEnv tuned by o.
+func newEnvWith(o envOptions) *env {
+	GinkgoHelper()
 	mount := fmt.Sprintf("kv%d", mounts.Add(1))
 	Expect(vaultServer.EnableKV(mount, 2)).To(Succeed())
 	store, err := vault.New(context.Background(), vault.Options{
@@ -94,21 +120,33 @@ func newEnv() *env {
 		Password: sim.DefaultPassword, Timeout: 5 * time.Second, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
 
-	cat := testCatalog()
+	cat := cmp.Or(o.catalog, testCatalog())
 	cfg := config.Default().Reconciler
 	cfg.RetryDelay = 100 * time.Millisecond
 	b, err := broker.New(broker.Options{Catalog: cat, Directors: []broker.NamedDirector{{Director: client, Reader: client}}, Store: store,
 		Username: brokerUser, Password: brokerPass, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
-	m, err := reconciler.New(reconciler.Options{Config: cfg, Store: store,
+	opts := reconciler.Options{Config: cfg, Store: store,
 		Directors:  []reconciler.NamedDirector{{Director: client, Tasks: client, Deployer: client}},
-		Operations: b, Catalog: cat, Logger: testLogger()})
+		Operations: b, Catalog: cat, Logger: testLogger()}
+	if o.upgraded != nil { // as the daemon: a broker of the reconciler's catalog renders and holds
+		r, err := broker.New(broker.Options{Catalog: o.upgraded, Directors: []broker.NamedDirector{{Director: client, Reader: client}},
+			Store: store, Username: brokerUser, Password: brokerPass, Logger: testLogger()})
+		Expect(err).NotTo(HaveOccurred())
+		opts.Catalog, opts.Operations, opts.Renderer, opts.Hold = o.upgraded, r, r, r.HoldInstance
+		opts.UpgradePoll = 20 * time.Millisecond
+	}
+	m, err := reconciler.New(opts)
 	Expect(err).NotTo(HaveOccurred())
 
+	// guard is what the daemon puts in front of the operator's endpoints.
+	guard := func(h http.Handler) http.Handler {
+		return b.Observe(basicauth.Require(brokerUser, brokerPass, http.NewCrossOriginProtection().Handler(h)))
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/b/reconcile", b.Observe(basicauth.Require(brokerUser, brokerPass,
-		operator.ReconcileHandler(m, testLogger()))))
-	instances := b.Observe(basicauth.Require(brokerUser, brokerPass, operator.InstancesHandler(m, testLogger())))
+	mux.Handle("/b/reconcile", guard(operator.ReconcileHandler(m, testLogger())))
+	mux.Handle("/b/upgrades", guard(operator.UpgradesHandler(m, testLogger())))
+	instances := guard(operator.InstancesHandler(m, testLogger()))
 	mux.Handle("/b/instances/", instances)
 	mux.Handle("/b/runs", instances)
 	mux.Handle("/", b.Handler())
@@ -135,11 +173,18 @@ type answer struct {
 // request sends an authenticated request with body (JSON, "" for none).
 func (e *env) request(method, path, body string) answer {
 	GinkgoHelper()
+	return e.send(method, path, body, func(req *http.Request) { req.SetBasicAuth(brokerUser, brokerPass) })
+}
+
+// send sends a request with body (JSON, "" for none), as set changes it
+// (its credentials, its headers).
+func (e *env) send(method, path, body string, set func(*http.Request)) answer {
+	GinkgoHelper()
 	req, err := http.NewRequest(method, e.server.URL+path, strings.NewReader(body))
 	Expect(err).NotTo(HaveOccurred())
-	req.SetBasicAuth(brokerUser, brokerPass)
 	req.Header.Set("X-Broker-API-Version", apiVersion)
 	req.Header.Set("Content-Type", "application/json")
+	set(req)
 	res, err := http.DefaultClient.Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer res.Body.Close()

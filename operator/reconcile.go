@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,11 +14,13 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
-// Reconciler runs reconciler passes on demand and reports its status
-// (reconciler.Manager).
+// Reconciler runs reconciler passes and fleet upgrades on demand and
+// reports their status (reconciler.Manager).
 type Reconciler interface {
 	Trigger(opts reconciler.RunOptions) (runID string, done <-chan reconciler.Summary, err error)
 	Status() reconciler.Status
+	StartUpgrade(req reconciler.UpgradeRequest) (reconciler.UpgradeReport, error)
+	Upgrades(ctx context.Context) (reconciler.UpgradeStatus, error)
 }
 
 // ReconcileHandler serves /b/reconcile with rec's runs and status; rec nil

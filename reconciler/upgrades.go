@@ -23,6 +23,8 @@ type (
 	UpgradeRules = upgrade.Rules
 	// UpgradeQuarantined is an instance set aside after its upgrade failed.
 	UpgradeQuarantined = upgrade.Quarantined
+	// UpgradeEntry is an upgrade under way, as the journal keeps it.
+	UpgradeEntry = upgrade.Entry
 )
 
 var (
@@ -195,7 +197,7 @@ type UpgradeStatus struct {
 	Current *UpgradeReport `json:"current"`
 	// InFlight are the upgrades under way the journal holds (a fleet
 	// upgrade cut short leaves them for the next one to finish).
-	InFlight []upgrade.Entry `json:"in_flight"`
+	InFlight []UpgradeEntry `json:"in_flight"`
 	// Quarantined are the instances set aside after a failed upgrade.
 	Quarantined []UpgradeQuarantined `json:"quarantined"`
 }
@@ -203,7 +205,7 @@ type UpgradeStatus struct {
 // Upgrades is the fleet upgrade running or last run, the journal's upgrades
 // under way and the upgrade quarantine (read from Vault).
 func (m *Manager) Upgrades(ctx context.Context) (UpgradeStatus, error) {
-	st := UpgradeStatus{Mode: m.cfg.Upgrades.Mode, InFlight: []upgrade.Entry{}, Quarantined: []UpgradeQuarantined{}}
+	st := UpgradeStatus{Mode: m.cfg.Upgrades.Mode, InFlight: []UpgradeEntry{}, Quarantined: []UpgradeQuarantined{}}
 	m.upgrades.mu.Lock()
 	live := m.upgrades.current
 	m.upgrades.mu.Unlock()

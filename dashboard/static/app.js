@@ -127,16 +127,24 @@ function schedule(running) {
   pollTimer = setTimeout(refresh, running ? 1000 : 5000);
 }
 
+// refresh reads the status and the fleet upgrades at once (each card shows
+// its own error) and polls again, sooner while either runs.
 async function refresh() {
+  const running = await Promise.all([refreshStatus(), refreshUpgrades()]);
+  schedule(running.some(Boolean));
+}
+
+// refreshStatus renders the reconciler's status and runs; true while a run runs.
+async function refreshStatus() {
   try {
     const [st, runs] = await Promise.all([getJSON("/b/reconcile"), getJSON("/b/runs?limit=10")]);
     renderStatus(st);
     renderRuns(runs && runs.runs);
     showError(null);
-    schedule(st.running);
+    return st.running;
   } catch (e) {
     showError(e.message);
-    schedule(false);
+    return false;
   }
 }
 
@@ -248,7 +256,7 @@ function renderOutdated(o, r) {
   rows("outdated", listed, (x) => [adoptedLink(x), x.deployment, x.plan_id, version(x.version), x.want], empty);
 }
 
-// byPlan is the count of each plan, the most first: "redis-small 3 · redis-large 0".
+// byPlan is the count of each plan (or state), the most first: "redis-small 3 · redis-large 0".
 function byPlan(counts) {
   return Object.entries(counts).sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0))
     .map(([plan, n]) => plan + " " + n).join(" · ");
@@ -316,6 +324,119 @@ function renderPlan(s) {
   for (const r of (s && s.remediated) || []) items.push(["remediate: " + r.action, r.instance_id, r.deployment, ""]);
   $("plan-summary").textContent = items.length ? items.length + " changes would be made." : "Nothing would change.";
   rows("plan", items, (x) => [x[0], instanceLink(x[1]), x[2], x[3]], "nothing would change");
+}
+
+// ---- fleet upgrades ----
+
+// upgradePostError is why the last click of Upgrade all or Dry run was
+// refused; shown until the next click.
+let upgradePostError = null;
+
+// refreshUpgrades renders GET /b/upgrades; true while a fleet upgrade runs.
+async function refreshUpgrades() {
+  try {
+    const up = await getJSON("/b/upgrades");
+    renderUpgrades(up);
+    return !!(up.current && up.current.running);
+  } catch (e) {
+    upgradeError([upgradePostError, "GET /b/upgrades: " + e.message]);
+    return false;
+  }
+}
+
+function upgradeError(errs) {
+  const p = $("upgrade-error");
+  const text = errs.filter(Boolean).join("; ");
+  p.hidden = !text;
+  p.textContent = shown(text);
+}
+
+// renderUpgrades shows the mode, the current or last fleet upgrade and the
+// instances of it not at their plan's version, the upgrades in flight and
+// the upgrade quarantine. Every value goes through shown (rows, facts, el):
+// deployment names and reasons are a Director's.
+function renderUpgrades(up) {
+  $("upgrade-mode").textContent = shown(up.mode || "");
+  upgradeError([upgradePostError, ...(up.problems || [])]);
+  const c = up.current;
+  const running = !!(c && c.running);
+  $("upgrade-all").disabled = running;
+  $("upgrade-dry-run").disabled = running;
+  $("upgrade-current").hidden = !c;
+  if (c) facts("upgrade-current", upgradeFacts(c)); else $("upgrade-current").replaceChildren();
+  const listed = (c && c.instances) || [];
+  const left = up.instances_left_off || 0;
+  $("upgrade-more").textContent = left > 0 ? "From the first " + listed.length + " of " + (listed.length + left) +
+    " instances; " + left + " not listed (the counts count them all)." : "";
+  const behind = listed.filter((i) => !atVersion(i.state));
+  const empty = !c ? "no fleet upgrade since the daemon started" : c.running ? "none yet"
+    : listed.length ? "every instance in scope is at its plan's version" : "no instance in scope";
+  rows("upgrade-instances", behind, (i) => [instanceLink(i.instance_id), i.deployment, i.plan_id, fromTo(i.from, i.to),
+    stateBadge(i.state), i.reason, tasks(i)], empty);
+  const inFlight = up.in_flight, quarantined = up.quarantined; // null: the journal was not read
+  $("upgrade-in-flight-count").textContent = inFlight ? "(" + inFlight.length + ")" : "";
+  rows("upgrade-in-flight", inFlight, (f) => [instanceLink(f.instance_id), f.deployment, fromTo(f.from, f.to), when(f.started_at), f.fleet],
+    inFlight ? "no upgrade in flight" : "not read");
+  $("upgrade-quarantine-count").textContent = quarantined ? "(" + quarantined.length + ")" : "";
+  rows("upgrade-quarantine", quarantined, (q) => [instanceLink(q.instance_id), q.failures, q.version, stateBadge(q.state), q.reason,
+    when(q.next_attempt)], quarantined ? "nothing quarantined" : "not read");
+}
+
+// upgradeFacts is what a fleet upgrade was asked and what it did.
+function upgradeFacts(c) {
+  const r = c.rules || {};
+  const s = c.scope || {};
+  const scope = [["service", s.service], ["plan", s.plan], ["director", s.director],
+    ["instances", (s.instances || []).join(", ")]].filter(([, v]) => v).map(([k, v]) => k + " " + v).join(" · ");
+  return [
+    ["fleet upgrade", c.id + (c.dry_run ? " (dry run: changes nothing)" : "")],
+    ["trigger", c.trigger],
+    ["state", el("span", c.running ? "running" : "ended", "badge " + (c.running ? "running" : c.error || c.stopped ? "partial" : "success"))],
+    ["started", when(c.started_at)],
+    ["ended", when(c.ended_at)],
+    ["rules", "canaries " + r.canaries + " · max_in_flight " + r.max_in_flight + " · max_failures " + r.max_failures +
+      " · attempt_limit " + r.attempt_limit + (r.max_instances ? " · at most " + r.max_instances + " instances" : "")],
+    ["scope", scope || "every outdated instance"],
+    ["instances", c.counts && Object.keys(c.counts).length ? byPlan(c.counts) : "none in scope"],
+    ["resumed", c.resumed && c.resumed.length ? c.resumed.length + " upgrades cut short before, finished first" : ""],
+    ["stopped", c.stopped],
+    ["error", c.error],
+  ];
+}
+
+// atVersion says whether an instance in state s runs its plan's version.
+function atVersion(s) {
+  return s === "current" || s === "upgraded" || s === "unchanged";
+}
+
+// stateBadge is a state, coloured by what it means.
+function stateBadge(s) {
+  const cls = { in_flight: "running", upgraded: "success", unchanged: "success", current: "success",
+    failed: "failure", rolled_back: "failure", rollback_failed: "failure" }[s] || "partial";
+  return el("span", s, "badge " + cls);
+}
+
+function fromTo(from, to) {
+  return (from || "unknown") + " → " + (to || "");
+}
+
+// tasks are the Director tasks of an instance's upgrade and rollback.
+function tasks(i) {
+  return [i.task_id ? "task " + i.task_id : "", i.rollback_task_id ? "rollback " + i.rollback_task_id : ""].filter(Boolean).join(", ");
+}
+
+// startUpgrade posts a fleet upgrade (url: /b/upgrades, with ?dry_run=true
+// for a dry run) as Run now posts a run; what names the button.
+async function startUpgrade(url, what) {
+  $("upgrade-all").disabled = true;
+  $("upgrade-dry-run").disabled = true;
+  try {
+    await getJSON(url, { method: "POST" });
+    upgradePostError = null;
+  } catch (e) {
+    upgradePostError = what + ": " + e.message;
+  }
+  refresh();
 }
 
 // ---- instance ----
@@ -429,5 +550,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   $("run-now").addEventListener("click", runNow);
   $("dry-run").addEventListener("click", dryRun);
+  $("upgrade-all").addEventListener("click", () => startUpgrade("/b/upgrades", "Upgrade all"));
+  $("upgrade-dry-run").addEventListener("click", () => startUpgrade("/b/upgrades?dry_run=true", "Dry run"));
   refresh();
 });

@@ -1,0 +1,140 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
+	var (
+		op      *operator
+		base    string
+		browser context.Context
+	)
+	// A Director's content, hostile: a deployment name that is markup, a
+	// reason that a right-to-left override reorders.
+	const (
+		imgDeployment = `redis-<img src=x id=pwned>`
+		spoofReason   = "task 12 failed: \u202etxt.exe"
+	)
+
+	BeforeEach(func() {
+		op = &operator{}
+		base = op.serve()
+		browser = chromium()
+		op.set(reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle,
+			Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
+			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
+			Quarantined: []reconciler.Quarantined{}, Blockers: []string{}},
+			reconciler.InstanceView{Backups: []string{}, History: []vault.Event{}, Problems: []string{}})
+	})
+
+	// none is the answer of a daemon that made no fleet upgrade since it started.
+	none := func() upgradesAnswer {
+		GinkgoHelper()
+		a := upgradesAnswer{UpgradeStatus: reconciler.UpgradeStatus{Mode: "report",
+			Quarantined: []reconciler.UpgradeQuarantined{}}, Problems: []string{}}
+		// the journal's entries are of an internal type: made from their JSON
+		Expect(json.Unmarshal([]byte(`[]`), &a.InFlight)).To(Succeed())
+		return a
+	}
+	// ended is a fleet upgrade a canary's failure stopped.
+	ended := func() *reconciler.UpgradeReport {
+		started := time.Date(2026, 5, 11, 3, 0, 0, 0, time.UTC)
+		return &reconciler.UpgradeReport{ID: "f1", Trigger: "operator", StartedAt: started, EndedAt: started.Add(3 * time.Minute),
+			Rules:   reconciler.UpgradeRules{Canaries: 1, MaxInFlight: 5, MaxFailures: 1, AttemptLimit: 5},
+			Stopped: "a canary failed", Counts: map[string]int{"rolled_back": 1, "upgraded": 1, "pending": 1},
+			Instances: []reconciler.UpgradeResult{
+				{InstanceID: "a1", Deployment: imgDeployment, PlanID: "redis-small", From: "1.0.0", To: "2.0.0", State: "rolled_back",
+					Reason: spoofReason, Canary: true, TaskID: 12, RollbackTaskID: 13},
+				{InstanceID: "b2", Deployment: "redis-small-b2", PlanID: "redis-small", From: "1.0.0", To: "2.0.0", State: "upgraded", TaskID: 14},
+				{InstanceID: "c3", Deployment: "redis-small-c3", PlanID: "redis-small", To: "2.0.0", State: "pending", Reason: "a canary failed"},
+			}}
+	}
+	// cells are the texts of the cells of table id, row by row.
+	cells := func(id string) [][]string {
+		GinkgoHelper()
+		var got [][]string
+		Expect(chromedp.Run(browser, chromedp.Evaluate(
+			`[...document.querySelectorAll("#`+id+` tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got))).To(Succeed())
+		return got
+	}
+
+	It("shows the last fleet upgrade, the instances not at their version, the upgrades in flight and the quarantine, as text", func() {
+		a := none()
+		a.Current, a.InstancesLeftOff = ended(), 997
+		a.Quarantined = []reconciler.UpgradeQuarantined{{InstanceID: "a1", Failures: 2, Version: "2.0.0", State: "rolled_back",
+			Reason: spoofReason, NextAttempt: time.Now().Add(time.Hour)}}
+		Expect(json.Unmarshal([]byte(`[{"instance_id":"d4","deployment":"redis-small-d4<b>","from":"1.0.0","to":"2.0.0","fleet":"f0",
+			"started_at":"2026-05-11T02:00:00Z"}]`), &a.InFlight)).To(Succeed())
+		op.setUpgrades(a)
+		_, injected := rendered(browser, base+"/dashboard", "#upgrade-instances tbody td a", "#upgrades-card")
+		Expect(injected).To(BeFalse(), "no element made of the Director's content")
+
+		Expect(cells("upgrade-instances")).To(Equal([][]string{
+			{"a1", imgDeployment, "redis-small", "1.0.0 → 2.0.0", "rolled_back", `task 12 failed: \u202Etxt.exe`, "task 12, rollback 13"},
+			{"c3", "redis-small-c3", "redis-small", "unknown → 2.0.0", "pending", "a canary failed", ""},
+		}), "only those not at their version; the hidden character escaped")
+		Expect(cells("upgrade-in-flight")).To(HaveLen(1))
+		Expect(cells("upgrade-in-flight")[0][:3]).To(Equal([]string{"d4", "redis-small-d4<b>", "1.0.0 → 2.0.0"}))
+		quarantine := cells("upgrade-quarantine")
+		Expect(quarantine).To(HaveLen(1))
+		Expect(quarantine[0][:5]).To(Equal([]string{"a1", "2", "2.0.0", "rolled_back", `task 12 failed: \u202Etxt.exe`}))
+		Expect(quarantine[0][5]).NotTo(BeEmpty(), "the next attempt")
+
+		var facts, mode, more, card string
+		Expect(chromedp.Run(browser, chromedp.Text("#upgrade-current", &facts, chromedp.ByQuery),
+			chromedp.Text("#upgrade-mode", &mode, chromedp.ByQuery), chromedp.Text("#upgrade-more", &more, chromedp.ByQuery),
+			chromedp.TextContent("#upgrades-card", &card, chromedp.ByQuery))).To(Succeed())
+		Expect(mode).To(Equal("report"))
+		Expect(facts).To(And(ContainSubstring("operator"), ContainSubstring("ended"), ContainSubstring("2026"),
+			ContainSubstring("canaries 1 · max_in_flight 5 · max_failures 1 · attempt_limit 5"),
+			ContainSubstring("every outdated instance"), ContainSubstring("pending 1 · rolled_back 1 · upgraded 1"),
+			ContainSubstring("a canary failed")))
+		Expect(more).To(Equal("From the first 3 of 1000 instances; 997 not listed (the counts count them all)."))
+		Expect(card).NotTo(ContainSubstring("\u202e"))
+	})
+
+	It("says what nothing means: no fleet upgrade, nothing in flight, nothing quarantined", func() {
+		op.setUpgrades(none())
+		got, _ := rendered(browser, base+"/dashboard", "#upgrade-quarantine td.empty", "#upgrade-instances tbody")
+		Expect(got).To(Equal("no fleet upgrade since the daemon started"))
+		Expect(cells("upgrade-quarantine")).To(Equal([][]string{{"nothing quarantined"}}))
+		Expect(cells("upgrade-in-flight")).To(Equal([][]string{{"no upgrade in flight"}}))
+		var visible bool
+		Expect(chromedp.Run(browser, chromedp.Evaluate(`!document.getElementById("upgrade-current").hidden`, &visible))).To(Succeed())
+		Expect(visible).To(BeFalse(), "no facts of a fleet upgrade")
+	})
+
+	// enabled waits until the page has enabled button id again (after the
+	// answer to its last POST), as the page has it now: chromedp's own
+	// WaitEnabled reads attributes as its DOM events last said.
+	enabled := func(id string) chromedp.Action {
+		return chromedp.Poll(`!document.getElementById("`+id+`").disabled`, nil, chromedp.WithPollingTimeout(10*time.Second))
+	}
+
+	It("posts a fleet upgrade with Upgrade all and a dry run with Dry run, and shows a refusal", func() {
+		op.setUpgrades(none())
+		_, _ = rendered(browser, base+"/dashboard", "#upgrade-quarantine td.empty", "#upgrade-instances")
+		Expect(chromedp.Run(browser, chromedp.Click("#upgrade-all", chromedp.ByQuery))).To(Succeed())
+		Eventually(op.posted).Should(Equal([]string{"?"}), "POST /b/upgrades, past the cross-origin protection")
+		Expect(chromedp.Run(browser, enabled("upgrade-dry-run"), chromedp.Click("#upgrade-dry-run", chromedp.ByQuery))).To(Succeed())
+		Eventually(op.posted).Should(Equal([]string{"?", "?dry_run=true"}))
+
+		op.mu.Lock()
+		op.refuse = true
+		op.mu.Unlock()
+		var shown string
+		Expect(chromedp.Run(browser, enabled("upgrade-all"), chromedp.Click("#upgrade-all", chromedp.ByQuery),
+			chromedp.WaitVisible("#upgrade-error", chromedp.ByQuery), chromedp.Text("#upgrade-error", &shown, chromedp.ByQuery))).To(Succeed())
+		Expect(shown).To(Equal("Upgrade all: cannot start a fleet upgrade: a fleet upgrade is already running"))
+	})
+})
