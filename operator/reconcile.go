@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,8 +18,7 @@ import (
 type Reconciler interface {
 	Trigger(opts reconciler.RunOptions) (runID string, done <-chan reconciler.Summary, err error)
 	Status() reconciler.Status
-	StartUpgrade(req reconciler.UpgradeRequest) (reconciler.UpgradeReport, error)
-	Upgrades(ctx context.Context) (reconciler.UpgradeStatus, error)
+	Upgrades() *reconciler.Upgrades
 }
 
 // ReconcileHandler serves /b/reconcile with rec's runs and status; rec nil

@@ -83,7 +83,7 @@ func (h upgradesHandler) start(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return
 	}
-	rep, err := h.rec.StartUpgrade(req)
+	rep, err := h.rec.Upgrades().Start(req)
 	if err != nil {
 		h.refuse(w, err)
 		return
@@ -95,7 +95,7 @@ func (h upgradesHandler) start(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusAccepted, rep)
 }
 
-// refuse answers why StartUpgrade refused: a rule out of its bounds (400),
+// refuse answers why Upgrades().Start refused: a rule out of its bounds (400),
 // a fleet upgrade running, a follower or a disabled reconciler (409, as
 // POST /b/reconcile answers the last two), else 503.
 func (h upgradesHandler) refuse(w http.ResponseWriter, err error) {
@@ -121,7 +121,7 @@ func (h upgradesHandler) show(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return
 	}
-	st, err := h.rec.Upgrades(r.Context())
+	st, err := h.rec.Upgrades().Status(r.Context())
 	ans := upgradesAnswer{UpgradeStatus: st, Problems: []string{}}
 	if err != nil {
 		h.log.Warn("operator request failed", "what", "reading the upgrade journal", "error", err)

@@ -31,7 +31,7 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	m.status.follow(ctx, m.runLog)
 	var upgrading sync.WaitGroup
-	upgrading.Go(func() { m.runUpgrades(ctx) })
+	upgrading.Go(func() { m.upgrades.loop(ctx) })
 	defer upgrading.Wait() // a fleet upgrade's waits end with ctx; its journal keeps what is under way
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -60,7 +60,7 @@ func (m *Manager) Start(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		m.upgradeInBackground(s)
+		m.upgrades.background(s)
 		if !req.opts.DryRun {
 			timer.Reset(max(0, m.cfg.Interval-m.now().Sub(start)))
 		}

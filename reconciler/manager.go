@@ -16,30 +16,25 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
 )
 
 // Manager runs the reconciler: at start, every interval and on demand, one
 // run at a time, and serves the operator's reads and actions. It is safe for
 // concurrent use.
 type Manager struct {
-	cfg     config.ReconcilerConfig
-	log     *slog.Logger
-	now     func() time.Time
-	parts   run.Parts // what every run is built from
-	stores  stores    // the Manager's own ways into Vault
-	runLog  runLog    // the run log in Vault
-	metrics *metrics
-	runLock chan struct{} // one slot, held by the run in progress (or a rollback)
-	queue   *queue        // the runs asked for, waiting for Start
-	lead    chan struct{} // tells Start that this daemon became the leader
-	elector *elector      // nil: no HA, this daemon always leads
-	status  *published    // what Status shows
-	// upgrades is the fleet upgrade slot, upgrader the template of each
-	// fleet upgrade's Upgrader, window when the background mode may start.
-	upgrades *upgrades
-	upgrader upgrade.Upgrader
-	window   config.Window
+	cfg      config.ReconcilerConfig
+	log      *slog.Logger
+	now      func() time.Time
+	parts    run.Parts // what every run is built from
+	stores   stores    // the Manager's own ways into Vault
+	runLog   runLog    // the run log in Vault
+	metrics  *metrics
+	runLock  chan struct{} // one slot, held by the run in progress (or a rollback)
+	queue    *queue        // the runs asked for, waiting for Start
+	lead     chan struct{} // tells Start that this daemon became the leader
+	elector  *elector      // nil: no HA, this daemon always leads
+	status   *published    // what Status shows
+	upgrades *Upgrades     // the fleet upgrades
 }
 
 // stores are the Manager's own ways into Vault, each what one of its
@@ -103,10 +98,8 @@ func New(opts Options) (*Manager, error) {
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),
-		window: window,
 	}
-	journal := upgrade.NewJournal(s.State, opts.Config.Quarantine, opts.Now)
-	m.upgrades, m.upgrader = newUpgrades(journal), m.newUpgrader(opts, journal)
+	m.upgrades = newUpgrades(m, opts, window)
 	if h := opts.HA; h != nil {
 		m.elector = newElector(*h, opts.Logger.With("part", "ha"), opts.Now, func() {
 			select {

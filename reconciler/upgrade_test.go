@@ -112,7 +112,7 @@ func (f *fleet) running(id string) string {
 
 func (f *fleet) upgrade(req reconciler.UpgradeRequest) reconciler.UpgradeReport {
 	GinkgoHelper()
-	rep, err := f.m.Upgrade(context.Background(), req)
+	rep, err := f.m.Upgrades().Run(context.Background(), req)
 	Expect(err).NotTo(HaveOccurred())
 	return rep
 }
@@ -240,7 +240,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		Expect(counter(f.reg, "blacksmith_upgrades_total", map[string]string{"result": "rolled_back"})).To(Equal(1.0))
 
 		By("the quarantine keeps it out of the next fleet upgrade, unless it is named")
-		st, err := f.m.Upgrades(ctx)
+		st, err := f.m.Upgrades().Status(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(st.Quarantined).To(ConsistOf(And(HaveField("InstanceID", first), HaveField("State", "rolled_back"), HaveField("Failures", 1))))
 		again := f.upgrade(reconciler.UpgradeRequest{})
@@ -248,7 +248,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		Expect(again.Counts).To(HaveKeyWithValue("upgraded", 2))
 		named := f.upgrade(reconciler.UpgradeRequest{Scope: reconciler.UpgradeScope{Instances: []string{first}}})
 		Expect(named.Counts).To(Equal(map[string]int{"upgraded": 1}))
-		st, _ = f.m.Upgrades(ctx)
+		st, _ = f.m.Upgrades().Status(ctx)
 		Expect(st.Quarantined).To(BeEmpty(), "upgraded: released")
 	})
 
@@ -300,18 +300,20 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 	It("finishes an upgrade whose wait was cut at the next fleet upgrade", func() {
 		f := newFleet(1, nil)
 		f.use(upgradeCatalog("2.0.0", "16.2.0"), nil)
-		f.e.sim.SetTaskDuration(time.Second)
+		f.e.sim.SetTaskDuration(2 * time.Second)
+		f.e.sim.ResetStats()
 		cut, cancel := context.WithCancel(ctx)
 		go func() {
-			Eventually(func() int { return f.e.sim.Stats().Tasks }, 5*time.Second, 10*time.Millisecond).Should(Equal(1))
+			defer GinkgoRecover()
+			Eventually(func() int { return f.e.sim.Stats().TaskStates[sim.StateProcessing] }, 5*time.Second, 5*time.Millisecond).Should(Equal(1))
 			cancel()
 		}()
-		rep, err := f.m.Upgrade(cut, reconciler.UpgradeRequest{})
+		rep, err := f.m.Upgrades().Run(cut, reconciler.UpgradeRequest{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rep.Instances).To(ConsistOf(HaveField("State", "interrupted")))
 		rec, _ := f.e.store.Record(ctx, f.ids[0])
 		Expect(rec.OperationInProgress()).To(BeTrue(), "the operation stays in progress: the broker refuses other operations")
-		st, _ := f.m.Upgrades(ctx)
+		st, _ := f.m.Upgrades().Status(ctx)
 		Expect(st.InFlight).To(ConsistOf(HaveField("InstanceID", f.ids[0])))
 
 		next := f.upgrade(reconciler.UpgradeRequest{})
@@ -333,7 +335,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		DeferCleanup(func() { stop(); <-done })
 		var st reconciler.UpgradeStatus
 		Eventually(func() bool {
-			st, _ = f.m.Upgrades(ctx)
+			st, _ = f.m.Upgrades().Status(ctx)
 			return st.Current != nil && !st.Current.Running
 		}, 20*time.Second, 50*time.Millisecond).Should(BeTrue())
 		Expect(st.Current.Trigger).To(Equal("background"))
@@ -350,10 +352,10 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		_, err := f.e.store.AcquireLease(ctx, "reconciler", "vm-a", time.Minute, time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		f.e.sim.ResetStats()
-		_, err = f.m.Upgrade(ctx, reconciler.UpgradeRequest{})
+		_, err = f.m.Upgrades().Run(ctx, reconciler.UpgradeRequest{})
 		var nl *reconciler.NotLeaderError
 		Expect(errors.As(err, &nl)).To(BeTrue(), "%v", err)
-		_, err = f.m.StartUpgrade(reconciler.UpgradeRequest{})
+		_, err = f.m.Upgrades().Start(reconciler.UpgradeRequest{})
 		Expect(errors.As(err, &nl)).To(BeTrue(), "%v", err)
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
 	})
@@ -373,7 +375,7 @@ var _ = Describe("a catalog whose plan's version went down", func() {
 		cat.Services[0].Plans[0].Source = "/var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml"
 		f.use(cat, nil)
 		f.e.sim.ResetStats()
-		rep, err := f.m.Upgrade(context.Background(), reconciler.UpgradeRequest{})
+		rep, err := f.m.Upgrades().Run(context.Background(), reconciler.UpgradeRequest{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rep.Error).To(ContainSubstring("/var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml: maintenance_info.version: " +
 			"0.9.0 is lower than 1.0.0, which instance(s) " + f.ids[0] + " record"))

@@ -28,7 +28,7 @@ type (
 )
 
 var (
-	// ErrUpgradeRunning is returned by StartUpgrade while a fleet upgrade runs.
+	// ErrUpgradeRunning is returned by Upgrades.Start and Run while a fleet upgrade runs.
 	ErrUpgradeRunning = errors.New("a fleet upgrade is already running")
 	// ErrBadUpgrade wraps a fleet rule out of its bounds.
 	ErrBadUpgrade = errors.New("bad fleet upgrade")
@@ -55,7 +55,8 @@ type UpgradeRequest struct {
 }
 
 // rules are the fleet rules of req: the configured ones, overridden.
-func (m *Manager) rules(req UpgradeRequest) (UpgradeRules, error) {
+func (u *Upgrades) rules(req UpgradeRequest) (UpgradeRules, error) {
+	m := u.m
 	c := m.cfg.Upgrades
 	r := UpgradeRules{Canaries: c.Canaries, MaxInFlight: c.MaxInFlight, MaxFailures: c.MaxFailures,
 		AttemptLimit: c.AttemptLimit, RetryDelay: m.cfg.RetryDelay}
@@ -76,21 +77,37 @@ func (m *Manager) rules(req UpgradeRequest) (UpgradeRules, error) {
 		set(&r.AttemptLimit, req.AttemptLimit, "attempt_limit", 1, 100))
 }
 
-// upgrades is the Manager's fleet upgrades: one at a time.
-type upgrades struct {
-	journal *upgrade.Journal
+// Upgrades are a Manager's fleet upgrades, one at a time: run in the
+// caller's goroutine (Run), started in the background (Start, and the
+// background mode after each run), shown (Status).
+type Upgrades struct {
+	m        *Manager
+	journal  *upgrade.Journal
+	upgrader upgrade.Upgrader // the template of each fleet upgrade's
+	window   config.Window    // when the background mode may start one
+
 	mu      sync.Mutex
 	current *upgrade.Live // the one running, else the last one
 	running bool
 	start   chan *upgrade.Live // to Start's upgrade goroutine
 }
 
-func newUpgrades(j *upgrade.Journal) *upgrades {
-	return &upgrades{journal: j, start: make(chan *upgrade.Live, 1)} // claim lets one in at a time
+// Upgrades are the Manager's fleet upgrades.
+func (m *Manager) Upgrades() *Upgrades { return m.upgrades }
+
+// newUpgrades are m's fleet upgrades.
+func newUpgrades(m *Manager, opts Options, window config.Window) *Upgrades {
+	u := &Upgrades{m: m, window: window, start: make(chan *upgrade.Live, 1)} // claim lets one in at a time
+	u.journal = upgrade.NewJournal(opts.Store.State, opts.Config.Quarantine, opts.Now)
+	s := opts.Store
+	u.upgrader = upgrade.Upgrader{Records: s, Documents: s, Backups: s, History: s.History, Journal: u.journal,
+		Renderer: opts.Renderer, Hold: opts.Hold, Poll: opts.UpgradePoll, TaskTimeout: opts.Config.Upgrades.TaskTimeout,
+		Now: opts.Now, Log: opts.Logger.With("part", "upgrade"), Targets: u.target, Exclusive: u.exclusive}
+	return u
 }
 
 // claim reserves the one fleet upgrade slot for live.
-func (u *upgrades) claim(live *upgrade.Live) error {
+func (u *Upgrades) claim(live *upgrade.Live) error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.running {
@@ -100,71 +117,72 @@ func (u *upgrades) claim(live *upgrade.Live) error {
 	return nil
 }
 
-func (u *upgrades) done() {
+func (u *Upgrades) done() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.running = false
 }
 
-// Upgrade makes a fleet upgrade now in the caller's goroutine (`blacksmith
+// Run makes a fleet upgrade now in the caller's goroutine (`blacksmith
 // upgrade-all`) and returns its report. With HA, it refuses
 // (NotLeaderError) unless this daemon leads or, in a command that runs
 // once, can take the reconciler lease for the fleet upgrade; a dry run
 // needs no lease.
-func (m *Manager) Upgrade(ctx context.Context, req UpgradeRequest) (UpgradeReport, error) {
-	live, err := m.newFleetUpgrade(req)
+func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (UpgradeReport, error) {
+	live, err := u.newLive(req)
 	if err != nil {
 		return UpgradeReport{}, err
 	}
 	if !req.DryRun { // a dry run writes nothing: it needs no lease
-		release, err := m.holdLease(ctx)
+		release, err := u.m.holdLease(ctx)
 		if err != nil {
 			return UpgradeReport{}, err
 		}
 		defer release()
 	}
-	if err := m.upgrades.claim(live); err != nil {
+	if err := u.claim(live); err != nil {
 		return UpgradeReport{}, err
 	}
-	defer m.upgrades.done()
-	m.fleet(req.DryRun, live.Snapshot().Trigger).Run(ctx, live)
+	defer u.done()
+	u.fleet(req.DryRun, live.Snapshot().Trigger).Run(ctx, live)
 	return live.Snapshot(), nil
 }
 
-// StartUpgrade starts a fleet upgrade in the background (POST /b/upgrades)
-// and returns its report as it starts; Upgrades shows its progress. It
+// Start starts a fleet upgrade in the background (POST /b/upgrades) and
+// returns its report as it starts; Status shows its progress. It
 // refuses while another runs (ErrUpgradeRunning), on a follower
 // (NotLeaderError), and when Start is not running (ErrNotRunning).
-func (m *Manager) StartUpgrade(req UpgradeRequest) (UpgradeReport, error) {
+func (u *Upgrades) Start(req UpgradeRequest) (UpgradeReport, error) {
+	m := u.m
 	if !m.elector.leading() {
 		id, since := m.elector.leader()
 		return UpgradeReport{}, &NotLeaderError{Leader: id, Since: since}
 	}
-	live, err := m.newFleetUpgrade(req)
+	live, err := u.newLive(req)
 	if err != nil {
 		return UpgradeReport{}, err
 	}
 	if !m.queue.isStarted() {
 		return UpgradeReport{}, ErrNotRunning
 	}
-	if err := m.upgrades.claim(live); err != nil {
+	if err := u.claim(live); err != nil {
 		return UpgradeReport{}, err
 	}
-	m.upgrades.start <- live
+	u.start <- live
 	return live.Snapshot(), nil
 }
 
-// runUpgrades makes the fleet upgrades StartUpgrade and the background
-// mode ask for, one at a time, until ctx ends (Start owns it).
-func (m *Manager) runUpgrades(ctx context.Context) {
+// loop makes the fleet upgrades Start and the background mode ask for, one
+// at a time, until ctx ends (the Manager's Start owns it).
+func (u *Upgrades) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case live := <-m.upgrades.start:
+		case live := <-u.start:
 			rep := live.Snapshot()
-			m.fleet(rep.DryRun, rep.Trigger).Run(ctx, live)
-			m.upgrades.done()
+			u.fleet(rep.DryRun, rep.Trigger).Run(ctx, live)
+			u.done()
 		}
 	}
 }
@@ -172,20 +190,21 @@ func (m *Manager) runUpgrades(ctx context.Context) {
 // upgradeInBackground starts the background mode's fleet upgrade after a
 // complete run (reconciler.upgrades.mode auto), on the leader, inside the
 // window, unless one runs: at most max_per_run instances are tried.
-func (m *Manager) upgradeInBackground(s Summary) {
+func (u *Upgrades) background(s Summary) {
+	m := u.m
 	if m.cfg.Upgrades.Mode != config.UpgradeAuto || s.DryRun || s.Aborted != nil || s.Scope != nil ||
-		!m.elector.leading() || !m.window.Contains(m.now()) {
+		!m.elector.leading() || !u.window.Contains(m.now()) {
 		return
 	}
-	live, err := m.newFleetUpgrade(UpgradeRequest{Trigger: upgrade.ByBackground})
+	live, err := u.newLive(UpgradeRequest{Trigger: upgrade.ByBackground})
 	if err != nil {
 		m.log.Warn("the background fleet upgrade could not start", "error", err)
 		return
 	}
-	if m.upgrades.claim(live) != nil { // one runs: it goes on
+	if u.claim(live) != nil { // one runs: it goes on
 		return
 	}
-	m.upgrades.start <- live
+	u.start <- live
 }
 
 // UpgradeStatus is what GET /b/upgrades shows.
@@ -202,18 +221,19 @@ type UpgradeStatus struct {
 	Quarantined []UpgradeQuarantined `json:"quarantined"`
 }
 
-// Upgrades is the fleet upgrade running or last run, the journal's upgrades
+// Status is the fleet upgrade running or last run, the journal's upgrades
 // under way and the upgrade quarantine (read from Vault).
-func (m *Manager) Upgrades(ctx context.Context) (UpgradeStatus, error) {
+func (u *Upgrades) Status(ctx context.Context) (UpgradeStatus, error) {
+	m := u.m
 	st := UpgradeStatus{Mode: m.cfg.Upgrades.Mode, InFlight: []UpgradeEntry{}, Quarantined: []UpgradeQuarantined{}}
-	m.upgrades.mu.Lock()
-	live := m.upgrades.current
-	m.upgrades.mu.Unlock()
+	u.mu.Lock()
+	live := u.current
+	u.mu.Unlock()
 	if live != nil {
 		r := live.Snapshot()
 		st.Current = &r
 	}
-	j := upgrade.NewJournal(m.stores.state, m.cfg.Quarantine, m.now) // as Vault has it now
+	j := upgrade.NewJournal(m.stores.state, m.cfg.Quarantine, m.now) // as Vault has it now, not as this one last loaded it
 	if err := j.Load(ctx); err != nil {
 		return st, err
 	}
@@ -221,9 +241,10 @@ func (m *Manager) Upgrades(ctx context.Context) (UpgradeStatus, error) {
 	return st, nil
 }
 
-// newFleetUpgrade is the report a fleet upgrade for req starts from.
-func (m *Manager) newFleetUpgrade(req UpgradeRequest) (*upgrade.Live, error) {
-	rules, err := m.rules(req)
+// newLive is the report a fleet upgrade for req starts from.
+func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
+	m := u.m
+	rules, err := u.rules(req)
 	if err != nil {
 		return nil, err
 	}
@@ -247,21 +268,22 @@ func (m *Manager) newFleetUpgrade(req UpgradeRequest) (*upgrade.Live, error) {
 // fleet is what a fleet upgrade is made of. Its gate stops new starts once
 // this daemon no longer leads, and, for the background mode, outside the
 // window.
-func (m *Manager) fleet(dryRun bool, trigger string) upgrade.Fleet {
-	u := m.upgrader // a copy: each fleet upgrade its own
-	u.DryRun = dryRun
+func (u *Upgrades) fleet(dryRun bool, trigger string) upgrade.Fleet {
+	m := u.m
+	up := u.upgrader // a copy: each fleet upgrade its own
+	up.DryRun = dryRun
 	index := m.stores.index
 	gate := func() string {
 		switch {
 		case !m.elector.leading():
 			return "this daemon no longer leads: the leader goes on"
-		case trigger == upgrade.ByBackground && !m.window.Contains(m.now()):
-			return "outside the upgrade window " + m.window.String()
+		case trigger == upgrade.ByBackground && !u.window.Contains(m.now()):
+			return "outside the upgrade window " + u.window.String()
 		}
 		return ""
 	}
-	return upgrade.Fleet{Upgrader: &u, Journal: u.Journal, Catalog: m.parts.Catalog, First: m.parts.Directors.First(),
-		Gate: gate, Log: u.Log, Index: func(ctx context.Context) (map[string]*vault.Record, error) {
+	return upgrade.Fleet{Upgrader: &up, Journal: up.Journal, Catalog: m.parts.Catalog, First: m.parts.Directors.First(),
+		Gate: gate, Log: up.Log, Index: func(ctx context.Context) (map[string]*vault.Record, error) {
 			idx, err := index.Index(ctx)
 			if err != nil {
 				return nil, err
@@ -270,30 +292,22 @@ func (m *Manager) fleet(dryRun bool, trigger string) upgrade.Fleet {
 		}}
 }
 
-// newUpgrader is the template of every fleet upgrade's Upgrader.
-func (m *Manager) newUpgrader(opts Options, j *upgrade.Journal) upgrade.Upgrader {
-	s := opts.Store
-	return upgrade.Upgrader{Records: s, Documents: s, Backups: s, History: s.History, Journal: j, Renderer: opts.Renderer,
-		Hold: opts.Hold, Poll: opts.UpgradePoll, TaskTimeout: m.cfg.Upgrades.TaskTimeout, Now: m.now,
-		Log: m.log.With("part", "upgrade"), Targets: m.upgradeTarget, Exclusive: m.exclusive}
-}
-
-// upgradeTarget is the Director an index record names, when it can deploy.
-func (m *Manager) upgradeTarget(recorded string) (upgrade.Target, bool) {
-	n, ok := m.parts.Directors.Member(recorded)
+// target is the Director an index record names, when it can deploy.
+func (u *Upgrades) target(recorded string) (upgrade.Target, bool) {
+	n, ok := u.m.parts.Directors.Member(recorded)
 	if !ok || n.Deployer == nil {
 		return upgrade.Target{}, false
 	}
-	return upgrade.Target{Name: n.Name, Director: n.Director, Deployer: n.Deployer}, true
+	return upgrade.Target{Name: n.Name, Director: n.Director, Deployer: n.Deployer, Tasks: n.Tasks}, true
 }
 
 // exclusive runs f while no run is in progress (it holds the run lock).
-func (m *Manager) exclusive(ctx context.Context, f func(context.Context) error) error {
+func (u *Upgrades) exclusive(ctx context.Context, f func(context.Context) error) error {
 	select {
-	case m.runLock <- struct{}{}:
+	case u.m.runLock <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
 	}
-	defer func() { <-m.runLock }()
+	defer func() { <-u.m.runLock }()
 	return f(ctx)
 }

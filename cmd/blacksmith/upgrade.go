@@ -102,7 +102,7 @@ func upgradeOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, req 
 	if err != nil {
 		return reconciler.UpgradeReport{}, err
 	}
-	return m.Upgrade(ctx, req)
+	return m.Upgrades().Run(ctx, req)
 }
 
 // printUpgradeTable prints a fleet upgrade's final table: one line an

@@ -126,6 +126,32 @@ func FuzzRecordInfo(f *testing.F) {
 	})
 }
 
+// FuzzAsksLatest: any text is read without a panic, and when the whole
+// manifest parses, the cheaper cut gives the same answer.
+func FuzzAsksLatest(f *testing.F) {
+	for _, s := range []string{
+		seedDirectorManifest, seedBlacksmithManifest, strings.ReplaceAll(seedDirectorManifest, "16.1.0", "latest"),
+		"releases:\n- {name: a, version: 16.latest}\nstemcells:\n- {alias: d, os: o, version: latest}\n",
+		"x: &v latest\nreleases:\n- {name: b, version: *v}\n", "releases: [{name: a, version: \"l\\x61test\"}]\n",
+		"stemcells: [{alias: d, name: n, version: latest}]\n---\nreleases: []\n", "releases:x\nlatest: 1\n", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, err := AsksLatest(text)
+		whole, wholeErr := readLatest(text)
+		if checkBounds(text) != nil || wholeErr != nil {
+			return
+		}
+		if err != nil {
+			t.Fatalf("the whole manifest parses, AsksLatest fails: %v", err)
+		}
+		if !same(got, whole) {
+			t.Fatalf("AsksLatest %+v, the whole manifest says %+v", got, whole)
+		}
+	})
+}
+
 // FuzzManifestInstanceID: a manifest with a well-formed properties.blacksmith
 // block, in any of the layouts below, yields the instance and plan it names.
 func FuzzManifestInstanceID(f *testing.F) {

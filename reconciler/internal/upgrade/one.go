@@ -21,6 +21,9 @@ import (
 // by another operation (the broker's, another daemon's).
 var ErrBusy = errors.New("another operation holds the instance")
 
+// recordTimeout bounds the write of a task's id once the task exists.
+const recordTimeout = 30 * time.Second
+
 // errRaced is a record that changed between its read and a write.
 var errRaced = errors.New("the instance's record changed meanwhile")
 
@@ -53,11 +56,19 @@ type Director interface {
 	Manifest(ctx context.Context, name string) (string, error)
 }
 
+// Tasks finds a Director's tasks; *bosh.Client has it.
+type Tasks interface {
+	Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error)
+}
+
 // Target is the Director an instance lives on.
 type Target struct {
 	Name     string
 	Director Director
 	Deployer redeploy.Deployer
+	// Tasks finds an upgrade's task by its context id when its id was
+	// never recorded; nil: such an upgrade is left to the broker.
+	Tasks Tasks
 }
 
 // Upgrader upgrades one instance at a time (each call on its own; many at once are fine).
@@ -308,7 +319,11 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 		return nil
 	}
 	up.taskID, r.TaskID = task.ID, task.ID
-	if err := u.mark().setOp(ctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
+	// The task exists: its id is recorded even when a stop cut ctx now, so
+	// that the next fleet upgrade (and the broker) follow it.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := u.mark().setOp(wctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
 		u.Log.Warn("could not record the upgrade's task; the broker finds it by its context id", "instance", c.InstanceID,
 			"task", task.ID, "error", err)
 	}

@@ -3,6 +3,8 @@ package upgrade
 import (
 	"context"
 	"fmt"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
 )
 
 // Resume finishes the upgrade a journal entry holds: its daemon stopped
@@ -31,6 +33,11 @@ func (u *Upgrader) Resume(ctx context.Context, e Entry) (res Result) {
 		return
 	}
 	up := &upgrade{Entry: e, target: t, taskID: rec.LastOperation.TaskID}
+	if up.taskID == 0 && t.Tasks != nil { // its id was never recorded: the task has the upgrade's context id
+		if tasks, err := t.Tasks.Tasks(ctx, bosh.TaskQuery{ContextID: e.ContextID}); err == nil && len(tasks) > 0 {
+			up.taskID = tasks[0].ID
+		}
+	}
 	r.TaskID = up.taskID
 	if up.taskID == 0 {
 		r.State, r.Reason = Interrupted, "its task id was never recorded: the reconciler settles its operation from the "+
