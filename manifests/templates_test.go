@@ -55,7 +55,7 @@ func otherProps(tls *certificate) map[string]any {
 			"remediation": map[string]any{"mode": "purge", "min_age": "48h", "max_per_run": 2},
 			"upgrades": map[string]any{"mode": "auto", "max_per_run": 3, "window": "02:00-04:00", "canaries": 2,
 				"max_in_flight": 7, "max_failures": 0, "attempt_limit": 9, "task_timeout": "90m"},
-			"releases":    map[string]any{"redis": "redis"}, "rules": []any{rule}, "ignore": []any{"cf", "concourse-.*"}},
+			"releases": map[string]any{"redis": "redis"}, "rules": []any{rule}, "ignore": []any{"cf", "concourse-.*"}},
 	}
 }
 
