@@ -14,9 +14,6 @@ import (
 const (
 	// maxNamedInstances bounds ?instance= (repeated).
 	maxNamedInstances = 100
-	// byOperator is the trigger of the fleet upgrades POST /b/upgrades
-	// starts (the reconciler's upgrade.ByOperator).
-	byOperator = "operator"
 )
 
 // upgradeParams are the query parameters POST /b/upgrades takes: a fleet
@@ -31,7 +28,7 @@ var upgradeParams = []string{"dry_run", "service", "plan", "director", "instance
 // ?max_in_flight=, ?max_failures=, ?attempt_limit=: integers, each at most
 // once; their bounds are the Manager's).
 func upgradeQuery(q url.Values) (reconciler.UpgradeRequest, error) {
-	req := reconciler.UpgradeRequest{Trigger: byOperator}
+	req := reconciler.UpgradeRequest{Trigger: reconciler.UpgradeByOperator}
 	if err := knownOnly(q); err != nil {
 		return req, err
 	}

@@ -27,6 +27,13 @@ type (
 	UpgradeEntry = upgrade.Entry
 )
 
+// Who asked for a fleet upgrade (UpgradeRequest.Trigger, UpgradeReport.Trigger).
+const (
+	UpgradeByOperator   = upgrade.ByOperator   // POST /b/upgrades
+	UpgradeByCommand    = upgrade.ByCommand    // blacksmith upgrade-all
+	UpgradeByBackground = upgrade.ByBackground // reconciler.upgrades.mode auto
+)
+
 var (
 	// ErrUpgradeRunning is returned by Upgrades.Start and Run while a fleet upgrade runs.
 	ErrUpgradeRunning = errors.New("a fleet upgrade is already running")
@@ -47,8 +54,8 @@ type UpgradeRequest struct {
 	// Canaries, MaxInFlight, MaxFailures and AttemptLimit override the
 	// configured rules when not nil.
 	Canaries, MaxInFlight, MaxFailures, AttemptLimit *int
-	// Trigger says who asked (upgrade.ByOperator, ByCommand; the background
-	// mode is ByBackground). Default ByOperator.
+	// Trigger says who asked (UpgradeByOperator, UpgradeByCommand; the
+	// background mode is UpgradeByBackground). Default UpgradeByOperator.
 	Trigger string
 	// Progress is told of each instance whose state changed (nil: nobody).
 	Progress func(UpgradeResult)

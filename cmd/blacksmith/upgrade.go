@@ -47,7 +47,7 @@ func upgradeAllCommand(args []string, stdout, stderr io.Writer, env func(string)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	req.Trigger = "command"
+	req.Trigger = reconciler.UpgradeByCommand
 	req.Progress = func(r reconciler.UpgradeResult) {
 		fmt.Fprintf(stderr, "upgrade-all: %s %s %s\n", r.InstanceID, r.State, r.Reason)
 	}
