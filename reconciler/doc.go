@@ -11,8 +11,10 @@
 // (report.go re-exports internal/report; status.go: Status and what it
 // publishes), the metrics (metrics.go), and the operator's reads and actions:
 // the instance view (instances.go), the run log (manager.go: Runs),
-// Rollback (rollback.go) and RebuildIndex (rebuild.go). It sees a run as one
-// call, run.Run, that returns a Summary.
+// Rollback (rollback.go) and RebuildIndex (rebuild.go), and the fleet
+// upgrades (upgrades.go: Upgrades, one at a time, in the caller's
+// goroutine, in Start's, or after each run in the background mode). It
+// sees a run as one call, run.Run, that returns a Summary.
 //
 // A run re-derives both sides and assumes nothing from the previous run; a
 // run that ends part-way (a Director or Vault failure, a stop) is simply
@@ -36,7 +38,9 @@
 //     method a run uses, each written out;
 //   - redeploy: the one path a manifest is deployed by (rollback,
 //     remediation);
-//   - report: the shapes a run is asked for and reports in.
+//   - report: the shapes a run is asked for and reports in;
+//   - upgrade: the fleet upgrade (selection, fleet rules, one instance's
+//     upgrade and rollback, the journal of upgrades under way).
 //
 // The Manager makes one run at start and then every Config.Interval, serves
 // forced, scoped and dry runs (a dry run computes the plan and writes
