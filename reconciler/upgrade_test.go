@@ -383,3 +383,22 @@ var _ = Describe("a catalog whose plan's version went down", func() {
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
 	})
 })
+
+var _ = Describe("an upgrade without a backup to roll back to", func() {
+	It("is skipped when backups are off: nothing is deployed", func() {
+		f := newFleet(1, nil)
+		noBackups, err := vault.New(context.Background(), vault.Options{Address: vaultServer.Addr, Token: vaultServer.Token,
+			Mount: f.e.mount, Backup: &vault.BackupOptions{Enabled: false}, Logger: testLogger()})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(noBackups.Close)
+		f.use(upgradeCatalog("2.0.0", "16.2.0"), func(o *reconciler.Options) { o.Store = noBackups })
+		f.e.sim.ResetStats()
+		rep, err := f.m.Upgrades().Run(context.Background(), reconciler.UpgradeRequest{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Instances).To(ConsistOf(And(HaveField("State", "skipped"),
+			HaveField("Reason", ContainSubstring("reconciler.backup.enabled is false")))))
+		Expect(f.e.sim.Stats().Tasks).To(BeZero())
+		rec, _ := f.e.store.Record(context.Background(), f.ids[0])
+		Expect(rec.OperationInProgress()).To(BeFalse())
+	})
+})

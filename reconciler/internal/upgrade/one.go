@@ -280,8 +280,13 @@ func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Recor
 func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Result) *upgrade {
 	rec, t, rendered := p.rec, p.target, p.rendered
 	backup, err := u.Backups.BackupAll(ctx, c.InstanceID)
-	if err != nil {
+	switch {
+	case err != nil:
 		r.State, r.Reason = Failed, "backing up its records: "+err.Error()+"; nothing deployed"
+		return nil
+	case backup == "": // backups are off: a failed upgrade would have nothing to be rolled back to
+		r.State, r.Reason = Skipped, "no backup was taken (reconciler.backup.enabled is false): an upgrade is "+
+			"rolled back to its backup's manifest, so none is deployed without one"
 		return nil
 	}
 	r.Backup = backup
