@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,8 @@ type bench struct {
 	tmp    string
 	simBin string
 	vault  *vaultserver.Server
+	// upgraded are the numbers of instances the upgrade scenarios ran on.
+	upgraded map[int]bool
 }
 
 func newBench(ctx context.Context, f flags, log *slog.Logger) (*bench, error) {
@@ -32,7 +35,7 @@ func newBench(ctx context.Context, f flags, log *slog.Logger) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{f: f, log: log, tmp: tmp, simBin: filepath.Join(tmp, "bosh-director-sim")}
+	b := &bench{f: f, log: log, tmp: tmp, simBin: filepath.Join(tmp, "bosh-director-sim"), upgraded: map[int]bool{}}
 	if err := buildSim(ctx, b.simBin); err != nil {
 		b.close()
 		return nil, err
@@ -51,9 +54,40 @@ func (b *bench) close() {
 	os.RemoveAll(b.tmp)
 }
 
-// size runs the scenarios for n deployments on a fresh simulator and a
-// fresh KV mount: cold, then warm.
+// size runs the scenarios for n deployments: the reconciler's on a fresh
+// simulator and a fresh KV mount, cold first; then the fleet upgrades, each
+// on a setup of its own of min(n, upgradeMax) deployments, once per bench
+// for each such number (a second size of 1,000 or more would repeat them).
 func (b *bench) size(ctx context.Context, n int) ([]result, error) {
+	var out []result
+	if slices.ContainsFunc(reconcileOrder, b.f.needs) {
+		rs, err := b.reconcile(ctx, n)
+		out = append(out, rs...)
+		if err != nil {
+			return out, err
+		}
+	}
+	k := min(n, upgradeMax)
+	if b.upgraded[k] {
+		return out, nil
+	}
+	b.upgraded[k] = true
+	for _, sc := range upgradeOrder {
+		if !b.f.needs(sc) {
+			continue
+		}
+		r, err := b.upgrade(ctx, sc, k)
+		if err != nil {
+			return out, fmt.Errorf("%s run over %d instances: %w", sc, k, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// reconcile runs the reconciler's scenarios for n deployments on a fresh
+// simulator and a fresh KV mount: cold, then warm, and so on.
+func (b *bench) reconcile(ctx context.Context, n int) ([]result, error) {
 	k := max(b.f.directors, 1)
 	var sims []*simProcess
 	defer func() {
@@ -89,7 +123,7 @@ func (b *bench) size(ctx context.Context, n int) ([]result, error) {
 		return nil, err
 	}
 	var out []result
-	for _, sc := range scenarioOrder {
+	for _, sc := range reconcileOrder {
 		if !b.f.needs(sc) {
 			continue
 		}
@@ -113,12 +147,17 @@ func (b *bench) size(ctx context.Context, n int) ([]result, error) {
 	return out, nil
 }
 
-// scenarioOrder is the order the scenarios run in, each on what the one
-// before left: cold (empty Vault and cache), warm (at once, nothing
-// changed), steady (an interval later: every cached copy older than
-// cache_ttl, nothing changed), steady-1pct (1% of the deployments changed
-// out of band), gap (the Director keeps fewer events than changed since).
-var scenarioOrder = []string{"cold", "warm", "steady", "steady-1pct", "gap"}
+// reconcileOrder is the order the reconciler's scenarios run in, each on
+// what the one before left: cold (empty Vault and cache), warm (at once,
+// nothing changed), steady (an interval later: every cached copy older
+// than cache_ttl, nothing changed), steady-1pct (1% of the deployments
+// changed out of band), gap (the Director keeps fewer events than changed
+// since).
+var reconcileOrder = []string{"cold", "warm", "steady", "steady-1pct", "gap"}
+
+// scenarioOrder is every scenario: the reconciler's, then the fleet
+// upgrades (upgrade.go), each on a setup of its own.
+var scenarioOrder = slices.Concat(reconcileOrder, upgradeOrder)
 
 // clock is the reconciler's clock in the bench, moved by a scheduled
 // interval between runs (the simulator's events keep real time).

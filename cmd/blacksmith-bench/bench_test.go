@@ -54,6 +54,37 @@ var _ = Describe("judging a run", func() {
 		Entry("steady with a task besides the sweep's", swept(42, 3*42, 43, 2.6), "steady", 0.01, 270.0, false),
 		Entry("steady over 2 s besides the sweep", swept(42, 3*42, 42, 0.1), "steady", 0.01, 270.0, false),
 	)
+
+	// upgraded is a fleet upgrade of 1,000 instances (injected of them made
+	// to fail and rolled back), 200 ms tasks, 10 at once, in wall seconds.
+	upgraded := func(wall float64, injected int, change func(*upgradeFigures)) result {
+		u := &upgradeFigures{Instances: 1000, TaskDurationMS: 200, MaxInFlight: 10, Canaries: 1, Injected: injected,
+			MaxOverlap: 10, CanaryFirst: true, RolledBack: injected,
+			Counts: map[string]int{stateUpgraded: 1000 - injected, stateRolledBack: injected}}
+		if change != nil {
+			change(u)
+		}
+		return result{Deployments: 1000, WallS: wall, DirectorTasks: 1000 + injected, upgradeFigures: u}
+	}
+	DescribeTable("judges a fleet upgrade against N x task / max_in_flight and its checks",
+		func(r result, scenario string, bound, ratio float64, met bool) {
+			r.judge(scenario, 10*time.Millisecond, 5)
+			Expect(r.LowerBoundS).To(BeNumerically("~", bound, 1e-9))
+			Expect(r.Ratio).To(BeNumerically("~", ratio, 1e-9))
+			Expect(r.TargetMet).To(Equal(met))
+		},
+		Entry("every instance upgraded within 1.2 x the bound", upgraded(22, 0, nil), "upgrade", 20.0, 1.1, true),
+		Entry("too slow", upgraded(25, 0, nil), "upgrade", 20.0, 1.25, false),
+		Entry("more tasks at once than max_in_flight", upgraded(22, 0, func(u *upgradeFigures) { u.MaxOverlap = 11 }), "upgrade", 20.0, 1.1, false),
+		Entry("the canary not first", upgraded(22, 0, func(u *upgradeFigures) { u.CanaryFirst = false }), "upgrade", 20.0, 1.1, false),
+		Entry("an instance half-upgraded", upgraded(22, 0, func(u *upgradeFigures) { u.HalfState = 1 }), "upgrade", 20.0, 1.1, false),
+		Entry("the failed ones rolled back; their rollbacks count in the bound", upgraded(22, 30, nil), "upgrade-faults", 20.6, 22/20.6, true),
+		Entry("a rollback failed", upgraded(22, 30, func(u *upgradeFigures) {
+			u.RolledBack, u.RollbackFailed = 29, 1
+			u.Counts[stateRolledBack], u.Counts[stateRollbackFailed] = 29, 1
+		}), "upgrade-faults", 20.6, 22/20.6, false),
+		Entry("one left in progress", upgraded(22, 30, func(u *upgradeFigures) { u.InProgress, u.HalfState = 1, 1 }), "upgrade-faults", 20.6, 22/20.6, false),
+	)
 })
 
 var _ = Describe("the bench", func() {
@@ -69,7 +100,7 @@ var _ = Describe("the bench", func() {
 		Expect(code).To(BeZero(), stderr.String())
 
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		Expect(lines).To(HaveLen(5))
+		Expect(lines).To(HaveLen(7))
 		var got []map[string]any
 		for _, l := range lines {
 			Expect(l).To(HavePrefix("BENCH {"))
@@ -101,11 +132,23 @@ var _ = Describe("the bench", func() {
 		Expect(gap).To(SatisfyAll(HaveKeyWithValue("scenario", "gap-40"), HaveKeyWithValue("feed_mode", "resync"),
 			HaveKeyWithValue("changed", 20.0), HaveKeyWithValue("drift", 20.0), HaveKeyWithValue("manifests_fetched", 40.0),
 			HaveKeyWithValue("target_met", true)), gap)
+
+		// The fleet upgrades (their wall, against 40 x 200 ms / 10, is not judged here).
+		up, faults := got[5], got[6]
+		Expect(up).To(SatisfyAll(HaveKeyWithValue("scenario", "upgrade-40"), HaveKeyWithValue("instances", 40.0),
+			HaveKeyWithValue("director_tasks", 40.0), HaveKeyWithValue("counts", map[string]any{"upgraded": 40.0}),
+			HaveKeyWithValue("canary_first", true), HaveKeyWithValue("half_state", 0.0), HaveKeyWithValue("problem_count", 0.0)), up)
+		Expect(up["max_overlap"]).To(BeNumerically("<=", 10))
+		Expect(up["lower_bound_s"]).To(BeNumerically("~", 40*0.2/10, 1e-9))
+		Expect(faults).To(SatisfyAll(HaveKeyWithValue("scenario", "upgrade-faults-40"), HaveKeyWithValue("injected_failures", 1.0),
+			HaveKeyWithValue("director_tasks", 41.0), HaveKeyWithValue("counts", map[string]any{"upgraded": 39.0, "rolled_back": 1.0}),
+			HaveKeyWithValue("rolled_back", 1.0), HaveKeyWithValue("rollback_failed", 0.0), HaveKeyWithValue("half_state", 0.0),
+			HaveKeyWithValue("problem_count", 0.0)), faults)
 	})
 
 	It("spreads the deployments over several Directors with -directors", func() {
 		var stdout, stderr bytes.Buffer
-		code := run([]string{"-n", "40", "-latency", "2ms", "-directors", "2"}, &stdout, &stderr)
+		code := run([]string{"-n", "40", "-latency", "2ms", "-directors", "2", "-scenarios", "cold,warm,steady,steady-1pct,gap"}, &stdout, &stderr)
 		Expect(code).To(BeZero(), stderr.String())
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 		Expect(lines).To(HaveLen(5))

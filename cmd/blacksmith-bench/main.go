@@ -4,9 +4,12 @@
 // cold run (empty Vault, empty cache), a warm run (nothing changed), a
 // steady run (a scheduled interval later: every cached copy expired,
 // nothing changed), a steady-1pct run (1% changed out of band since) and a
-// gap run (more changed than the Director keeps events of), each printed as
-// one line "BENCH {json}" whose target_met says whether the run met its
-// target (see result.judge). The reconciler runs with the default
+// gap run (more changed than the Director keeps events of); then, on a
+// setup of their own of min(n, 1000) deployments, a fleet upgrade of every
+// instance (upgrade) and one where 3% of the upgrade tasks fail and are
+// rolled back (upgrade-faults; upgrade.go). Each is printed as one line
+// "BENCH {json}" whose target_met says whether the run met its target (see
+// result.judge). The reconciler runs with the default
 // configuration, so that every run an interval after the one before also
 // asks its share of reconciler.health_sweep (n/24 deployments' VM states, a
 // task each): health_checked, health_requests and health_s say what that
@@ -14,7 +17,7 @@
 // also when a target is missed (wall-clock targets depend on what else the
 // machine is running).
 //
-//	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm,steady,steady-1pct,gap
+//	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm,steady,steady-1pct,gap,upgrade,upgrade-faults
 package main
 
 import (
@@ -45,6 +48,7 @@ type flags struct {
 	verbose     bool
 	strict      bool
 	cpuProfile  string
+	upgradePoll time.Duration // how often a fleet upgrade asks about its tasks
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -108,9 +112,11 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&sizes, "n", "1000,10000", "comma-separated numbers of deployments")
 	fs.DurationVar(&f.latency, "latency", 10*time.Millisecond, "Director latency added to every request")
 	fs.StringVar(&scenarios, "scenarios", strings.Join(scenarioOrder, ","),
-		"comma-separated scenarios to print: "+strings.Join(scenarioOrder, ", ")+" (each runs on what the one before left, so those before it run too)")
+		"comma-separated scenarios to print: "+strings.Join(scenarioOrder, ", ")+" (each of the reconciler's runs on what the one before left, so those before it run too; "+
+			"each upgrade scenario on a setup of its own of min(n, 1000) deployments, once per bench)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "reconciler.max_concurrency (0: the default)")
 	fs.IntVar(&f.directors, "directors", 1, "spread each size's deployments over this many Directors (simulators), reconciled as several Directors")
+	fs.DurationVar(&f.upgradePoll, "upgrade-poll", 50*time.Millisecond, "how often the upgrade scenarios' fleet upgrade asks about a task (the daemon's default is 1s, for tasks of minutes)")
 	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
 	fs.BoolVar(&f.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
@@ -124,6 +130,10 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 			return f, flag.ErrHelp
 		}
 		f.sizes = append(f.sizes, n)
+	}
+	if f.upgradePoll <= 0 {
+		fmt.Fprintf(stderr, "-upgrade-poll: %s is not positive\n", f.upgradePoll)
+		return f, flag.ErrHelp
 	}
 	if f.directors < 1 || f.directors > 8 {
 		fmt.Fprintf(stderr, "-directors: %d is not between 1 and 8\n", f.directors)
@@ -154,10 +164,15 @@ func startProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); out.Close() }, nil
 }
 
-// needs says whether scenario sc runs: it is printed, or one printed after it needs it first.
+// needs says whether scenario sc runs: it is printed, or one printed after
+// it needs it first (a reconciler scenario; each upgrade scenario has a
+// setup of its own).
 func (f flags) needs(sc string) bool {
-	at := slices.Index(scenarioOrder, sc)
-	for _, later := range scenarioOrder[at:] {
+	at := slices.Index(reconcileOrder, sc)
+	if at < 0 {
+		return f.scenarios[sc]
+	}
+	for _, later := range reconcileOrder[at:] {
 		if f.scenarios[later] {
 			return true
 		}

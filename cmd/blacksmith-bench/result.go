@@ -67,6 +67,8 @@ type result struct {
 	Target         string  `json:"target"`
 	TargetMet      bool    `json:"target_met"`
 	GoMaxProcs     int     `json:"gomaxprocs"`
+	// The upgrade scenarios' own figures (nil, and absent, for the others).
+	*upgradeFigures
 }
 
 // judge fills in the lower bound, the ratio and whether the target was met.
@@ -118,12 +120,43 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 			r.TargetMet = r.Errors == 0 && r.FirstDirectorFeedMode == "resync" && r.ManifestsFetched == r.FirstDirectorDeployments &&
 				r.Drift == r.Changed
 		}
+	case "upgrade", "upgrade-faults":
+		r.judgeUpgrade(scenario)
 	}
 	if r.LowerBoundS > 0 {
 		r.Ratio = r.WallS / r.LowerBoundS
 	}
-	if scenario == "cold" {
+	switch scenario {
+	case "cold":
 		r.TargetMet = r.TargetMet && r.Ratio <= coldRatio
+	case "upgrade", "upgrade-faults":
+		r.TargetMet = r.TargetMet && r.Ratio <= upgradeRatio
+	}
+}
+
+// judgeUpgrade sets an upgrade scenario's lower bound and target: each
+// instance one task (a failed one two: its rollback's), max_in_flight at
+// once.
+func (r *result) judgeUpgrade(scenario string) {
+	u := r.upgradeFigures
+	if u == nil || u.MaxInFlight <= 0 {
+		r.Target, r.TargetMet = "no upgrade figures", false
+		return
+	}
+	r.LowerBoundS = float64(u.Instances+u.Injected) * u.TaskDurationMS / 1000 / float64(u.MaxInFlight)
+	ok := u.MaxOverlap <= u.MaxInFlight && u.CanaryFirst && u.HalfState == 0 && u.InProgress == 0 && u.ProblemCount == 0 &&
+		u.Stopped == ""
+	switch scenario {
+	case "upgrade":
+		r.Target = "ratio <= 1.2 against N x task / max_in_flight; every instance upgraded by one task; " +
+			"at most max_in_flight tasks at once, the canary's first; none in progress or half-upgraded"
+		r.TargetMet = ok && u.Counts[stateUpgraded] == u.Instances && r.DirectorTasks == u.Instances
+	case "upgrade-faults":
+		r.Target = "ratio <= 1.2 against (N + failed) x task / max_in_flight; each failed upgrade rolled back " +
+			"(a second task ended done, the manifest of before running), the others upgraded; " +
+			"at most max_in_flight tasks at once, the canary's first; half_state 0"
+		r.TargetMet = ok && u.RolledBack == u.Injected && u.RollbackFailed == 0 &&
+			u.Counts[stateUpgraded] == u.Instances-u.Injected && r.DirectorTasks == u.Instances+u.Injected
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 )
 
 // buildSim builds cmd/bosh-director-sim of this module into bin.
@@ -44,14 +46,16 @@ type simStats struct {
 	Tasks    int            `json:"tasks"`
 }
 
-// startSim starts the simulator with n seeded deployments and waits until it answers.
-func startSim(ctx context.Context, bin string, n int, latency time.Duration) (*simProcess, error) {
+// startSim starts the simulator with n seeded deployments (and the flags
+// extra) and waits until it answers.
+func startSim(ctx context.Context, bin string, n int, latency time.Duration, extra ...string) (*simProcess, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "-listen", addr, "-latency", latency.String(), "-seed", strconv.Itoa(n))
+	args := append([]string{"-listen", addr, "-latency", latency.String(), "-seed", strconv.Itoa(n)}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the Director simulator: %w", err)
@@ -135,6 +139,35 @@ func freePort() (int, error) {
 // setEventsKept sets how many events the simulator keeps (the oldest go).
 func (s *simProcess) setEventsKept(ctx context.Context, n int) error {
 	return s.admin(ctx, http.MethodPost, "/_sim/config", fmt.Sprintf(`{"events_kept": %d}`, n), nil)
+}
+
+// setConfig changes the simulator's knobs (POST /_sim/config): latency and
+// task duration, to the millisecond.
+func (s *simProcess) setConfig(ctx context.Context, latency, taskDuration time.Duration) error {
+	return s.admin(ctx, http.MethodPost, "/_sim/config",
+		fmt.Sprintf(`{"latency_ms": %d, "task_duration_ms": %d}`, latency.Milliseconds(), taskDuration.Milliseconds()), nil)
+}
+
+// failNextTask makes the next task of deployment name end in error.
+func (s *simProcess) failNextTask(ctx context.Context, name string) error {
+	body, _ := json.Marshal(map[string]string{"deployment": name, "state": "error"})
+	return s.admin(ctx, http.MethodPost, "/_sim/next-task", string(body), nil)
+}
+
+// taskLog is the simulator's task log since its last reset (GET /_sim/tasks).
+func (s *simProcess) taskLog(ctx context.Context) ([]sim.TaskEntry, error) {
+	var log []sim.TaskEntry
+	err := s.admin(ctx, http.MethodGet, "/_sim/tasks", "", &log)
+	return log, err
+}
+
+// manifest is the manifest the Director runs for deployment name.
+func (s *simProcess) manifest(ctx context.Context, name string) (string, error) {
+	var m struct {
+		Manifest string `json:"manifest"`
+	}
+	err := s.director(ctx, "/deployments/"+name, &m)
+	return m.Manifest, err
 }
 
 // changeDeployments redeploys k deployments with one more top-level key,
