@@ -199,6 +199,22 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 	return &prepared{rec: rec, target: t, rendered: rendered, same: err == nil && same}
 }
 
+// madeAnyway is the upgrade's task when the Director made it although the
+// deploy's answer was an error (deployErr): found by its context id. With
+// no Tasks to ask, or none found, deployErr stands.
+func (u *Upgrader) madeAnyway(ctx context.Context, t Target, up *upgrade, deployErr error) (bosh.Task, error) {
+	if t.Tasks == nil || errors.Is(deployErr, redeploy.ErrRefused) {
+		return bosh.Task{}, deployErr
+	}
+	tasks, err := t.Tasks.Tasks(ctx, bosh.TaskQuery{ContextID: up.ContextID})
+	if err != nil || len(tasks) == 0 {
+		return bosh.Task{}, deployErr
+	}
+	u.Log.Warn("the Director made the upgrade's task although its answer was an error", "instance", up.InstanceID,
+		"task", tasks[0].ID, "error", deployErr)
+	return tasks[0], nil
+}
+
 // judge says whether rec may be upgraded to c.To now (InFlight), or why not.
 func judge(rec *vault.Record, c Candidate) (string, string) {
 	switch {
@@ -315,19 +331,21 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 		r.State, r.Reason = Failed, err.Error()+"; nothing deployed"
 		return nil
 	}
-	task, err := redeploy.Deploy(ctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
-		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID})
-	if err != nil {
-		u.mark().unmark(ctx, up)
-		u.mark().end(ctx, up, Failed, err.Error())
-		r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error()
-		return nil
-	}
-	up.taskID, r.TaskID = task.ID, task.ID
-	// The task exists: its id is recorded even when a stop cut ctx now, so
-	// that the next fleet upgrade (and the broker) follow it.
+	// From the deploy on, a stop must not cut what follows: a task made but
+	// not read back, or its id not recorded, would run unfollowed.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
+	task, err := redeploy.Deploy(wctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
+		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID})
+	if err != nil {
+		if task, err = u.madeAnyway(wctx, t, up, err); err != nil {
+			u.mark().unmark(wctx, up)
+			u.mark().end(wctx, up, Failed, err.Error())
+			r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error()
+			return nil
+		}
+	}
+	up.taskID, r.TaskID = task.ID, task.ID
 	if err := u.mark().setOp(wctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
 		u.Log.Warn("could not record the upgrade's task; the broker finds it by its context id", "instance", c.InstanceID,
 			"task", task.ID, "error", err)
