@@ -24,6 +24,8 @@ var (
 	getManifest    call = func(ctx context.Context, c *bosh.Client) error { _, err := c.Manifest(ctx, "big"); return err }
 	getVMs         call = func(ctx context.Context, c *bosh.Client) error { _, err := c.VMs(ctx, "big"); return err }
 	getTask        call = func(ctx context.Context, c *bosh.Client) error { _, err := c.Task(ctx, 1); return err }
+	getReleases    call = func(ctx context.Context, c *bosh.Client) error { _, err := c.Releases(ctx); return err }
+	getStemcells   call = func(ctx context.Context, c *bosh.Client) error { _, err := c.Stemcells(ctx); return err }
 )
 
 // endless answers status with a JSON array of item that never ends, until
@@ -95,6 +97,12 @@ var _ = Describe("Answers of bounded size", func() {
 		Entry("an endless deployments listing", getDeployments, false, "GET /deployments",
 			endless(200, `{"name":"redis-x","teams":[],"releases":[{"name":"redis","version":"16.1.0"}],"locked":false}`),
 			"the Director's answer to GET /deployments is over 32 MiB"),
+		Entry("an endless releases listing", getReleases, false, "GET /releases",
+			endless(200, `{"name":"redis","release_versions":[{"version":"16.1.0","job_names":["redis"]}]}`),
+			"the Director's answer to GET /releases is over 32 MiB"),
+		Entry("an endless stemcells listing", getStemcells, false, "GET /stemcells",
+			endless(200, `{"name":"s","operating_system":"ubuntu-jammy","version":"1.506","deployments":[{"name":"redis-x"}]}`),
+			"the Director's answer to GET /stemcells is over 32 MiB"),
 		Entry("an endless /info", getInfo, false, "GET /info", endless(200, `{"name":"x"}`),
 			"the Director's answer to GET /info is over 1 MiB"),
 		Entry("a manifest answer one byte over 16 MiB", getManifest, false, "GET /deployments/big",

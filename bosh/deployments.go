@@ -16,9 +16,12 @@ import (
 type Deployment struct {
 	// Name is the deployment's name.
 	Name string `json:"name"`
-	// Releases are the releases the deployment uses.
+	// Releases are the release versions the deployment runs ("latest" in its
+	// manifest resolved), kept in the cheap listing.
 	Releases []gogobosh.Resource `json:"releases"`
-	// Stemcells are empty in the cheap listing that Deployments asks for.
+	// Stemcells are the stemcells the deployment uses: absent from the cheap
+	// listing that Deployments asks for (exclude_stemcells drops the field);
+	// GET /stemcells (Stemcells) says which deployments use each version.
 	Stemcells []gogobosh.Resource `json:"stemcells"`
 	// Locked says a task holds the deployment's lock.
 	Locked bool `json:"locked"`

@@ -220,6 +220,28 @@ func FuzzDecodeDeployments(f *testing.F) {
 	})
 }
 
+// FuzzDecodeUploads: a releases or stemcells listing that decodes reads
+// back the same once re-encoded, and a decoding error is of bounded size.
+func FuzzDecodeUploads(f *testing.F) {
+	for _, s := range []string{
+		seedReleases, seedStemcells, "[]", "null",
+		`[{"name":"redis","release_versions":[]}]`,
+		`[{"name":"s","operating_system":"ubuntu-jammy","version":"1.506","cid":"c","cpi":"","deployments":[],"api_version":null,"id":1}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var releases []Release
+		if boundedError(t, decodeJSON(body, &releases)) {
+			reencodes(t, releases)
+		}
+		var stemcells []Stemcell
+		if boundedError(t, decodeJSON(body, &stemcells)) {
+			reencodes(t, stemcells)
+		}
+	})
+}
+
 // FuzzDecodeTasks: a task or a task listing that decodes reads back the same
 // once re-encoded, Terminal follows the state, and a decoding error is of
 // bounded size.

@@ -214,4 +214,29 @@ const (
 	seedVMStatesFull = `{"vm_cid":"vm-ec974048-3352-4ba4-669d-beab87b16bcb","active":true,"vm_created_at":"2026-07-01T10:11:12Z","cloud_properties":{"cpu":2,"disk":20480,"ram":4096},"disk_cid":"disk-6b5e0b4e-8a3f-4c1d-9e2b-7f6a5d4c3b2a","disk_cids":["disk-6b5e0b4e-8a3f-4c1d-9e2b-7f6a5d4c3b2a"],"ips":["10.0.16.5"],"agent_id":"c5e7c705-459e-41c0-b640-db32d8dc6e71","job_name":"redis","index":0,"job_state":"running","state":"started","vm_type":"small","vitals":{"cpu":{"sys":"1.3","user":"4.9","wait":"0.1"},"disk":{"ephemeral":{"inode_percent":"0","percent":"0"},"persistent":{"inode_percent":"0","percent":"67"},"system":{"inode_percent":"34","percent":"48"}},"load":["0.00","0.03","0.05"],"mem":{"kb":"227028","percent":"6"},"swap":{"kb":"25972","percent":"1"},"uptime":{"secs":48307}},"processes":[{"name":"redis","state":"running","uptime":{"secs":48210},"mem":{"kb":489836,"percent":12.1},"cpu":{"total":0.3}}],"az":"z1","id":"209b96c8-e482-43c7-9f3e-04de9f93c535","bootstrap":true,"ignore":false,"stemcell":{"name":"bosh-vsphere-esxi-ubuntu-jammy-go_agent","version":"1.506","api_version":3}}
 {"vm_cid":null,"active":null,"vm_created_at":null,"cloud_properties":{"cpu":2,"disk":20480,"ram":4096},"disk_cid":null,"disk_cids":[],"ips":[],"agent_id":null,"job_name":"smoke-tests","index":0,"job_state":null,"state":"started","vm_type":"small","vitals":null,"processes":[],"az":"z1","id":"548d6aa0-eb8f-4890-bd3a-e6b526f3aeea","bootstrap":true,"ignore":false,"stemcell":{"name":null,"version":null,"api_version":null}}
 `
+	// seedReleases is releases.json: GET /releases.
+	seedReleases = `[
+  {
+    "name": "redis",
+    "release_versions": [
+      { "version": "16.0.0", "commit_hash": "4c36884a", "uncommitted_changes": false, "currently_deployed": false, "job_names": ["redis", "smoke-tests"] },
+      { "version": "16.1.0", "commit_hash": "e5416248", "uncommitted_changes": false, "currently_deployed": true, "job_names": ["redis", "smoke-tests"] }
+    ]
+  }
+]
+`
+	// seedStemcells is stemcells.json: GET /stemcells.
+	seedStemcells = `[
+  {
+    "name": "bosh-vsphere-esxi-ubuntu-jammy-go_agent",
+    "operating_system": "ubuntu-jammy",
+    "version": "1.506",
+    "cid": "sc-c3705a0d-0dd3-4b67-52b5-50533a432244",
+    "cpi": "",
+    "deployments": [ { "name": "cf" }, { "name": "service-instance_5b1b7f3e-6c1d-4b1e-9d0a-2f3c4e5d6a7b" } ],
+    "api_version": 3,
+    "id": 12
+  }
+]
+`
 )

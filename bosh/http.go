@@ -25,9 +25,10 @@ const (
 	// most) written as a JSON string. 16 MiB.
 	manifestAnswer = 16 << 20
 	// listingAnswer bounds GET /deployments, /tasks, /deployments/:name/vms
-	// and /instances, and a task's event log: 10,000 deployments with a few
-	// releases each are about 3 MB, the simulator's 100,000 with one release
-	// each 14 MB. 32 MiB.
+	// and /instances, /releases and /stemcells (every version uploaded,
+	// with its jobs or the deployments using it), and a task's event log:
+	// 10,000 deployments with a few releases each are about 3 MB, the
+	// simulator's 100,000 with one release each 14 MB. 32 MiB.
 	listingAnswer = 32 << 20
 	// eventsAnswer bounds GET /events: at most 200 events of a few hundred
 	// bytes each, a deploy's releases and stemcells in its context
@@ -44,7 +45,7 @@ func answerLimit(method, endpoint string) int64 {
 	switch endpoint {
 	case epDeployment:
 		return manifestAnswer
-	case epDeployments, epTasks, epVMs, epInstances, epTaskOutput:
+	case epDeployments, epTasks, epVMs, epInstances, epTaskOutput, epReleases, epStemcells:
 		return listingAnswer
 	case epEvents:
 		return eventsAnswer

@@ -19,6 +19,8 @@ const (
 	epTask        = "/tasks/:id"
 	epTaskOutput  = "/tasks/:id/output"
 	epEvents      = "/events"
+	epReleases    = "/releases"
+	epStemcells   = "/stemcells"
 	epToken       = "/oauth/token"
 )
 
@@ -28,7 +30,8 @@ var routes = [][2]string{
 	{"GET", epInfo}, {"GET", epDeployments}, {"POST", epDeployments},
 	{"GET", epDeployment}, {"DELETE", epDeployment}, {"GET", epVMs},
 	{"GET", epInstances}, {"GET", epTasks}, {"GET", epTask},
-	{"GET", epTaskOutput}, {"GET", epEvents}, {"POST", epToken},
+	{"GET", epTaskOutput}, {"GET", epEvents}, {"GET", epReleases},
+	{"GET", epStemcells}, {"POST", epToken},
 }
 
 // Code classes of the code_class label; "error" is a request without an answer.

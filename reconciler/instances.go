@@ -88,7 +88,8 @@ type InstanceView struct {
 	// Health is what the Directors said of its VMs when last asked.
 	Health InstanceHealth `json:"health"`
 	// Version is the maintenance_info version it was last deployed with
-	// and its plan's; nil when its plan declares none (or it has no record).
+	// and its plan's, and what it is behind its Director on; nil when its
+	// plan declares none and it is behind on nothing (or it has no record).
 	Version *InstanceVersion `json:"version,omitempty"`
 	// Problems are what could not be read (the rest is shown).
 	Problems []string `json:"problems"`
@@ -102,6 +103,11 @@ type InstanceVersion struct {
 	Plan     string `json:"plan"`
 	// Outdated says Recorded is older than Plan, or unknown.
 	Outdated bool `json:"outdated"`
+	// Behind are the releases and stemcells its manifest asks for as the
+	// latest that its Director has in a newer version than its deployment
+	// runs, as the last complete run of this daemon found them (absent:
+	// none, or no such run yet).
+	Behind []report.Lag `json:"behind,omitempty"`
 }
 
 // InstanceHealth is what the Directors said of an instance's VMs.
@@ -123,7 +129,7 @@ type InstanceHealth struct {
 // record nor a history. What cannot be read is listed in Problems.
 func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error) {
 	in := inspector{records: m.stores.records, history: m.stores.history, backups: m.stores.backups, state: m.stores.state,
-		quarantine: m.cfg.Quarantine, now: m.now, catalog: m.parts.Catalog}
+		quarantine: m.cfg.Quarantine, now: m.now, catalog: m.parts.Catalog, behind: m.status.behindOf}
 	return in.view(ctx, id)
 }
 
@@ -135,7 +141,8 @@ type inspector struct {
 	state      memory.StateStore
 	quarantine config.QuarantineConfig
 	now        func() time.Time
-	catalog    *catalog.Catalog // nil: no version shown
+	catalog    *catalog.Catalog             // nil: no version shown
+	behind     func(id string) []report.Lag // nil: none shown
 }
 
 // view is what is known of instance id (see Instance).
@@ -171,6 +178,14 @@ func (in inspector) view(ctx context.Context, id string) (*InstanceView, error) 
 			want := plan.MaintenanceInfo.Version
 			v.Version = &InstanceVersion{Recorded: rec.MaintenanceVersion, Plan: want,
 				Outdated: rec.MaintenanceVersion == "" || catalog.CompareVersions(rec.MaintenanceVersion, want) < 0}
+		}
+	}
+	if rec != nil && in.behind != nil {
+		if lags := in.behind(id); len(lags) > 0 {
+			if v.Version == nil {
+				v.Version = &InstanceVersion{}
+			}
+			v.Version.Behind = lags
 		}
 	}
 	return v, nil

@@ -69,6 +69,7 @@ type metrics struct {
 	state                    *prometheus.GaugeVec
 	directorUp, directorDeps *prometheus.GaugeVec // several Directors
 	outdated                 *prometheus.GaugeVec // by plan
+	behind                   *prometheus.GaugeVec // by plan
 	duration                 prometheus.Histogram
 	deployments, unmatched   prometheus.Gauge
 	conflicts                prometheus.Gauge
@@ -105,6 +106,10 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		outdated: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "blacksmith_instances_outdated",
 			Help: "Instances that do not run what their plan now deploys (an older maintenance_info version, or none), by plan, as of the last complete run.",
+		}, []string{"plan"})),
+		behind: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blacksmith_instances_behind",
+			Help: "Instances whose manifest asks for the latest of a release or stemcell that their Director has in a newer version than their deployment runs, by plan, as of the last complete run.",
 		}, []string{"plan"})),
 		directorUp: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "blacksmith_reconciler_director_up", Help: "1 when the last run could list the Director's deployments, else 0.",

@@ -69,6 +69,17 @@ func (p *published) snapshot() Status {
 	return st
 }
 
+// behindOf is what the last complete run found instance id behind on; nil
+// when nothing (or no complete run yet).
+func (p *published) behindOf(id string) []report.Lag {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lastFull == nil || p.lastFull.Outdated == nil || p.lastFull.Outdated.Behind == nil {
+		return nil
+	}
+	return slices.Clone(p.lastFull.Outdated.Behind.ByInstance[id])
+}
+
 // maxUnhealthyListed bounds the unhealthy instances Status lists.
 const maxUnhealthyListed = 100
 
@@ -103,6 +114,14 @@ func (p *published) finished(res run.Result) {
 		p.metrics.outdated.Reset()
 		for plan, n := range o.ByPlan {
 			p.metrics.outdated.WithLabelValues(plan).Set(float64(n))
+		}
+	}
+	if s.Scope == nil && s.Aborted == nil { // a complete run looked: none asking for a latest leaves no series
+		p.metrics.behind.Reset()
+		if o := s.Outdated; o != nil && o.Behind != nil {
+			for plan, n := range o.Behind.ByPlan {
+				p.metrics.behind.WithLabelValues(plan).Set(float64(n))
+			}
 		}
 	}
 	p.mu.Lock()
@@ -223,8 +242,11 @@ type Status struct {
 	// said when last asked.
 	Health HealthStatus `json:"health"`
 	// Outdated are the instances that do not run what their plan now
-	// deploys, as the last complete run found them (absent: not looked for,
-	// the catalog declaring no maintenance_info).
+	// deploys, as the last complete run found them, and (behind) those
+	// that run older versions than their Director has of a release or
+	// stemcell they ask for as the latest (absent: not looked for, the
+	// catalog declaring no maintenance_info and no manifest asking for a
+	// latest).
 	Outdated *OutdatedReport `json:"outdated,omitempty"`
 }
 

@@ -247,6 +247,11 @@ type OutdatedReport struct {
 	ByPlan map[string]int `json:"by_plan"`
 	// Instances are the first 100, the oldest version first.
 	Instances []Outdated `json:"instances"`
+	// Behind are the instances whose manifest asks for the latest of a
+	// release or stemcell that their Director has in a newer version than
+	// their deployment runs (absent: no instance known to the run asks for
+	// a latest).
+	Behind *BehindReport `json:"behind,omitempty"`
 }
 
 // Outdated is an instance whose record holds an older maintenance_info
@@ -262,4 +267,56 @@ type Outdated struct {
 	Want    string `json:"want"`
 	// Adopted says the reconciler adopted it (no broker deployed it).
 	Adopted bool `json:"adopted,omitempty"`
+}
+
+// BehindReport is what a run found of the instances that ask for the latest
+// of a release or stemcell: behind when the Director has a newer version
+// uploaded than the deployment runs.
+type BehindReport struct {
+	// Count is how many are behind, ByPlan how many of each plan (0 for a
+	// plan whose instances ask for a latest and are all current).
+	Count  int            `json:"count"`
+	ByPlan map[string]int `json:"by_plan"`
+	// Asking is how many instances ask for a latest; Unknown how many the
+	// run could not tell about: their manifest was not known to it without
+	// a fetch (not fetched since the daemon started, or their deployment
+	// changed or locked since) or could not be read, or their Director
+	// could not be asked.
+	Asking  int `json:"asking"`
+	Unknown int `json:"unknown"`
+	// Instances are the first 100 behind, by instance id.
+	Instances []Behind `json:"instances"`
+	// Errors are the Directors that could not say what they have uploaded
+	// (GET /releases, GET /stemcells): their instances are not judged this
+	// run. Not errors of the run.
+	Errors []string `json:"errors"`
+	// ByInstance is what each instance behind is behind on (every one; not
+	// in JSON: the instance view's).
+	ByInstance map[string][]Lag `json:"-"`
+}
+
+// Behind is an instance whose deployment runs an older version of a
+// release or stemcell it asks for as the latest than its Director has.
+type Behind struct {
+	InstanceID string `json:"instance_id"`
+	ServiceID  string `json:"service_id"`
+	PlanID     string `json:"plan_id"`
+	Deployment string `json:"deployment"`
+	// Director names the Director when there are several.
+	Director string `json:"director,omitempty"`
+	// Lags are what it is behind on (at most 20).
+	Lags []Lag `json:"lags"`
+}
+
+// Lag is one release or stemcell an instance asks for as the latest.
+type Lag struct {
+	// Type is "release" or "stemcell".
+	Type string `json:"type"`
+	// Name is the release's name, or the stemcell's operating system (or
+	// name) as the manifest asks for it.
+	Name string `json:"name"`
+	// Running is the version the deployment runs, Newest the newest the
+	// Director has uploaded (of the manifest's prefix, "621.latest").
+	Running string `json:"running"`
+	Newest  string `json:"newest"`
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/versions"
@@ -12,23 +13,46 @@ import (
 // findOutdated reports the instances that do not run what their plan now
 // deploys (from the index as the run read it: an instance recorded this run
 // is judged by the next) and tells the webhooks of those that became
-// outdated, once per version their plan wants. Nothing is deployed. A dry
-// or scoped run does not look; a catalog without maintenance_info costs
-// nothing.
-func findOutdated(ctx context.Context, r *run) {
-	if r.opts.DryRun || !r.opts.Scope.Empty() || r.p.Catalog == nil || !hasVersions(r) {
+// outdated, once per version their plan wants; and the instances behind
+// their Director (findBehind) among the listed deployments deps. Nothing
+// is deployed. A dry or scoped run does not look; a catalog without
+// maintenance_info costs nothing, nor do manifests that ask for no latest.
+func findOutdated(ctx context.Context, r *run, deps []bosh.Deployment) {
+	if r.opts.DryRun || !r.opts.Scope.Empty() {
 		return
 	}
-	list := versions.Outdated(r.index, r.p.Catalog)
-	rep := versions.Summarize(list)
-	for _, s := range r.p.Catalog.Services { // a plan with none outdated counts 0
-		for _, p := range s.Plans {
-			if _, ok := rep.ByPlan[p.ID]; !ok && p.MaintenanceInfo != nil {
-				rep.ByPlan[p.ID] = 0
+	versioned := r.p.Catalog != nil && hasVersions(r)
+	var list []report.Outdated
+	var rep *report.OutdatedReport
+	if versioned {
+		list = versions.Outdated(r.index, r.p.Catalog)
+		rep = versions.Summarize(list)
+		for _, s := range r.p.Catalog.Services { // a plan with none outdated counts 0
+			for _, p := range s.Plans {
+				if _, ok := rep.ByPlan[p.ID]; !ok && p.MaintenanceInfo != nil {
+					rep.ByPlan[p.ID] = 0
+				}
 			}
 		}
 	}
-	r.ledger.Count(func(s *report.Summary) { s.Outdated = rep })
+	if behind := findBehind(ctx, r, deps); behind != nil {
+		if rep == nil {
+			rep = versions.Summarize(nil)
+		}
+		rep.Behind = behind
+	}
+	if rep != nil {
+		r.ledger.Count(func(s *report.Summary) { s.Outdated = rep })
+	}
+	if versioned {
+		announceOutdated(ctx, r, list)
+	}
+}
+
+// announceOutdated tells the webhooks of the instances of list not
+// announced yet for the version their plan now wants, and keeps what was
+// told in the outdated document.
+func announceOutdated(ctx context.Context, r *run, list []report.Outdated) {
 	var doc versions.Doc
 	if _, err := r.vault.Memory.ReadState(ctx, versions.DocName, &doc); err != nil {
 		r.log.Warn("outdated instances not announced: the document could not be read", "error", err)

@@ -151,7 +151,7 @@ func (r *run) do(ctx context.Context) error {
 	// Last, what does not change records: a slow Director or a failing
 	// check holds up nothing above.
 	checkHealth(ctx, r)
-	findOutdated(ctx, r)
+	findOutdated(ctx, r, deps)
 	return nil
 }
 
