@@ -90,7 +90,10 @@ var _ = Describe("VM health", func() {
 	It("does not sweep again in a run forced within the same slot", func() {
 		e.run(reconciler.RunOptions{})
 		first := next()
-		Expect(first.Health.Swept).To(BeNumerically(">", 0), "its share: 8 over 4 slots")
+		for i := 1; i < 4 && first.Health.Swept == 0; i++ { // the names are random: a slot may hold none of them
+			first = next()
+		}
+		Expect(first.Health.Swept).To(BeNumerically(">", 0), "8 over 4 slots: one of them holds some")
 		again := e.run(reconciler.RunOptions{Force: true})
 		Expect(again.Health.Swept).To(BeZero())
 		Expect(first.Health.Slot).To(Equal(again.Health.Slot))

@@ -381,6 +381,10 @@ var _ = Describe("a catalog whose plan's version went down", func() {
 			"0.9.0 is lower than 1.0.0, which instance(s) " + f.ids[0] + " record"))
 		Expect(rep.Done()).To(BeFalse())
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
+
+		s, _ := f.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		Expect(s.Errors).To(ContainElement(ContainSubstring("the catalog: /var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml: " +
+			"maintenance_info.version: 0.9.0 is lower than 1.0.0")), "each run reports it too")
 	})
 })
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/versions"
@@ -25,6 +26,7 @@ func findOutdated(ctx context.Context, r *run, deps []bosh.Deployment) {
 	var list []report.Outdated
 	var rep *report.OutdatedReport
 	if versioned {
+		versionProblems(r)
 		list = versions.Outdated(r.index, r.p.Catalog)
 		rep = versions.Summarize(list)
 		for _, s := range r.p.Catalog.Services { // a plan with none outdated counts 0
@@ -46,6 +48,22 @@ func findOutdated(ctx context.Context, r *run, deps []bosh.Deployment) {
 	}
 	if versioned {
 		announceOutdated(ctx, r, list)
+	}
+}
+
+// versionProblems reports as the run's errors the plans whose version is
+// lower than one an instance records (catalog.VersionProblems), naming
+// their plan.yml: a catalog deployed by mistake, which no upgrade follows.
+func versionProblems(r *run) {
+	problems := catalog.VersionProblems(r.p.Catalog, func(yield func(id, planID, version string) bool) {
+		for id, rec := range r.index {
+			if rec != nil && !yield(id, rec.PlanID, rec.MaintenanceVersion) {
+				return
+			}
+		}
+	})
+	for _, p := range problems {
+		r.ledger.Fail("", fmt.Errorf("the catalog: %s", p))
 	}
 }
 

@@ -2,7 +2,6 @@ package upgrade
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -199,22 +198,6 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 	return &prepared{rec: rec, target: t, rendered: rendered, same: err == nil && same}
 }
 
-// madeAnyway is the upgrade's task when the Director made it although the
-// deploy's answer was an error (deployErr): found by its context id. With
-// no Tasks to ask, or none found, deployErr stands.
-func (u *Upgrader) madeAnyway(ctx context.Context, t Target, up *upgrade, deployErr error) (bosh.Task, error) {
-	if t.Tasks == nil || errors.Is(deployErr, redeploy.ErrRefused) {
-		return bosh.Task{}, deployErr
-	}
-	tasks, err := t.Tasks.Tasks(ctx, bosh.TaskQuery{ContextID: up.ContextID})
-	if err != nil || len(tasks) == 0 {
-		return bosh.Task{}, deployErr
-	}
-	u.Log.Warn("the Director made the upgrade's task although its answer was an error", "instance", up.InstanceID,
-		"task", tasks[0].ID, "error", deployErr)
-	return tasks[0], nil
-}
-
 // judge says whether rec may be upgraded to c.To now (InFlight), or why not.
 func judge(rec *vault.Record, c Candidate) (string, string) {
 	switch {
@@ -259,100 +242,6 @@ func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) (string, 
 			"could not be rolled back to: restore or redeploy it first"
 	}
 	return text, ""
-}
-
-// recordOnly records the plan's version of an instance whose rendering is
-// what runs: nothing is deployed.
-func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Record, r *Result) {
-	if u.DryRun {
-		r.State, r.Reason = WouldRecord, "the plan's manifest is what runs: would record the version only"
-		return
-	}
-	err := u.exclusive(ctx, func(ctx context.Context) error {
-		return u.mark().change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-			if !sameOperation(cur, rec) {
-				return nil, errRaced
-			}
-			next := cur.Clone()
-			next.MaintenanceVersion = c.To
-			return next, nil
-		})
-	})
-	if err != nil {
-		r.State, r.Reason = skipOrBusy(err, "recording the version")
-		return
-	}
-	r.State, r.Reason = Unchanged, "the plan's manifest is what runs: version recorded, nothing deployed"
-	u.event(ctx, c.InstanceID, vault.Event{Kind: "upgraded", Deployment: c.Deployment,
-		Message: fmt.Sprintf("version %s recorded (was %s): the plan's manifest is what runs, nothing deployed", c.To, orUnknown(c.From)),
-		Details: map[string]string{"from": c.From, "to": c.To, "deployed": "false"}})
-	if err := u.Journal.End(ctx, c.InstanceID, c.To, Unchanged, ""); err != nil {
-		u.Log.Warn("could not write the upgrade journal", "instance", c.InstanceID, "error", err)
-	}
-}
-
-// deploy backs the instance up, marks its record's operation, journals the
-// upgrade and creates its task: nil when it did not get that far.
-func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Result) *upgrade {
-	rec, t, rendered := p.rec, p.target, p.rendered
-	backup, err := u.Backups.BackupAll(ctx, c.InstanceID)
-	switch {
-	case err != nil:
-		r.State, r.Reason = Failed, "backing up its records: "+err.Error()+"; nothing deployed"
-		return nil
-	case backup == "": // backups are off: a failed upgrade would have nothing to be rolled back to
-		r.State, r.Reason = Skipped, "no backup was taken (reconciler.backup.enabled is false): an upgrade is "+
-			"rolled back to its backup's manifest, so none is deployed without one"
-		return nil
-	}
-	r.Backup = backup
-	up := &upgrade{target: t, rendered: rendered, Entry: Entry{InstanceID: c.InstanceID, ContextID: "blacksmith-upgrade-" + rand.Text()[:16],
-		Deployment: c.Deployment, Director: rec.Director, ServiceID: c.ServiceID, PlanID: c.PlanID, From: c.From, To: c.To,
-		Backup: backup, ManifestSHA256: digest(rendered), Previous: rec.LastOperation, StartedAt: u.Now(), Fleet: u.Fleet}}
-	op := &vault.Operation{Type: "update", State: vault.OperationInProgress, ContextID: up.ContextID,
-		Description: fmt.Sprintf("upgrade in progress: to version %s of plan %s", c.To, c.PlanID),
-		StartedAt:   up.StartedAt.UTC().Format(time.RFC3339Nano)}
-	err = u.exclusive(ctx, func(ctx context.Context) error {
-		return u.mark().change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-			if !sameOperation(cur, rec) {
-				return nil, errRaced
-			}
-			next := cur.Clone()
-			next.LastOperation = op
-			return next, nil
-		})
-	})
-	if err != nil {
-		r.State, r.Reason = skipOrBusy(err, "marking its operation")
-		return nil
-	}
-	if err := u.Journal.Begin(ctx, up.Entry); err != nil {
-		u.mark().unmark(ctx, up)
-		r.State, r.Reason = Failed, err.Error()+"; nothing deployed"
-		return nil
-	}
-	// From the deploy on, a stop must not cut what follows: a task made but
-	// not read back, or its id not recorded, would run unfollowed.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	task, err := redeploy.Deploy(wctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
-		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID})
-	if err != nil {
-		if task, err = u.madeAnyway(wctx, t, up, err); err != nil {
-			u.mark().unmark(wctx, up)
-			u.mark().end(wctx, up, Failed, err.Error())
-			r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error()
-			return nil
-		}
-	}
-	up.taskID, r.TaskID = task.ID, task.ID
-	if err := u.mark().setOp(wctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
-		u.Log.Warn("could not record the upgrade's task; the broker finds it by its context id", "instance", c.InstanceID,
-			"task", task.ID, "error", err)
-	}
-	u.Log.Info("upgrade started", "instance", c.InstanceID, "deployment", c.Deployment, "from", c.From, "to", c.To,
-		"task", task.ID, "backup", backup, "canary", r.Canary)
-	return up
 }
 
 func (u *Upgrader) hold(ctx context.Context, id string) (context.Context, func(), error) {
