@@ -383,7 +383,7 @@ var _ = Describe("a catalog whose plan's version went down", func() {
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
 
 		s, _ := f.m.RunOnce(context.Background(), reconciler.RunOptions{})
-		Expect(s.Errors).To(ContainElement(ContainSubstring("the catalog: /var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml: " +
+		Expect(s.Errors).To(ContainElement(ContainSubstring("the catalog: /var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml: "+
 			"maintenance_info.version: 0.9.0 is lower than 1.0.0")), "each run reports it too")
 	})
 })
