@@ -43,28 +43,34 @@ func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Recor
 	}
 }
 
-// deploy backs the instance up, marks its record's operation, journals the
-// upgrade and creates its task: nil when it did not get that far.
-func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Result) *upgrade {
-	rec, t, rendered := p.rec, p.target, p.rendered
-	backup, err := u.Backups.BackupAll(ctx, c.InstanceID)
+// backUp backs every record of the instance up before its deploy: false
+// when it could not (r says why), and nothing is deployed.
+func backUp(ctx context.Context, b Backups, c Candidate, p *prepared, r *Result) bool {
+	backup, err := b.BackupAll(ctx, c.InstanceID)
 	switch {
 	case err != nil:
 		r.State, r.Reason = Failed, "backing up its records: "+err.Error()+"; nothing deployed"
-		return nil
+		return false
 	case backup == "": // backups are off: a failed upgrade would have nothing to be rolled back to
 		r.State, r.Reason = Skipped, "no backup was taken (reconciler.backup.enabled is false): an upgrade is "+
 			"rolled back to its backup's manifest, so none is deployed without one"
-		return nil
+		return false
 	}
-	r.Backup = backup
+	p.backup, r.Backup = backup, backup
+	return true
+}
+
+// deploy marks its record's operation, journals the upgrade and creates its
+// task: nil when it did not get that far.
+func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Result) *upgrade {
+	rec, t, rendered, backup := p.rec, p.target, p.rendered, p.backup
 	up := &upgrade{target: t, rendered: rendered, Entry: Entry{InstanceID: c.InstanceID, ContextID: "blacksmith-upgrade-" + rand.Text()[:16],
 		Deployment: c.Deployment, Director: rec.Director, ServiceID: c.ServiceID, PlanID: c.PlanID, From: c.From, To: c.To,
 		Backup: backup, ManifestSHA256: digest(rendered), Previous: rec.LastOperation, StartedAt: u.Now(), Fleet: u.Fleet}}
 	op := &vault.Operation{Type: "update", State: vault.OperationInProgress, ContextID: up.ContextID,
 		Description: fmt.Sprintf("upgrade in progress: to version %s of plan %s", c.To, c.PlanID),
 		StartedAt:   up.StartedAt.UTC().Format(time.RFC3339Nano)}
-	err = u.exclusive(ctx, func(ctx context.Context) error {
+	err := u.exclusive(ctx, func(ctx context.Context) error {
 		return u.mark().change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
 			if !sameOperation(cur, rec) {
 				return nil, errRaced

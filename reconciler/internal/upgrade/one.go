@@ -112,11 +112,10 @@ type upgrade struct {
 // instance's hold, back up, mark the record's operation, deploy; wait for
 // the task; record the new version and manifest, or roll back to the
 // backup's manifest and quarantine the instance.
-func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool) Result {
+func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool, slot Slot) Result {
 	r := c.result(InFlight)
 	r.Canary, r.StartedAt = canary, u.Now()
-	up := u.start(ctx, c, &r)
-	if up != nil {
+	if up := u.start(ctx, c, &r, slot); up != nil {
 		u.follow(ctx, up, &r)
 	}
 	r.EndedAt, r.Reason = u.Now(), cut(r.Reason)
@@ -124,10 +123,12 @@ func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool) Result {
 }
 
 // start takes the upgrade as far as its task: nil when it ended there (r
-// says how). What it writes, it writes after the instance's hold is given
-// back: the mark waits for the run in progress (Exclusive), and a run may
-// wait for an instance's hold (settling its stuck operation).
-func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result) *upgrade {
+// says how). It prepares and backs up on its own, then takes its slot for
+// the deploy.
+// What it writes, it writes after the instance's hold is given back: the
+// mark waits for the run in progress (Exclusive), and a run may wait for an
+// instance's hold (settling its stuck operation).
+func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result, slot Slot) *upgrade {
 	p := u.prepare(ctx, c, r)
 	switch {
 	case p == nil:
@@ -138,6 +139,12 @@ func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result) *upgrade {
 	case u.DryRun:
 		r.State, r.Reason = WouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s", c.PlanID, c.To)
 		return nil
+	case !backUp(ctx, u.Backups, c, p, r):
+		return nil
+	}
+	if why := slot.Take(ctx); why != "" {
+		r.State, r.Reason = Pending, why
+		return nil
 	}
 	return u.deploy(ctx, c, p, r)
 }
@@ -147,7 +154,8 @@ type prepared struct {
 	rec      *vault.Record
 	target   Target
 	rendered string
-	same     bool // the rendering holds the values of what runs
+	same     bool   // the rendering holds the values of what runs
+	backup   string // taken before the deploy (backUp)
 }
 
 // prepare reads and judges the instance under its hold, reads what runs

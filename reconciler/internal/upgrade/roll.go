@@ -3,13 +3,25 @@ package upgrade
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
 // Attempt upgrades one candidate; canary says it is one of the canaries.
-// It answers a Result whose State is busy when the instance's operation
-// was in progress (it is tried again later).
-type Attempt func(ctx context.Context, c Candidate, canary bool) Result
+// It prepares the upgrade (reads, renders, backs up) on its own, then
+// takes its slot for the deploy, which it holds until it returns (its task
+// and a rollback's ended). It answers a Result whose State is busy when the
+// instance's operation was in progress (it is tried again later), or
+// Pending when no slot could be taken any more (the fleet stopped).
+type Attempt func(ctx context.Context, c Candidate, canary bool, slot Slot) Result
+
+// Slot is a deploy's place among the max_in_flight.
+type Slot interface {
+	// Take waits for a place (or ctx): "" when taken (given back once the
+	// attempt's end is taken in, so that a failure stops the deploys
+	// waiting), else why none may be taken any more.
+	Take(ctx context.Context) (why string)
+}
 
 // Roll applies the fleet rules to a list of candidates.
 type Roll struct {
@@ -58,11 +70,57 @@ type rolling struct {
 	queue    []int // candidates not tried yet, in order
 	retries  []later
 	done     chan ended
-	inFlight int
+	inFlight int // attempts under way: preparing, or holding a slot
 	canaries int // canaries upgraded
 	failures int
 	tried    int // candidates tried at least once
 	stopped  string
+	slots    slots
+}
+
+// slots are the max_in_flight places of the deploys: an attempt prepares
+// on its own and takes one for its deploy, so that the next deploys need
+// not wait for their preparation.
+type slots struct {
+	places chan struct{}
+	mu     sync.Mutex
+	halt   string // why no place may be taken any more
+}
+
+// ticket is one attempt's claim on a place.
+type ticket struct {
+	s     *slots
+	taken bool
+}
+
+func (t *ticket) Take(ctx context.Context) string {
+	s := t.s
+	if why := s.halted(); why != "" {
+		return why
+	}
+	select {
+	case s.places <- struct{}{}:
+	case <-ctx.Done():
+		return "stopped: " + context.Cause(ctx).Error()
+	}
+	if why := s.halted(); why != "" {
+		<-s.places
+		return why
+	}
+	t.taken = true
+	return ""
+}
+
+func (s *slots) halted() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.halt
+}
+
+func (s *slots) stop(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.halt = why
 }
 
 type later struct {
@@ -73,6 +131,7 @@ type later struct {
 type ended struct {
 	i int
 	r Result
+	t *ticket
 }
 
 func newRolling(r Roll, cands []Candidate) *rolling {
@@ -83,18 +142,21 @@ func newRolling(r Roll, cands []Candidate) *rolling {
 	}
 	ro.Rules.MaxInFlight = max(ro.Rules.MaxInFlight, 1)
 	ro.Rules.AttemptLimit = max(ro.Rules.AttemptLimit, 1)
+	ro.slots.places = make(chan struct{}, ro.Rules.MaxInFlight)
 	return ro
 }
 
 // canaryPhase says the canaries are not all upgraded yet.
 func (ro *rolling) canaryPhase() bool { return ro.canaries < ro.Rules.Canaries }
 
-// limit is how many may be under way now.
+// limit is how many attempts may be under way now: the canaries alone, then
+// twice max_in_flight (as many preparing as deploying; the slots bound the
+// deploys).
 func (ro *rolling) limit() int {
 	if ro.canaryPhase() {
 		return min(ro.Rules.MaxInFlight, ro.Rules.Canaries-ro.canaries)
 	}
-	return ro.Rules.MaxInFlight
+	return 2 * ro.Rules.MaxInFlight
 }
 
 // startWhatMay starts upgrades while the rules let it.
@@ -105,7 +167,7 @@ func (ro *rolling) startWhatMay(ctx context.Context) {
 			return
 		}
 		if why := ro.gate(ctx); why != "" {
-			ro.stopped = why
+			ro.stop(why)
 			ro.queue = append([]int{i}, ro.queue...) // not tried: stays pending
 			return
 		}
@@ -124,7 +186,10 @@ func (ro *rolling) startWhatMay(ctx context.Context) {
 		ro.res[i].Canary = canary
 		ro.tell(i)
 		ro.inFlight++
-		go func() { ro.done <- ended{i, ro.Attempt(ctx, ro.cands[i], canary)} }()
+		go func() {
+			t := &ticket{s: &ro.slots}
+			ro.done <- ended{i, ro.Attempt(ctx, ro.cands[i], canary, t), t}
+		}()
 	}
 }
 
@@ -167,6 +232,9 @@ func (ro *rolling) waitEnd() {
 	select {
 	case d := <-ro.done:
 		ro.ended(d.i, d.r)
+		if d.t.taken { // after ended: a failure it brought stops the deploys waiting for its place
+			<-ro.slots.places
+		}
 	case <-due:
 	}
 }
@@ -178,7 +246,7 @@ func (ro *rolling) waitRetry(ctx context.Context) {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
-		ro.stopped = "stopped: " + context.Cause(ctx).Error()
+		ro.stop("stopped: " + context.Cause(ctx).Error())
 	}
 }
 
@@ -187,6 +255,11 @@ func (ro *rolling) ended(i int, r Result) {
 	ro.inFlight--
 	prev := ro.res[i]
 	r.Attempts, r.Canary = prev.Attempts, prev.Canary
+	if r.State == Pending { // prepared, but the fleet stopped before its deploy
+		ro.res[i] = r
+		ro.tell(i)
+		return
+	}
 	if r.State == busy {
 		if prev.Attempts < ro.Rules.AttemptLimit {
 			prev.State, prev.Reason = Pending, r.Reason+"; tried again later"
@@ -202,15 +275,21 @@ func (ro *rolling) ended(i int, r Result) {
 	switch {
 	case r.Canary && Failure(r.State):
 		ro.failures++
-		ro.stopped = fmt.Sprintf("canary %s %s: no other upgrade starts", r.InstanceID, r.State)
+		ro.stop(fmt.Sprintf("canary %s %s: no other upgrade starts", r.InstanceID, r.State))
 	case Failure(r.State):
 		ro.failures++
 		if ro.Rules.MaxFailures > 0 && ro.failures >= ro.Rules.MaxFailures && ro.stopped == "" {
-			ro.stopped = fmt.Sprintf("%d upgrades failed (max_failures %d): no other upgrade starts", ro.failures, ro.Rules.MaxFailures)
+			ro.stop(fmt.Sprintf("%d upgrades failed (max_failures %d): no other upgrade starts", ro.failures, ro.Rules.MaxFailures))
 		}
 	case r.Canary && r.State == Upgraded:
 		ro.canaries++
 	}
+}
+
+// stop starts no other attempt, nor lets a prepared one deploy, for why.
+func (ro *rolling) stop(why string) {
+	ro.stopped = why
+	ro.slots.stop(why)
 }
 
 func (ro *rolling) tell(i int) {

@@ -13,8 +13,8 @@ import (
 )
 
 // fakeFleet answers each attempt with the next outcome scripted for its
-// instance (upgraded when none is left) after a short while, and records
-// the order and overlap of the attempts.
+// instance (upgraded when none is left) after a short while in its slot,
+// and records the order of the attempts and the overlap of their deploys.
 type fakeFleet struct {
 	mu      sync.Mutex
 	script  map[string][]string
@@ -25,9 +25,14 @@ type fakeFleet struct {
 	endedAt map[string]int // when (in attempts begun) each first ended
 }
 
-func (f *fakeFleet) attempt(_ context.Context, c upgrade.Candidate, canary bool) upgrade.Result {
+func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary bool, slot upgrade.Slot) upgrade.Result {
 	f.mu.Lock()
 	f.order = append(f.order, c.InstanceID)
+	f.mu.Unlock()
+	if why := slot.Take(ctx); why != "" {
+		return upgrade.Result{InstanceID: c.InstanceID, State: upgrade.Pending, Reason: why}
+	}
+	f.mu.Lock()
 	f.now++
 	f.most = max(f.most, f.now)
 	if canary {
@@ -110,6 +115,17 @@ var _ = Describe("the fleet rules", func() {
 		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 1, upgrade.Failed: 1, upgrade.RollbackFailed: 1, upgrade.Pending: 3}))
 	})
 
+	It("prepares the next ones while max_in_flight deploy, and lets none of them deploy once max_failures failed", func() {
+		// i0 and i1 are prepared at once and either may deploy first: both would fail.
+		script := map[string][]string{"i0": {upgrade.RolledBack}, "i1": {upgrade.RolledBack}}
+		f, res, stopped := roll(upgrade.Rules{MaxInFlight: 1, MaxFailures: 1}, 6, script, nil)
+		Expect(stopped).To(ContainSubstring("max_failures 1"))
+		Expect(byState(res)).To(Equal(map[string]int{upgrade.RolledBack: 1, upgrade.Pending: 5}),
+			"the one prepared while the other deployed did not deploy after it failed")
+		Expect(f.order).To(HaveLen(2), "one prepared ahead, no more")
+		Expect(f.most).To(Equal(1))
+	})
+
 	It("goes through every failure with max_failures 0", func() {
 		script := map[string][]string{"i1": {upgrade.Failed}, "i2": {upgrade.Failed}, "i3": {upgrade.RolledBack}}
 		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 2}, 5, script, nil)
@@ -120,7 +136,8 @@ var _ = Describe("the fleet rules", func() {
 	// "busy" is the state an attempt answers when the instance's operation is in progress.
 	It("tries a busy instance again after the others, up to attempt_limit, then skips it", func() {
 		script := map[string][]string{"i0": {"busy", "busy", "busy"}, "i1": {"busy"}}
-		f, res, _ := roll(upgrade.Rules{MaxInFlight: 1, AttemptLimit: 3}, 3, script, nil)
+		// Canaries go one at a time: the order is the fleet's, not the scheduler's.
+		f, res, _ := roll(upgrade.Rules{Canaries: 10, MaxInFlight: 1, AttemptLimit: 3}, 3, script, nil)
 		Expect(res[0].State).To(Equal(upgrade.Skipped))
 		Expect(res[0].Attempts).To(Equal(3))
 		Expect(res[0].Reason).To(ContainSubstring("busy at each of 3 attempts"))
@@ -146,7 +163,7 @@ var _ = Describe("the fleet rules", func() {
 			}
 			return ""
 		}
-		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 1}, 5, nil, gate)
+		_, res, stopped := roll(upgrade.Rules{Canaries: 10, MaxInFlight: 1}, 5, nil, gate) // one at a time
 		Expect(stopped).To(Equal("outside the upgrade window 02:00-04:00"))
 		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 2, upgrade.Pending: 3}))
 	})
