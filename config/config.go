@@ -258,7 +258,7 @@ type UpgradesConfig struct {
 	// Canaries are upgraded first; the others wait until that many succeeded, and none starts after
 	// a canary failed. 0: no canaries. Default 1; env BLACKSMITH_RECONCILER_UPGRADES_CANARIES.
 	Canaries int `yaml:"canaries"`
-	// MaxInFlight bounds the upgrades under way at once. Default 5; env
+	// MaxInFlight bounds the upgrade deploys under way at once (as many more are prepared: read, rendered, backed up). Default 5; env
 	// BLACKSMITH_RECONCILER_UPGRADES_MAX_IN_FLIGHT.
 	MaxInFlight int `yaml:"max_in_flight"`
 	// MaxFailures stops starting upgrades once that many failed (those under way finish); 0: no

@@ -10,8 +10,9 @@ import (
 )
 
 // follow waits for the upgrade's task, then records its end: the new
-// version and manifest, or the rollback.
-func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result) {
+// version and manifest (its slot freed first: nil when it has none, a
+// resumed upgrade), or the rollback.
+func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result, slot Slot) {
 	wctx, cancel := context.WithTimeout(ctx, u.TaskTimeout)
 	task, err := up.target.Deployer.WaitTask(wctx, up.taskID, u.Poll)
 	cancel()
@@ -23,6 +24,9 @@ func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result) {
 	if task.State != bosh.TaskDone {
 		u.rollBack(ctx, up, task, r)
 		return
+	}
+	if slot != nil {
+		slot.Free() // what is left is Vault's: the next deploy need not wait for it
 	}
 	u.succeeded(ctx, up, r)
 }

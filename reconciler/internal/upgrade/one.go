@@ -116,7 +116,7 @@ func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool, slot Slot)
 	r := c.result(InFlight)
 	r.Canary, r.StartedAt = canary, u.Now()
 	if up := u.start(ctx, c, &r, slot); up != nil {
-		u.follow(ctx, up, &r)
+		u.follow(ctx, up, &r, slot)
 	}
 	r.EndedAt, r.Reason = u.Now(), cut(r.Reason)
 	return r

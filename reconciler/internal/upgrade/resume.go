@@ -48,6 +48,6 @@ func (u *Upgrader) Resume(ctx context.Context, e Entry) (res Result) {
 		return
 	}
 	u.Log.Info("finishing an upgrade cut short", "instance", e.InstanceID, "task", up.taskID, "fleet", e.Fleet)
-	u.follow(ctx, up, r)
+	u.follow(ctx, up, r, nil)
 	return
 }

@@ -21,6 +21,9 @@ type Slot interface {
 	// attempt's end is taken in, so that a failure stops the deploys
 	// waiting), else why none may be taken any more.
 	Take(ctx context.Context) (why string)
+	// Free gives the place back at once: the deploy ended well and what is
+	// left to do is Vault's (a failed one keeps it for its rollback).
+	Free()
 }
 
 // Roll applies the fleet rules to a list of candidates.
@@ -109,6 +112,13 @@ func (t *ticket) Take(ctx context.Context) string {
 	}
 	t.taken = true
 	return ""
+}
+
+func (t *ticket) Free() {
+	if t.taken {
+		t.taken = false
+		<-t.s.places
+	}
 }
 
 func (s *slots) halted() string {
