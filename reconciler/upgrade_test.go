@@ -274,6 +274,12 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		rep := f.upgrade(reconciler.UpgradeRequest{})
 		Expect(rep.Instances).To(ConsistOf(And(HaveField("State", "failed"), HaveField("Reason", ContainSubstring("do not render")))))
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
+		st, err := f.m.Upgrades().Status(context.Background())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.Quarantined).To(ConsistOf(And(HaveField("InstanceID", f.ids[0]), HaveField("State", "failed"))),
+			"set aside: not tried again every run")
+		again := f.upgrade(reconciler.UpgradeRequest{})
+		Expect(again.Instances).To(ConsistOf(And(HaveField("State", "skipped"), HaveField("Reason", ContainSubstring("quarantined until")))))
 	})
 
 	It("skips an instance whose operation is in progress once its attempts are spent", func() {

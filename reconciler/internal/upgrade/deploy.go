@@ -98,8 +98,7 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 	if err != nil {
 		if task, err = madeAnyway(wctx, t, up, err, u.Log); err != nil {
 			u.mark().unmark(wctx, up)
-			u.mark().end(wctx, up, Failed, err.Error())
-			r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error()
+			r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error() // One quarantines it
 			return nil
 		}
 	}
