@@ -2,6 +2,9 @@ package versions
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -55,13 +58,81 @@ func Summarize(list []report.Outdated) *report.OutdatedReport {
 }
 
 // Doc is the state document of what the webhooks were told: the version
-// each outdated instance's plan wanted when it was announced.
+// each outdated instance's plan wanted when it was announced. Instances are
+// kept under a short digest of their id (Key), grouped by version, so that
+// the document of tens of thousands of instances stays within a state
+// document's bounds (12 bytes an instance: 10,000 take 120 KB).
 type Doc struct {
-	Announced map[string]string `json:"announced"`
+	// Announced maps an instance's Key to the version announced.
+	Announced map[string]string
 }
 
 // DocName is the state document's name.
 const DocName = "outdated"
+
+// keyLength is the hex digits of an instance's Key: 48 bits, two of 10,000
+// instances share one with odds of about 1 in 5 million (then the second
+// is not announced).
+const keyLength = 12
+
+// Key is what the document keeps of instance id: the first hex digits of
+// its id's SHA-256.
+func Key(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])[:keyLength]
+}
+
+// docJSON is the document's encoding: by version, the keys sorted and
+// written one after the other. Announced is the encoding of the documents
+// written before (instance id to version), read only.
+type docJSON struct {
+	ByWant    map[string]string `json:"by_want,omitempty"`
+	Announced map[string]string `json:"announced,omitempty"`
+}
+
+// MarshalJSON writes the document by version.
+func (d Doc) MarshalJSON() ([]byte, error) {
+	by := map[string][]string{}
+	for k, v := range d.Announced {
+		by[v] = append(by[v], k)
+	}
+	out := docJSON{ByWant: map[string]string{}}
+	for v, keys := range by {
+		slices.Sort(keys)
+		out.ByWant[v] = strings.Join(keys, "")
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads the document in either encoding; a key of the wrong
+// shape is dropped (that instance is announced again).
+func (d *Doc) UnmarshalJSON(data []byte) error {
+	var in docJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return err
+	}
+	d.Announced = map[string]string{}
+	for id, v := range in.Announced {
+		d.Announced[Key(id)] = v
+	}
+	for v, keys := range in.ByWant {
+		for i := 0; i+keyLength <= len(keys); i += keyLength {
+			if k := keys[i : i+keyLength]; isHex(k) {
+				d.Announced[k] = v
+			}
+		}
+	}
+	return nil
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
 
 // Announce returns the instances of list to announce (not announced yet
 // for the version their plan now wants) and the document after: those
@@ -70,10 +141,11 @@ func Announce(doc Doc, list []report.Outdated) (Doc, []report.Outdated) {
 	next := Doc{Announced: map[string]string{}}
 	var fresh []report.Outdated
 	for _, o := range list {
-		if doc.Announced[o.InstanceID] != o.Want {
+		k := Key(o.InstanceID)
+		if doc.Announced[k] != o.Want {
 			fresh = append(fresh, o)
 		}
-		next.Announced[o.InstanceID] = o.Want
+		next.Announced[k] = o.Want
 	}
 	return next, fresh
 }

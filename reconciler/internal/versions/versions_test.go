@@ -1,7 +1,9 @@
 package versions_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -63,3 +65,54 @@ var _ = Describe("outdated instances", func() {
 		Expect(gone.Announced).To(BeEmpty())
 	})
 })
+
+var _ = Describe("the document of what was announced", func() {
+	It("keeps 10,000 instances within a state document's bounds, and reads back what it wrote", func() {
+		var list []report.Outdated
+		for i := range 10000 {
+			list = append(list, report.Outdated{InstanceID: fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), Want: []string{"2.0.0", "2.1.0-rc.1"}[i%2]})
+		}
+		doc, fresh := versions.Announce(versions.Doc{}, list)
+		Expect(fresh).To(HaveLen(10000))
+		data, err := json.Marshal(doc)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(data)).To(BeNumerically("<", vault.MaxStateBytes/2), "%d bytes", len(data))
+		var back versions.Doc
+		Expect(json.Unmarshal(data, &back)).To(Succeed())
+		Expect(back.Equal(doc)).To(BeTrue())
+		_, again := versions.Announce(back, list)
+		Expect(again).To(BeEmpty(), "none announced twice")
+	})
+
+	It("reads the documents written before (instance id to version)", func() {
+		var doc versions.Doc
+		Expect(json.Unmarshal([]byte(`{"announced":{"a":"2.0.0","b":"1.0.0"}}`), &doc)).To(Succeed())
+		_, fresh := versions.Announce(doc, []report.Outdated{{InstanceID: "a", Want: "2.0.0"}, {InstanceID: "b", Want: "2.0.0"}})
+		Expect(fresh).To(ConsistOf(HaveField("InstanceID", "b")), "a was told of 2.0.0 already; b of 1.0.0 only")
+	})
+
+	It("drops keys of the wrong shape", func() {
+		var doc versions.Doc
+		Expect(json.Unmarshal([]byte(`{"by_want":{"2.0.0":"0123456789abZZZZZZZZZZZZfedcba98"}}`), &doc)).To(Succeed())
+		Expect(doc.Announced).To(Equal(map[string]string{"0123456789ab": "2.0.0"}))
+	})
+})
+
+func FuzzDoc(f *testing.F) {
+	f.Add([]byte(`{"by_want":{"2.0.0":"0123456789ab"}}`))
+	f.Add([]byte(`{"announced":{"a":"1.0.0"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var doc versions.Doc
+		if json.Unmarshal(data, &doc) != nil {
+			return
+		}
+		out, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back versions.Doc
+		if err := json.Unmarshal(out, &back); err != nil || !back.Equal(doc) {
+			t.Fatalf("round trip: %v %v %v", err, doc, back)
+		}
+	})
+}
