@@ -316,6 +316,31 @@ var _ = Describe("the dashboard's outdated instances, in a real browser", func()
 		Expect(href).To(Equal("/dashboard/instances/a1"))
 	})
 
+	It("lists the instances behind their Director, what each asks for as latest, as text", func() {
+		o := outdated(0)
+		o.Behind = &reconciler.BehindReport{Count: 1, ByPlan: map[string]int{"redis-small": 1}, Asking: 3, Unknown: 1,
+			Errors: []string{"Director west: GET /releases: 503"},
+			Instances: []reconciler.Behind{{InstanceID: "a1", PlanID: "redis-small", Deployment: imgDeployment,
+				Lags: []reconciler.Lag{{Type: "release", Name: "redis", Running: "16.1.0", Newest: spoofVersion},
+					{Type: "stemcell", Name: "ubuntu-jammy", Running: "1.506", Newest: "1.507"}}}}}
+		op.set(status("success", o), view(nil, nil))
+		_, injected := rendered(browser, base+"/dashboard", "#behind tbody td a", "#behind")
+		Expect(injected).To(BeFalse(), "no element made of the Director's content")
+		var got [][]string
+		var count, facts string
+		Expect(chromedp.Run(browser, chromedp.Evaluate(
+			`[...document.querySelectorAll("#behind tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got),
+			chromedp.Text("#behind-count", &count, chromedp.ByQuery), chromedp.Text("#behind-facts", &facts, chromedp.ByQuery))).To(Succeed())
+		Expect(got).To(Equal([][]string{{"a1", imgDeployment, "redis-small",
+			`release redis 16.1.0 → 1.0.0-\u202Erc1, stemcell ubuntu-jammy 1.506 → 1.507`}}))
+		Expect(count).To(Equal("(1)"))
+		Expect(facts).To(Equal("3 ask for a latest, 1 not known to the last run; could not ask: Director west: GET /releases: 503"))
+
+		op.set(status("success", outdated(0)), view(nil, nil))
+		empty, _ := rendered(browser, base+"/dashboard", "#behind td.empty", "#behind tbody")
+		Expect(empty).To(Equal("no instance asks for a latest release or stemcell"))
+	})
+
 	It("says when it lists only the oldest", func() {
 		op.set(status("success", outdated(140, listed...)), view(nil, nil))
 		got, _ := rendered(browser, base+"/dashboard", "#outdated tbody td a", "#outdated-more")

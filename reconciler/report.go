@@ -50,6 +50,13 @@ type (
 	OutdatedReport = report.OutdatedReport
 	// Outdated is an instance behind its plan's maintenance_info version.
 	Outdated = report.Outdated
+	// BehindReport is what a run found of the instances behind their Director.
+	BehindReport = report.BehindReport
+	// Behind is an instance that asks for a latest release or stemcell its
+	// Director has in a newer version than it runs.
+	Behind = report.Behind
+	// Lag is one release or stemcell an instance is behind on.
+	Lag = report.Lag
 	// FeedReport says how a run used the Director's event feed.
 	FeedReport = report.FeedReport
 	// DirectorReport is what a run saw of one Director.

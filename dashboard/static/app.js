@@ -254,6 +254,26 @@ function renderOutdated(o, r) {
     : !r.scope && r.result !== "failure" ? "no plan declares maintenance_info"
       : "none reported: no plan declares maintenance_info, or no run over every deployment got that far";
   rows("outdated", listed, (x) => [adoptedLink(x), x.deployment, x.plan_id, version(x.version), x.want], empty);
+  renderBehind(o && o.behind);
+}
+
+// renderBehind lists the instances that ask for the latest of a release or
+// stemcell while their Director has a newer one uploaded than they run (the
+// first 100, by id); b is absent when no instance asks for a latest.
+function renderBehind(b) {
+  const listed = (b && b.instances) || [];
+  $("behind-count").textContent = b ? "(" + b.count + ")" : "";
+  let facts = "";
+  if (b) {
+    facts = b.asking + " ask for a latest";
+    if (b.unknown) facts += ", " + b.unknown + " not known to the last run";
+    if (b.count > listed.length) facts += "; the first " + listed.length + " of " + b.count;
+    if (b.errors && b.errors.length) facts += "; could not ask: " + b.errors.join("; ");
+  }
+  $("behind-facts").textContent = shown(facts);
+  rows("behind", listed, (x) => [instanceLink(x.instance_id), x.deployment, x.plan_id,
+    (x.lags || []).map((l) => l.type + " " + l.name + " " + l.running + " → " + l.newest).join(", ")],
+  b ? "every instance asking for a latest runs it" : "no instance asks for a latest release or stemcell");
 }
 
 // byPlan is the count of each plan (or state), the most first: "redis-small 3 · redis-large 0".
