@@ -22,19 +22,7 @@ import (
 // redis-small, so that the broker provisions and renders it.
 func renderedCatalog() *catalog.Catalog {
 	GinkgoHelper()
-	tpl, err := catalog.ParseTemplate("manifest.yml", `name: ignored
-releases: [{name: redis, version: "16.1.0"}]
-stemcells: [{alias: default, os: ubuntu-jammy, version: "1.506"}]
-instance_groups:
-- name: redis
-  instances: 1
-  azs: [z1]
-  vm_type: small
-  stemcell: default
-  networks: [{name: services}]
-  jobs: [{name: redis, release: redis, properties: {password: {{ .Secrets.password }}}}]
-`)
-	Expect(err).NotTo(HaveOccurred())
+	tpl := upgradeTemplate("16.1.0")
 	return &catalog.Catalog{Services: []catalog.Service{{ID: "redis", Name: "redis", Bindable: true, Plans: []catalog.Plan{
 		{ID: "redis-small", Name: "small", ServiceID: "redis", Manifest: tpl},
 		{ID: "redis-large", Name: "large", ServiceID: "redis"},
