@@ -45,6 +45,15 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
 			return
 		}
 	}
+	if rec, err := u.Records.Record(ctx, up.InstanceID); err == nil && (rec == nil || rec.LastOperation == nil ||
+		rec.LastOperation.ContextID != up.ContextID) {
+		// Another operation took the instance over once the broker had
+		// settled this one: its manifest is the one Vault must keep.
+		r.State, r.Reason = Upgraded, fmt.Sprintf("task %d ended done; another operation of the instance started since: "+
+			"it records the instance, not this upgrade", up.taskID)
+		u.mark().end(ctx, up, Upgraded, "")
+		return
+	}
 	err := u.Documents.PutManifest(ctx, up.InstanceID, text)
 	if err == nil {
 		err = u.mark().finishOp(ctx, up, func(next *vault.Record) { next.MaintenanceVersion = up.To })
