@@ -134,7 +134,7 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 			Name: "blacksmith_upgrades_total",
 			Help: "Instances a fleet upgrade ended with (dry runs excluded), by result: upgraded, unchanged, current, skipped, failed, rolled_back, rollback_failed, interrupted.",
 		}, []string{"result"})),
-		upgradesInFlight: newGauge(reg, "blacksmith_upgrades_in_flight", "Instance upgrades under way (their Director task running)."),
+		upgradesInFlight: newGauge(reg, "blacksmith_upgrades_in_flight", "Instance upgrades under way: being prepared (read, rendered, backed up) or their Director task running."),
 		unhealthy: newGauge(reg, "blacksmith_instances_unhealthy",
 			"Instances whose VMs do not all run (a process failing, an agent not answering), as the Directors said when last asked."),
 	}
