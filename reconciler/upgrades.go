@@ -194,7 +194,7 @@ func (u *Upgrades) loop(ctx context.Context) {
 	}
 }
 
-// upgradeInBackground starts the background mode's fleet upgrade after a
+// background starts the background mode's fleet upgrade after a
 // complete run (reconciler.upgrades.mode auto), on the leader, inside the
 // window, unless one runs: at most max_per_run instances are tried.
 func (u *Upgrades) background(s Summary) {
