@@ -271,6 +271,10 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		cat.Services[0].Plans[0].Manifest = broken
 		f.use(cat, nil)
 		f.e.sim.ResetStats()
+		writes := f.e.vaultWrites()
+		dry := f.upgrade(reconciler.UpgradeRequest{DryRun: true})
+		Expect(dry.Instances).To(ConsistOf(HaveField("State", "failed")), "a dry run says so")
+		Expect(f.e.vaultWrites()).To(Equal(writes), "and writes nothing, not even the quarantine")
 		rep := f.upgrade(reconciler.UpgradeRequest{})
 		Expect(rep.Instances).To(ConsistOf(And(HaveField("State", "failed"), HaveField("Reason", ContainSubstring("do not render")))))
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())

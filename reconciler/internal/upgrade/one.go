@@ -117,7 +117,7 @@ func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool, slot Slot)
 	r.Canary, r.StartedAt = canary, u.Now()
 	if up := u.start(ctx, c, &r, slot); up != nil {
 		u.follow(ctx, up, &r, slot)
-	} else if Failure(r.State) { // failed before its task (templates, backup, the Director's refusal): set aside too
+	} else if Failure(r.State) && !u.DryRun { // failed before its task (templates, backup, the Director's refusal): set aside too
 		u.mark().end(context.WithoutCancel(ctx), &upgrade{Entry: Entry{InstanceID: c.InstanceID, To: c.To}}, r.State, r.Reason)
 	}
 	r.EndedAt, r.Reason = u.Now(), cut(r.Reason)
