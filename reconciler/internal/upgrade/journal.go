@@ -126,6 +126,13 @@ func (j *Journal) Begin(ctx context.Context, e Entry) error {
 // Result states) for reason. A failure quarantines the instance (again);
 // an instance at its plan's version leaves the quarantine.
 func (j *Journal) End(ctx context.Context, id, version, state, reason string) error {
+	j.mu.Lock()
+	_, inFlight := j.doc.InFlight[id]
+	_, held := j.doc.Quarantine[id]
+	j.mu.Unlock()
+	if !inFlight && !held && !Failure(state) { // nothing to change: no write
+		return nil
+	}
 	return j.change(ctx, func(d *journalDoc) {
 		delete(d.InFlight, id)
 		switch {
