@@ -416,3 +416,19 @@ var _ = Describe("an upgrade without a backup to roll back to", func() {
 		Expect(rec.OperationInProgress()).To(BeFalse())
 	})
 })
+
+var _ = Describe("an upgrade whose Director cannot be reached", func() {
+	It("is skipped with the reason, nothing marked or deployed", func() {
+		f := newFleet(1, nil)
+		f.use(upgradeCatalog("2.0.0", "16.2.0"), nil)
+		Expect(f.e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Status: 503})).To(Succeed())
+		f.e.sim.ResetStats()
+		rep := f.upgrade(reconciler.UpgradeRequest{})
+		Expect(rep.Instances).To(ConsistOf(And(HaveField("State", "skipped"),
+			HaveField("Reason", ContainSubstring("Director default cannot be reached")))))
+		Expect(f.e.sim.Stats().Tasks).To(BeZero())
+		rec, _ := f.e.store.Record(context.Background(), f.ids[0])
+		Expect(rec.OperationInProgress()).To(BeFalse())
+		Expect(rec.MaintenanceVersion).To(Equal("1.0.0"))
+	})
+})
