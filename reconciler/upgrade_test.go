@@ -3,6 +3,7 @@ package reconciler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -430,5 +431,38 @@ var _ = Describe("an upgrade whose Director cannot be reached", func() {
 		rec, _ := f.e.store.Record(context.Background(), f.ids[0])
 		Expect(rec.OperationInProgress()).To(BeFalse())
 		Expect(rec.MaintenanceVersion).To(Equal("1.0.0"))
+	})
+})
+
+var _ = Describe("an upgrade with HA", func() {
+	It("holds the instance's lease: an instance whose lease another daemon holds is busy, then skipped", func() {
+		f := newFleet(1, nil)
+		cat := upgradeCatalog("2.0.0", "16.2.0")
+		shared, err := broker.New(broker.Options{Catalog: cat, Directors: []broker.NamedDirector{{Director: f.e.bosh, Reader: f.e.bosh}},
+			Store: f.e.store, Username: "u", Password: "p", Logger: testLogger(),
+			SharedLimits: f.e.store.Leases, HolderID: "vm-a", InstanceLeaseWait: 100 * time.Millisecond})
+		Expect(err).NotTo(HaveOccurred())
+		f.use(cat, func(o *reconciler.Options) {
+			o.Hold = func(ctx context.Context, id string) (context.Context, func(), error) {
+				ctx, release, err := shared.HoldInstance(ctx, id)
+				if errors.Is(err, broker.ErrInstanceBusy) {
+					err = fmt.Errorf("%w: %w", reconciler.ErrInstanceBusy, err)
+				}
+				return ctx, release, err
+			}
+		})
+		_, err = f.e.store.AcquireLease(context.Background(), "instance-"+f.ids[0], "vm-b", time.Minute, time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		f.e.sim.ResetStats()
+		rep := f.upgrade(reconciler.UpgradeRequest{AttemptLimit: intp(2)})
+		Expect(rep.Instances).To(ConsistOf(And(HaveField("State", "skipped"), HaveField("Attempts", 2),
+			HaveField("Reason", ContainSubstring("another broker holds the instance's lease")))))
+		Expect(f.e.sim.Stats().Tasks).To(BeZero())
+
+		Expect(f.e.store.ReleaseLease(context.Background(), "instance-"+f.ids[0], "vm-b")).To(Succeed())
+		Expect(f.upgrade(reconciler.UpgradeRequest{}).Counts).To(Equal(map[string]int{"upgraded": 1}), "once it is free")
+		l, held, err := f.e.store.ReadLease(context.Background(), "instance-"+f.ids[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(!held || l.Holder == "").To(BeTrue(), "given back: %+v", l)
 	})
 })
