@@ -1,0 +1,23 @@
+// Package sim is a Cloud Controller (API v3) simulator: it answers the read
+// side of the v3 service routes (service_brokers, service_offerings,
+// service_plans, service_instances) with the JSON shapes, pagination links,
+// CF error objects and error codes of cloudfoundry/cloud_controller_ng (see
+// FACTS.md for each fact and its source), behind a built-in UAA token
+// endpoint, so that a broker-side cross-check runs against something that
+// behaves like a Cloud Controller. It is the only stand-in for the Cloud
+// Controller the project allows.
+//
+// In-process:
+//
+//	cc, err := sim.New(sim.Options{TokenTTL: 2 * time.Second})
+//	defer cc.Close()
+//	b := cc.AddBroker("blacksmith")
+//	cc.Seed(b.Name, 100)
+//	url := cc.URL()
+//
+// State is set up in Go (AddBroker, AddOffering, AddPlan, AddOrg, AddSpace,
+// AddInstance, RemoveInstance, SetLastOperation) and read over HTTP. Knobs
+// (latency, token lifetime, failures, rate limit) are turned in Go or over the
+// unauthenticated admin API under /_sim. The binary cmd/cc-sim serves the
+// same from the command line.
+package sim

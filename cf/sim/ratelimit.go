@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// limiter counts authenticated /v3 requests in fixed windows, as the Cloud
+// Controller's rate limiter does (one counter per user, reset every interval).
+type limiter struct {
+	mu     sync.Mutex
+	limit  int
+	window time.Duration
+	reset  time.Time
+	count  int
+}
+
+// SetRateLimit sets how many /v3 requests are allowed per window (0 = no
+// limit) and starts a new window; window <= 0 keeps the current one's length.
+func (c *CC) SetRateLimit(limit int, window time.Duration) {
+	c.limit.mu.Lock()
+	defer c.limit.mu.Unlock()
+	if window > 0 {
+		c.limit.window = window
+	}
+	c.limit.limit, c.limit.count, c.limit.reset = max(limit, 0), 0, time.Time{}
+}
+
+// rateLimit counts a request, sets the X-RateLimit-* headers and, past the
+// limit, answers 429; it reports whether the request may go on.
+func (c *CC) rateLimit(w http.ResponseWriter) bool {
+	c.limit.mu.Lock()
+	if c.limit.limit == 0 {
+		c.limit.mu.Unlock()
+		return true
+	}
+	n := time.Now()
+	if !n.Before(c.limit.reset) {
+		c.limit.count, c.limit.reset = 0, n.Add(c.limit.window)
+	}
+	c.limit.count++
+	limit, count, reset := c.limit.limit, c.limit.count, c.limit.reset
+	c.limit.mu.Unlock()
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(limit-count, 0)))
+	if count <= limit {
+		return true
+	}
+	body := encode(map[string][]cfError{"errors": {errRateLimitExceeded}})
+	h.Set("Retry-After", strconv.FormatInt(int64(time.Until(reset).Seconds()+0.5), 10))
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write(body)
+	return false
+}

@@ -1,0 +1,158 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds on what a request may carry.
+const (
+	maxHeaderBytes = 64 << 10
+	maxBody        = 1 << 20
+)
+
+// route is an endpoint of the simulated API.
+type route struct {
+	method, path string // path in ServeMux form: /v3/service_instances/{guid}
+	v3           bool   // needs a bearer token (and counts against the rate limit)
+	h            http.HandlerFunc
+}
+
+func (c *CC) endpoints() []route {
+	return []route{
+		{"GET", "/{$}", false, c.getRoot},
+		{"POST", UAAPrefix + "/oauth/token", false, c.issueToken},
+		{"GET", "/v3/service_brokers", true, c.listBrokers},
+		{"GET", "/v3/service_offerings", true, c.listOfferings},
+		{"GET", "/v3/service_plans", true, c.listPlans},
+		{"GET", "/v3/service_instances", true, c.listInstances},
+		{"GET", "/v3/service_instances/{guid}", true, c.getInstance},
+	}
+}
+
+func (c *CC) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range c.endpoints() {
+		mux.Handle(rt.method+" "+rt.path, c.serve(rt))
+	}
+	c.adminRoutes(mux)
+	mux.Handle("/", c.serve(route{h: func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, errNotFound) }}))
+	return mux
+}
+
+// template is a route's path as stats and failures name it: /v3/service_instances/:guid.
+func template(path string) string {
+	path = strings.TrimSuffix(path, "{$}")
+	return strings.NewReplacer("{", ":", "}", "").Replace(path)
+}
+
+// serve wraps an endpoint: counting, latency, injected failures,
+// authentication and the rate limit, in the order a client sees them.
+func (c *CC) serve(rt route) http.Handler {
+	tmpl := template(rt.path)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method, key := rt.method, tmpl
+		if method == "" {
+			method, key = r.Method, "(unknown)"
+		}
+		c.counts.begin(method + " " + key)
+		defer c.counts.end()
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if !sleep(r.Context(), c.knobs.latency()) {
+			return
+		}
+		f, failing := c.knobs.pick(method, key)
+		if failing && !c.fail(w, r, f) {
+			return
+		}
+		if rt.v3 && (!c.authenticate(w, r) || !c.rateLimit(w)) {
+			return
+		}
+		if failing && f.CutShort {
+			cutShort(w, r, rt.h)
+			return
+		}
+		rt.h(w, r)
+	})
+}
+
+// fail applies an injected failure's delay and status; it reports whether
+// the request is still to be answered (slowed only, or cut short).
+func (c *CC) fail(w http.ResponseWriter, r *http.Request, f Failure) bool {
+	if f.Delay > 0 && !sleep(r.Context(), f.Delay) {
+		return false
+	}
+	if f.CutShort || (f.Status == 0 && f.Delay > 0) {
+		return true
+	}
+	switch status := max(f.Status, 0); status {
+	case 0, http.StatusInternalServerError:
+		writeError(w, http.StatusInternalServerError, errUnknown)
+	case http.StatusServiceUnavailable:
+		writeError(w, status, errUnavailable)
+	default:
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(status)
+	}
+	return false
+}
+
+// cutShort answers with h's headers and status and the full Content-Length,
+// but only the first half of the body; net/http then closes the connection.
+func cutShort(w http.ResponseWriter, r *http.Request, h http.HandlerFunc) {
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	h(rec, r)
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(rec.body.Len()))
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(rec.body.Bytes()[:rec.body.Len()/2])
+}
+
+// recorder keeps what a handler answers.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+// sleep waits for d or until ctx ends; it reports whether it waited the
+// whole time.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// root is GET /: the links a client starts from.
+type root struct {
+	Links map[string]any `json:"links"`
+}
+
+func (c *CC) getRoot(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, root{Links: map[string]any{
+		"self":                href{c.url},
+		"cloud_controller_v3": map[string]any{"href": c.url + "/v3", "meta": map[string]string{"version": APIVersion}},
+		"login":               href{c.url + LoginPrefix},
+		"uaa":                 href{c.url + UAAPrefix},
+		"credhub":             nil,
+		"routing":             nil,
+	}})
+}

@@ -1,0 +1,81 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// shutdownTimeout bounds how long Close waits for requests in flight.
+const shutdownTimeout = 2 * time.Second
+
+// CC is a running Cloud Controller simulator. Its methods are safe for
+// concurrent use.
+type CC struct {
+	opts Options
+	ln   net.Listener
+	srv  *http.Server
+	url  string
+
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+
+	knobs  knobs
+	counts counters
+	tokens tokens
+	limit  limiter
+	seedMu sync.Mutex // one Seed at a time, so that a broker is registered once
+
+	mu sync.RWMutex
+	store
+}
+
+// New starts a CC listening on opts.Addr; it is serving on return.
+func New(opts Options) (*CC, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
+	}
+	c := &CC{opts: opts, ln: ln, url: "http://" + ln.Addr().String(), store: newStore()}
+	c.knobs.init(opts)
+	c.tokens.init()
+	c.limit.limit, c.limit.window = opts.RateLimit, opts.RateLimitWindow
+	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		_ = c.srv.Serve(ln) // ends with ErrServerClosed on Close
+	}()
+	return c, nil
+}
+
+// URL is the API's base URL, e.g. "http://127.0.0.1:41234".
+func (c *CC) URL() string { return c.url }
+
+// UAAURL is the URL of the built-in UAA (the root document's links.uaa).
+func (c *CC) UAAURL() string { return c.url + UAAPrefix }
+
+// Close stops serving and waits for the server to end. It is safe to call
+// more than once.
+func (c *CC) Close() error {
+	c.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := c.srv.Shutdown(ctx); err != nil {
+			if cerr := c.srv.Close(); cerr != nil {
+				c.closeErr = fmt.Errorf("shutting down the cloud controller simulator: %w", errors.Join(err, cerr))
+			}
+		}
+		c.wg.Wait()
+	})
+	return c.closeErr
+}
