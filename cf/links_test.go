@@ -31,8 +31,7 @@ var _ = Describe("links and TLS", func() {
 
 	It("refuses a next link to another host and never dials it", func() {
 		other, hits := countingServer()
-		var p *proxy
-		p = startProxy(cc, nil, func(body []byte, self string) []byte {
+		p := startProxy(cc, nil, func(body []byte, self string) []byte {
 			s := string(body)
 			if strings.Contains(s, `"pagination"`) && strings.Contains(s, "service_instances") {
 				return []byte(strings.ReplaceAll(s, cc.URL(), other.URL))
