@@ -48,11 +48,7 @@ func (c *CC) listBrokers(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.mu.RUnlock()
-	lo, hi, p := c.pageOf("/v3/service_brokers", q, len(hits))
-	body := listBody{Pagination: p, Resources: []any{}}
-	for _, b := range hits[lo:hi] {
-		body.Resources = append(body.Resources, c.presentBroker(b))
-	}
+	body, _ := page(c, "/v3/service_brokers", q, hits, func(_ int, b Broker) any { return c.presentBroker(b) })
 	writeJSON(w, http.StatusOK, body)
 }
 
@@ -71,11 +67,7 @@ func (c *CC) listOfferings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.mu.RUnlock()
-	lo, hi, p := c.pageOf("/v3/service_offerings", q, len(hits))
-	body := listBody{Pagination: p, Resources: []any{}}
-	for _, o := range hits[lo:hi] {
-		body.Resources = append(body.Resources, c.presentOffering(o))
-	}
+	body, _ := page(c, "/v3/service_offerings", q, hits, func(_ int, o Offering) any { return c.presentOffering(o) })
 	writeJSON(w, http.StatusOK, body)
 }
 
@@ -107,11 +99,7 @@ func (c *CC) listPlans(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.mu.RUnlock()
-	lo, hi, pg := c.pageOf("/v3/service_plans", q, len(hits))
-	body := listBody{Pagination: pg, Resources: []any{}}
-	for i := lo; i < hi; i++ {
-		body.Resources = append(body.Resources, c.presentPlan(hits[i], spaces[i]))
-	}
+	body, _ := page(c, "/v3/service_plans", q, hits, func(i int, p Plan) any { return c.presentPlan(p, spaces[i]) })
 	writeJSON(w, http.StatusOK, body)
 }
 
@@ -132,13 +120,11 @@ func (c *CC) listInstances(w http.ResponseWriter, r *http.Request) {
 			hits = append(hits, in)
 		}
 	}
-	lo, hi, p := c.pageOf("/v3/service_instances", q, len(hits))
-	body := listBody{Pagination: p, Resources: []any{}}
-	for _, in := range hits[lo:hi] {
+	body, listed := page(c, "/v3/service_instances", q, hits, func(_ int, in Instance) any {
 		plan, _ := c.plans.get(in.PlanGUID)
-		body.Resources = append(body.Resources, c.presentInstance(in, plan))
-	}
-	body.Included = c.includedLocked(q.fields, hits[lo:hi])
+		return c.presentInstance(in, plan)
+	})
+	body.Included = c.includedLocked(q.fields, listed)
 	writeJSON(w, http.StatusOK, body)
 }
 
@@ -163,4 +149,15 @@ func (c *CC) getInstance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, c.presentInstance(in, plan))
+}
+
+// page is the page q asks for of hits, each presented by present (with its
+// index in hits), and the hits it lists.
+func page[T any](c *CC, path string, q listQuery, hits []T, present func(i int, t T) any) (listBody, []T) {
+	lo, hi, p := c.pageOf(path, q, len(hits))
+	body := listBody{Pagination: p, Resources: []any{}}
+	for i := lo; i < hi; i++ {
+		body.Resources = append(body.Resources, present(i, hits[i]))
+	}
+	return body, hits[lo:hi]
 }
