@@ -161,7 +161,9 @@ var _ = Describe("tasks", func() {
 	})
 
 	It("waits for the lock of a deployment another task holds", func() {
-		w := start(sim.Options{TaskDuration: 300 * time.Millisecond, Workers: 2, LockTimeout: 5 * time.Second})
+		// The first task runs long enough that a slow machine still sees it
+		// hold the lock when the locks are read (CI once read them after 300 ms).
+		w := start(sim.Options{TaskDuration: 3 * time.Second, Workers: 2, LockTimeout: 10 * time.Second})
 		wc := newClient(w)
 		first := wc.deploy(redisManifest("r1", "1"))
 		second := wc.deploy(redisManifest("r1", "2"))
