@@ -44,6 +44,13 @@ func (ck checker) required(key, value string) {
 	ck.fail(key, "required")
 }
 
+// requiredWhen reports an empty value that other, being set, makes required.
+func (ck checker) requiredWhen(key, value, other string) {
+	if value == "" {
+		ck.fail(key, "required when %s is set (set it in the file or with %s)", other, envName(key))
+	}
+}
+
 // pair reports a value given without its partner, e.g. a username without a password.
 func (ck checker) pair(keyA, a, keyB, b string) {
 	if a != "" && b == "" {

@@ -27,7 +27,40 @@ type Config struct {
 	Notifications NotificationsConfig `yaml:"notifications"`
 	// HA lets several daemons share one Vault mount, one of them running the reconciler.
 	HA HAConfig `yaml:"ha"`
+	// CF is the Cloud Controller the broker is registered with, read to cross-check the instances
+	// against the platform's. Optional: without cf.api nothing reads the platform.
+	CF CFConfig `yaml:"cf"`
 }
+
+// CFConfig is the Cloud Controller (API v3) the reconciler reads the platform's instances from,
+// with a UAA client that has the cloud_controller.admin_read_only (or cloud_controller.global_auditor)
+// scope.
+type CFConfig struct {
+	// API is the Cloud Controller's URL, e.g. https://api.sys.example.com. Default empty: the platform
+	// is not read; env BLACKSMITH_CF_API.
+	API string `yaml:"api"`
+	// ClientID is the UAA client. Required with api; env BLACKSMITH_CF_CLIENT_ID.
+	ClientID string `yaml:"client_id"`
+	// ClientSecret is the UAA client's secret. Required with api, secret; env BLACKSMITH_CF_CLIENT_SECRET.
+	ClientSecret string `yaml:"client_secret"`
+	// CACert is the path of a PEM CA bundle for the Cloud Controller and its UAA, or the PEM text
+	// itself. Default empty (system roots); env BLACKSMITH_CF_CA_CERT.
+	CACert string `yaml:"ca_cert"`
+	// SkipSSLValidation disables TLS verification. Default false; env BLACKSMITH_CF_SKIP_SSL_VALIDATION.
+	SkipSSLValidation bool `yaml:"skip_ssl_validation"`
+	// BrokerName is the name the broker is registered under (cf service-brokers). Required with
+	// api; env BLACKSMITH_CF_BROKER_NAME.
+	BrokerName string `yaml:"broker_name"`
+	// CheckInterval is how often the platform is read: 0 reads it in every run, else at least 1m
+	// (a run between reads keeps the last read's view and acts on none of it). Default 0; env
+	// BLACKSMITH_CF_CHECK_INTERVAL.
+	CheckInterval time.Duration `yaml:"check_interval"`
+	// Timeout bounds one request to the Cloud Controller or its UAA. Default 30s; env BLACKSMITH_CF_TIMEOUT.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Enabled says whether the platform is read.
+func (c CFConfig) Enabled() bool { return c.API != "" }
 
 // HAConfig is the reconciler's lease among daemons sharing a Vault mount.
 type HAConfig struct {
@@ -44,7 +77,7 @@ type HAConfig struct {
 
 // WebhookEvents are the event types a webhook may ask for (notify.Types).
 var WebhookEvents = []string{"orphaned", "unorphaned", "drift", "quarantined", "conflict", "run_failed", "remediated",
-	"unhealthy", "recovered", "outdated"}
+	"unhealthy", "recovered", "outdated", "orphan_deployment"}
 
 // NotificationsConfig is where the reconciler's events are sent.
 type NotificationsConfig struct {
@@ -289,8 +322,14 @@ type RemediationConfig struct {
 	// MinAge is how long an instance must have been an orphan before it is remediated. Default 24h;
 	// env BLACKSMITH_RECONCILER_REMEDIATION_MIN_AGE.
 	MinAge time.Duration `yaml:"min_age"`
-	// MaxPerRun bounds the orphans one run remediates. Default 5; env BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN.
+	// MaxPerRun bounds the orphans (and the orphan deployments) one run remediates. Default 5; env
+	// BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN.
 	MaxPerRun int `yaml:"max_per_run"`
+	// OrphanDeployments is what is done to a deployment the broker records that the platform (cf)
+	// does not have: report, or delete it (through a task, after a full backup, as a deprovision
+	// does) once the platform was read without it for min_age. Default report; env
+	// BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS.
+	OrphanDeployments string `yaml:"orphan_deployments"`
 }
 
 // Remediation modes.
@@ -298,6 +337,12 @@ const (
 	RemediateNone     = "none"
 	RemediateRedeploy = "redeploy"
 	RemediatePurge    = "purge"
+)
+
+// What is done to orphan deployments (RemediationConfig.OrphanDeployments).
+const (
+	OrphanDeploymentsReport = "report"
+	OrphanDeploymentsDelete = "delete"
 )
 
 // QuarantineConfig is the backoff across runs of an item that keeps failing.
@@ -352,6 +397,7 @@ func Default() *Config {
 		Vault:   VaultConfig{Mount: "secret", MaxRecordBytes: 32 << 10},
 		BOSH:    DefaultBOSH(),
 		HA:      HAConfig{LeaseTTL: 30 * time.Second},
+		CF:      CFConfig{Timeout: 30 * time.Second},
 		Metrics: MetricsConfig{Enabled: true},
 		Reconciler: ReconcilerConfig{
 			Enabled:             true,
@@ -371,7 +417,8 @@ func Default() *Config {
 			StuckOperationAfter: time.Hour,
 			History:             HistoryConfig{Keep: 200},
 			RunLog:              50,
-			Remediation:         RemediationConfig{Mode: RemediateNone, MinAge: 24 * time.Hour, MaxPerRun: 5},
+			Remediation: RemediationConfig{Mode: RemediateNone, MinAge: 24 * time.Hour, MaxPerRun: 5,
+				OrphanDeployments: OrphanDeploymentsReport},
 			Upgrades: UpgradesConfig{Mode: UpgradeReport, MaxPerRun: 10, Canaries: 1, MaxInFlight: 5, MaxFailures: 1,
 				AttemptLimit: 5, TaskTimeout: 2 * time.Hour},
 		},

@@ -100,6 +100,18 @@ var options = []option{
 	{"ha.enabled", "BLACKSMITH_HA_ENABLED", func(c *config.Config) any { return c.HA.Enabled }, false, "true", true, "false", false, nil},
 	{"ha.lease_ttl", "BLACKSMITH_HA_LEASE_TTL", func(c *config.Config) any { return c.HA.LeaseTTL }, 30 * time.Second, "1m", time.Minute, "15s", 15 * time.Second, nil},
 	{"ha.id", "BLACKSMITH_HA_ID", func(c *config.Config) any { return c.HA.ID }, "", "vm-a", "vm-a", "vm-b", "vm-b", nil},
+	{"cf.api", "BLACKSMITH_CF_API", func(c *config.Config) any { return c.CF.API }, "", "https://api.sys.invalid", "https://api.sys.invalid", "http://127.0.0.2:9022/", "http://127.0.0.2:9022/",
+		cfPartners("BLACKSMITH_CF_API")},
+	{"cf.client_id", "BLACKSMITH_CF_CLIENT_ID", func(c *config.Config) any { return c.CF.ClientID }, "", "file-cf-client", "file-cf-client", "env-cf-client", "env-cf-client",
+		cfPartners("BLACKSMITH_CF_CLIENT_ID")},
+	{"cf.client_secret", "BLACKSMITH_CF_CLIENT_SECRET", func(c *config.Config) any { return c.CF.ClientSecret }, "", "file-cf-secret", "file-cf-secret", "env-cf-secret", "env-cf-secret",
+		cfPartners("BLACKSMITH_CF_CLIENT_SECRET")},
+	{"cf.ca_cert", "BLACKSMITH_CF_CA_CERT", func(c *config.Config) any { return c.CF.CACert }, "", "$CERT", "$CERT", "$CAPEM", "$CAPEM", cfPartners("")},
+	{"cf.skip_ssl_validation", "BLACKSMITH_CF_SKIP_SSL_VALIDATION", func(c *config.Config) any { return c.CF.SkipSSLValidation }, false, "true", true, "false", false, cfPartners("")},
+	{"cf.broker_name", "BLACKSMITH_CF_BROKER_NAME", func(c *config.Config) any { return c.CF.BrokerName }, "", "file-broker", "file-broker", "env-broker", "env-broker",
+		cfPartners("BLACKSMITH_CF_BROKER_NAME")},
+	{"cf.check_interval", "BLACKSMITH_CF_CHECK_INTERVAL", func(c *config.Config) any { return c.CF.CheckInterval }, time.Duration(0), "5m", 5 * time.Minute, "1h", time.Hour, cfPartners("")},
+	{"cf.timeout", "BLACKSMITH_CF_TIMEOUT", func(c *config.Config) any { return c.CF.Timeout }, 30 * time.Second, "45s", 45 * time.Second, "2m", 2 * time.Minute, cfPartners("")},
 	{"reconciler.enabled", "BLACKSMITH_RECONCILER_ENABLED", func(c *config.Config) any { return c.Reconciler.Enabled }, true, "false", false, "true", true, nil},
 	{"reconciler.interval", "BLACKSMITH_RECONCILER_INTERVAL", func(c *config.Config) any { return c.Reconciler.Interval }, time.Hour, "30m", 30 * time.Minute, "15s", 15 * time.Second, nil},
 	{"reconciler.max_concurrency", "BLACKSMITH_RECONCILER_MAX_CONCURRENCY", func(c *config.Config) any { return c.Reconciler.MaxConcurrency }, 5, "8", 8, "2", 2, nil},
@@ -125,6 +137,8 @@ var options = []option{
 	{"reconciler.remediation.mode", "BLACKSMITH_RECONCILER_REMEDIATION_MODE", func(c *config.Config) any { return c.Reconciler.Remediation.Mode }, "none", "redeploy", "redeploy", "purge", "purge", nil},
 	{"reconciler.remediation.min_age", "BLACKSMITH_RECONCILER_REMEDIATION_MIN_AGE", func(c *config.Config) any { return c.Reconciler.Remediation.MinAge }, 24 * time.Hour, "1h", time.Hour, "48h", 48 * time.Hour, nil},
 	{"reconciler.remediation.max_per_run", "BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Remediation.MaxPerRun }, 5, "2", 2, "20", 20, nil},
+	{"reconciler.remediation.orphan_deployments", "BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS", func(c *config.Config) any { return c.Reconciler.Remediation.OrphanDeployments }, "report", "delete", "delete", "report", "report",
+		cfPartners("")},
 	{"reconciler.upgrades.mode", "BLACKSMITH_RECONCILER_UPGRADES_MODE", func(c *config.Config) any { return c.Reconciler.Upgrades.Mode }, "report", "auto", "auto", "off", "off", nil},
 	{"reconciler.upgrades.max_per_run", "BLACKSMITH_RECONCILER_UPGRADES_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Upgrades.MaxPerRun }, 10, "3", 3, "50", 50, nil},
 	{"reconciler.upgrades.window", "BLACKSMITH_RECONCILER_UPGRADES_WINDOW", func(c *config.Config) any { return c.Reconciler.Upgrades.Window }, "", "02:00-04:00", "02:00-04:00", "22:30-01:15", "22:30-01:15", nil},
@@ -135,6 +149,15 @@ var options = []option{
 	{"reconciler.upgrades.task_timeout", "BLACKSMITH_RECONCILER_UPGRADES_TASK_TIMEOUT", func(c *config.Config) any { return c.Reconciler.Upgrades.TaskTimeout }, 2 * time.Hour, "30m", 30 * time.Minute, "3h", 3 * time.Hour, nil},
 	{"bosh.name", "BLACKSMITH_BOSH_NAME", func(c *config.Config) any { return c.BOSH.Name }, "default", "east", "east", "west", "west", nil},
 	{"reconciler.min_confidence", "BLACKSMITH_RECONCILER_MIN_CONFIDENCE", func(c *config.Config) any { return c.Reconciler.MinConfidence }, 0.0, "0.5", 0.5, "0.9", 0.9, nil},
+}
+
+// cfPartners is the environment a cf key needs when set (cf.api with the keys
+// it requires), without the variable except, which the row itself sets.
+func cfPartners(except string) map[string]string {
+	env := map[string]string{"BLACKSMITH_CF_API": "https://api.sys.invalid", "BLACKSMITH_CF_CLIENT_ID": "blacksmith",
+		"BLACKSMITH_CF_CLIENT_SECRET": "cf-secret", "BLACKSMITH_CF_BROKER_NAME": "blacksmith"}
+	delete(env, except)
+	return env
 }
 
 // requiredOptions are set in every other spec; they have their own specs.

@@ -19,11 +19,11 @@ const RedactedValue = "<redacted>"
 
 // Redacted returns a deep copy of c with every secret that is set replaced by
 // RedactedValue: broker.password, vault.token, bosh.password,
-// bosh.client_secret (of every Director), metrics.password, notifications.webhook_secret and
-// every notifications.webhooks[].secret. Unset secrets stay empty. In every
-// URL (vault.address, each Director's address, the webhooks), user info and
-// the values of the query string are redacted too: a webhook's token often
-// rides in its query.
+// bosh.client_secret (of every Director), cf.client_secret, metrics.password,
+// notifications.webhook_secret and every notifications.webhooks[].secret.
+// Unset secrets stay empty. In every URL (vault.address, each Director's
+// address, cf.api, the webhooks), user info and the values of the query
+// string are redacted too: a webhook's token often rides in its query.
 func (c *Config) Redacted() *Config {
 	out := *c
 	out.Catalog.Dirs = slices.Clone(c.Catalog.Dirs)
@@ -42,7 +42,7 @@ func (c *Config) Redacted() *Config {
 	out.MoreDirectors = slices.Clone(c.MoreDirectors)
 	secrets := []*string{
 		&out.Broker.Password, &out.Vault.Token, &out.BOSH.Password,
-		&out.BOSH.ClientSecret, &out.Metrics.Password, &out.Notifications.WebhookSecret,
+		&out.BOSH.ClientSecret, &out.CF.ClientSecret, &out.Metrics.Password, &out.Notifications.WebhookSecret,
 	}
 	for i := range out.MoreDirectors {
 		secrets = append(secrets, &out.MoreDirectors[i].Password, &out.MoreDirectors[i].ClientSecret)
@@ -52,7 +52,7 @@ func (c *Config) Redacted() *Config {
 			*s = RedactedValue
 		}
 	}
-	urls := []*string{&out.Vault.Address, &out.BOSH.Address, &out.Notifications.WebhookURL}
+	urls := []*string{&out.Vault.Address, &out.BOSH.Address, &out.CF.API, &out.Notifications.WebhookURL}
 	for i := range out.MoreDirectors {
 		urls = append(urls, &out.MoreDirectors[i].Address)
 	}
@@ -208,16 +208,22 @@ func formatDuration(d time.Duration) string {
 // CACertPEM returns the PEM text bosh.ca_cert stands for: the value itself
 // when it holds PEM (as BOSH_CA_CERT may), else the file it names. It returns
 // nil when no CA certificate is configured.
-func (b BOSHConfig) CACertPEM() ([]byte, error) {
-	if b.CACert == "" {
+func (b BOSHConfig) CACertPEM() ([]byte, error) { return caCertPEM(b.CACert, "bosh") }
+
+// CACertPEM returns the PEM text cf.ca_cert stands for, as BOSHConfig.CACertPEM
+// does: the value itself when it holds PEM, else the file it names; nil when unset.
+func (c CFConfig) CACertPEM() ([]byte, error) { return caCertPEM(c.CACert, "cf") }
+
+func caCertPEM(value, section string) ([]byte, error) {
+	if value == "" {
 		return nil, nil
 	}
-	if isInlinePEM(b.CACert) {
-		return []byte(b.CACert), nil
+	if isInlinePEM(value) {
+		return []byte(value), nil
 	}
-	data, err := os.ReadFile(b.CACert)
+	data, err := os.ReadFile(value)
 	if err != nil {
-		return nil, fmt.Errorf("reading bosh CA certificate: %w", err)
+		return nil, fmt.Errorf("reading %s CA certificate: %w", section, err)
 	}
 	return data, nil
 }

@@ -58,10 +58,16 @@ notifications:
     - url: http://127.0.0.2:9000/events?sig=hook2-url-t0ken
       events: [orphaned, run_failed]
       secret: hook2-s3cret
+cf:
+  api: https://api.sys.invalid
+  client_id: blacksmith-reconciler
+  client_secret: cf-s3cret
+  broker_name: blacksmith
+  check_interval: 10m
 `
 
 var secrets = []string{"broker-s3cret", "vault-s3cret", "bosh-s3cret", "uaa-s3cret", "metrics-s3cret", "hook-s3cret", "hook2-s3cret",
-	"hook-url-t0ken", "hook2-url-t0ken"}
+	"cf-s3cret", "hook-url-t0ken", "hook2-url-t0ken"}
 
 var _ = Describe("output", func() {
 	var c *config.Config
@@ -75,12 +81,15 @@ var _ = Describe("output", func() {
 	Describe("Redacted", func() {
 		It("replaces every secret that is set and keeps the rest", func() {
 			r := c.Redacted()
-			Expect([]string{r.Broker.Password, r.Vault.Token, r.BOSH.Password, r.BOSH.ClientSecret, r.Metrics.Password,
+			Expect([]string{r.Broker.Password, r.Vault.Token, r.BOSH.Password, r.BOSH.ClientSecret, r.CF.ClientSecret, r.Metrics.Password,
 				r.Notifications.WebhookSecret, r.Notifications.Webhooks[0].Secret}).To(HaveEach(config.RedactedValue))
 			Expect(c.Notifications.Webhooks[0].Secret).To(Equal("hook2-s3cret"), "the original keeps its secret")
 			Expect(r.Notifications.Webhooks[0].Events).To(Equal([]string{"orphaned", "run_failed"}))
 			Expect(r.Broker.Username).To(Equal("admin"))
 			Expect(r.BOSH.ClientID).To(Equal("blacksmith"))
+			Expect(r.CF.ClientID).To(Equal("blacksmith-reconciler"))
+			Expect(r.CF.API).To(Equal("https://api.sys.invalid"))
+			Expect(c.CF.ClientSecret).To(Equal("cf-s3cret"), "the original keeps its secret")
 			Expect(r.Reconciler).To(Equal(c.Reconciler))
 		})
 
@@ -221,5 +230,29 @@ var _ = Describe("BOSHConfig.CACertPEM", func() {
 		_, err := config.BOSHConfig{CACert: "/nowhere.invalid/ca.pem"}.CACertPEM()
 		Expect(err).To(MatchError(os.ErrNotExist))
 		Expect(err.Error()).To(ContainSubstring("/nowhere.invalid/ca.pem"))
+	})
+})
+
+var _ = Describe("CFConfig.CACertPEM", func() {
+	It("reads the file cf.ca_cert names", func() {
+		pem, err := config.CFConfig{CACert: fixtures.cert}.CACertPEM()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(pem)).To(Equal(fixtures.caPEM))
+	})
+
+	It("returns PEM given inline", func() {
+		pem, err := config.CFConfig{CACert: fixtures.caPEM}.CACertPEM()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(pem)).To(Equal(fixtures.caPEM))
+	})
+
+	It("returns nothing when unset", func() {
+		Expect(config.CFConfig{}.CACertPEM()).To(BeNil())
+	})
+
+	It("names the file it cannot read", func() {
+		_, err := config.CFConfig{CACert: "/nowhere.invalid/ca.pem"}.CACertPEM()
+		Expect(err).To(MatchError(os.ErrNotExist))
+		Expect(err.Error()).To(And(ContainSubstring("/nowhere.invalid/ca.pem"), HavePrefix("reading cf CA certificate: ")))
 	})
 })

@@ -59,6 +59,7 @@ func validate(c *Config, ck checker) {
 			ck.fail("ha.id", "at most 128 characters")
 		}
 	}
+	validateCF(c, ck)
 }
 
 func validateNotifications(n NotificationsConfig, ck checker) {

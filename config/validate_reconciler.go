@@ -56,6 +56,11 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	}
 	ck.notNegative("reconciler.remediation.min_age", r.Remediation.MinAge)
 	ck.between("reconciler.remediation.max_per_run", r.Remediation.MaxPerRun, 1, 1000)
+	switch r.Remediation.OrphanDeployments {
+	case OrphanDeploymentsReport, OrphanDeploymentsDelete:
+	default:
+		ck.fail("reconciler.remediation.orphan_deployments", "must be report or delete, got %q", r.Remediation.OrphanDeployments)
+	}
 	validateUpgrades(r.Upgrades, ck)
 	if r.MinConfidence < 0 || r.MinConfidence > 1 {
 		ck.fail("reconciler.min_confidence", "must be between 0 and 1, got %v", r.MinConfidence)

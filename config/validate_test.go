@@ -9,6 +9,11 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 )
 
+// cfYAML is a cf section with api and the keys it requires.
+func cfYAML(api string) string {
+	return "cf:\n  api: " + api + "\n  client_id: blacksmith\n  client_secret: cf-secret\n  broker_name: blacksmith\n"
+}
+
 var _ = Describe("validation", func() {
 	DescribeTable("names the key of a value out of range",
 		func(text string, want ...any) {
@@ -32,7 +37,7 @@ var _ = Describe("validation", func() {
 			"notifications:\n  webhooks:\n    - url: ftp://hooks.invalid/x\n      events: [orphaned, exploded]\n",
 			"notifications.webhooks[0].url: scheme must be http or https, got \"ftp\"",
 			"notifications.webhooks[0].secret: required: every delivery is signed with it",
-			"notifications.webhooks[0].events[1]: unknown event \"exploded\" (one of orphaned, unorphaned, drift, quarantined, conflict, run_failed, remediated, unhealthy, recovered, outdated)"),
+			"notifications.webhooks[0].events[1]: unknown event \"exploded\" (one of orphaned, unorphaned, drift, quarantined, conflict, run_failed, remediated, unhealthy, recovered, outdated, orphan_deployment)"),
 		Entry("webhook url with user info", "notifications:\n  webhooks:\n    - url: https://u:p@hooks.invalid/x\n      secret: s\n",
 			"notifications.webhooks[0].url: must not hold user info (use the secret to sign)"),
 		Entry("unknown remediation mode", "reconciler:\n  remediation:\n    mode: delete\n", "reconciler.remediation.mode: must be none, redeploy or purge, got \"delete\""),
@@ -99,6 +104,39 @@ var _ = Describe("validation", func() {
 		Entry("catalog dir missing", "catalog:\n  dirs: [$CATA, /nowhere.invalid]\n", `catalog.dirs[1]: not a directory: "/nowhere.invalid"`),
 		Entry("catalog dir a file", "catalog:\n  dirs: [$CERT]\n", MatchRegexp(`^catalog.dirs\[0\]: not a directory: ".*cert.pem"$`)),
 		Entry("metrics user without password", "metrics:\n  username: prometheus\n", "metrics.password: required when metrics.username is set"),
+		Entry("unknown orphan_deployments", "reconciler:\n  remediation:\n    orphan_deployments: purge\n",
+			`reconciler.remediation.orphan_deployments: must be report or delete, got "purge"`),
+		Entry("orphan deployments deleted without cf.api", "reconciler:\n  remediation:\n    orphan_deployments: delete\n",
+			"reconciler.remediation.orphan_deployments: needs cf.api: without the platform's view nothing is an orphan deployment"),
+		Entry("cf keys without cf.api", "cf:\n  client_id: blacksmith\n  skip_ssl_validation: true\n  check_interval: 5m\n  timeout: 1m\n",
+			"cf.client_id: needs cf.api: without it nothing reads the platform",
+			"cf.skip_ssl_validation: needs cf.api: without it nothing reads the platform",
+			"cf.check_interval: needs cf.api: without it nothing reads the platform",
+			"cf.timeout: needs cf.api: without it nothing reads the platform"),
+		Entry("cf.api without the client, its secret and the broker name", "cf:\n  api: https://api.sys.invalid\n",
+			"cf.client_id: required when cf.api is set (set it in the file or with BLACKSMITH_CF_CLIENT_ID)",
+			"cf.client_secret: required when cf.api is set (set it in the file or with BLACKSMITH_CF_CLIENT_SECRET)",
+			"cf.broker_name: required when cf.api is set (set it in the file or with BLACKSMITH_CF_BROKER_NAME)"),
+		Entry("cf.api a bare host", cfYAML("api.sys.invalid"), `cf.api: scheme must be http or https, got ""`),
+		Entry("cf.api of another scheme", cfYAML("ftp://api.sys.invalid"), `cf.api: scheme must be http or https, got "ftp"`),
+		Entry("cf.api without a host", cfYAML("https:///v3"), "cf.api: no host"),
+		Entry("cf.api with user info", cfYAML("https://admin:s3cret@api.sys.invalid"),
+			"cf.api: must not hold user info (cf.client_id and cf.client_secret authenticate)"),
+		Entry("cf.api with a path", cfYAML("https://api.sys.invalid/v3"),
+			"cf.api: must be the API's root (http(s)://host[:port]), without a path"),
+		Entry("cf.api with a query", cfYAML("https://api.sys.invalid?token=x"), "cf.api: must not have a query"),
+		Entry("cf.api with a fragment", cfYAML("https://api.sys.invalid#x"), "cf.api: must not have a fragment"),
+		Entry("cf.api that does not parse", cfYAML("https://api.sys.invalid:port"), "cf.api: not a URL"),
+		Entry("cf check_interval below a minute", cfYAML("https://api.sys.invalid")+"  check_interval: 30s\n",
+			"cf.check_interval: must be 0 (every run) or at least 1m, got 30s"),
+		Entry("cf check_interval negative", cfYAML("https://api.sys.invalid")+"  check_interval: -1m\n",
+			"cf.check_interval: must not be negative, got -1m0s"),
+		Entry("cf timeout zero", cfYAML("https://api.sys.invalid")+"  timeout: 0s\n", "cf.timeout: must be a positive duration, got 0s"),
+		Entry("cf CA missing", cfYAML("https://api.sys.invalid")+"  ca_cert: /nowhere.invalid/ca.pem\n",
+			"cf.ca_cert: cannot read: open /nowhere.invalid/ca.pem: no such file or directory"),
+		Entry("cf CA not PEM", cfYAML("https://api.sys.invalid")+"  ca_cert: $KEY\n", "cf.ca_cert: no PEM certificate found"),
+		Entry("cf CA inline but broken", cfYAML("https://api.sys.invalid")+"  ca_cert: |\n    -----BEGIN CERTIFICATE-----\n    bm90IGEgY2VydA==\n    -----END CERTIFICATE-----\n",
+			"cf.ca_cert: no PEM certificate found"),
 	)
 
 	DescribeTable("accepts",
@@ -125,6 +163,18 @@ var _ = Describe("validation", func() {
 			func(c *config.Config) { Expect(c.Reconciler.HealthSweep).To(Equal(2 * time.Hour)) }),
 		Entry("the health sweep off under a long interval", "reconciler:\n  interval: 48h\n  health_sweep: 0s\n",
 			func(c *config.Config) { Expect(c.Reconciler.HealthSweep).To(BeZero()) }),
+		Entry("the platform read every run, its CA from a file, orphan deployments deleted",
+			cfYAML("https://api.sys.invalid/")+"  ca_cert: $CERT\nreconciler:\n  remediation:\n    orphan_deployments: delete\n",
+			func(c *config.Config) {
+				Expect(c.CF.Enabled()).To(BeTrue())
+				Expect(c.CF.CheckInterval).To(BeZero())
+				Expect(c.CF.CACertPEM()).To(Equal([]byte(fixtures.caPEM)))
+				Expect(c.Reconciler.Remediation.OrphanDeployments).To(Equal(config.OrphanDeploymentsDelete))
+			}),
+		Entry("the platform read every hour over http", cfYAML("http://127.0.0.2:9022")+"  check_interval: 1h\n",
+			func(c *config.Config) { Expect(c.CF.CheckInterval).To(Equal(time.Hour)) }),
+		Entry("a cf section left at its defaults without cf.api", "cf:\n  api: \"\"\n  client_id: \"\"\n  timeout: 30s\n  check_interval: 0s\n",
+			func(c *config.Config) { Expect(c.CF.Enabled()).To(BeFalse()) }),
 	)
 
 	DescribeTable("takes a BOSH address as the bosh CLI does",
@@ -146,6 +196,12 @@ var _ = Describe("validation", func() {
 		Expect(problems(err)).To(ConsistOf(
 			`vault.address: not an http(s) URL: "127.0.0.1:8200"`,
 			`bosh.address: not an http(s) URL or host[:port]: "ftp://director.invalid"`))
+	})
+
+	It("names the variable behind a cf key set without cf.api", func() {
+		_, err := config.Load("", envOf(with(requiredEnv(), map[string]string{"BLACKSMITH_CF_CLIENT_SECRET": "cf-s3cret"})))
+		Expect(problems(err)).To(ConsistOf(
+			"cf.client_secret: needs cf.api: without it nothing reads the platform (set by BLACKSMITH_CF_CLIENT_SECRET)"))
 	})
 
 	It("names the variable behind a value that fails validation", func() {

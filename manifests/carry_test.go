@@ -14,8 +14,8 @@ import (
 )
 
 // secretKeys are the keys check-config prints as <redacted> when set.
-var secretKeys = []string{"broker.password", "vault.token", "bosh.password", "bosh.client_secret", "metrics.password",
-	"notifications.webhook_secret"}
+var secretKeys = []string{"broker.password", "vault.token", "bosh.password", "bosh.client_secret", "cf.client_secret",
+	"metrics.password", "notifications.webhook_secret"}
 
 // pemFiles are the properties whose PEM text the job writes to a file of its
 // config/ folder, and the daemon reads from there.
@@ -24,6 +24,7 @@ var pemFiles = map[string]string{
 	"broker.tls.key":  "config/broker-tls.key",
 	"vault.ca_cert":   "config/vault-ca.pem",
 	"bosh.ca_cert":    "config/director-ca.pem",
+	"cf.ca_cert":      "config/cf-ca.pem",
 }
 
 // expectCarried checks that every property of the job spec reaches the
