@@ -67,6 +67,7 @@ type Store interface {
 	Secrets
 	History
 	Backup(ctx context.Context, id string) (string, error)
+	BackupAll(ctx context.Context, id string) (string, error)
 	RemoveAll(ctx context.Context, id string) (string, error)
 	DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error)
 	PutManifest(ctx context.Context, id, text string) error

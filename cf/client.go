@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,6 +59,7 @@ type Client struct {
 	http     *http.Client
 	inFlight chan struct{}
 	requests *prometheus.CounterVec
+	sent     atomic.Int64 // requests sent, the UAA's included
 	log      *slog.Logger
 
 	uaaMu  sync.Mutex
@@ -67,6 +69,10 @@ type Client struct {
 	tokMu   sync.Mutex
 	tok     token
 }
+
+// Requests is how many requests the client sent so far, to the Cloud
+// Controller and its UAA.
+func (c *Client) Requests() int64 { return c.sent.Load() }
 
 // New validates opts and returns a client. It does no network I/O.
 func New(opts Options) (*Client, error) {

@@ -73,6 +73,7 @@ func (c *Client) send(ctx context.Context, req *http.Request, endpoint string, l
 }
 
 func (c *Client) roundTrip(req *http.Request, endpoint string, limit int64) (response, error) {
+	c.sent.Add(1)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.requests.WithLabelValues(endpoint, "error").Inc()

@@ -34,10 +34,15 @@ const (
 	// Outdated: an instance that does not run what its plan now deploys (an
 	// older maintenance_info version, or none), once per version its plan wants.
 	Outdated = "outdated"
+	// OrphanDeployment: an instance whose deployment runs and whose records
+	// Vault holds that the platform (the Cloud Controller) does not have,
+	// once when a whole read of the platform first finds it so.
+	OrphanDeployment = "orphan_deployment"
 )
 
 // Types lists every event type, in the order above.
-var Types = []string{Orphaned, Unorphaned, Drift, Quarantined, Conflict, RunFailed, Remediated, Unhealthy, Recovered, Outdated}
+var Types = []string{Orphaned, Unorphaned, Drift, Quarantined, Conflict, RunFailed, Remediated, Unhealthy, Recovered, Outdated,
+	OrphanDeployment}
 
 // Event is one notification; its JSON is the webhook's body.
 type Event struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -91,6 +92,9 @@ type InstanceView struct {
 	// and its plan's, and what it is behind its Director on; nil when its
 	// plan declares none and it is behind on nothing (or it has no record).
 	Version *InstanceVersion `json:"version,omitempty"`
+	// Platform is the platform's record of it, as the last whole read of
+	// the platform found it (absent: no platform configured).
+	Platform *InstancePlatform `json:"platform,omitempty"`
 	// Problems are what could not be read (the rest is shown).
 	Problems []string `json:"problems"`
 }
@@ -129,7 +133,7 @@ type InstanceHealth struct {
 // record nor a history. What cannot be read is listed in Problems.
 func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error) {
 	in := inspector{records: m.stores.records, history: m.stores.history, backups: m.stores.backups, state: m.stores.state,
-		quarantine: m.cfg.Quarantine, now: m.now, catalog: m.parts.Catalog, behind: m.status.behindOf}
+		quarantine: m.cfg.Quarantine, now: m.now, catalog: m.parts.Catalog, behind: m.status.behindOf, platform: m.parts.Platform}
 	return in.view(ctx, id)
 }
 
@@ -143,6 +147,7 @@ type inspector struct {
 	now        func() time.Time
 	catalog    *catalog.Catalog             // nil: no version shown
 	behind     func(id string) []report.Lag // nil: none shown
+	platform   *platform.Tracker            // nil: no platform
 }
 
 // view is what is known of instance id (see Instance).
@@ -163,8 +168,9 @@ func (in inspector) view(ctx context.Context, id string) (*InstanceView, error) 
 		v.History = []vault.Event{}
 	}
 	v.History = in.withCreated(ctx, id, v.History, &v.Problems)
-	if rec == nil && len(v.History) == 0 {
-		return nil, nil
+	v.Platform = platformOf(ctx, in.platform, in.state, id, &v.Problems)
+	if rec == nil && len(v.History) == 0 && (v.Platform == nil || v.Platform.Record == nil) {
+		return nil, nil // a platform-only instance is shown: the broker lost it
 	}
 	if b, err := in.backups.Backups(ctx, id); err != nil {
 		v.Problems = append(v.Problems, "backups: "+err.Error())

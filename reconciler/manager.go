@@ -13,6 +13,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
@@ -84,6 +85,17 @@ func New(opts Options) (*Manager, error) {
 	}
 	s := opts.Store
 	tracker := &health.Tracker{}
+	var platformTracker *platform.Tracker
+	var pm *platformMetrics
+	if p := opts.Platform; p != nil {
+		if p.Reader == nil || p.BrokerName == "" {
+			return nil, fmt.Errorf("%w: the platform cross-check needs a reader and the broker's name", ErrBadOptions)
+		}
+		platformTracker = platform.NewTracker(p.Reader, p.BrokerName, p.CheckInterval, p.Requests)
+		if pm, err = newPlatformMetrics(opts.Registerer); err != nil {
+			return nil, err
+		}
+	}
 	m := &Manager{
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, metrics: met,
 		parts: run.Parts{
@@ -91,7 +103,7 @@ func New(opts Options) (*Manager, error) {
 			Notifier: opts.Notifier, Counters: met, Now: opts.Now, Log: opts.Logger,
 			Vault:  guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
 			Cache:  fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
-			Health: tracker, HealthPoll: opts.HealthPoll, Catalog: opts.Catalog,
+			Health: tracker, HealthPoll: opts.HealthPoll, Catalog: opts.Catalog, Platform: platformTracker,
 		},
 		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State,
 			renderer: opts.Renderer},
@@ -99,6 +111,7 @@ func New(opts Options) (*Manager, error) {
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),
 	}
+	m.status.platform = pm
 	m.upgrades = newUpgrades(m, opts, window)
 	if h := opts.HA; h != nil {
 		m.elector = newElector(*h, opts.Logger.With("part", "ha"), opts.Now, func() {

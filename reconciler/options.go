@@ -126,6 +126,9 @@ type Options struct {
 	// operation holds it. Default nil: only the record's operation, written
 	// by check-and-set, keeps the broker off the instance.
 	Hold func(ctx context.Context, id string) (context.Context, func(), error)
+	// Platform turns the platform cross-check on. Default nil: the
+	// platform is not read.
+	Platform *PlatformOptions
 	// UpgradePoll is how often a fleet upgrade asks about its tasks.
 	// Default 1s.
 	UpgradePoll time.Duration

@@ -57,6 +57,12 @@ type (
 	Behind = report.Behind
 	// Lag is one release or stemcell an instance is behind on.
 	Lag = report.Lag
+	// PlatformReport is the instances held against the platform's.
+	PlatformReport = report.PlatformReport
+	// PlatformInstance is one instance as the platform cross-check saw it.
+	PlatformInstance = report.PlatformInstance
+	// PlatformRecord is the platform's record of an instance.
+	PlatformRecord = report.PlatformRecord
 	// FeedReport says how a run used the Director's event feed.
 	FeedReport = report.FeedReport
 	// DirectorReport is what a run saw of one Director.

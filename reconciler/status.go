@@ -23,6 +23,7 @@ type published struct {
 	now      func() time.Time
 	health   *health.Tracker
 	sweep    time.Duration
+	platform *platformMetrics // nil: no platform
 
 	mu        sync.Mutex
 	runID     string
@@ -61,6 +62,7 @@ func (p *published) snapshot() Status {
 	if p.lastFull != nil {
 		st.Converged, st.Blockers = p.lastFull.Converged, slices.Clone(p.lastFull.Blockers)
 		st.Outdated = p.lastFull.Outdated
+		st.Platform = p.lastFull.Platform
 	}
 	if p.progress != nil {
 		st.Running, st.RunID, st.Phase, st.Progress = true, p.runID, p.progress.Phase(), p.progress.Now()
@@ -116,6 +118,7 @@ func (p *published) finished(res run.Result) {
 			p.metrics.outdated.WithLabelValues(plan).Set(float64(n))
 		}
 	}
+	p.platform.observe(s.Platform)
 	if s.Scope == nil && s.Aborted == nil { // a complete run looked: none asking for a latest leaves no series
 		p.metrics.behind.Reset()
 		if o := s.Outdated; o != nil && o.Behind != nil {
@@ -248,6 +251,11 @@ type Status struct {
 	// catalog declaring no maintenance_info and no manifest asking for a
 	// latest).
 	Outdated *OutdatedReport `json:"outdated,omitempty"`
+	// Platform is the instances held against the platform's (the Cloud
+	// Controller's) by the last complete run: its state (known, unknown),
+	// the orphan deployments and the platform-only instances (absent: no
+	// platform configured).
+	Platform *PlatformReport `json:"platform,omitempty"`
 }
 
 // HealthStatus is what the Directors said of the instances' VMs.

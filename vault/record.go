@@ -100,6 +100,11 @@ func (r *Record) OperationInProgress() bool {
 	return r != nil && r.LastOperation != nil && r.LastOperation.State == OperationInProgress
 }
 
+// RetireContextPrefix begins the context id of a deprovision the reconciler
+// started (an orphan deployment deleted): no platform polls it, so the
+// reconciler's next run settles it, without waiting for it to be stuck.
+const RetireContextPrefix = "blacksmith-retire-"
+
 // Operation is the broker's last asynchronous operation on an instance.
 type Operation struct {
 	Type        string `json:"type"`  // "provision", "update" or "deprovision"

@@ -129,6 +129,9 @@ type Summary struct {
 	// Outdated are the instances that do not run what their plan now
 	// deploys (absent: a dry or scoped run, which does not look).
 	Outdated *OutdatedReport `json:"outdated,omitempty"`
+	// Platform is the instances held against the platform's (absent: no
+	// platform configured, or a scoped run).
+	Platform *PlatformReport `json:"platform,omitempty"`
 	// Settled are the broker operations found in progress for longer than
 	// reconciler.stuck_operation_after, and what became of them.
 	Settled []Settled `json:"settled"`

@@ -13,6 +13,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
@@ -28,6 +29,12 @@ type Operations interface {
 	// exists. An error with state "in progress" means the Director could
 	// not be asked.
 	SettleOperation(ctx context.Context, id string) (state, description string, err error)
+	// DeleteOrphanDeployment deletes the deployment of an instance the
+	// platform does not have, as a deprovision would (a full backup first,
+	// a deprovision operation recorded, a Director task the next run
+	// settles); it refuses, with an error matching broker.ErrNotRetired,
+	// an instance the broker does not own, orphaned or busy.
+	DeleteOrphanDeployment(ctx context.Context, id, reason string) (backup string, task int, err error)
 }
 
 // Parts are what every run is built from, made once by the Manager: the
@@ -62,6 +69,8 @@ type Parts struct {
 	Health *health.Tracker
 	// HealthPoll is how often a vm-state task is polled.
 	HealthPoll time.Duration
+	// Platform reads the platform's instances; nil: they are not read.
+	Platform *platform.Tracker
 	// Catalog says what each plan deploys now (maintenance_info); nil:
 	// outdated instances are not looked for.
 	Catalog *catalog.Catalog

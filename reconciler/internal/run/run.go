@@ -118,6 +118,7 @@ func (r *run) directorOf(id, deployment string) string {
 
 // do is the run's phases, in order.
 func (r *run) do(ctx context.Context) error {
+	pr := readPlatform(ctx, r)
 	r.readFeeds(ctx)
 	deps, err := r.list(ctx)
 	if err != nil {
@@ -144,6 +145,7 @@ func (r *run) do(ctx context.Context) error {
 		return err
 	}
 	r.remedy().remediate(ctx)
+	crossCheck(ctx, r, pr, claims)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		r.saveFeeds(ctx)

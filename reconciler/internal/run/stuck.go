@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
@@ -39,7 +40,8 @@ func (r *run) stuck() *settler {
 
 // StuckOperations lists the instances whose broker operation has been in
 // progress for longer than after at time start (or since an unknown time),
-// oldest first.
+// and those of the deprovisions the reconciler started (an orphan
+// deployment deleted: no platform polls them), oldest first.
 func StuckOperations(index map[string]*vault.Record, start time.Time, after time.Duration) []string {
 	type stuck struct {
 		id    string
@@ -51,7 +53,8 @@ func StuckOperations(index map[string]*vault.Record, start time.Time, after time
 			continue
 		}
 		since, err := time.Parse(time.RFC3339, rec.LastOperation.StartedAt)
-		if err != nil || start.Sub(since) >= after {
+		retired := strings.HasPrefix(rec.LastOperation.ContextID, vault.RetireContextPrefix) // no platform polls it
+		if err != nil || retired || start.Sub(since) >= after {
 			out = append(out, stuck{id, since})
 		}
 	}

@@ -1,0 +1,63 @@
+package platform
+
+import (
+	"maps"
+	"time"
+)
+
+// DocName is the state document of the orphan deployments' proof.
+const DocName = "platform"
+
+// MaxAbsent bounds the orphan deployments the document follows: beyond it,
+// newer ones are reported and never deleted (so many orphans say the
+// platform read is wrong, not that the fleet is).
+const MaxAbsent = 10000
+
+// Doc is the state document: each orphan deployment's first whole read of
+// the platform without it, and how many whole reads have not found it.
+type Doc struct {
+	Absent map[string]Entry `json:"absent"`
+}
+
+// Entry is one orphan deployment's proof.
+type Entry struct {
+	// Since is the first read without it (Unix seconds), Reads how many
+	// whole reads since (that one included) have not found it.
+	Since int64 `json:"since"`
+	Reads int   `json:"reads"`
+}
+
+// Next is the document after a whole read at readAt that found the orphan
+// deployments orphans: each one's proof goes on (or starts: fresh), the
+// records not judged (unchecked: a Director out of the run, an operation
+// in progress) keep theirs as they are, and every other proof ends (the
+// platform has the instance again, or its deployment is gone).
+func Next(doc Doc, orphans, unchecked []string, readAt time.Time) (next Doc, fresh []string) {
+	next = Doc{Absent: make(map[string]Entry, len(orphans))}
+	for _, id := range unchecked {
+		if e, ok := doc.Absent[id]; ok {
+			next.Absent[id] = e
+		}
+	}
+	for _, id := range orphans {
+		e, ok := doc.Absent[id]
+		if !ok {
+			if len(next.Absent) >= MaxAbsent {
+				continue
+			}
+			e, fresh = Entry{Since: readAt.Unix()}, append(fresh, id)
+		}
+		e.Reads++
+		next.Absent[id] = e
+	}
+	return next, fresh
+}
+
+// Equal says whether two documents hold the same proofs.
+func (d Doc) Equal(o Doc) bool { return maps.Equal(d.Absent, o.Absent) }
+
+// Proven says whether an orphan deployment's absence is proven at now: at
+// least two whole reads without it, the first at least minAge ago.
+func (e Entry) Proven(now time.Time, minAge time.Duration) bool {
+	return e.Reads >= 2 && now.Sub(time.Unix(e.Since, 0)) >= minAge
+}

@@ -1,0 +1,92 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/cf"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
+
+// Reader is the Cloud Controller as the cross-check reads it; *cf.Client
+// has it.
+type Reader interface {
+	// ServicePlans are the plans of the broker registered under brokerName.
+	ServicePlans(ctx context.Context, brokerName string) ([]cf.Plan, error)
+	// ServiceInstances are every managed instance of the plans, all pages,
+	// or an error: never a partial list.
+	ServiceInstances(ctx context.Context, planGUIDs []string) ([]cf.Instance, error)
+}
+
+// View is the platform as one whole read saw it.
+type View struct {
+	// ReadAt is when the read started: an instance the platform created
+	// after it may be missing from the view.
+	ReadAt time.Time
+	// Took is how long the read took, Requests how many it made.
+	Took     time.Duration
+	Requests int
+	// Plans is how many plans the broker has on the platform.
+	Plans int
+	// Instances are the broker's managed instances, by guid.
+	Instances map[string]Instance
+}
+
+// Instance is one platform instance, what the reports show of it.
+type Instance struct {
+	Name, Space, SpaceGUID, Org string
+	// PlanID is its plan's id in the broker's catalog.
+	PlanID string
+	// OpType and OpState are its last operation ("create", "in progress").
+	OpType, OpState string
+	UpdatedAt       time.Time
+}
+
+// Creating says whether its last operation is a create in progress or
+// failed: the broker may not have it (yet, or ever), and it is no orphan.
+func (in Instance) Creating() bool {
+	return in.OpType == "create" && in.OpState != "succeeded"
+}
+
+// Record is the instance as a report shows it.
+func (in Instance) Record() *report.PlatformRecord {
+	op := ""
+	if in.OpType != "" {
+		op = in.OpType + " " + in.OpState
+	}
+	return &report.PlatformRecord{Name: in.Name, Space: in.Space, SpaceGUID: in.SpaceGUID, Organization: in.Org,
+		PlanID: in.PlanID, Operation: op, UpdatedAt: in.UpdatedAt}
+}
+
+// Read reads the broker's plans and every managed instance of them. A
+// broker the platform lists no plan of is an error: a wrong broker name
+// must not make every instance an orphan deployment.
+func Read(ctx context.Context, r Reader, broker string, now func() time.Time) (*View, error) {
+	start := now()
+	plans, err := r.ServicePlans(ctx, broker)
+	if err != nil {
+		return nil, fmt.Errorf("reading the plans of broker %q: %w", broker, err)
+	}
+	if len(plans) == 0 {
+		return nil, fmt.Errorf("the Cloud Controller lists no plan of a broker named %q: is cf.broker_name the name it is registered under (cf service-brokers)?", broker)
+	}
+	byGUID := make(map[string]string, len(plans))
+	guids := make([]string, 0, len(plans))
+	for _, p := range plans {
+		byGUID[p.GUID] = p.CatalogID
+		guids = append(guids, p.GUID)
+	}
+	list, err := r.ServiceInstances(ctx, guids)
+	if err != nil {
+		return nil, fmt.Errorf("reading the instances of broker %q's %d plans: %w", broker, len(plans), err)
+	}
+	v := &View{ReadAt: start, Plans: len(plans), Instances: make(map[string]Instance, len(list))}
+	for _, in := range list {
+		v.Instances[in.GUID] = Instance{Name: in.Name, Space: in.SpaceName, SpaceGUID: in.SpaceGUID, Org: in.OrgName,
+			PlanID: byGUID[in.PlanGUID], OpType: in.LastOperation.Type, OpState: in.LastOperation.State,
+			UpdatedAt: in.LastOperation.UpdatedAt}
+	}
+	v.Took = now().Sub(start)
+	return v, nil
+}

@@ -1,0 +1,188 @@
+package run
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/notify"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// platformRead is the platform's read, started with the run, beside the
+// Directors' listing.
+type platformRead struct {
+	done     chan struct{}
+	view     *platform.View
+	fresh    bool
+	requests int
+	took     time.Duration
+	err      error
+}
+
+// readPlatform starts reading the platform, when one is configured and the
+// run is whole (a scoped run does not hold the fleet against it).
+func readPlatform(ctx context.Context, r *run) *platformRead {
+	if r.p.Platform == nil || !r.opts.Scope.Empty() {
+		return nil
+	}
+	pr := &platformRead{done: make(chan struct{})}
+	go func() {
+		defer close(pr.done)
+		pr.view, pr.fresh, pr.requests, pr.took, pr.err = r.p.Platform.Read(ctx, r.p.Now, r.opts.Force)
+	}()
+	return pr
+}
+
+// crossCheck holds the instances against the platform's view: each one's
+// state in the summary; for a view read whole by this run (not in a dry
+// run), the proof of each orphan deployment carried on in the platform
+// document and the webhooks told of the new ones; then the orphan
+// deployments the remediation allows deleted. A platform that could not be
+// read whole is "unknown": nothing is judged from it.
+func crossCheck(ctx context.Context, r *run, pr *platformRead, claims *match.Claims[*held]) {
+	if pr == nil {
+		return
+	}
+	select {
+	case <-pr.done:
+	case <-ctx.Done():
+		return
+	}
+	if pr.err != nil {
+		rep := platform.Unknown(pr.err.Error(), pr.requests, pr.took, r.p.Platform.Last())
+		r.log.Warn("the platform could not be read: no instance is judged against it this run", "error", pr.err)
+		r.ledger.Count(func(s *report.Summary) { s.Platform = &rep })
+		return
+	}
+	j := platform.Classify(pr.view, platform.Input{Index: r.index, Listed: func(name string) bool { return r.listed[name] },
+		OutOfRun: r.fleet.Unknown, Claimed: claims.IsClaimed, Start: r.start, Grace: r.p.Config.OrphanGracePeriod})
+	j.Report.Fresh = pr.fresh
+	if !pr.fresh {
+		j.Report.Requests, j.Report.Seconds = 0, 0
+	}
+	var doc platform.Doc
+	_, docErr := r.vault.Memory.ReadState(ctx, platform.DocName, &doc)
+	if docErr != nil {
+		r.log.Warn("the orphan deployments' proof could not be read: none is carried on or deleted this run", "error", docErr)
+	} else if pr.fresh {
+		doc = carryProof(ctx, r, doc, j, pr.view.ReadAt)
+	}
+	platform.Fill(&j.Report, doc, func(id string) bool {
+		rec, _, err := r.vault.Backups.LatestBackupRecord(ctx, id)
+		return err == nil && rec != nil
+	})
+	if docErr == nil && pr.fresh {
+		retire(ctx, r, &j, doc)
+	}
+	r.log.Info("platform cross-check", "fresh", pr.fresh, "instances", j.Report.Instances, "in_step", j.Report.Counts[report.InStep],
+		"orphan_deployments", j.Report.Counts[report.OrphanDeployment], "platform_only", j.Report.Counts[report.PlatformOnly],
+		"requests", j.Report.Requests, "seconds", j.Report.Seconds)
+	r.ledger.Count(func(s *report.Summary) { s.Platform = &j.Report })
+}
+
+// carryProof carries the orphan deployments' proof on to this read and
+// keeps it (not in a dry run, whose proof is only shown), and tells the
+// webhooks and the instances' history of the new orphan deployments.
+func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged, readAt time.Time) platform.Doc {
+	next, fresh := platform.Next(doc, j.OrphanDeployments, j.Unchecked, readAt)
+	if r.opts.DryRun {
+		return next
+	}
+	if !next.Equal(doc) {
+		if err := r.vault.Memory.WriteState(ctx, platform.DocName, next); err != nil {
+			r.log.Warn("the orphan deployments' proof could not be written: none is deleted this run", "error", err)
+			return doc
+		}
+	}
+	for _, id := range fresh {
+		rec := r.index[id]
+		name := rec.Deployment(id)
+		reason := fmt.Sprintf("the platform has no instance %s; its deployment %s runs and Vault holds its records", id, name)
+		r.log.Warn("orphan deployment: the platform does not have the instance", "instance", id, "deployment", name)
+		r.hist.Add(id, vault.Event{Kind: "orphan_deployment", Deployment: name, Message: reason})
+		r.hist.Notify(notify.Event{Type: notify.OrphanDeployment, InstanceID: id, Deployment: name,
+			Director: r.directorOf(id, name), Reason: reason, RunID: r.id, Time: r.p.Now().UTC()})
+	}
+	return next
+}
+
+// retire deletes the orphan deployments the remediation allows (in a dry
+// run, lists them): reconciler.remediation.orphan_deployments delete, each
+// proven (platform.Entry.Proven: min_age over at least two whole reads),
+// its deployment not locked by a task, at most max_per_run, oldest proof
+// first; none when so many look orphaned that the read is more likely
+// wrong than the fleet.
+func retire(ctx context.Context, r *run, j *platform.Judged, doc platform.Doc) {
+	cfg := r.p.Config.Remediation
+	if cfg.OrphanDeployments != config.OrphanDeploymentsDelete || len(j.OrphanDeployments) == 0 {
+		return
+	}
+	type cand struct {
+		id    string
+		since int64
+	}
+	var ready []cand
+	for _, id := range j.OrphanDeployments {
+		e, ok := doc.Absent[id]
+		if ok && e.Proven(r.start, cfg.MinAge) && !r.locked[r.index[id].Deployment(id)] {
+			ready = append(ready, cand{id, e.Since})
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	if n := len(j.OrphanDeployments); n > cfg.MaxPerRun && 2*n > len(r.index) {
+		j.Report.Refused = fmt.Sprintf("%d of the %d instances look like orphan deployments: the platform read is more likely wrong (cf.broker_name, another platform's Cloud Controller) than the fleet; none is deleted", n, len(r.index))
+		r.ledger.Fail("", errors.New("platform cross-check: "+j.Report.Refused))
+		return
+	}
+	if r.p.Ops == nil {
+		j.Report.Refused = "the reconciler runs without the broker: orphan deployments are only reported"
+		return
+	}
+	slices.SortFunc(ready, func(a, b cand) int { return cmp.Or(cmp.Compare(a.since, b.since), cmp.Compare(a.id, b.id)) })
+	done := []report.Remediation{}
+	for _, c := range ready[:min(len(ready), cfg.MaxPerRun)] {
+		if ctx.Err() != nil {
+			break
+		}
+		e := doc.Absent[c.id]
+		rem := report.Remediation{InstanceID: c.id, Deployment: r.index[c.id].Deployment(c.id), Action: config.OrphanDeploymentsDelete}
+		if !r.opts.DryRun {
+			reason := fmt.Sprintf("the platform has had no instance %s in %d reads since %s (an orphan deployment)",
+				c.id, e.Reads, time.Unix(e.Since, 0).UTC().Format(time.RFC3339))
+			var err error
+			rem.Backup, rem.TaskID, err = r.p.Ops.DeleteOrphanDeployment(ctx, c.id, reason)
+			if err != nil {
+				rem.Error = err.Error()
+				var refused interface{ Refusal() bool }
+				if !errors.As(err, &refused) {
+					r.ledger.FailUnlessStopped(ctx, report.InstanceKey(c.id), fmt.Errorf("instance %s: deleting its orphan deployment: %w", c.id, err))
+				}
+			} else {
+				retired(r, rem, reason)
+			}
+		}
+		done = append(done, rem)
+	}
+	j.Report.Deleted = done
+}
+
+// retired writes an orphan deployment's deletion to the history, the log
+// and the webhooks.
+func retired(r *run, rem report.Remediation, reason string) {
+	msg := fmt.Sprintf("orphan deployment deleted (task %d) after backup %s: %s", rem.TaskID, rem.Backup, reason)
+	r.log.Warn("orphan deployment deleted", "instance", rem.InstanceID, "deployment", rem.Deployment, "task", rem.TaskID, "backup", rem.Backup)
+	r.hist.Add(rem.InstanceID, vault.Event{Kind: "remediated", Deployment: rem.Deployment, Message: msg,
+		Details: map[string]string{"action": rem.Action, "backup": rem.Backup, "task_id": fmt.Sprint(rem.TaskID)}})
+	r.hist.Notify(notify.Event{Type: notify.Remediated, InstanceID: rem.InstanceID, Deployment: rem.Deployment,
+		Director: r.directorOf(rem.InstanceID, rem.Deployment), Reason: msg, RunID: r.id, Time: r.p.Now().UTC()})
+}

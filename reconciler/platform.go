@@ -1,0 +1,123 @@
+package reconciler
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+)
+
+// PlatformReader is the platform (the Cloud Controller) as the cross-check
+// reads it; *cf.Client has it.
+type PlatformReader = platform.Reader
+
+// The states of an instance against the platform (PlatformInstance.State,
+// PlatformReport.Counts).
+const (
+	PlatformInStep           = report.InStep
+	PlatformOrphanDeployment = report.OrphanDeployment
+	PlatformOnly             = report.PlatformOnly
+	PlatformOrphan           = report.OrphanOnPlatform
+	PlatformCreating         = report.Creating
+	PlatformAbsent           = platform.Absent
+)
+
+// PlatformOptions turn the platform cross-check on: each run (at most every
+// CheckInterval) reads the broker's instances from the platform and holds
+// them against Vault's records and the Directors' deployments.
+type PlatformOptions struct {
+	// Reader reads the platform. Required.
+	Reader PlatformReader
+	// BrokerName is the name the broker is registered under. Required.
+	BrokerName string
+	// CheckInterval is cf.check_interval: 0 reads the platform in every run.
+	CheckInterval time.Duration
+	// Requests counts Reader's requests so far (a read's are reported);
+	// nil: not counted.
+	Requests func() int64
+}
+
+// InstancePlatform is the platform's record of an instance, as the last
+// whole read of the platform found it.
+type InstancePlatform struct {
+	// View is "known" (a whole read at ReadAt) or "unknown" (none yet).
+	View   string    `json:"view"`
+	ReadAt time.Time `json:"read_at,omitzero"`
+	// Record is the platform's record; nil when that read did not find it.
+	Record *PlatformRecord `json:"record"`
+	// AbsentSince and Reads are its proof as an orphan deployment (absent:
+	// not one).
+	AbsentSince time.Time `json:"absent_since,omitzero"`
+	Reads       int       `json:"reads,omitempty"`
+}
+
+// platformOf is the instance view's platform part; nil without a platform.
+func platformOf(ctx context.Context, t *platform.Tracker, state memory.StateStore, id string, problems *[]string) *InstancePlatform {
+	if t == nil {
+		return nil
+	}
+	v := t.Last()
+	if v == nil {
+		return &InstancePlatform{View: report.PlatformUnknown}
+	}
+	ip := &InstancePlatform{View: report.PlatformKnown, ReadAt: v.ReadAt}
+	if in, ok := v.Instances[id]; ok {
+		ip.Record = in.Record()
+	}
+	var doc platform.Doc
+	if _, err := state.ReadState(ctx, platform.DocName, &doc); err != nil {
+		*problems = append(*problems, "platform: "+err.Error())
+	} else if e, ok := doc.Absent[id]; ok {
+		ip.AbsentSince, ip.Reads = time.Unix(e.Since, 0).UTC(), e.Reads
+	}
+	return ip
+}
+
+// platformMetrics are the cross-check's gauges, registered only with a
+// platform configured (an unread platform is not a down one).
+type platformMetrics struct {
+	instances *prometheus.GaugeVec
+	up        prometheus.Gauge
+	readAt    prometheus.Gauge
+}
+
+func newPlatformMetrics(r prometheus.Registerer) (*platformMetrics, error) {
+	reg := &registrar{reg: r}
+	pm := &platformMetrics{
+		instances: register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blacksmith_platform_instances",
+			Help: "Instances by state against the platform (the Cloud Controller) as of the last complete run that could read it: in_step, orphan_deployment (Vault and BOSH, not the platform), platform_only (the platform, not Vault), orphan (the platform and Vault, no deployment), creating, absent.",
+		}, []string{"state"})),
+		up: newGauge(reg, "blacksmith_platform_up",
+			"1 when the last complete run could read the platform (the Cloud Controller) whole, else 0."),
+		readAt: newGauge(reg, "blacksmith_platform_last_read_timestamp_seconds",
+			"Unix time of the last whole read of the platform (the Cloud Controller)."),
+	}
+	if reg.err != nil {
+		return nil, reg.err
+	}
+	return pm, nil
+}
+
+// observe publishes a complete run's platform report (nil: the run did
+// not look).
+func (pm *platformMetrics) observe(rep *report.PlatformReport) {
+	if pm == nil || rep == nil {
+		return
+	}
+	if rep.State != report.PlatformKnown {
+		pm.up.Set(0)
+		return
+	}
+	pm.up.Set(1)
+	if !rep.ReadAt.IsZero() {
+		pm.readAt.Set(float64(rep.ReadAt.Unix()))
+	}
+	for _, s := range platform.States {
+		pm.instances.WithLabelValues(s).Set(float64(rep.Counts[s]))
+	}
+}
