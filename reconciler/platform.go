@@ -2,13 +2,20 @@ package reconciler
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // PlatformReader is the platform (the Cloud Controller) as the cross-check
@@ -120,4 +127,62 @@ func (pm *platformMetrics) observe(rep *report.PlatformReport) {
 	for _, s := range platform.States {
 		pm.instances.WithLabelValues(s).Set(float64(rep.Counts[s]))
 	}
+}
+
+// ErrNoPlatform is CheckPlatform's error when no platform is configured;
+// ErrPlatformUnknown is matched by its error when the platform (or a
+// Director, or the index) could not be read whole.
+var (
+	ErrNoPlatform      = errors.New("no platform configured (cf.api)")
+	ErrPlatformUnknown = errors.New("the platform could not be held against the instances")
+)
+
+// CheckPlatform holds the instances against the platform once, outside a
+// run (blacksmith orphan-deployments): every Director listed (one that
+// cannot be is an error: its deployments would look gone), the index read,
+// the platform read whole; nothing is written and nobody is told. The
+// orphan deployments carry the proof the daemon's runs keep (absent since,
+// reads); the report lists every one (not the first MaxPlatformListed).
+func CheckPlatform(ctx context.Context, m *Manager) (PlatformReport, error) {
+	t := m.parts.Platform
+	if t == nil {
+		return PlatformReport{}, ErrNoPlatform
+	}
+	start := m.now()
+	var deps []bosh.Deployment
+	var idx *vault.Index
+	var view *platform.View
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		deps, err = m.parts.Directors.ListAll(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		idx, err = m.parts.Vault.Index.Index(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		view, _, _, _, err = t.Read(gctx, m.now, true)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return PlatformReport{}, fmt.Errorf("%w: %w", ErrPlatformUnknown, err)
+	}
+	listed := make(map[string]bool, len(deps))
+	for _, d := range deps {
+		listed[d.Name] = true
+	}
+	j := platform.Classify(view, platform.Input{Index: idx.Records, Listed: func(name string) bool { return listed[name] },
+		OutOfRun: func(*vault.Record) bool { return false }, Claimed: func(string) bool { return false },
+		Start: start, Grace: m.cfg.OrphanGracePeriod, Limit: math.MaxInt})
+	j.Report.Fresh = true
+	var doc platform.Doc
+	if _, err := m.stores.state.ReadState(ctx, platform.DocName, &doc); err != nil {
+		m.log.Warn("the orphan deployments' proof could not be read", "error", err)
+	}
+	platform.Fill(&j.Report, doc, func(id string) bool {
+		rec, _, err := m.parts.Vault.Backups.LatestBackupRecord(ctx, id)
+		return err == nil && rec != nil
+	})
+	return j.Report, nil
 }

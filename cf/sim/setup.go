@@ -154,6 +154,13 @@ func (c *CC) Instance(guid string) (Instance, bool) {
 	return c.instances.get(guid)
 }
 
+// Plans returns every plan, in the order they were added.
+func (c *CC) Plans() []Plan {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append([]Plan(nil), c.plans.list...)
+}
+
 // InstanceCount is the number of service instances held.
 func (c *CC) InstanceCount() int {
 	c.mu.RLock()

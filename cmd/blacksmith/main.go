@@ -6,6 +6,7 @@
 //	blacksmith check-config -c FILE         validate a configuration, print it redacted
 //	blacksmith reconcile [--dry-run] -c FILE  one reconciler run, its summary as JSON
 //	blacksmith upgrade-all [--dry-run] -c FILE  one fleet upgrade, its table
+//	blacksmith orphan-deployments -c FILE   the deployments the platform has no instance of (exit 10)
 //	blacksmith version                      print the version
 package main
 
@@ -55,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return adoptCommand(args, stdout, stderr, env)
 	case "upgrade-all":
 		return upgradeAllCommand(args, stdout, stderr, env)
+	case "orphan-deployments":
+		return orphanDeploymentsCommand(args, stdout, stderr, env)
 	case "version":
 		fmt.Fprintf(stdout, "blacksmith %s\n", version)
 		return exitOK
@@ -88,6 +91,10 @@ func usage(w io.Writer) {
                          [--instance ID]... [--json] -c FILE
                                             upgrade the instances behind their plan's version, canaries
                                             first; exit 0 only when every one in scope is current
+  blacksmith orphan-deployments [--json] -c FILE
+                                            list the deployments whose instance the platform (cf) does
+                                            not have; exit 10 when there are some, 0 when none, 1 when
+                                            the platform, a Director or Vault could not be read
   blacksmith version                        print the version
 The configuration file defaults to $BLACKSMITH_CONFIG; the environment
 overrides it (see the README's configuration reference).

@@ -14,6 +14,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/cf"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
@@ -24,16 +25,17 @@ import (
 // The wiring point checks that the real parts fit the interfaces their
 // users declare.
 var (
-	_ broker.Director       = (*bosh.Client)(nil)
-	_ broker.DirectorReader = (*bosh.Client)(nil)
-	_ broker.Store          = (*vault.Store)(nil)
-	_ operator.Reconciler   = (*reconciler.Manager)(nil)
-	_ reconciler.Director   = (*bosh.Client)(nil)
-	_ reconciler.Tasks      = (*bosh.Client)(nil)
-	_ reconciler.Deployer   = (*bosh.Client)(nil)
-	_ reconciler.Operations = (*broker.Broker)(nil)
-	_ reconciler.Renderer   = (*broker.Broker)(nil)
-	_ reconciler.Leases     = (*vault.Leases)(nil)
+	_ broker.Director           = (*bosh.Client)(nil)
+	_ broker.DirectorReader     = (*bosh.Client)(nil)
+	_ broker.Store              = (*vault.Store)(nil)
+	_ operator.Reconciler       = (*reconciler.Manager)(nil)
+	_ reconciler.Director       = (*bosh.Client)(nil)
+	_ reconciler.Tasks          = (*bosh.Client)(nil)
+	_ reconciler.Deployer       = (*bosh.Client)(nil)
+	_ reconciler.Operations     = (*broker.Broker)(nil)
+	_ reconciler.Renderer       = (*broker.Broker)(nil)
+	_ reconciler.Leases         = (*vault.Leases)(nil)
+	_ reconciler.PlatformReader = (*cf.Client)(nil)
 )
 
 // parts are what every command builds from the configuration without I/O.
@@ -44,6 +46,7 @@ type parts struct {
 	registry  *prometheus.Registry
 	oneShot   bool           // a command that runs once, beside the daemons (its own lease holder name)
 	directors []*bosh.Client // every configured Director, the first the default (bosh as a list)
+	platform  *cf.Client     // nil: no cf.api
 	notifier  *notify.Notifier
 }
 
@@ -77,7 +80,38 @@ func newParts(cfg *config.Config, log *slog.Logger) (*parts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("notifications: %w", err)
 	}
-	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, directors: clients, notifier: notifier}, nil
+	platform, err := newPlatform(cfg.CF, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	return &parts{cfg: cfg, log: log, catalog: cat, registry: reg, directors: clients, platform: platform, notifier: notifier}, nil
+}
+
+// newPlatform is the Cloud Controller's client; nil without cf.api.
+func newPlatform(c config.CFConfig, reg prometheus.Registerer, log *slog.Logger) (*cf.Client, error) {
+	if !c.Enabled() {
+		return nil, nil
+	}
+	caPEM, err := c.CACertPEM()
+	if err != nil {
+		return nil, fmt.Errorf("reading cf.ca_cert: %w", err)
+	}
+	client, err := cf.New(cf.Options{API: c.API, ClientID: c.ClientID, ClientSecret: c.ClientSecret, CACert: string(caPEM),
+		SkipSSLValidation: c.SkipSSLValidation, Timeout: c.Timeout, Registerer: reg, Logger: log.With("component", "cf")})
+	if err != nil {
+		return nil, fmt.Errorf("cf: %w", err)
+	}
+	return client, nil
+}
+
+// platformOptions turn the reconciler's platform cross-check on; nil
+// without cf.api.
+func (p *parts) platformOptions() *reconciler.PlatformOptions {
+	if p.platform == nil {
+		return nil
+	}
+	return &reconciler.PlatformOptions{Reader: p.platform, BrokerName: p.cfg.CF.BrokerName,
+		CheckInterval: p.cfg.CF.CheckInterval, Requests: p.platform.Requests}
 }
 
 // newDirector is the client of one configured Director (its own rate
@@ -165,6 +199,7 @@ func (p *parts) manager(store *vault.Store, b *broker.Broker) (*reconciler.Manag
 		Store:      store,
 		Catalog:    p.catalog,
 		Registerer: p.registry,
+		Platform:   p.platformOptions(),
 		Logger:     p.log.With("component", "reconciler"),
 	})
 }

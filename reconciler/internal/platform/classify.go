@@ -29,6 +29,8 @@ type Input struct {
 	// record younger than Grace is not judged.
 	Start time.Time
 	Grace time.Duration
+	// Limit bounds the report's lists; 0: report.MaxPlatformListed.
+	Limit int
 }
 
 // Judged is every instance's state, and the orphan deployments and the
@@ -83,13 +85,14 @@ func Classify(v *View, in Input) Judged {
 	}
 	slices.Sort(j.OrphanDeployments)
 	slices.Sort(j.Unchecked)
+	limit := cmp.Or(in.Limit, report.MaxPlatformListed)
 	byID := func(a, b report.PlatformInstance) int { return cmp.Compare(a.InstanceID, b.InstanceID) }
 	slices.SortFunc(listed, byID)
 	slices.SortFunc(only, byID)
 	j.Report = report.PlatformReport{State: report.PlatformKnown, ReadAt: v.ReadAt, Requests: v.Requests,
 		Seconds: v.Took.Seconds(), Plans: v.Plans, Instances: len(v.Instances), Counts: counts, Unchecked: len(j.Unchecked),
-		OrphanDeployments: listed[:min(len(listed), report.MaxPlatformListed)],
-		PlatformOnly:      only[:min(len(only), report.MaxPlatformListed)]}
+		OrphanDeployments: listed[:min(len(listed), limit)],
+		PlatformOnly:      only[:min(len(only), limit)]}
 	if j.Report.OrphanDeployments == nil {
 		j.Report.OrphanDeployments = []report.PlatformInstance{}
 	}
