@@ -97,4 +97,3 @@ var _ = Describe("blacksmith orphan-deployments, the real binary", func() {
 		Expect(string(s.Err.Contents())).To(ContainSubstring("set cf.api"))
 	})
 })
-
