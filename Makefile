@@ -16,16 +16,17 @@ help: ## list the targets
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## build bin/blacksmith and bin/bosh-director-sim
+build: ## build bin/blacksmith, bin/bosh-director-sim and bin/cc-sim
 	$(GO) build -o $(BIN)/blacksmith ./cmd/blacksmith
 	$(GO) build -o $(BIN)/bosh-director-sim ./cmd/bosh-director-sim
+	$(GO) build -o $(BIN)/cc-sim ./cmd/cc-sim
 
 .PHONY: vault
 vault: ## build (once, cached) the real Vault server the tests and `make run` use
 	@ci/vault-bin.sh >/dev/null
 
 .PHONY: run
-run: build vault ## run the daemon on embedded defaults: real Vault dev server + Director simulator + sample catalog
+run: build vault ## run the daemon on embedded defaults: real Vault dev server + Director and Cloud Controller simulators + sample catalog
 	@VAULT_BIN=$$(ci/vault-bin.sh) ci/run-local.sh
 
 .PHONY: test

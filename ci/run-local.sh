@@ -4,11 +4,15 @@
 #
 #   Vault     http://127.0.0.1:8200   (root token "root", in-memory)
 #   Director  https://127.0.0.1:25555 (admin/admin, CA in tmp/run/director-ca.pem)
+#   CC        http://127.0.0.1:9022   (Cloud Controller v3 simulator; UAA client blacksmith-cc/secret)
 #   Broker    http://127.0.0.1:3000   (broker/broker)
 #
 # Sample state: 4 deployments that match the sample catalog, one that does not
 # (`concourse`), and a legacy Blacksmith `db` in Vault naming two of them plus an
-# instance whose deployment is gone: the orphan-to-be.
+# instance whose deployment is gone: the orphan-to-be. The platform (the CC
+# simulator, broker "blacksmith") has three of the four deployments' instances
+# and the orphan-to-be's; not the first deployment's (in Vault and BOSH only: an
+# orphan deployment), and one instance nobody else has (platform only).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,17 +21,18 @@ rm -rf "$run" && mkdir -p "$run"
 vault_bin=${VAULT_BIN:-$(ci/vault-bin.sh)}
 blacksmith_bin=${BLACKSMITH_BIN:-bin/blacksmith}      # `make run` builds both
 sim_bin=${DIRECTOR_SIM_BIN:-bin/bosh-director-sim}
+cc_bin=${CC_SIM_BIN:-bin/cc-sim}
 
 pids=()
 cleanup() {
   trap - INT TERM EXIT
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  echo "make run: stopped Vault, the Director simulator and blacksmith"
+  echo "make run: stopped Vault, the Director and Cloud Controller simulators and blacksmith"
 }
 trap cleanup INT TERM EXIT
 
-for port in 8200 25555 3000; do
+for port in 8200 25555 9022 3000; do
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
     echo "make run: 127.0.0.1:$port is already in use; stop what listens there first" >&2
     exit 1
@@ -46,8 +51,11 @@ pids+=($!)
   -release redis/16.1.0 -release postgres/16.4.0 -stemcell ubuntu-jammy/1.506 \
   -task-duration 3s >"$run/director.log" 2>&1 &
 pids+=($!)
+"$cc_bin" -listen 127.0.0.1:9022 -broker blacksmith >"$run/cc.log" 2>&1 &
+pids+=($!)
 wait_for http://127.0.0.1:8200/v1/sys/health "Vault"
 wait_for https://127.0.0.1:25555/info "the Director simulator"
+wait_for http://127.0.0.1:9022/ "the Cloud Controller simulator"
 
 sim=https://127.0.0.1:25555/_sim
 ca=(--cacert "$run/director-ca.pem")
@@ -68,8 +76,20 @@ JSON
 curl -sf -H 'X-Vault-Token: root' -X POST --data @"$run/db.json" \
   http://127.0.0.1:8200/v1/secret/data/db >/dev/null
 
+# The platform's instances: every seeded deployment's but the first one's, the
+# orphan-to-be's, and one the broker never heard of.
+platform_only=7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+for name in $(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["names"][1:]))' <<<"$names") \
+    "redis-small-$orphan" "redis-small-$platform_only"; do
+  plan=${name%-*-*-*-*-*}
+  guid=${name#"$plan"-}
+  curl -sf -X POST -d "{\"guid\":\"$guid\",\"name\":\"my-$plan\",\"plan\":\"$plan\",\"org\":\"demo-org\",\"space\":\"demo-space\"}" \
+    http://127.0.0.1:9022/_sim/service_instances >/dev/null
+done
+
 echo "make run: Director deployments: $(curl -sf "${ca[@]}" -u admin:admin https://127.0.0.1:25555/deployments | python3 -c 'import json,sys; print(", ".join(d["name"] for d in json.load(sys.stdin)))')"
 echo "make run: legacy Blacksmith db in Vault: $id1 (deployed), $orphan (orphan-to-be)"
+echo "make run: the platform lacks $id1 (an orphan deployment) and has $platform_only (platform only)"
 echo "make run: blacksmith on http://127.0.0.1:3000 (broker/broker); Ctrl-C stops everything"
 "$blacksmith_bin" -c manifests/run/blacksmith.conf &
 pids+=($!)

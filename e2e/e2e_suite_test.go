@@ -32,6 +32,7 @@ func TestE2E(t *testing.T) {
 var (
 	blacksmithBin string
 	simBin        string
+	ccBin         string
 	vaultServer   *testvault.Server
 	directorURL   string
 	store         *vault.Store
@@ -55,6 +56,8 @@ var _ = BeforeSuite(func() {
 	blacksmithBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/blacksmith", buildArgs...)
 	Expect(err).NotTo(HaveOccurred())
 	simBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/bosh-director-sim")
+	Expect(err).NotTo(HaveOccurred())
+	ccBin, err = gexec.Build("github.com/blacksmith-reconciler/blacksmith/cmd/cc-sim")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(gexec.CleanupBuildArtifacts)
 

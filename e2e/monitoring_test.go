@@ -14,6 +14,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	ccsim "github.com/blacksmith-reconciler/blacksmith/cf/sim"
 	"gopkg.in/yaml.v3"
 )
 
@@ -48,7 +50,13 @@ var _ = Describe("Monitoring: the alerting rules and the Grafana dashboard", fun
 	})
 
 	It("use only metric names, label names and label values the daemon exposes", func() {
-		d := startDaemon("")
+		cc, err := ccsim.New(ccsim.Options{}) // the platform's metrics are registered only with a cf section
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cc.Close)
+		_, err = cc.Seed("blacksmith", 0)
+		Expect(err).NotTo(HaveOccurred())
+		d := startDaemon(fmt.Sprintf("cf:\n  api: %s\n  client_id: %s\n  client_secret: %s\n  broker_name: blacksmith\n",
+			cc.URL(), ccsim.DefaultClientID, ccsim.DefaultClientSecret))
 		d.reconcile()
 		for _, path := range []string{"/v2/catalog", "/b/reconcile", "/v2/service_instances/e2e-monitoring-1",
 			"/v2/service_instances/e2e-monitoring-1/last_operation", "/b/runs", "/b/instances/e2e-monitoring-1", "/dashboard"} {

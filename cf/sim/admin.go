@@ -40,6 +40,7 @@ func (c *CC) adminRoutes(mux *http.ServeMux) {
 		c.RevokeTokens()
 		w.WriteHeader(http.StatusNoContent)
 	})
+	mux.HandleFunc("POST /_sim/service_instances", c.adminAddInstance)
 	mux.HandleFunc("DELETE /_sim/service_instances/{guid}", func(w http.ResponseWriter, r *http.Request) {
 		if !c.RemoveInstance(r.PathValue("guid")) {
 			adminError(w, http.StatusNotFound, ErrNotFound)

@@ -68,6 +68,32 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 		Expect(f.cc.Stats().Requests).To(BeEmpty())
 	})
 
+	It("adds an instance by its plan's catalog id and its org and space names over /_sim/service_instances", func() {
+		f := newFixture()
+		post := func(body string) (int, map[string]any) {
+			req, _ := http.NewRequest(http.MethodPost, f.cc.URL()+"/_sim/service_instances", strings.NewReader(body))
+			return do(req)
+		}
+		status, body := post(`{"guid": "guid-new", "name": "lost", "plan": "redis-large", "org": "org-1", "space": "space-1", "state": "in progress"}`)
+		Expect(status).To(Equal(http.StatusCreated))
+		Expect(body).To(HaveKeyWithValue("guid", "guid-new"))
+		in, ok := f.cc.Instance("guid-new")
+		Expect(ok).To(BeTrue())
+		Expect(in.PlanGUID).To(Equal(f.large.GUID))
+		Expect(in.SpaceGUID).To(Equal(f.space1.GUID), "the existing space of that name")
+		Expect(in.LastOperation.Type).To(Equal(sim.OpCreate))
+		Expect(in.LastOperation.State).To(Equal(sim.StateInProgress))
+
+		status, _ = post(`{"name": "x", "plan": "redis-small"}`)
+		Expect(status).To(Equal(http.StatusCreated), "sample-org and sample-space made")
+		status, _ = post(`{"name": "x", "plan": "no-such-plan"}`)
+		Expect(status).To(Equal(http.StatusNotFound))
+		status, _ = post(`{"name": "x", "plan": "redis-small", "surprise": 1}`)
+		Expect(status).To(Equal(http.StatusBadRequest))
+		status, _ = post(`{"guid": "guid-new", "name": "again", "plan": "redis-small"}`)
+		Expect(status).To(Equal(http.StatusBadRequest), "a guid taken")
+	})
+
 	It("adds latency", func() {
 		f := newFixture()
 		f.cc.SetLatency(150 * time.Millisecond)
