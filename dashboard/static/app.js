@@ -196,6 +196,7 @@ function renderStatus(st) {
   rows("quarantined", st.quarantined, (q) => [q.instance_id ? instanceLink(q.instance_id) : q.deployment, q.failures, when(q.next_attempt), q.last_error]);
   renderHealth(st.health || { unhealthy: 0, instances: [], sweep_seconds: 0 });
   renderOutdated(st.outdated, r);
+  renderPlatform(st.platform);
 }
 
 // renderHealth lists the unhealthy instances, longest unhealthy first (the
@@ -301,6 +302,92 @@ function version(v) {
 function outdatedFacts(o) {
   if (!o) return "";
   return o.count + " behind their plan's version" + (o.by_plan && Object.keys(o.by_plan).length ? " (" + byPlan(o.by_plan) + ")" : "");
+}
+
+// ---- platform ----
+
+// platformCounts are the states the card counts, in order: [label, key,
+// shown at 0]. The orphan deployments and the platform-only instances are
+// what the cross-check is for: always shown; the others only when some are.
+const platformCounts = [["in step", "in_step", true], ["orphan deployments", "orphan_deployment", true],
+  ["platform only", "platform_only", true], ["orphans the platform has", "orphan", false],
+  ["orphans the platform lacks too", "absent", false], ["creating on the platform", "creating", false]];
+
+// renderPlatform shows the instances held against the platform's (the Cloud
+// Controller's) by the last complete run; p absent: no platform configured,
+// no card. Names, organizations and spaces are the platform's, deployments
+// and Directors Vault's: every value goes through shown (rows, facts, el).
+function renderPlatform(p) {
+  $("platform-card").hidden = !p;
+  if (!p) return;
+  const known = p.state === "known";
+  const counts = p.counts || {};
+  $("platform-state").replaceChildren(el("span", p.state, "badge " + (known ? "success" : "partial")),
+    document.createTextNode(" "), platformState(p));
+  $("platform-counts").hidden = !known;
+  facts("platform-counts", known ? platformCounts.map(([label, key, always]) => [label, counts[key] || (always ? 0 : "")])
+    .concat([["not judged", p.unchecked ? p.unchecked + " (Director out of the run, too young, created after the read or busy)" : ""]]) : []);
+  $("platform-read").textContent = shown(platformRead(p, known));
+  $("platform-refused").hidden = !p.refused;
+  $("platform-refused").textContent = p.refused ? shown("Orphan deployments not deleted: " + p.refused) : "";
+  const unjudged = "not judged: the platform is unknown";
+  const orphans = p.orphan_deployments || [];
+  $("platform-orphans-count").textContent = known ? "(" + (counts.orphan_deployment || 0) + ")" : "";
+  $("platform-orphans-more").textContent = firstOf(orphans.length, counts.orphan_deployment);
+  rows("platform-orphans", orphans, (x) => [instanceLink(x.instance_id), x.deployment, x.director || el("span", "default", "muted"),
+    since(x.absent_since), x.reads], known ? "none: the platform has every instance Vault and the Directors have" : unjudged);
+  const only = p.platform_only || [];
+  $("platform-only-count").textContent = known ? "(" + (counts.platform_only || 0) + ")" : "";
+  $("platform-only-more").textContent = firstOf(only.length, counts.platform_only);
+  rows("platform-only", only, (x) => {
+    const rec = x.platform || {};
+    return [instanceLink(x.instance_id), rec.name, [rec.organization, rec.space].filter(Boolean).join(" / "),
+      [rec.last_operation, when(rec.updated_at)].filter(Boolean).join(", "), restorable(x.restorable)];
+  }, known ? "none: Vault has every instance the platform has" : unjudged);
+  const deleted = p.deleted || [];
+  $("platform-deleted-part").hidden = !deleted.length;
+  $("platform-deleted-count").textContent = "(" + deleted.length + ")";
+  $("platform-deleted").replaceChildren(...deleted.map(remediated));
+}
+
+// platformState is when the platform was read whole, or why it is unknown
+// (a warning: nothing is judged from it).
+function platformState(p) {
+  if (p.state === "known") {
+    return el("span", "read " + when(p.read_at) + (p.fresh ? " by the last run" : " (from an earlier run)"));
+  }
+  const last = when(p.read_at);
+  return el("span", (p.reason || "not read whole") + "; " + (last ? "last read whole " + last : "never read whole") +
+    "; no instance is judged against it", "warning");
+}
+
+// platformRead is what the platform lists and what reading it took.
+function platformRead(p, known) {
+  const lists = known ? "The platform lists " + p.instances + " of the broker's instances in " + p.plans + " plans. " : "";
+  return lists + (p.fresh ? "This run's read: " + p.requests + " requests, " + secs(p.seconds) + "." : "");
+}
+
+// firstOf says a list holds only the first of count (by instance id).
+function firstOf(listed, count) {
+  return count > listed ? "The first " + listed + " of " + count + ", by instance id." : "";
+}
+
+// restorable is what a platform-only instance can be restored from,
+// coloured: its deployment (the next runs adopt it), a backup (blacksmith
+// restore) or nothing.
+function restorable(r) {
+  if (!r) return "";
+  return el("span", r, "badge " + ({ deployment: "success", backup: "partial" }[r] || "failure"));
+}
+
+// remediated is one orphan deployment the last run deleted (or failed to).
+function remediated(d) {
+  const li = el("li");
+  li.append(instanceLink(d.instance_id), document.createTextNode(": "), el("span", d.action + " " + d.deployment));
+  const done = [d.task_id ? "task " + d.task_id : "", d.backup ? "after backup " + d.backup : ""].filter(Boolean).join(", ");
+  if (done) li.append(document.createTextNode(" ("), el("span", done), document.createTextNode(")"));
+  if (d.error) li.append(document.createTextNode(" "), el("span", "failed: " + d.error, "error"));
+  return li;
 }
 
 function renderRuns(runs) {
