@@ -184,6 +184,15 @@ var _ = Describe("the platform cross-check", func() {
 		}
 		p.cc.ClearFailures()
 		Expect(e.run(reconciler.RunOptions{}).Platform.OrphanDeployments[0].Reads).To(Equal(2), "the failed reads did not count")
+
+		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503, Count: 1})).To(Succeed())
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Platform.State).To(Equal("known"), "a passing fault is retried with the run's policy")
+		Expect(s.Platform.OrphanDeployments[0].Reads).To(Equal(3))
+
+		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_plans", Status: 401, Count: 1})).To(Succeed())
+		s = e.run(reconciler.RunOptions{})
+		Expect(s.Platform.State).To(Equal("unknown"), "a refusal is not retried")
 	})
 
 	It("calls a broker name the platform lists no plan of unknown, not every instance an orphan deployment", func() {

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -89,4 +90,12 @@ func Read(ctx context.Context, r Reader, broker string, now func() time.Time) (*
 	}
 	v.Took = now().Sub(start)
 	return v, nil
+}
+
+// Transient says whether a failed read may pass if tried again: the
+// platform unavailable (a 5xx, no answer, a page cut short) or rate
+// limited. A refusal of the credentials, a broker without plans or an
+// answer too large is not.
+func Transient(err error) bool {
+	return errors.Is(err, cf.ErrUnavailable) || errors.Is(err, cf.ErrRateLimited)
 }

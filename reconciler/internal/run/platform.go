@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
@@ -28,7 +29,8 @@ type platformRead struct {
 }
 
 // readPlatform starts reading the platform, when one is configured and the
-// run is whole (a scoped run does not hold the fleet against it).
+// run is whole (a scoped run does not hold the fleet against it), with the
+// run's retries for what may pass (platform.Transient).
 func readPlatform(ctx context.Context, r *run) *platformRead {
 	if r.p.Platform == nil || !r.opts.Scope.Empty() {
 		return nil
@@ -36,7 +38,18 @@ func readPlatform(ctx context.Context, r *run) *platformRead {
 	pr := &platformRead{done: make(chan struct{})}
 	go func() {
 		defer close(pr.done)
-		pr.view, pr.fresh, pr.requests, pr.took, pr.err = r.p.Platform.Read(ctx, r.p.Now, r.opts.Force)
+		start := r.p.Now()
+		pr.err = r.policy.Do(ctx, "platform", "cloud controller", func(ctx context.Context) error {
+			var requests int
+			var err error
+			pr.view, pr.fresh, requests, _, err = r.p.Platform.Read(ctx, r.p.Now, r.opts.Force)
+			pr.requests += requests
+			if err != nil && !platform.Transient(err) {
+				return retry.Terminal(err)
+			}
+			return err
+		})
+		pr.took = r.p.Now().Sub(start)
 	}()
 	return pr
 }
