@@ -560,7 +560,7 @@ async function loadInstance() {
     const v = await getJSON("/b/instances/" + encodeURIComponent(id));
     const rec = v.record || {};
     const cx = rec.context || {};
-    facts("record", [["deployment", v.deployment], ["service", rec.service_id], ["plan", rec.plan_id],
+    facts("record", !v.record ? [["Vault", el("span", "no record of this instance", "muted")]] : [["deployment", v.deployment], ["service", rec.service_id], ["plan", rec.plan_id],
       ["name", cx.instance_name], ["platform", cx.platform],
       ["organization", named(cx.organization_name, rec.organization_guid || cx.organization_guid)],
       ["space", named(cx.space_name, rec.space_guid || cx.space_guid)],
@@ -572,6 +572,7 @@ async function loadInstance() {
         : rec.adoption_confirmed_at ? "confirmed at " + when(rec.adoption_confirmed_at) : ""],
       ["reconciled at", when(rec.reconciled_at)]]);
     $("adopt").hidden = !rec.adopted;
+    renderInstancePlatform(v.platform, !!v.record, id);
     const m = v.match || {};
     facts("match", [["strategy", m.strategy], ["confidence", m.confidence], ["rule", m.rule]]);
     renderInstanceHealth(v.health || { status: "healthy" });
@@ -585,6 +586,56 @@ async function loadInstance() {
   } catch (e) {
     showError(e.message);
   }
+}
+
+// renderInstancePlatform is the platform's record of the instance as the
+// last whole read of the platform found it (p absent: no platform
+// configured, no card), and, when Vault has no record of an instance the
+// platform has (recorded false), the banner that the broker has lost it.
+// Every value is the platform's or Vault's: shown as text.
+function renderInstancePlatform(p, recorded, id) {
+  const card = $("platform-card"), view = $("platform-view"), orphan = $("platform-orphan"), dl = $("platform");
+  card.hidden = !p;
+  orphan.hidden = true;
+  orphan.replaceChildren();
+  dl.hidden = true;
+  dl.replaceChildren();
+  view.replaceChildren();
+  view.className = "";
+  const lost = !!p && !recorded && !!p.record;
+  $("lost").hidden = !lost;
+  $("lost-text").replaceChildren(...(lost ? lostText(id) : []));
+  if (!p) return;
+  if (p.view !== "known") {
+    view.textContent = "Not known yet: the platform has not been read whole yet (nothing is judged against it).";
+    view.className = "warning";
+    return;
+  }
+  const r = p.record;
+  if (!r) {
+    view.textContent = shown("The platform (as read " + when(p.read_at) + ") has no such instance.");
+    if (p.absent_since) {
+      orphan.textContent = shown("An orphan deployment: its deployment runs and Vault holds its records, but the platform has not had it in " +
+        p.reads + (p.reads === 1 ? " read" : " reads") + " since " + since(p.absent_since) + ". The remediation " +
+        "(reconciler.remediation.orphan_deployments: delete) deletes it after a backup once proven.");
+      orphan.hidden = false;
+    }
+    return;
+  }
+  view.textContent = shown("As read " + when(p.read_at) + ".");
+  view.className = "muted";
+  facts("platform", [["name", r.name], ["organization / space", [r.organization, r.space].filter(Boolean).join(" / ")],
+    ["space guid", r.space_guid], ["plan", r.plan_id],
+    ["last operation", [r.last_operation, when(r.updated_at)].filter(Boolean).join(", ")]]);
+  dl.hidden = false;
+}
+
+// lostText says what the broker lost and how the instance comes back: the
+// nodes of the banner.
+function lostText(id) {
+  return [el("span", "The platform has this instance; Vault has no record of it, so the broker cannot bind, update or delete it. " +
+    "It is restored from its deployment by the next runs if one runs, else from a backup with "),
+    el("code", "blacksmith restore -c FILE " + id), el("span", ".")];
 }
 
 // renderInstanceHealth is what the Directors said of the instance's VMs.
