@@ -39,16 +39,21 @@ func Next(doc Doc, orphans, unchecked []string, readAt time.Time) (next Doc, fre
 			next.Absent[id] = e
 		}
 	}
+	var started []string
 	for _, id := range orphans {
-		e, ok := doc.Absent[id]
-		if !ok {
-			if len(next.Absent) >= MaxAbsent {
-				continue
-			}
-			e, fresh = Entry{Since: readAt.Unix()}, append(fresh, id)
+		if e, ok := doc.Absent[id]; ok {
+			e.Reads++
+			next.Absent[id] = e
+		} else {
+			started = append(started, id)
 		}
-		e.Reads++
-		next.Absent[id] = e
+	}
+	for _, id := range started { // the proofs carried on first: the cap never drops one
+		if len(next.Absent) >= MaxAbsent {
+			break
+		}
+		next.Absent[id] = Entry{Since: readAt.Unix(), Reads: 1}
+		fresh = append(fresh, id)
 	}
 	return next, fresh
 }

@@ -29,7 +29,7 @@ type Input struct {
 	// record younger than Grace is not judged.
 	Start time.Time
 	Grace time.Duration
-	// Limit bounds the report's lists; 0: report.MaxPlatformListed.
+	// Limit bounds the report's lists; 0 (or less): report.MaxPlatformListed.
 	Limit int
 }
 
@@ -85,7 +85,10 @@ func Classify(v *View, in Input) Judged {
 	}
 	slices.Sort(j.OrphanDeployments)
 	slices.Sort(j.Unchecked)
-	limit := cmp.Or(in.Limit, report.MaxPlatformListed)
+	limit := in.Limit
+	if limit <= 0 {
+		limit = report.MaxPlatformListed
+	}
 	byID := func(a, b report.PlatformInstance) int { return cmp.Compare(a.InstanceID, b.InstanceID) }
 	slices.SortFunc(listed, byID)
 	slices.SortFunc(only, byID)
@@ -108,7 +111,7 @@ func Classify(v *View, in Input) Judged {
 // the view was read, or has an operation in progress (a provision the
 // platform may not show yet, a deprovision under way).
 func judge(v *View, in Input, id string, rec *vault.Record) string {
-	if in.OutOfRun(rec) {
+	if rec == nil || in.OutOfRun(rec) {
 		return ""
 	}
 	_, onPlatform := v.Instances[id]

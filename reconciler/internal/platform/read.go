@@ -97,5 +97,8 @@ func Read(ctx context.Context, r Reader, broker string, now func() time.Time) (*
 // limited. A refusal of the credentials, a broker without plans or an
 // answer too large is not.
 func Transient(err error) bool {
+	if errors.Is(err, cf.ErrAnswerTooLarge) { // it matches ErrUnavailable too, and would be as large again
+		return false
+	}
 	return errors.Is(err, cf.ErrUnavailable) || errors.Is(err, cf.ErrRateLimited)
 }

@@ -14,8 +14,9 @@ type Tracker struct {
 	interval time.Duration
 	requests func() int64 // the reader's requests so far; nil: not counted
 
-	mu   sync.Mutex
-	last *View
+	mu     sync.Mutex
+	last   *View
+	failed bool // the last read failed: the next one is due
 }
 
 // NewTracker reads the platform with r, the broker registered as broker.
@@ -33,7 +34,7 @@ func (t *Tracker) Read(ctx context.Context, now func() time.Time, force bool) (v
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	at := now()
-	if !force && t.last != nil && t.interval > 0 && at.Sub(t.last.ReadAt) < t.interval {
+	if !force && !t.failed && t.last != nil && t.interval > 0 && at.Sub(t.last.ReadAt) < t.interval {
 		return t.last, false, 0, 0, nil
 	}
 	var before int64
@@ -45,6 +46,7 @@ func (t *Tracker) Read(ctx context.Context, now func() time.Time, force bool) (v
 		requests = int(t.requests() - before)
 	}
 	took = now().Sub(at)
+	t.failed = err != nil
 	if err != nil {
 		return nil, true, requests, took, err
 	}
