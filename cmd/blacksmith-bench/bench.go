@@ -19,12 +19,13 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// bench holds what every size shares: the simulator binary and one Vault.
+// bench holds what every size shares: the simulators' binaries and one Vault.
 type bench struct {
 	f      flags
 	log    *slog.Logger
 	tmp    string
 	simBin string
+	ccBin  string // the Cloud Controller simulator's, built for the platform scenario
 	vault  *vaultserver.Server
 	// upgraded are the numbers of instances the upgrade scenarios ran on.
 	upgraded map[int]bool
@@ -36,9 +37,16 @@ func newBench(ctx context.Context, f flags, log *slog.Logger) (*bench, error) {
 		return nil, err
 	}
 	b := &bench{f: f, log: log, tmp: tmp, simBin: filepath.Join(tmp, "bosh-director-sim"), upgraded: map[int]bool{}}
-	if err := buildSim(ctx, b.simBin); err != nil {
+	if err := buildSim(ctx, "./cmd/bosh-director-sim", b.simBin); err != nil {
 		b.close()
 		return nil, err
+	}
+	if f.needs("platform") {
+		b.ccBin = filepath.Join(tmp, "cc-sim")
+		if err := buildSim(ctx, "./cmd/cc-sim", b.ccBin); err != nil {
+			b.close()
+			return nil, err
+		}
 	}
 	if b.vault, err = vaultserver.Start(ctx, vaultserver.Options{}); err != nil {
 		b.close()
@@ -127,6 +135,16 @@ func (b *bench) reconcile(ctx context.Context, n int) ([]result, error) {
 		if !b.f.needs(sc) {
 			continue
 		}
+		if sc == "platform" { // runs of its own, each measured as a steady one
+			r, err := b.platform(ctx, n, sims, store, clock)
+			if b.f.scenarios[sc] && r.platformFigures != nil {
+				out = append(out, r)
+			}
+			if err != nil {
+				return out, fmt.Errorf("%s runs over %d deployments: %w", sc, n, err)
+			}
+			continue
+		}
 		changed, err := prepare(ctx, sc, n, s, clock, cfg)
 		if err != nil {
 			return out, fmt.Errorf("preparing the %s run over %d deployments: %w", sc, n, err)
@@ -152,8 +170,10 @@ func (b *bench) reconcile(ctx context.Context, n int) ([]result, error) {
 // nothing changed), steady (an interval later: every cached copy older
 // than cache_ttl, nothing changed), steady-1pct (1% of the deployments
 // changed out of band), gap (the Director keeps fewer events than changed
-// since).
-var reconcileOrder = []string{"cold", "warm", "steady", "steady-1pct", "gap"}
+// since); platform, between steady and steady-1pct, is steady runs of
+// reconcilers of its own, without and with the platform cross-check
+// (platform.go), that leave the deployments as they found them.
+var reconcileOrder = []string{"cold", "warm", "steady", "platform", "steady-1pct", "gap"}
 
 // scenarioOrder is every scenario: the reconciler's, then the fleet
 // upgrades (upgrade.go), each on a setup of its own.
@@ -197,8 +217,10 @@ func prepare(ctx context.Context, sc string, n int, s *simProcess, c *clock, cfg
 	return 0, nil
 }
 
-// manager is a reconciler with the default configuration over the simulator and store.
-func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.Time) (*reconciler.Manager, config.ReconcilerConfig, error) {
+// manager is a reconciler with the default configuration over the
+// simulator and store, its options then changed by each of tune.
+func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.Time,
+	tune ...func(*reconciler.Options)) (*reconciler.Manager, config.ReconcilerConfig, error) {
 	var clients []*bosh.Client
 	for i, s := range sims {
 		c, err := bosh.New(bosh.Options{Name: fmt.Sprintf("director-%d", i), Address: s.url, Username: "admin", Password: "admin", Logger: b.log})
@@ -215,11 +237,15 @@ func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.
 	if b.f.concurrency > 0 {
 		cfg.MaxConcurrency = b.f.concurrency
 	}
-	m, err := reconciler.New(reconciler.Options{
+	opts := reconciler.Options{
 		Config: cfg, Directors: directors, Store: store,
 		Catalog: seedCatalog(), Logger: b.log, Now: now,
-	})
-	return m, cfg, err
+	}
+	for _, t := range tune {
+		t(&opts)
+	}
+	m, err := reconciler.New(opts)
+	return m, opts.Config, err
 }
 
 // seedCatalog holds the plans the simulator seeds by default.
@@ -273,6 +299,7 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 		ManifestsFetched: sum.ManifestsFetched, Errors: sum.ErrorCount, Converged: sum.Converged,
 		CPUS: (cpuTime() - cpu).Seconds(), InstancesSynced: sum.InstancesSynced, Drift: sum.Drift,
 		FeedMode: sum.Feed.Mode, FeedReason: sum.Feed.Reason, FeedPages: sum.Feed.Pages,
+		platformRead: sum.Platform,
 	}
 	if h := sum.Health; h != nil {
 		r.HealthChecked, r.HealthSwept, r.HealthSlots, r.HealthS = h.Checked, h.Swept, h.Slots, h.Seconds

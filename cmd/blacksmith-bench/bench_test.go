@@ -87,6 +87,33 @@ var _ = Describe("judging a run", func() {
 	)
 })
 
+var _ = Describe("judging the platform scenario", func() {
+	// figures of 10,000 instances: the medians without and with, the CC
+	// requests as the summary and the simulator count them.
+	figures := func(without, with float64, requests, counted int, problems int) result {
+		return result{Deployments: 10000, platformFigures: &platformFigures{RunsEach: 2, WithoutS: []float64{without, without},
+			WithS: []float64{with, with}, WithoutMedianS: without, WithMedianS: with, AddedS: with - without,
+			CCRequests: requests, CCRequestsCounted: counted, CCRequestBound: 5, ProblemCount: problems}}
+	}
+	DescribeTable("holds the difference of the medians, the requests and the checks against the goals",
+		func(r result, met bool) {
+			r.judge("platform", 10*time.Millisecond, 5)
+			Expect(r.LowerBoundS).To(Equal(r.WithoutMedianS), "the ratio is with against without")
+			Expect(r.TargetMet).To(Equal(met))
+		},
+		Entry("a little more, three requests", figures(0.9, 1.1, 3, 3, 0), true),
+		Entry("more than half a second more", figures(0.9, 1.5, 3, 3, 0), false),
+		Entry("more requests than 3 + ceil(n/5000)", figures(0.9, 1.1, 6, 6, 0), false),
+		Entry("the summary and the simulator disagree", figures(0.9, 1.1, 3, 4, 0), false),
+		Entry("a run not steady, or an instance not in step", figures(0.9, 1.1, 3, 3, 1), false),
+	)
+	It("misses the target without figures", func() {
+		r := result{}
+		r.judge("platform", 10*time.Millisecond, 5)
+		Expect(r.TargetMet).To(BeFalse())
+	})
+})
+
 var _ = Describe("the bench", func() {
 	BeforeEach(func() {
 		if _, err := vaultserver.Binary(); errors.Is(err, vaultserver.ErrNoBinary) && !testvault.InCI() {
@@ -100,7 +127,7 @@ var _ = Describe("the bench", func() {
 		Expect(code).To(BeZero(), stderr.String())
 
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-		Expect(lines).To(HaveLen(7))
+		Expect(lines).To(HaveLen(8))
 		var got []map[string]any
 		for _, l := range lines {
 			Expect(l).To(HavePrefix("BENCH {"))
@@ -112,7 +139,7 @@ var _ = Describe("the bench", func() {
 			}
 			got = append(got, doc)
 		}
-		coldRun, warmRun, steady, onePct, gap := got[0], got[1], got[2], got[3], got[4]
+		coldRun, warmRun, steady, plat, onePct, gap := got[0], got[1], got[2], got[3], got[4], got[5]
 		Expect(coldRun).To(SatisfyAll(HaveKeyWithValue("scenario", "cold-40"), HaveKeyWithValue("deployments", 40.0),
 			HaveKeyWithValue("latency_ms", 2.0), HaveKeyWithValue("max_concurrency", 5.0), HaveKeyWithValue("matched", 40.0),
 			HaveKeyWithValue("created", 40.0), HaveKeyWithValue("director_tasks", 0.0)))
@@ -127,6 +154,8 @@ var _ = Describe("the bench", func() {
 
 		Expect(steady).To(SatisfyAll(HaveKeyWithValue("scenario", "steady-40"), HaveKeyWithValue("feed_mode", "watch"),
 			HaveKeyWithValue("manifests_fetched", 0.0), HaveKeyWithValue("target_met", true)), steady)
+		Expect(plat).To(SatisfyAll(HaveKeyWithValue("scenario", "platform-40"), HaveKeyWithValue("platform_counts", HaveKeyWithValue("in_step", 40.0)),
+			HaveKeyWithValue("platform_problem_count", 0.0)), plat)
 		Expect(onePct).To(SatisfyAll(HaveKeyWithValue("scenario", "steady-1pct-40"), HaveKeyWithValue("changed", 1.0),
 			HaveKeyWithValue("drift", 1.0), HaveKeyWithValue("instances_synced", 1.0), HaveKeyWithValue("target_met", true)), onePct)
 		Expect(gap).To(SatisfyAll(HaveKeyWithValue("scenario", "gap-40"), HaveKeyWithValue("feed_mode", "resync"),
@@ -134,7 +163,7 @@ var _ = Describe("the bench", func() {
 			HaveKeyWithValue("target_met", true)), gap)
 
 		// The fleet upgrades (their wall, against 40 x 200 ms / 10, is not judged here).
-		up, faults := got[5], got[6]
+		up, faults := got[6], got[7]
 		Expect(up).To(SatisfyAll(HaveKeyWithValue("scenario", "upgrade-40"), HaveKeyWithValue("instances", 40.0),
 			HaveKeyWithValue("director_tasks", 40.0), HaveKeyWithValue("counts", map[string]any{"upgraded": 40.0}),
 			HaveKeyWithValue("canary_first", true), HaveKeyWithValue("half_state", 0.0), HaveKeyWithValue("problem_count", 0.0)), up)
@@ -144,6 +173,36 @@ var _ = Describe("the bench", func() {
 			HaveKeyWithValue("director_tasks", 41.0), HaveKeyWithValue("counts", map[string]any{"upgraded": 39.0, "rolled_back": 1.0}),
 			HaveKeyWithValue("rolled_back", 1.0), HaveKeyWithValue("rollback_failed", 0.0), HaveKeyWithValue("half_state", 0.0),
 			HaveKeyWithValue("problem_count", 0.0)), faults)
+	})
+
+	It("measures what the platform cross-check adds to a steady run, every instance in step", func() {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"-n", "200", "-latency", "2ms", "-scenarios", "platform"}, &stdout, &stderr)
+		Expect(code).To(BeZero(), stderr.String())
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		Expect(lines).To(HaveLen(1), "only the scenario asked for is printed")
+		Expect(lines[0]).To(HavePrefix("BENCH {"))
+		var doc map[string]any
+		Expect(json.Unmarshal([]byte(strings.TrimPrefix(lines[0], "BENCH ")), &doc)).To(Succeed())
+		Expect(doc).To(SatisfyAll(HaveKeyWithValue("scenario", "platform-200"), HaveKeyWithValue("deployments", 200.0),
+			HaveKeyWithValue("runs_each", float64(platformRuns)), HaveKeyWithValue("platform_state", "known"),
+			HaveKeyWithValue("platform_fresh", true), HaveKeyWithValue("platform_instances", 200.0),
+			HaveKeyWithValue("platform_counts", map[string]any{"in_step": 200.0, "orphan_deployment": 0.0, "platform_only": 0.0,
+				"orphan": 0.0, "creating": 0.0, "absent": 0.0}),
+			HaveKeyWithValue("platform_problem_count", 0.0), HaveKeyWithValue("manifests_fetched", 0.0),
+			HaveKeyWithValue("health_checked", 0.0), HaveKeyWithValue("cc_request_bound", 4.0)), doc)
+		Expect(doc["without_s"]).To(HaveLen(platformRuns))
+		Expect(doc["with_s"]).To(HaveLen(platformRuns))
+		Expect(doc["platform_read_s"]).To(HaveLen(platformRuns))
+		Expect(doc["cc_requests"]).To(Equal(2.0), "the broker's plans and one page of instances; the token kept")
+		Expect(doc["cc_requests_counted"]).To(Equal(doc["cc_requests"]))
+		Expect(doc["cc_routes"]).To(Equal(map[string]any{"GET /v3/service_plans": 1.0, "GET /v3/service_instances": 1.0}))
+		for _, k := range []string{"without_median_s", "with_median_s", "platform_read_median_s"} {
+			Expect(doc[k]).To(BeNumerically(">", 0), k)
+		}
+		Expect(doc["added_s"]).To(BeNumerically("~", doc["with_median_s"].(float64)-doc["without_median_s"].(float64), 1e-9))
+		Expect(doc["wall_s"]).To(Equal(doc["with_median_s"]))
+		Expect(doc["lower_bound_s"]).To(Equal(doc["without_median_s"]))
 	})
 
 	It("spreads the deployments over several Directors with -directors", func() {

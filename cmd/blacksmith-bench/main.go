@@ -3,21 +3,24 @@
 // and a real Vault dev server: for each number of deployments, in order, a
 // cold run (empty Vault, empty cache), a warm run (nothing changed), a
 // steady run (a scheduled interval later: every cached copy expired,
-// nothing changed), a steady-1pct run (1% changed out of band since) and a
-// gap run (more changed than the Director keeps events of); then, on a
-// setup of their own of min(n, 1000) deployments, a fleet upgrade of every
-// instance (upgrade) and one where 3% of the upgrade tasks fail and are
-// rolled back (upgrade-faults; upgrade.go). Each is printed as one line
-// "BENCH {json}" whose target_met says whether the run met its target (see
-// result.judge). The reconciler runs with the default
-// configuration, so that every run an interval after the one before also
-// asks its share of reconciler.health_sweep (n/24 deployments' VM states, a
-// task each): health_checked, health_requests and health_s say what that
-// cost, and the targets count it apart. It exits 1 when a run fails, and with -strict
-// also when a target is missed (wall-clock targets depend on what else the
-// machine is running).
+// nothing changed), platform (steady runs without and with the platform
+// cross-check against the Cloud Controller simulator, every instance in
+// step: what the cross-check adds; platform.go), a steady-1pct run (1%
+// changed out of band since) and a gap run (more changed than the Director
+// keeps events of); then, on a setup of their own of min(n, 1000)
+// deployments, a fleet upgrade of every instance (upgrade) and one where 3%
+// of the upgrade tasks fail and are rolled back (upgrade-faults;
+// upgrade.go). Each is printed as one line "BENCH {json}" whose target_met
+// says whether the run met its target (see result.judge). The reconciler
+// runs with the default configuration, so that every run an interval after
+// the one before also asks its share of reconciler.health_sweep (n/24
+// deployments' VM states, a task each): health_checked, health_requests and
+// health_s say what that cost, and the targets count it apart (the platform
+// scenario's runs go without it). It exits 1 when a run fails, and with
+// -strict also when a target is missed (wall-clock targets depend on what
+// else the machine is running).
 //
-//	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm,steady,steady-1pct,gap,upgrade,upgrade-faults
+//	go run ./cmd/blacksmith-bench -n 1000,10000 -latency 10ms -scenarios cold,warm,steady,platform,steady-1pct,gap,upgrade,upgrade-faults
 package main
 
 import (
@@ -166,10 +169,10 @@ func startProfile(path string) (func(), error) {
 
 // needs says whether scenario sc runs: it is printed, or one printed after
 // it needs it first (a reconciler scenario; each upgrade scenario has a
-// setup of its own).
+// setup of its own, and platform leaves what it found: none needs them).
 func (f flags) needs(sc string) bool {
 	at := slices.Index(reconcileOrder, sc)
-	if at < 0 {
+	if at < 0 || sc == "platform" {
 		return f.scenarios[sc]
 	}
 	for _, later := range reconcileOrder[at:] {

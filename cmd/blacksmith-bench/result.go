@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
 // Targets.
@@ -67,8 +69,12 @@ type result struct {
 	Target         string  `json:"target"`
 	TargetMet      bool    `json:"target_met"`
 	GoMaxProcs     int     `json:"gomaxprocs"`
-	// The upgrade scenarios' own figures (nil, and absent, for the others).
+	// The upgrade scenarios' and the platform scenario's own figures (nil,
+	// and absent, for the others).
 	*upgradeFigures
+	*platformFigures
+	// platformRead is the run's platform report (nil without the cross-check).
+	platformRead *reconciler.PlatformReport
 }
 
 // judge fills in the lower bound, the ratio and whether the target was met.
@@ -122,6 +128,8 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 		}
 	case "upgrade", "upgrade-faults":
 		r.judgeUpgrade(scenario)
+	case "platform":
+		r.judgePlatform()
 	}
 	if r.LowerBoundS > 0 {
 		r.Ratio = r.WallS / r.LowerBoundS

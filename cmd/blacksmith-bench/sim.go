@@ -18,22 +18,25 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 )
 
-// buildSim builds cmd/bosh-director-sim of this module into bin.
-func buildSim(ctx context.Context, bin string) error {
+// buildSim builds the simulator command cmd (a directory of this module,
+// "./cmd/bosh-director-sim" or "./cmd/cc-sim") into bin.
+func buildSim(ctx context.Context, cmd, bin string) error {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return fmt.Errorf("finding the module: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(out)))
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/bosh-director-sim")
-	cmd.Dir, cmd.Stderr = root, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building the Director simulator: %w", err)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, cmd)
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building %s: %w", cmd, err)
 	}
 	return nil
 }
 
-// simProcess is the Director simulator running as a child process.
+// simProcess is a simulator running as a child process: the Director's, or
+// the Cloud Controller's (cmd/cc-sim, which takes the same -listen,
+// -latency and -seed flags and serves the same /_sim/stats and /_sim/reset).
 type simProcess struct {
 	cmd  *exec.Cmd
 	url  string
@@ -46,8 +49,8 @@ type simStats struct {
 	Tasks    int            `json:"tasks"`
 }
 
-// startSim starts the simulator with n seeded deployments (and the flags
-// extra) and waits until it answers.
+// startSim starts the simulator bin with n seeded deployments (the Cloud
+// Controller's: instances) and the flags extra, and waits until it answers.
 func startSim(ctx context.Context, bin string, n int, latency time.Duration, extra ...string) (*simProcess, error) {
 	port, err := freePort()
 	if err != nil {
@@ -58,7 +61,7 @@ func startSim(ctx context.Context, bin string, n int, latency time.Duration, ext
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the Director simulator: %w", err)
+		return nil, fmt.Errorf("starting the simulator %s: %w", filepath.Base(bin), err)
 	}
 	s := &simProcess{cmd: cmd, url: "http://" + addr, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(s.done) }()
@@ -78,9 +81,9 @@ func (s *simProcess) waitReady(ctx context.Context, limit time.Duration) error {
 		}
 		select {
 		case <-s.done:
-			return fmt.Errorf("the Director simulator exited before it was ready")
+			return fmt.Errorf("the simulator %s exited before it was ready", filepath.Base(s.cmd.Path))
 		case <-ctx.Done():
-			return fmt.Errorf("the Director simulator is not ready after %s", limit)
+			return fmt.Errorf("the simulator %s is not ready after %s", filepath.Base(s.cmd.Path), limit)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
