@@ -45,6 +45,11 @@ func loggable(s report.Summary) report.Summary {
 	s.NewlyQuarantined = cutList(s.NewlyQuarantined)
 	s.Released = cutList(s.Released)
 	s.Plan = nil
+	if p := s.Platform; p != nil {
+		cut := *p
+		cut.OrphanDeployments, cut.PlatformOnly, cut.Deleted = cutList(p.OrphanDeployments), cutList(p.PlatformOnly), cutList(p.Deleted)
+		s.Platform = &cut
+	}
 	errs := make([]string, len(s.Errors))
 	for i, e := range s.Errors {
 		errs[i] = report.Truncate(e, MaxErrorText)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -565,6 +566,15 @@ var _ = Describe("Instance", func() {
 		Expect(in.Record()).To(Equal(&report.PlatformRecord{Name: "n", Space: "s", SpaceGUID: "sg", Organization: "o",
 			PlanID: "small", Operation: "update failed", UpdatedAt: at}))
 		Expect(platform.Instance{Name: "n"}.Record().Operation).To(BeEmpty())
+	})
+
+	It("cuts the names the platform's users chose to MaxNameShown", func() {
+		long := strings.Repeat("x", 1000)
+		rec := platform.Instance{Name: long, Space: long, Org: long}.Record()
+		for _, name := range []string{rec.Name, rec.Space, rec.Organization} {
+			Expect(len(name)).To(BeNumerically("<=", platform.MaxNameShown+3), "cut, an ellipsis at most added")
+			Expect(len(name)).To(BeNumerically(">=", platform.MaxNameShown/2))
+		}
 	})
 })
 

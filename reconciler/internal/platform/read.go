@@ -50,14 +50,19 @@ func (in Instance) Creating() bool {
 	return in.OpType == "create" && in.OpState != "succeeded"
 }
 
-// Record is the instance as a report shows it.
+// MaxNameShown bounds each name a report shows of a platform instance (the
+// platform's users choose them; the run log keeps the reports).
+const MaxNameShown = 128
+
+// Record is the instance as a report shows it, its names cut to MaxNameShown.
 func (in Instance) Record() *report.PlatformRecord {
 	op := ""
 	if in.OpType != "" {
 		op = in.OpType + " " + in.OpState
 	}
-	return &report.PlatformRecord{Name: in.Name, Space: in.Space, SpaceGUID: in.SpaceGUID, Organization: in.Org,
-		PlanID: in.PlanID, Operation: op, UpdatedAt: in.UpdatedAt}
+	return &report.PlatformRecord{Name: report.Truncate(in.Name, MaxNameShown), Space: report.Truncate(in.Space, MaxNameShown),
+		SpaceGUID: report.Truncate(in.SpaceGUID, MaxNameShown), Organization: report.Truncate(in.Org, MaxNameShown),
+		PlanID: report.Truncate(in.PlanID, MaxNameShown), Operation: report.Truncate(op, MaxNameShown), UpdatedAt: in.UpdatedAt}
 }
 
 // Read reads the broker's plans and every managed instance of them. A
