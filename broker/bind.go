@@ -53,6 +53,9 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	if ok {
 		return repeatBind(stored, appGUID, params)
 	}
+	if err := b.underMaxBindings(ctx, id, plan); err != nil {
+		return domain.Binding{}, err
+	}
 	creds, err := b.credentials(ctx, id, bid, appGUID, rec, params)
 	if err != nil {
 		return domain.Binding{}, err
@@ -72,6 +75,26 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	b.log.Info("bound", "instance", id, "binding", bid)
 	b.bindingEvent(ctx, id, eventBind, rec.Deployment(id), bid)
 	return domain.Binding{Credentials: creds}, nil
+}
+
+// underMaxBindings refuses (422, naming the plan's max_bindings) a new
+// binding of an instance that has as many as its plan allows. It is called
+// under the instance's hold (across daemons with SharedLimits), so that
+// two binds cannot both take the last place.
+func (b *Broker) underMaxBindings(ctx context.Context, id string, plan catalog.Plan) error {
+	if plan.MaxBindings <= 0 {
+		return nil
+	}
+	list, _, err := b.opts.Store.Secret(ctx, bindingsListPath(id))
+	if err != nil {
+		return b.internal("could not read the list of the instance's bindings", err, "instance", id)
+	}
+	n, _ := list["ids"].([]any)
+	if len(n) >= plan.MaxBindings {
+		return apiresponses.NewFailureResponse(fmt.Errorf("plan %s allows at most %d bindings of an instance (its max_bindings), and this instance has %d: unbind one first",
+			plan.ID, plan.MaxBindings, len(n)), http.StatusUnprocessableEntity, "max-bindings")
+	}
+	return nil
 }
 
 // appGUIDOf is the app a binding is for: app_guid, or bind_resource.app_guid.

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -60,6 +61,26 @@ var _ = Describe("Bind", func() {
 		_, ok, err = e.store.Secret(ctx, "b-1/bindings/x-1")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeFalse())
+	})
+
+	It("refuses with 422 naming max_bindings a binding beyond the plan's, and takes one again after an unbind", func() {
+		e = newEnv(func(o *broker.Options) { o.Catalog.Services[0].Plans[0].MaxBindings = 2 })
+		e.provision("b-9", "redis-small", nil)
+		e.eventuallyState("b-9", "succeeded")
+		for _, bid := range []string{"m-1", "m-2"} {
+			Expect(e.request("PUT", bindingPath("b-9", bid), bindBody("app")).Status).To(Equal(http.StatusCreated))
+		}
+		third := e.request("PUT", bindingPath("b-9", "m-3"), bindBody("app"))
+		Expect(third.Status).To(Equal(http.StatusUnprocessableEntity), third.Raw)
+		Expect(third.Body["description"]).To(ContainSubstring("at most 2 bindings"))
+		Expect(third.Body["description"]).To(ContainSubstring("max_bindings"))
+		_, ok, err := e.store.Secret(ctx, "b-9/bindings/m-3")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "nothing stored")
+		Expect(e.request("PUT", bindingPath("b-9", "m-2"), bindBody("app")).Status).To(Equal(http.StatusOK), "a repeat is no new binding")
+
+		Expect(e.request("DELETE", bindingPath("b-9", "m-1")+"?service_id=redis&plan_id=redis-small", nil).Status).To(Equal(http.StatusOK))
+		Expect(e.request("PUT", bindingPath("b-9", "m-3"), bindBody("app")).Status).To(Equal(http.StatusCreated))
 	})
 
 	It("refuses, writing nothing, to render credentials that need secrets the instance does not have", func() {

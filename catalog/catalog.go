@@ -38,6 +38,9 @@ type Plan struct {
 	Description string
 	// Limit caps instances of the plan; 0 = unlimited. Default 0.
 	Limit int
+	// MaxBindings caps the bindings of each instance of the plan; 0 =
+	// unlimited. Default 0.
+	MaxBindings int
 	// Updatable says whether instances may change to this plan. Default false.
 	Updatable bool
 	// Manifest is the BOSH manifest template (manifest.yml). Required.

@@ -2,7 +2,7 @@
 // forge-style directories:
 //
 //	<dir>/<service>/service.yml         id, name, description, bindable, tags, limit
-//	<dir>/<service>/<plan>/plan.yml     id, name, description, limit, updatable
+//	<dir>/<service>/<plan>/plan.yml     id, name, description, limit, max_bindings, updatable, ...
 //	<dir>/<service>/<plan>/manifest.yml the plan's BOSH manifest template (kept as text)
 //	<dir>/<service>/<plan>/credentials.yml  optional binding credentials template (kept as text)
 //

@@ -35,7 +35,7 @@ var _ = Describe("Load", func() {
 		large.Source, small.Source = "", ""
 		Expect([]catalog.Plan{large, small}).To(Equal([]catalog.Plan{
 			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis", Director: "west"},
-			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, Updatable: true, ServiceID: "redis"},
+			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, MaxBindings: 4, Updatable: true, ServiceID: "redis"},
 		}))
 	})
 

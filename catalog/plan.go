@@ -20,6 +20,7 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 		"name":                  str(&p.Name),
 		"description":           str(&p.Description),
 		"limit":                 integer(&p.Limit),
+		"max_bindings":          integer(&p.MaxBindings),
 		"updatable":             boolean(&p.Updatable),
 		"accept_any_parameters": boolean(&p.AcceptAnyParameters),
 		"merge_parameters":      boolean(&p.MergeParameters),
@@ -32,6 +33,9 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 	}, l.problems)
 	if ok {
 		l.common(file, given, p.ID, p.Name, p.Description, p.Limit)
+		if p.MaxBindings < 0 {
+			l.problems.add(file, "max_bindings", "must not be negative (0 = unlimited), got %d", p.MaxBindings)
+		}
 		l.unique(l.planIDs, p.ID, file, "id", "plan id")
 		l.unique(names, p.Name, file, "name", "plan name")
 	}
