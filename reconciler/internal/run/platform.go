@@ -83,16 +83,17 @@ func crossCheck(ctx context.Context, r *run, pr *platformRead, claims *match.Cla
 	}
 	var doc platform.Doc
 	_, docErr := r.vault.Memory.ReadState(ctx, platform.DocName, &doc)
-	if docErr != nil {
+	kept := docErr == nil
+	if !kept {
 		r.log.Warn("the orphan deployments' proof could not be read: none is carried on or deleted this run", "error", docErr)
 	} else if pr.fresh {
-		doc = carryProof(ctx, r, doc, j, pr.view.ReadAt)
+		doc, kept = carryProof(ctx, r, doc, j, pr.view.ReadAt)
 	}
 	platform.Fill(&j.Report, doc, func(id string) bool {
 		rec, _, err := r.vault.Backups.LatestBackupRecord(ctx, id)
 		return err == nil && rec != nil
 	})
-	if docErr == nil && pr.fresh {
+	if kept && pr.fresh {
 		retire(ctx, r, &j, doc)
 	}
 	r.log.Info("platform cross-check", "fresh", pr.fresh, "instances", j.Report.Instances, "in_step", j.Report.Counts[report.InStep],
@@ -103,16 +104,17 @@ func crossCheck(ctx context.Context, r *run, pr *platformRead, claims *match.Cla
 
 // carryProof carries the orphan deployments' proof on to this read and
 // keeps it (not in a dry run, whose proof is only shown), and tells the
-// webhooks and the instances' history of the new orphan deployments.
-func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged, readAt time.Time) platform.Doc {
+// webhooks and the instances' history of the new orphan deployments. kept
+// is false when the proof could not be written (the run deletes nothing).
+func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged, readAt time.Time) (_ platform.Doc, kept bool) {
 	next, fresh := platform.Next(doc, j.OrphanDeployments, j.Unchecked, readAt)
 	if r.opts.DryRun {
-		return next
+		return next, true
 	}
 	if !next.Equal(doc) {
 		if err := r.vault.Memory.WriteState(ctx, platform.DocName, next); err != nil {
 			r.log.Warn("the orphan deployments' proof could not be written: none is deleted this run", "error", err)
-			return doc
+			return doc, false
 		}
 	}
 	for _, id := range fresh {
@@ -124,7 +126,7 @@ func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged
 		r.hist.Notify(notify.Event{Type: notify.OrphanDeployment, InstanceID: id, Deployment: name,
 			Director: r.directorOf(id, name), Reason: reason, RunID: r.id, Time: r.p.Now().UTC()})
 	}
-	return next
+	return next, true
 }
 
 // retire deletes the orphan deployments the remediation allows (in a dry
