@@ -319,6 +319,27 @@ var _ = Describe("the remediation of orphan deployments", func() {
 	})
 })
 
+var _ = Describe("the orphan deployments' proof in Vault", func() {
+	It("deletes nothing in a run that could not keep the proof it carried on", func() {
+		e := newEnv(envOptions{seed: 1, proxy: true, config: func(c *config.ReconcilerConfig) {
+			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
+			c.Remediation.MinAge = 0
+		}})
+		p := newPlatform()
+		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(e) })
+		e.run(reconciler.RunOptions{}) // the record is made: younger than the view
+		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(BeEmpty(), "one read")
+		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(HaveLen(1), "proven: tried (and refused: an adoption)")
+
+		e.proxy.failWrites("blacksmith/state/platform", -1)
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Platform.Deleted).To(BeEmpty(), "the proof of this read could not be kept: nothing tried from the one before")
+		Expect(platformDoc(e)).To(HaveKeyWithValue(instanceID(e.names[0]), HaveKeyWithValue("reads", 2.0)))
+		e.proxy.heal()
+		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(HaveLen(1))
+	})
+})
+
 // platformDoc is the orphan deployments' proof as Vault keeps it.
 func platformDoc(e *env) map[string]any {
 	GinkgoHelper()
