@@ -56,7 +56,7 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	if err := b.underMaxBindings(ctx, id, plan); err != nil {
 		return domain.Binding{}, err
 	}
-	creds, err := b.credentials(ctx, id, bid, appGUID, rec, params)
+	creds, err := b.credentials(ctx, id, catalog.Binding{ID: bid, Secrets: map[string]any{}}, appGUID, rec, params)
 	if err != nil {
 		return domain.Binding{}, err
 	}
@@ -143,8 +143,10 @@ func repeatBind(stored map[string]any, appGUID string, params map[string]any) (d
 	return domain.Binding{AlreadyExists: true, Credentials: stored["credentials"]}, nil
 }
 
-// credentials renders the plan's credentials template for a new binding.
-func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *vault.Record, params map[string]any) (map[string]any, error) {
+// credentials renders the plan's credentials template for a new binding
+// (its id, and its own secrets for a per_binding plan).
+func (b *Broker) credentials(ctx context.Context, id string, binding catalog.Binding, appGUID string, rec *vault.Record, params map[string]any) (map[string]any, error) {
+	bid := binding.ID
 	_, plan, _ := b.opts.Catalog.Plan(rec.PlanID)
 	ips, err := b.deploymentIPs(ctx, id, rec)
 	if err != nil {
@@ -162,8 +164,9 @@ func (b *Broker) credentials(ctx context.Context, id, bid, appGUID string, rec *
 		ManifestData: catalog.ManifestData{
 			DeploymentName: rec.Deployment(id), InstanceID: id, ServiceID: rec.ServiceID, PlanID: rec.PlanID,
 			OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: instanceParams(rec), Secrets: secrets,
+			Bindings: []catalog.Binding{},
 		},
-		BindParams: params, IPs: ips, BindingID: bid, AppGUID: appGUID,
+		BindParams: params, IPs: ips, BindingID: bid, AppGUID: appGUID, Binding: binding,
 	}
 	if len(ips) > 0 {
 		data.Host = ips[0]

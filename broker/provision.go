@@ -130,7 +130,11 @@ func (b *Broker) render(ctx context.Context, req instanceRequest) (manifest []by
 	if err != nil {
 		return nil, nil, b.internal("could not read the instance's secrets", err, "instance", req.id)
 	}
-	manifest, err = renderManifest(req.plan.Manifest, req.manifestData(secrets), req.plan.MergeParameters)
+	data := req.manifestData(secrets)
+	if data.Bindings, err = b.liveBindings(ctx, req.id, req.plan, "", nil); err != nil {
+		return nil, nil, b.internal("could not read the instance's bindings", err, "instance", req.id)
+	}
+	manifest, err = renderManifest(req.plan.Manifest, data, req.plan.MergeParameters)
 	if err != nil {
 		return nil, nil, b.renderFailed("manifest", req.plan.ID, req.params, err)
 	}
@@ -168,7 +172,7 @@ func (b *Broker) deploy(ctx context.Context, id, director string, op *vault.Oper
 func (req instanceRequest) manifestData(secrets map[string]any) catalog.ManifestData {
 	return catalog.ManifestData{
 		DeploymentName: req.deployedName, InstanceID: req.id, ServiceID: req.svc.ID, PlanID: req.plan.ID,
-		OrganizationGUID: req.org, SpaceGUID: req.space, Params: req.params, Secrets: secrets,
+		OrganizationGUID: req.org, SpaceGUID: req.space, Params: req.params, Secrets: secrets, Bindings: []catalog.Binding{},
 	}
 }
 

@@ -82,7 +82,8 @@ func deepMerge(dst, src map[string]any) map[string]any {
 // RenderManifest renders instance id's manifest as a provision or update of
 // rec would deploy it: rec's plan's current manifest template, with rec's
 // recorded parameters (and organization and space) and the instance's
-// stored secrets, for rec's deployment. It generates no secret: an instance
+// stored secrets (and, for a per_binding plan, its live bindings with
+// theirs), for rec's deployment. It generates no secret: an instance
 // whose template uses secrets and that has none stored is an error. The
 // reconciler's redeploys (remediation, rollback) deploy an owned instance
 // only through it, never a manifest found on a Director.
@@ -105,9 +106,13 @@ func (b *Broker) RenderManifest(ctx context.Context, id string, rec *vault.Recor
 	if params == nil {
 		params = map[string]any{}
 	}
+	bindings, err := b.liveBindings(ctx, id, plan, "", nil)
+	if err != nil {
+		return "", err
+	}
 	out, err := renderManifest(plan.Manifest, catalog.ManifestData{
 		DeploymentName: rec.Deployment(id), InstanceID: id, ServiceID: svc.ID, PlanID: plan.ID,
-		OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: params, Secrets: secrets,
+		OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: params, Secrets: secrets, Bindings: bindings,
 	}, plan.MergeParameters)
 	if err != nil {
 		return "", fmt.Errorf("rendering the manifest of instance %s: %w", id, err)

@@ -41,6 +41,10 @@ type Plan struct {
 	// MaxBindings caps the bindings of each instance of the plan; 0 =
 	// unlimited. Default 0.
 	MaxBindings int
+	// Bindings says whose credentials a binding gets: BindingsShared (the
+	// instance's, the default) or BindingsPerBinding (secrets of its own,
+	// declared in the manifest: binds and unbinds deploy).
+	Bindings string
 	// Updatable says whether instances may change to this plan. Default false.
 	Updatable bool
 	// Manifest is the BOSH manifest template (manifest.yml). Required.
@@ -70,6 +74,15 @@ type Plan struct {
 	// code): problems found later name it.
 	Source string
 }
+
+// The kinds of a plan's bindings (Plan.Bindings).
+const (
+	BindingsShared     = "shared"
+	BindingsPerBinding = "per_binding"
+)
+
+// PerBinding says whether each binding of the plan gets secrets of its own.
+func (p Plan) PerBinding() bool { return p.Bindings == BindingsPerBinding }
 
 // Plan returns the plan with id planID and the service it belongs to.
 func (c *Catalog) Plan(planID string) (Service, Plan, bool) {

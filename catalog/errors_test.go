@@ -54,6 +54,8 @@ var _ = Describe("bad catalogs", func() {
 			"$D/redis/small/plan.yml: maintenance_info: expected a mapping of version and description"),
 		Entry("negative limit", tree{"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nlimit: -1\n"},
 			"$D/redis/large/plan.yml: limit: must not be negative (0 = unlimited), got -1"),
+		Entry("bindings neither shared nor per_binding", tree{"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nbindings: each\n"},
+			`$D/redis/large/plan.yml: bindings: must be shared or per_binding, got "each"`),
 		Entry("negative max_bindings", tree{"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nmax_bindings: -2\n"},
 			"$D/redis/large/plan.yml: max_bindings: must not be negative (0 = unlimited), got -2"),
 		Entry("max_bindings not an integer", tree{"redis/large/plan.yml": "id: redis-large\nname: large\ndescription: d\nmax_bindings: few\n"},

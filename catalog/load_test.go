@@ -34,9 +34,37 @@ var _ = Describe("Load", func() {
 		large.Manifest, small.Manifest, small.Credentials = nil, nil, nil
 		large.Source, small.Source = "", ""
 		Expect([]catalog.Plan{large, small}).To(Equal([]catalog.Plan{
-			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis", Director: "west"},
-			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, MaxBindings: 4, Updatable: true, ServiceID: "redis"},
+			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis", Director: "west", Bindings: catalog.BindingsShared},
+			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, MaxBindings: 4, Bindings: catalog.BindingsPerBinding, Updatable: true, ServiceID: "redis"},
 		}))
+	})
+
+	It("renders a per_binding plan's templates with sample bindings, each with its own secrets", func() {
+		dir := tree{
+			"redis/service.yml": "id: redis\nname: redis\ndescription: Redis\n",
+			"redis/small/plan.yml": "id: redis-small\nname: small\ndescription: Small\nbindings: per_binding\n",
+			"redis/small/manifest.yml": "name: x\nusers:\n{{- range .Bindings }}\n- name: {{ .Secrets.username }}\n  id: {{ .ID }}\n{{- end }}\n",
+			"redis/small/credentials.yml": "username: {{ .Binding.Secrets.username }}\npassword: {{ .Binding.Secrets.password }}\n",
+		}.write()
+		c, err := catalog.Load(dir)
+		Expect(err).NotTo(HaveOccurred())
+		p := c.Services[0].Plans[0]
+		Expect(p.PerBinding()).To(BeTrue())
+		data := catalog.SampleData(p)
+		m, err := p.Manifest.RenderMapping(data.ManifestData)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m["users"]).To(HaveLen(2))
+		creds, err := p.Credentials.RenderMapping(data)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(creds).To(Equal(map[string]any{"username": "usample2", "password": "sample2"}), "the sample binding is the second")
+
+		bad := tree{
+			"redis/service.yml": "id: redis\nname: redis\ndescription: Redis\n",
+			"redis/small/plan.yml": "id: redis-small\nname: small\ndescription: Small\nbindings: per_binding\n",
+			"redis/small/manifest.yml": "name: x\nusers: {{ (index .Bindings 5).ID }}\n",
+		}.write()
+		_, err = catalog.Load(bad)
+		Expect(err).To(MatchError(ContainSubstring("does not render with sample data")))
 	})
 
 	It("reads maintenance_info, semver with pre-release and build metadata", func() {

@@ -13,7 +13,7 @@ import (
 
 func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, bool) {
 	file := filepath.Join(dir, "plan.yml")
-	p := Plan{ServiceID: serviceID, Source: file}
+	p := Plan{ServiceID: serviceID, Source: file, Bindings: BindingsShared}
 	before := len(l.problems.List)
 	given, ok := decodeFile(file, map[string]setter{
 		"id":                    str(&p.ID),
@@ -21,6 +21,7 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 		"description":           str(&p.Description),
 		"limit":                 integer(&p.Limit),
 		"max_bindings":          integer(&p.MaxBindings),
+		"bindings":              str(&p.Bindings),
 		"updatable":             boolean(&p.Updatable),
 		"accept_any_parameters": boolean(&p.AcceptAnyParameters),
 		"merge_parameters":      boolean(&p.MergeParameters),
@@ -33,6 +34,9 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 	}, l.problems)
 	if ok {
 		l.common(file, given, p.ID, p.Name, p.Description, p.Limit)
+		if p.Bindings != BindingsShared && p.Bindings != BindingsPerBinding {
+			l.problems.add(file, "bindings", "must be %s or %s, got %q", BindingsShared, BindingsPerBinding, p.Bindings)
+		}
 		if p.MaxBindings < 0 {
 			l.problems.add(file, "max_bindings", "must not be negative (0 = unlimited), got %d", p.MaxBindings)
 		}
@@ -88,15 +92,27 @@ func (l *loader) tryRender(dir string, p Plan) {
 
 // SampleData is what the catalog renders a plan's templates with when it
 // loads: no parameters, sample secrets, three VM addresses.
+//
+// A per_binding plan's sample instance has two bindings, each with its own
+// sample secrets; its sample binding is the second.
 func SampleData(p Plan) CredentialsData {
 	const id = "00000000-0000-4000-8000-000000000000"
+	binding := Binding{ID: id, Secrets: map[string]any{}}
+	bindings := []Binding{}
+	if p.PerBinding() {
+		bindings = []Binding{
+			{ID: "00000000-0000-4000-8000-000000000001", Secrets: map[string]any{"username": "usample1", "password": "sample1"}},
+			{ID: "00000000-0000-4000-8000-000000000002", Secrets: map[string]any{"username": "usample2", "password": "sample2"}},
+		}
+		binding = bindings[1]
+	}
 	return CredentialsData{
 		ManifestData: ManifestData{
 			DeploymentName: fmt.Sprintf("%s-%s", p.ID, id), InstanceID: id, ServiceID: p.ServiceID, PlanID: p.ID,
 			OrganizationGUID: id, SpaceGUID: id, Params: map[string]any{},
-			Secrets: map[string]any{"username": "usample", "password": "sample"},
+			Secrets: map[string]any{"username": "usample", "password": "sample"}, Bindings: bindings,
 		},
 		BindParams: map[string]any{}, IPs: []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}, Host: "127.0.0.1",
-		BindingID: id, AppGUID: id,
+		BindingID: binding.ID, AppGUID: id, Binding: binding,
 	}
 }

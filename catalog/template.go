@@ -38,6 +38,20 @@ type ManifestData struct {
 	Params map[string]any
 	// Secrets are the instance's generated secrets (password, username).
 	Secrets map[string]any
+	// Bindings are the instance's live bindings, in the order they were
+	// created, each with its own secrets, for a plan with per_binding
+	// credentials (a template declares a user per binding); empty (never
+	// nil) for a shared plan.
+	Bindings []Binding
+}
+
+// Binding is one binding as the templates see it.
+type Binding struct {
+	// ID is the binding's id.
+	ID string
+	// Secrets are its own generated secrets (username, password) for a
+	// per_binding plan; empty (never nil) for a shared one.
+	Secrets map[string]any
 }
 
 // CredentialsData is what a plan's credentials template sees. Its Params
@@ -53,6 +67,9 @@ type CredentialsData struct {
 	Host string
 	// BindingID and AppGUID identify the binding.
 	BindingID, AppGUID string
+	// Binding is the binding being made: its id and, for a per_binding
+	// plan, its own secrets.
+	Binding Binding
 }
 
 // Template is a plan's manifest or credentials template (Go text/template)
