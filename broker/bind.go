@@ -24,7 +24,10 @@ func bindingsListPath(id string) string { return id + "/binding-ids" }
 // deployment's VM addresses and the instance's secrets; they are stored in
 // Vault at {id}/bindings/{bid}. An identical repeat gets 200 with the same
 // credentials, a different one 409.
-func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails, _ bool) (domain.Binding, error) {
+//
+// A per_binding plan's bind is asynchronous (bindPerBinding): without
+// accepts_incomplete it is 422 AsyncRequired.
+func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails, async bool) (domain.Binding, error) {
 	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return domain.Binding{}, err
@@ -46,6 +49,12 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 		return domain.Binding{}, badRequest("%v", err)
 	}
 	appGUID := appGUIDOf(d)
+	if plan.PerBinding() {
+		if !async {
+			return domain.Binding{}, apiresponses.ErrAsyncRequired
+		}
+		return b.bindPerBinding(ctx, id, bid, rec, plan, appGUID, params)
+	}
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
 		return domain.Binding{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)

@@ -16,8 +16,8 @@ const (
 
 // bindingOp is a binding's asynchronous operation as its document keeps it.
 type bindingOp struct {
-	Type, State, ContextID, Description string
-	TaskID                              int
+	Type, State, ContextID, Description, StartedAt string
+	TaskID                                         int
 }
 
 // opOf reads the operation of a binding document (zero: none, a binding
@@ -29,6 +29,7 @@ func opOf(doc map[string]any) bindingOp {
 	op.State, _ = m["state"].(string)
 	op.ContextID, _ = m["context_id"].(string)
 	op.Description, _ = m["description"].(string)
+	op.StartedAt, _ = m["started_at"].(string)
 	if n, ok := m["task_id"].(float64); ok {
 		op.TaskID = int(n)
 	}
@@ -41,7 +42,7 @@ func opOf(doc map[string]any) bindingOp {
 // doc is the operation as a binding document keeps it.
 func (op bindingOp) doc() map[string]any {
 	return map[string]any{"type": op.Type, "state": op.State, "context_id": op.ContextID,
-		"description": op.Description, "task_id": op.TaskID}
+		"description": op.Description, "task_id": op.TaskID, "started_at": op.StartedAt}
 }
 
 // live says whether a binding document's user belongs in the manifest: it

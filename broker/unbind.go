@@ -12,13 +12,17 @@ import (
 // Unbind answers DELETE /v2/service_instances/:id/service_bindings/:bid:
 // the binding's credentials are deleted after a backup of the instance that
 // holds them; an unknown binding is 410.
-func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDetails, _ bool) (domain.UnbindSpec, error) {
+//
+// A per_binding plan's unbind is asynchronous (unbindPerBinding): without
+// accepts_incomplete it is 422 AsyncRequired.
+func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDetails, async bool) (domain.UnbindSpec, error) {
 	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrBindingDoesNotExist)
 	if err != nil {
 		return domain.UnbindSpec{}, err
 	}
 	defer unlock()
-	switch rec, err := b.opts.Store.Record(ctx, id); {
+	rec, err := b.opts.Store.Record(ctx, id)
+	switch {
 	case err != nil:
 		return domain.UnbindSpec{}, b.internal("could not read the instance's record", err, "instance", id)
 	case rec != nil:
@@ -26,12 +30,20 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDeta
 			return domain.UnbindSpec{}, err
 		}
 	}
-	_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
 		return domain.UnbindSpec{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
 	}
 	if !ok {
 		return domain.UnbindSpec{}, apiresponses.ErrBindingDoesNotExist
+	}
+	if rec != nil {
+		if _, plan, found := b.opts.Catalog.Plan(rec.PlanID); found && plan.PerBinding() {
+			if !async {
+				return domain.UnbindSpec{}, apiresponses.ErrAsyncRequired
+			}
+			return b.unbindPerBinding(ctx, id, bid, rec, plan, stored)
+		}
 	}
 	backup, err := b.opts.Store.DeleteSecretsBackedUp(ctx, id, bindingPath(id, bid))
 	if err != nil {
@@ -52,25 +64,50 @@ func (b *Broker) GetBinding(ctx context.Context, id, bid string, _ domain.FetchB
 	if err != nil {
 		return domain.GetBindingSpec{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
 	}
-	if !ok {
-		return domain.GetBindingSpec{}, errBindingNotFound
+	if op := opOf(stored); !ok || (op.Type == bindOp && op.State != stateSucceeded) {
+		return domain.GetBindingSpec{}, errBindingNotFound // a bind under way or failed is not there yet (OSB)
 	}
 	return domain.GetBindingSpec{Credentials: stored["credentials"], Parameters: stored["parameters"]}, nil
 }
 
-// LastBindingOperation answers for bindings, which are synchronous:
-// succeeded when the binding exists, 404 when it does not (the spec, 2.16
-// on: 410 is for an asynchronous unbind that finished, which this broker
-// never starts).
-func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, _ domain.PollDetails) (domain.LastOperation, error) {
-	_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
-	if err != nil {
+// LastBindingOperation answers a binding's last operation. A shared plan's
+// bindings are synchronous: succeeded when the binding exists, 404 when it
+// does not. A per_binding plan's bind or unbind is followed to its task
+// (followBinding, under the instance's hold; while another operation holds
+// it, the answer is in progress); once an asynchronous unbind has finished
+// and the binding is gone, a poll for it is 410 (the spec, 2.16 on: the
+// platform takes it as success).
+func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, d domain.PollDetails) (domain.LastOperation, error) {
+	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+	switch {
+	case err != nil:
 		return domain.LastOperation{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
-	}
-	if !ok {
+	case !ok && d.OperationData == unbindOp:
+		return domain.LastOperation{}, errBindingGone
+	case !ok:
 		return domain.LastOperation{}, errBindingNotFound
+	case opOf(stored).Type == "":
+		return domain.LastOperation{State: domain.Succeeded, Description: "the binding exists"}, nil
+	case opOf(stored).State != stateInProgress:
+		return bindingAnswer(opOf(stored)), nil
 	}
-	return domain.LastOperation{State: domain.Succeeded, Description: "the binding exists"}, nil
+	ctx, unlock, err := b.holdInstance(ctx, id)
+	if err != nil {
+		return inProgress(opOf(stored).Type + " in progress"), nil
+	}
+	defer unlock()
+	rec, err := b.opts.Store.Record(ctx, id)
+	if err != nil || rec == nil {
+		return inProgress(opOf(stored).Type + " in progress"), nil
+	}
+	if stored, ok, err = b.opts.Store.Secret(ctx, bindingPath(id, bid)); err != nil || !ok { // read again under the hold
+		return inProgress(opOf(stored).Type + " in progress"), nil
+	}
+	last, err := b.followBinding(ctx, id, bid, rec, stored)
+	if err != nil {
+		b.log.Warn("a binding's operation could not be taken further", "instance", id, "binding", bid, "error", err)
+	}
+	return last, nil
 }
 
 // listBinding adds binding bid to the list of instance id's bindings (or,

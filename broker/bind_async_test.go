@@ -1,0 +1,131 @@
+package broker_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"gopkg.in/yaml.v3"
+
+	"github.com/blacksmith-reconciler/blacksmith/broker"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+)
+
+// perBindingManifest declares a user per live binding, as a Redis ACL would.
+const perBindingManifest = manifestTemplate + `  users:
+{{- range .Bindings }}
+  - {name: {{ .Secrets.username }}, password: {{ .Secrets.password }}, binding: {{ .ID }}}
+{{- end }}
+`
+
+// perBindingCredentials gives each binding its own user.
+const perBindingCredentials = `host: {{ .Host }}
+username: {{ .Binding.Secrets.username }}
+password: {{ .Binding.Secrets.password }}
+`
+
+var _ = Describe("per_binding plans: asynchronous bindings with credentials of their own", func() {
+	var e *env
+	ctx := context.Background()
+	const id = "pb-1"
+	bindingPath := func(bid string) string { return instancePath(id) + "/service_bindings/" + bid }
+	bindBody := map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": "app"}
+	query := "?accepts_incomplete=true&service_id=redis&plan_id=redis-small"
+
+	// users reads the users the deployed manifest declares, as the Director has it.
+	users := func() []string {
+		GinkgoHelper()
+		text, err := e.client.Manifest(ctx, "redis-small-"+id)
+		Expect(err).NotTo(HaveOccurred())
+		var m struct {
+			Properties struct {
+				Users []struct{ Name, Binding string } `yaml:"users"`
+			} `yaml:"properties"`
+		}
+		Expect(yaml.Unmarshal([]byte(text), &m)).To(Succeed())
+		var out []string
+		for _, u := range m.Properties.Users {
+			out = append(out, u.Binding+"="+u.Name)
+		}
+		return out
+	}
+	poll := func(bid, op string) string {
+		a := e.request("GET", bindingPath(bid)+"/last_operation?operation="+op, nil)
+		if a.Status == http.StatusGone {
+			return "gone"
+		}
+		s, _ := a.Body["state"].(string)
+		return s
+	}
+
+	BeforeEach(func() {
+		e = newEnv(func(o *broker.Options) {
+			p := &o.Catalog.Services[0].Plans[0]
+			p.Bindings = catalog.BindingsPerBinding
+			p.Manifest, p.Credentials = mustTemplate("manifest.yml", perBindingManifest), mustTemplate("credentials.yml", perBindingCredentials)
+		})
+		e.provision(id, "redis-small", nil)
+		e.eventuallyState(id, "succeeded")
+	})
+
+	It("gives each binding its own user, deployed through a task, and takes it away on unbind after a backup", func() {
+		refused := e.request("PUT", bindingPath("pb-a"), bindBody)
+		Expect(refused.Status).To(Equal(http.StatusUnprocessableEntity), refused.Raw)
+		Expect(refused.Body["error"]).To(Equal("AsyncRequired"))
+
+		e.director.SetTaskDuration(300 * time.Millisecond)
+		a := e.request("PUT", bindingPath("pb-a")+"?accepts_incomplete=true", bindBody)
+		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+		Expect(a.Body["operation"]).To(Equal("bind"))
+		Expect(e.request("GET", bindingPath("pb-a"), nil).Status).To(Equal(http.StatusNotFound), "not there while its bind is under way")
+		Expect(e.request("PUT", bindingPath("pb-b")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusUnprocessableEntity),
+			"one binding operation at a time")
+		Eventually(func() string { return poll("pb-a", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))
+		Expect(e.request("PUT", bindingPath("pb-b")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusAccepted))
+		Eventually(func() string { return poll("pb-b", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))
+
+		ga, gb := e.request("GET", bindingPath("pb-a"), nil), e.request("GET", bindingPath("pb-b"), nil)
+		Expect(ga.Status).To(Equal(http.StatusOK))
+		ca, cb := ga.Body["credentials"].(map[string]any), gb.Body["credentials"].(map[string]any)
+		Expect(ca["username"]).NotTo(Equal(cb["username"]))
+		Expect(ca["password"]).NotTo(Equal(cb["password"]))
+		Expect(users()).To(Equal([]string{"pb-a=" + ca["username"].(string), "pb-b=" + cb["username"].(string)}),
+			"the deployed manifest declares both, in the order they were made")
+		again := e.request("PUT", bindingPath("pb-a")+"?accepts_incomplete=true", bindBody)
+		Expect(again.Status).To(Equal(http.StatusOK), "the same bind again")
+		Expect(again.Body["credentials"]).To(HaveKeyWithValue("username", ca["username"]))
+
+		Expect(e.request("DELETE", bindingPath("pb-a")+"?service_id=redis&plan_id=redis-small", nil).Status).To(Equal(http.StatusUnprocessableEntity),
+			"AsyncRequired")
+		u := e.request("DELETE", bindingPath("pb-a")+query, nil)
+		Expect(u.Status).To(Equal(http.StatusAccepted), u.Raw)
+		Expect(u.Body["operation"]).To(Equal("unbind"))
+		Eventually(func() string { return poll("pb-a", "unbind") }).WithTimeout(10 * time.Second).Should(BeElementOf("succeeded", "gone"))
+		Expect(poll("pb-a", "unbind")).To(Equal("gone"), "410 once the binding is gone")
+		Expect(users()).To(Equal([]string{"pb-b=" + cb["username"].(string)}), "its user is gone from the service")
+		_, ok, err := e.store.Secret(ctx, id+"/bindings/pb-a")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "its secrets are gone from Vault")
+		backups, err := e.store.Backups(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(backups).NotTo(BeEmpty(), "after a backup")
+		Expect(e.request("GET", bindingPath("pb-b"), nil).Status).To(Equal(http.StatusOK), "the other still works")
+	})
+
+	It("fails the bind, and deploys nothing, when the Director's task fails; the binding is no user of later deploys", func() {
+		e.director.FailNextTask("redis-small-" + id)
+		a := e.request("PUT", bindingPath("pb-x")+"?accepts_incomplete=true", bindBody)
+		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+		Eventually(func() string { return poll("pb-x", "bind") }).WithTimeout(10 * time.Second).Should(Equal("failed"))
+		Expect(e.request("GET", bindingPath("pb-x"), nil).Status).To(Equal(http.StatusNotFound))
+		Expect(e.request("PUT", bindingPath("pb-y")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusAccepted))
+		Eventually(func() string { return poll("pb-y", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))
+		Expect(strings.Join(users(), ",")).To(HavePrefix("pb-y="), "the failed binding's user is not declared")
+		u := e.request("DELETE", bindingPath("pb-x")+query, nil)
+		Expect(u.Status).To(Equal(http.StatusAccepted), "the platform cleans a failed bind up")
+		Eventually(func() string { return poll("pb-x", "unbind") }).WithTimeout(10 * time.Second).Should(BeElementOf("succeeded", "gone"))
+	})
+})
