@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -30,14 +31,23 @@ func dataFor(s catalog.Service, p catalog.Plan, params map[string]any) catalog.C
 	if params == nil {
 		params = map[string]any{} // the broker never passes nil
 	}
+	binding := catalog.Binding{ID: "b-1", Secrets: map[string]any{}}
+	bindings := []catalog.Binding{}
+	if p.PerBinding() { // two bindings, each with its own user; this one is the second
+		bindings = []catalog.Binding{
+			{ID: "b-0", Secrets: map[string]any{"username": "ufirst00000000", "password": "Pw0first0000"}},
+			{ID: "b-1", Secrets: map[string]any{"username": "usecond0000000", "password": "Pw1second000"}},
+		}
+		binding = bindings[1]
+	}
 	return catalog.CredentialsData{
 		ManifestData: catalog.ManifestData{
 			DeploymentName: p.ID + "-" + id, InstanceID: id, ServiceID: s.ID, PlanID: p.ID,
 			Params:  params,
-			Secrets: map[string]any{"password": "Xk2v9QpL7mZ3", "username": "u3kd8s7a6f5g4h3"},
+			Secrets: map[string]any{"password": "Xk2v9QpL7mZ3", "username": "u3kd8s7a6f5g4h3"}, Bindings: bindings,
 		},
 		IPs:  []string{"10.244.0.2", "10.244.0.3", "10.244.0.4"},
-		Host: "10.244.0.2",
+		Host: "10.244.0.2", BindingID: binding.ID, Binding: binding,
 	}
 }
 
@@ -151,9 +161,35 @@ var _ = Describe("the sample catalog", func() {
 				var creds map[string]any
 				Expect(yaml.Unmarshal([]byte(render(p.ID, p.Credentials, data)), &creds)).To(Succeed(), p.ID)
 				Expect(creds).To(HaveKeyWithValue("host", "10.244.0.2"))
-				Expect(creds).To(HaveKeyWithValue("password", "Xk2v9QpL7mZ3"))
-				Expect(creds).To(HaveKeyWithValue("uri", ContainSubstring("Xk2v9QpL7mZ3@10.244.0.2")))
+				if !p.PerBinding() {
+					Expect(creds).To(HaveKeyWithValue("password", "Xk2v9QpL7mZ3"))
+					Expect(creds).To(HaveKeyWithValue("uri", ContainSubstring("Xk2v9QpL7mZ3@10.244.0.2")))
+					continue
+				}
+				Expect(creds).To(HaveKeyWithValue("username", "usecond0000000"), "%s: the binding's own user", p.ID)
+				Expect(creds).To(HaveKeyWithValue("password", "Pw1second000"))
+				Expect(creds).To(HaveKeyWithValue("uri", ContainSubstring("usecond0000000:Pw1second000@10.244.0.2")))
+				Expect(fmt.Sprint(creds)).NotTo(ContainSubstring("Xk2v9QpL7mZ3"), "never the instance's password")
 			}
 		}
+	})
+
+	It("declares a user of its own for each binding of a per_binding plan, in both services", func() {
+		perBinding := map[string]int{}
+		for _, s := range c.Services {
+			for _, p := range s.Plans {
+				if !p.PerBinding() {
+					continue
+				}
+				perBinding[s.ID]++
+				out := render(p.ID, p.Manifest, dataFor(s, p, nil))
+				for _, want := range []string{"ufirst00000000", "Pw0first0000", "usecond0000000", "Pw1second000"} {
+					Expect(out).To(ContainSubstring(want), p.ID)
+				}
+				Expect(p.MaxBindings).To(BeNumerically(">", 0), p.ID)
+			}
+		}
+		Expect(perBinding).To(HaveKey("redis"))
+		Expect(perBinding).To(HaveKey("postgresql"))
 	})
 })
