@@ -49,6 +49,11 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 		return domain.Binding{}, badRequest("%v", err)
 	}
 	appGUID := appGUIDOf(d)
+	if pred := predecessorOf(ctx); pred != "" {
+		if err := b.checkPredecessor(ctx, id, bid, pred, plan); err != nil {
+			return domain.Binding{}, err
+		}
+	}
 	if plan.PerBinding() {
 		if !async {
 			return domain.Binding{}, apiresponses.ErrAsyncRequired

@@ -48,10 +48,14 @@ func (b *Broker) bindPerBinding(ctx context.Context, id, bid string, rec *vault.
 	}
 	op := bindingOp{Type: bindOp, State: stateInProgress, ContextID: "blacksmith-bind-" + rand.Text(),
 		Description: "bind in progress: deploying the binding's own user", StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
-	err = b.storeBinding(ctx, id, bid, map[string]any{
+	doc := map[string]any{
 		"credentials": creds, "app_guid": appGUID, "parameters": params, "secrets": binding.Secrets,
 		"created": time.Now().UTC().Format(time.RFC3339), "operation": op.doc(),
-	})
+	}
+	if pred := predecessorOf(ctx); pred != "" {
+		doc["predecessor_binding_id"] = pred
+	}
+	err = b.storeBinding(ctx, id, bid, doc)
 	if errors.Is(err, vault.ErrConflict) { // another broker stored this binding first
 		return domain.Binding{}, concurrency("another bind of this binding")
 	}

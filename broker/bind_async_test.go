@@ -115,6 +115,38 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		Expect(e.request("GET", bindingPath("pb-b"), nil).Status).To(Equal(http.StatusOK), "the other still works")
 	})
 
+	It("rotates a binding: binding_rotatable in the catalog, a successor from a body naming only its predecessor, both valid", func() {
+		cat := e.request("GET", "/v2/catalog", nil)
+		Expect(cat.Status).To(Equal(http.StatusOK))
+		rotates := map[string]any{}
+		for _, svc := range cat.Body["services"].([]any) {
+			for _, p := range svc.(map[string]any)["plans"].([]any) {
+				plan := p.(map[string]any)
+				rotates[plan["id"].(string)] = plan["binding_rotatable"]
+			}
+		}
+		Expect(rotates).To(HaveKeyWithValue("redis-small", true))
+		Expect(rotates).To(HaveKeyWithValue("redis-large", BeNil()), "a shared plan does not rotate")
+
+		Expect(e.request("PUT", bindingPath("pb-a")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusAccepted))
+		Eventually(func() string { return poll("pb-a", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))
+		Expect(e.request("PUT", bindingPath("pb-z")+"?accepts_incomplete=true", map[string]any{"predecessor_binding_id": "nope"}).Status).
+			To(Equal(http.StatusBadRequest), "no such predecessor")
+		s := e.request("PUT", bindingPath("pb-a2")+"?accepts_incomplete=true", map[string]any{"predecessor_binding_id": "pb-a"})
+		Expect(s.Status).To(Equal(http.StatusAccepted), s.Raw)
+		Eventually(func() string { return poll("pb-a2", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))
+		ga, gs := e.request("GET", bindingPath("pb-a"), nil), e.request("GET", bindingPath("pb-a2"), nil)
+		Expect(ga.Status).To(Equal(http.StatusOK), "the predecessor keeps working")
+		Expect(gs.Status).To(Equal(http.StatusOK))
+		ca, cs := ga.Body["credentials"].(map[string]any), gs.Body["credentials"].(map[string]any)
+		Expect(cs["username"]).NotTo(Equal(ca["username"]), "the successor has a user of its own")
+		Expect(users()).To(Equal([]string{"pb-a=" + ca["username"].(string), "pb-a2=" + cs["username"].(string)}))
+		stored, _, err := e.store.Secret(ctx, id+"/bindings/pb-a2")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored).To(HaveKeyWithValue("app_guid", "app"), "the predecessor's app")
+		Expect(stored).To(HaveKeyWithValue("predecessor_binding_id", "pb-a"))
+	})
+
 	It("fails the bind, and deploys nothing, when the Director's task fails; the binding is no user of later deploys", func() {
 		e.director.FailNextTask("redis-small-" + id)
 		a := e.request("PUT", bindingPath("pb-x")+"?accepts_incomplete=true", bindBody)

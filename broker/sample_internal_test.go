@@ -31,11 +31,17 @@ var _ = Describe("the sample catalog, rendered by the broker", func() {
 				Expect(m.Properties.Blacksmith).To(HaveKeyWithValue("plan_id", p.ID), p.ID)
 				Expect(string(out)).NotTo(ContainSubstring("no value"), p.ID)
 
+				binding := catalog.Binding{ID: "b", Secrets: map[string]any{}}
+				want := secrets["password"]
+				if p.PerBinding() { // the binding's own secrets, never the instance's
+					binding.Secrets = newSecrets()
+					want = binding.Secrets["password"]
+				}
 				creds, err := renderCredentials(p.Credentials, catalog.CredentialsData{ManifestData: md,
-					IPs: []string{"10.0.0.1", "10.0.0.2"}, Host: "10.0.0.1", BindingID: "b", AppGUID: "a"})
+					IPs: []string{"10.0.0.1", "10.0.0.2"}, Host: "10.0.0.1", BindingID: "b", AppGUID: "a", Binding: binding})
 				Expect(err).NotTo(HaveOccurred(), p.ID)
 				Expect(creds).To(HaveKeyWithValue("host", "10.0.0.1"), p.ID)
-				Expect(creds).To(HaveKeyWithValue("password", secrets["password"]), p.ID)
+				Expect(creds).To(HaveKeyWithValue("password", want), p.ID)
 			}
 		}
 	})
