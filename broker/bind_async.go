@@ -184,6 +184,7 @@ func (b *Broker) deployBinding(ctx context.Context, id, bid string, rec *vault.R
 		if err := b.setBindingOp(ctx, id, bid, op.ContextID, op); err != nil {
 			b.log.Error("could not record a binding operation's failure", "instance", id, "binding", bid, "error", err)
 		}
+		b.opts.Metrics.outcome(op.Type, stateFailed)
 	}
 	dir, err := b.directorOf(rec)
 	if err != nil {
@@ -261,6 +262,7 @@ func (b *Broker) followBinding(ctx context.Context, id, bid string, rec *vault.R
 			b.log.Warn("could not unlist a deleted binding", "instance", id, "binding", bid, "error", err)
 		}
 		b.log.Info("unbound: its user is gone from the deployment", "instance", id, "binding", bid, "backup", backup)
+		b.opts.Metrics.outcome(unbindOp, stateSucceeded)
 		return domain.LastOperation{State: domain.Succeeded, Description: taskDescription(op.Type, task)}, nil
 	default:
 		op.TaskID, op.Description = task.ID, taskDescription(op.Type, task)
@@ -272,6 +274,7 @@ func (b *Broker) followBinding(ctx context.Context, id, bid string, rec *vault.R
 	if err := b.setBindingOp(ctx, id, bid, op.ContextID, op); err != nil {
 		return inProgress(op.Type + " in progress"), fmt.Errorf("recording binding %s's outcome: %w", bid, err)
 	}
+	b.opts.Metrics.outcome(op.Type, op.State)
 	return bindingAnswer(op), nil
 }
 

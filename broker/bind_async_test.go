@@ -113,6 +113,8 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		Expect(err).NotTo(HaveOccurred())
 		Expect(backups).NotTo(BeEmpty(), "after a backup")
 		Expect(e.request("GET", bindingPath("pb-b"), nil).Status).To(Equal(http.StatusOK), "the other still works")
+		Expect(metric(e.registry, "blacksmith_broker_operations_total", map[string]string{"type": "bind", "state": "succeeded"})).To(Equal(2.0))
+		Expect(metric(e.registry, "blacksmith_broker_operations_total", map[string]string{"type": "unbind", "state": "succeeded"})).To(Equal(1.0))
 	})
 
 	It("rotates a binding: binding_rotatable in the catalog, a successor from a body naming only its predecessor, both valid", func() {
@@ -152,6 +154,7 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		a := e.request("PUT", bindingPath("pb-x")+"?accepts_incomplete=true", bindBody)
 		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
 		Eventually(func() string { return poll("pb-x", "bind") }).WithTimeout(10 * time.Second).Should(Equal("failed"))
+		Expect(metric(e.registry, "blacksmith_broker_operations_total", map[string]string{"type": "bind", "state": "failed"})).To(Equal(1.0))
 		Expect(e.request("GET", bindingPath("pb-x"), nil).Status).To(Equal(http.StatusNotFound))
 		Expect(e.request("PUT", bindingPath("pb-y")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusAccepted))
 		Eventually(func() string { return poll("pb-y", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))

@@ -63,7 +63,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"operation"}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "blacksmith_broker_operations_total",
-			Help: "Asynchronous operations seen to end, by type (provision, update, deprovision) and final state.",
+			Help: "Asynchronous operations seen to end, by type (provision, update, deprovision; bind, unbind of per_binding plans) and final state.",
 		}, []string{"type", "state"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "blacksmith_broker_limit_refusals_total",
@@ -77,7 +77,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, op := range operations {
 		m.duration.WithLabelValues(op)
 	}
-	for _, t := range []string{opTypeProvision, opTypeUpdate, opTypeDeprovision} {
+	for _, t := range []string{opTypeProvision, opTypeUpdate, opTypeDeprovision, bindOp, unbindOp} {
 		for _, s := range []string{stateSucceeded, stateFailed} {
 			m.outcomes.WithLabelValues(t, s)
 		}
