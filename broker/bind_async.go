@@ -37,7 +37,7 @@ func (b *Broker) bindPerBinding(ctx context.Context, id, bid string, rec *vault.
 	if err := b.underMaxBindings(ctx, id, plan); err != nil {
 		return domain.Binding{}, err
 	}
-	binding := catalog.Binding{ID: bid, Secrets: newSecrets()}
+	binding := catalog.Binding{ID: bid, Secrets: bindingSecrets(id, bid)}
 	creds, err := b.credentials(ctx, id, binding, appGUID, rec, params)
 	if err != nil {
 		return domain.Binding{}, err

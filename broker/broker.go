@@ -49,12 +49,14 @@ type Secrets interface {
 
 // History is an instance's history: appended to (AppendEvent), pruned to
 // the retention, and asked when an event of a kind was last appended
-// (LastEvent: a deprovision, once the record is gone). It stays when the
+// (LastEvent: a deprovision, once the record is gone), and read (Events:
+// whether a binding was unbound). It stays when the
 // instance goes.
 type History interface {
 	AppendEvent(ctx context.Context, id string, e vault.Event) error
 	PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
 	LastEvent(ctx context.Context, id, kind string) (time.Time, bool, error)
+	Events(ctx context.Context, id string, limit int) ([]vault.Event, error)
 }
 
 // Store is everything the broker keeps in Vault: records (backed up when an
@@ -68,6 +70,9 @@ type Store interface {
 	History
 	Backup(ctx context.Context, id string) (string, error)
 	BackupAll(ctx context.Context, id string) (string, error)
+	Backups(ctx context.Context, id string) ([]string, error)
+	BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error)
+	Manifest(ctx context.Context, id string) (string, bool, error)
 	RemoveAll(ctx context.Context, id string) (string, error)
 	DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error)
 	PutManifest(ctx context.Context, id, text string) error

@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 )
 
@@ -20,6 +22,20 @@ func bindingPath(id, bindingID string) string { return id + "/bindings/" + bindi
 // characters) and .Secrets.username ("u" and 15 characters).
 func newSecrets() map[string]any {
 	return map[string]any{"username": "u" + randomString(15), "password": randomString(32)}
+}
+
+// bindingSecrets generates a per_binding binding's secrets: a username
+// derived from the instance and binding ids ("b" and 15 hex digits: not a
+// secret, and found again in the manifest that declares it when Vault
+// loses the binding) and a random password of 32 characters.
+func bindingSecrets(id, bid string) map[string]any {
+	return map[string]any{"username": bindingUsername(id, bid), "password": randomString(32)}
+}
+
+// bindingUsername is the username of binding bid of instance id.
+func bindingUsername(id, bid string) string {
+	sum := sha256.Sum256([]byte(id + "/" + bid))
+	return "b" + hex.EncodeToString(sum[:])[:15]
 }
 
 // randomString returns n characters of secretAlphabet drawn uniformly.

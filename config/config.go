@@ -77,7 +77,7 @@ type HAConfig struct {
 
 // WebhookEvents are the event types a webhook may ask for (notify.Types).
 var WebhookEvents = []string{"orphaned", "unorphaned", "drift", "quarantined", "conflict", "run_failed", "remediated",
-	"unhealthy", "recovered", "outdated", "orphan_deployment"}
+	"unhealthy", "recovered", "outdated", "orphan_deployment", "binding_lost"}
 
 // NotificationsConfig is where the reconciler's events are sent.
 type NotificationsConfig struct {

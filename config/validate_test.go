@@ -37,7 +37,7 @@ var _ = Describe("validation", func() {
 			"notifications:\n  webhooks:\n    - url: ftp://hooks.invalid/x\n      events: [orphaned, exploded]\n",
 			"notifications.webhooks[0].url: scheme must be http or https, got \"ftp\"",
 			"notifications.webhooks[0].secret: required: every delivery is signed with it",
-			"notifications.webhooks[0].events[1]: unknown event \"exploded\" (one of orphaned, unorphaned, drift, quarantined, conflict, run_failed, remediated, unhealthy, recovered, outdated, orphan_deployment)"),
+			"notifications.webhooks[0].events[1]: unknown event \"exploded\" (one of orphaned, unorphaned, drift, quarantined, conflict, run_failed, remediated, unhealthy, recovered, outdated, orphan_deployment, binding_lost)"),
 		Entry("webhook url with user info", "notifications:\n  webhooks:\n    - url: https://u:p@hooks.invalid/x\n      secret: s\n",
 			"notifications.webhooks[0].url: must not hold user info (use the secret to sign)"),
 		Entry("unknown remediation mode", "reconciler:\n  remediation:\n    mode: delete\n", "reconciler.remediation.mode: must be none, redeploy or purge, got \"delete\""),

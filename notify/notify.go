@@ -38,11 +38,14 @@ const (
 	// Vault holds that the platform (the Cloud Controller) does not have,
 	// once when a whole read of the platform first finds it so.
 	OrphanDeployment = "orphan_deployment"
+	// BindingLost: a binding whose credentials are gone from Vault and
+	// could be put back neither from a backup nor from the manifest; once.
+	BindingLost = "binding_lost"
 )
 
 // Types lists every event type, in the order above.
 var Types = []string{Orphaned, Unorphaned, Drift, Quarantined, Conflict, RunFailed, Remediated, Unhealthy, Recovered, Outdated,
-	OrphanDeployment}
+	OrphanDeployment, BindingLost}
 
 // Event is one notification; its JSON is the webhook's body.
 type Event struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -95,6 +96,9 @@ type InstanceView struct {
 	// Platform is the platform's record of it, as the last whole read of
 	// the platform found it (absent: no platform configured).
 	Platform *InstancePlatform `json:"platform,omitempty"`
+	// LostBindings are its bindings whose credentials are gone from Vault
+	// and could not be put back, by binding id, with why (absent: none).
+	LostBindings map[string]string `json:"lost_bindings,omitempty"`
 	// Problems are what could not be read (the rest is shown).
 	Problems []string `json:"problems"`
 }
@@ -169,6 +173,12 @@ func (in inspector) view(ctx context.Context, id string) (*InstanceView, error) 
 	}
 	v.History = in.withCreated(ctx, id, v.History, &v.Problems)
 	v.Platform = platformOf(ctx, in.platform, in.state, id, &v.Problems)
+	var bindings run.BindingsDoc
+	if _, err := in.state.ReadState(ctx, run.BindingsDocName, &bindings); err != nil {
+		v.Problems = append(v.Problems, "bindings: "+err.Error())
+	} else if lost := bindings.Lost[id]; len(lost) > 0 {
+		v.LostBindings = lost
+	}
 	if rec == nil && len(v.History) == 0 && (v.Platform == nil || v.Platform.Record == nil) {
 		return nil, nil // a platform-only instance is shown: the broker lost it
 	}

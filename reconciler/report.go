@@ -63,6 +63,10 @@ type (
 	PlatformInstance = report.PlatformInstance
 	// PlatformRecord is the platform's record of an instance.
 	PlatformRecord = report.PlatformRecord
+	// BindingsReport is what a run found of the bindings it checked.
+	BindingsReport = report.BindingsReport
+	// LostBinding is a binding whose credentials could not be put back.
+	LostBinding = report.LostBinding
 	// FeedReport says how a run used the Director's event feed.
 	FeedReport = report.FeedReport
 	// DirectorReport is what a run saw of one Director.

@@ -63,6 +63,7 @@ func (p *published) snapshot() Status {
 		st.Converged, st.Blockers = p.lastFull.Converged, slices.Clone(p.lastFull.Blockers)
 		st.Outdated = p.lastFull.Outdated
 		st.Platform = p.lastFull.Platform
+		st.Bindings = p.lastFull.Bindings
 	}
 	if p.progress != nil {
 		st.Running, st.RunID, st.Phase, st.Progress = true, p.runID, p.progress.Phase(), p.progress.Now()
@@ -256,6 +257,9 @@ type Status struct {
 	// the orphan deployments and the platform-only instances (absent: no
 	// platform configured).
 	Platform *PlatformReport `json:"platform,omitempty"`
+	// Bindings is what the last complete run found of the bindings it
+	// checked, and the bindings lost so far (absent: no broker).
+	Bindings *BindingsReport `json:"bindings,omitempty"`
 }
 
 // HealthStatus is what the Directors said of the instances' VMs.

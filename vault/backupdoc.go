@@ -73,6 +73,31 @@ func (s *Store) BackupManifest(ctx context.Context, id, backupID string) (string
 	return *b.manifest, true, nil
 }
 
+// BackupSecret is the secret at path (relative to the mount, e.g.
+// "{id}/bindings/{bid}") kept in backup backupID of id; false when the
+// backup holds none there. The backup is checked whole, as Restore would.
+func (s *Store) BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error) {
+	if err := validID(id); err != nil {
+		return nil, false, err
+	}
+	if _, ok := parseBackupName(backupID); !ok {
+		return nil, false, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
+	}
+	b, err := s.readBackup(ctx, id, backupID)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading backup %s of %s: %w", backupID, id, err)
+	}
+	raw, ok := b.secrets[path]
+	if !ok {
+		return nil, false, nil
+	}
+	var data map[string]any
+	if err := json.Unmarshal(raw, &data); err != nil || data == nil {
+		return nil, false, fmt.Errorf("backup %s of %s: secret %s: %w", backupID, id, path, ErrCorrupt)
+	}
+	return data, true, nil
+}
+
 // BackupRecord is the index record kept in backup backupID of id; nil when
 // the backup holds none. The backup is checked whole, as Restore would.
 func (s *Store) BackupRecord(ctx context.Context, id, backupID string) (*Record, error) {

@@ -98,3 +98,33 @@ type PlatformRecord struct {
 	Operation    string    `json:"last_operation,omitempty"` // e.g. "create succeeded"
 	UpdatedAt    time.Time `json:"updated_at,omitzero"`
 }
+
+// BindingsReport is what a run found of the bindings of the instances it
+// checked (a share of the fleet each run, in turn).
+type BindingsReport struct {
+	// Instances and Bindings are how many this run checked.
+	Instances int `json:"instances"`
+	Bindings  int `json:"bindings"`
+	// Restored are the bindings this run put back; Unlisted how many it
+	// took off an instance's list (unbound).
+	Restored []RestoredBinding `json:"restored"`
+	Unlisted int               `json:"unlisted"`
+	// Lost are the bindings that could not be put back, as every run so far
+	// left them (the first MaxPlatformListed; LostTotal all of them).
+	Lost      []LostBinding `json:"lost"`
+	LostTotal int           `json:"lost_total"`
+}
+
+// RestoredBinding is a binding whose credentials a run put back.
+type RestoredBinding struct {
+	InstanceID string `json:"instance_id"`
+	BindingID  string `json:"binding_id"`
+	From       string `json:"from"`
+}
+
+// LostBinding is a binding whose credentials are gone and could not be put back.
+type LostBinding struct {
+	InstanceID string `json:"instance_id"`
+	BindingID  string `json:"binding_id"`
+	Reason     string `json:"reason"`
+}

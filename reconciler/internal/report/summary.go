@@ -132,6 +132,9 @@ type Summary struct {
 	// Platform is the instances held against the platform's (absent: no
 	// platform configured, or a scoped run).
 	Platform *PlatformReport `json:"platform,omitempty"`
+	// Bindings is what the run found of the bindings it checked (absent: a
+	// dry or scoped run, or no broker).
+	Bindings *BindingsReport `json:"bindings,omitempty"`
 	// Settled are the broker operations found in progress for longer than
 	// reconciler.stuck_operation_after, and what became of them.
 	Settled []Settled `json:"settled"`

@@ -35,6 +35,13 @@ type Operations interface {
 	// settles); it refuses, with an error matching broker.ErrNotRetired,
 	// an instance the broker does not own, orphaned or busy.
 	DeleteOrphanDeployment(ctx context.Context, id, reason string) (backup string, task int, err error)
+	// RecoverBindings checks the instance's bindings: one whose
+	// credentials are gone from Vault is put back (from a backup, or from
+	// the deployed manifest for a per_binding plan) or said lost, never
+	// generated again. It answers how many it checked and, by binding id,
+	// the outcome of each that was gone: "restored from ...", "unlisted:
+	// ..." or "lost: why".
+	RecoverBindings(ctx context.Context, id string) (checked int, outcomes map[string]string, err error)
 }
 
 // Parts are what every run is built from, made once by the Manager: the

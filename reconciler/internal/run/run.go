@@ -146,6 +146,7 @@ func (r *run) do(ctx context.Context) error {
 	}
 	r.remedy().remediate(ctx)
 	crossCheck(ctx, r, pr, claims)
+	checkBindings(ctx, r)
 	r.settleQuarantine(ctx)
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		r.saveFeeds(ctx)

@@ -1,0 +1,155 @@
+package run
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/blacksmith-reconciler/blacksmith/notify"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// MaxBindingChecks bounds the instances whose bindings one run checks: the
+// fleet is gone through in turn, from where the last run stopped.
+const MaxBindingChecks = 300
+
+// BindingsDocName is the state document of the bindings' check: where the
+// next run goes on, and the bindings found lost (by instance, then binding).
+const BindingsDocName = "bindings"
+
+// maxLostKept bounds the lost bindings the document keeps.
+const maxLostKept = 10000
+
+// BindingsDoc is the bindings' check's state document.
+type BindingsDoc struct {
+	Cursor string                       `json:"cursor"`
+	Lost   map[string]map[string]string `json:"lost"`
+}
+
+// checkBindings checks the bindings of the next instances in turn (at most
+// MaxBindingChecks, owned, deployed, not busy) through the broker, which
+// puts lost credentials back or says them lost; lost ones are told to the
+// webhooks once and kept in the document until a later check finds them
+// back or gone. Not in a dry or scoped run, nor without the broker.
+func checkBindings(ctx context.Context, r *run) {
+	if r.p.Ops == nil || r.opts.DryRun || !r.opts.Scope.Empty() || ctx.Err() != nil {
+		return
+	}
+	var doc BindingsDoc
+	if _, err := r.vault.Memory.ReadState(ctx, BindingsDocName, &doc); err != nil {
+		r.log.Warn("the bindings' check could not read its document; no binding is checked this run", "error", err)
+		return
+	}
+	before := BindingsDoc{Cursor: doc.Cursor, Lost: maps.Clone(doc.Lost)}
+	if doc.Lost == nil {
+		doc.Lost = map[string]map[string]string{}
+	}
+	ids := bindingTurn(r, doc.Cursor)
+	rep := report.BindingsReport{Restored: []report.RestoredBinding{}}
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			break
+		}
+		checked, outcomes, err := r.p.Ops.RecoverBindings(ctx, id)
+		doc.Cursor = id
+		if err != nil {
+			r.log.Warn("an instance's bindings could not be checked", "instance", id, "error", err)
+			continue
+		}
+		rep.Instances++
+		rep.Bindings += checked
+		takeOutcomes(r, id, outcomes, &doc, &rep)
+	}
+	rep.Lost, rep.LostTotal = lostList(doc.Lost)
+	if doc.Cursor != before.Cursor || !sameLost(doc.Lost, before.Lost) {
+		if err := r.vault.Memory.WriteState(ctx, BindingsDocName, doc); err != nil {
+			r.log.Warn("the bindings' check could not keep its document; the next run checks the same instances again", "error", err)
+		}
+	}
+	r.ledger.Count(func(s *report.Summary) { s.Bindings = &rep })
+}
+
+// takeOutcomes applies one instance's outcomes to the document and the report.
+func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDoc, rep *report.BindingsReport) {
+	was := doc.Lost[id]
+	delete(doc.Lost, id)
+	name := r.index[id].Deployment(id)
+	for _, bid := range slices.Sorted(maps.Keys(outcomes)) {
+		o := outcomes[bid]
+		switch {
+		case strings.HasPrefix(o, "restored"):
+			rep.Restored = append(rep.Restored, report.RestoredBinding{InstanceID: id, BindingID: bid, From: o})
+		case strings.HasPrefix(o, "unlisted"):
+			rep.Unlisted++
+		default:
+			reason := strings.TrimPrefix(o, "lost: ")
+			if doc.Lost[id] == nil {
+				doc.Lost[id] = map[string]string{}
+			}
+			if len(doc.Lost) <= maxLostKept {
+				doc.Lost[id][bid] = reason
+			}
+			if _, known := was[bid]; known {
+				continue
+			}
+			msg := "binding " + bid + ": its credentials are gone from Vault and could not be put back: " + reason
+			r.log.Warn("binding lost", "instance", id, "binding", bid, "reason", reason)
+			r.hist.Add(id, vault.Event{Kind: "binding_lost", Deployment: name, Message: msg, Details: map[string]string{"binding_id": bid}})
+			r.hist.Notify(notify.Event{Type: notify.BindingLost, InstanceID: id, Deployment: name,
+				Director: r.directorOf(id, name), Reason: msg, RunID: r.id, Time: r.p.Now().UTC()})
+		}
+	}
+}
+
+// bindingTurn is the instances whose bindings this run checks: owned,
+// deployed (listed), no operation in progress, in id order after cursor,
+// going round to the start, at most MaxBindingChecks.
+func bindingTurn(r *run, cursor string) []string {
+	var all []string
+	for id, rec := range r.index {
+		if rec.Owned() && !rec.Orphaned && !rec.OperationInProgress() && r.listed[rec.Deployment(id)] {
+			all = append(all, id)
+		}
+	}
+	slices.Sort(all)
+	start, _ := slices.BinarySearch(all, cursor)
+	if start < len(all) && all[start] == cursor {
+		start++
+	}
+	turn := append(all[start:min(len(all), start+MaxBindingChecks)], []string{}...)
+	if len(turn) < MaxBindingChecks && start > 0 { // round to the start
+		turn = append(turn, all[:min(start, MaxBindingChecks-len(turn))]...)
+	}
+	return turn
+}
+
+// lostList is the lost bindings, by instance then binding, the first
+// MaxPlatformListed, and how many there are.
+func lostList(lost map[string]map[string]string) ([]report.LostBinding, int) {
+	out := []report.LostBinding{}
+	total := 0
+	for _, id := range slices.Sorted(maps.Keys(lost)) {
+		for _, bid := range slices.Sorted(maps.Keys(lost[id])) {
+			total++
+			if len(out) < report.MaxPlatformListed {
+				out = append(out, report.LostBinding{InstanceID: id, BindingID: bid, Reason: lost[id][bid]})
+			}
+		}
+	}
+	return out, total
+}
+
+// sameLost says whether two lost maps hold the same.
+func sameLost(a, b map[string]map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, m := range a {
+		if !maps.Equal(m, b[id]) {
+			return false
+		}
+	}
+	return true
+}
