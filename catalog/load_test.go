@@ -41,9 +41,9 @@ var _ = Describe("Load", func() {
 
 	It("renders a per_binding plan's templates with sample bindings, each with its own secrets", func() {
 		dir := tree{
-			"redis/service.yml": "id: redis\nname: redis\ndescription: Redis\n",
-			"redis/small/plan.yml": "id: redis-small\nname: small\ndescription: Small\nbindings: per_binding\n",
-			"redis/small/manifest.yml": "name: x\nusers:\n{{- range .Bindings }}\n- name: {{ .Secrets.username }}\n  id: {{ .ID }}\n{{- end }}\n",
+			"redis/service.yml":           "id: redis\nname: redis\ndescription: Redis\n",
+			"redis/small/plan.yml":        "id: redis-small\nname: small\ndescription: Small\nbindings: per_binding\n",
+			"redis/small/manifest.yml":    "name: x\nusers:\n{{- range .Bindings }}\n- name: {{ .Secrets.username }}\n  id: {{ .ID }}\n{{- end }}\n",
 			"redis/small/credentials.yml": "username: {{ .Binding.Secrets.username }}\npassword: {{ .Binding.Secrets.password }}\n",
 		}.write()
 		c, err := catalog.Load(dir)
@@ -59,8 +59,8 @@ var _ = Describe("Load", func() {
 		Expect(creds).To(Equal(map[string]any{"username": "usample2", "password": "sample2"}), "the sample binding is the second")
 
 		bad := tree{
-			"redis/service.yml": "id: redis\nname: redis\ndescription: Redis\n",
-			"redis/small/plan.yml": "id: redis-small\nname: small\ndescription: Small\nbindings: per_binding\n",
+			"redis/service.yml":        "id: redis\nname: redis\ndescription: Redis\n",
+			"redis/small/plan.yml":     "id: redis-small\nname: small\ndescription: Small\nbindings: per_binding\n",
 			"redis/small/manifest.yml": "name: x\nusers: {{ (index .Bindings 5).ID }}\n",
 		}.write()
 		_, err = catalog.Load(bad)

@@ -132,4 +132,3 @@ var _ = Describe("the bindings' check", func() {
 		Expect(kindsOf(events)).To(ContainElements("binding_restored", "binding_lost"))
 	})
 })
-
