@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/pivotal-cf/brokerapi/v11/domain"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
@@ -55,7 +56,10 @@ var _ = Describe("the bindings' check", func() {
 			Store: e.store, Username: "u", Password: "p", Logger: testLogger()})
 		Expect(err).NotTo(HaveOccurred())
 		h := &listener{}
-		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Catalog, o.Operations, o.Renderer, o.Notifier = cat, b, b, h })
+		reg := prometheus.NewRegistry()
+		e.m = e.newManagerWith(func(o *reconciler.Options) {
+			o.Catalog, o.Operations, o.Renderer, o.Notifier, o.Registerer = cat, b, b, h, reg
+		})
 		const id = "0b0b0b0b-0000-4000-8000-0000000000b1"
 		_, err = b.Provision(ctx, id, domain.ProvisionDetails{ServiceID: "redis", PlanID: "redis-small", OrganizationGUID: "o", SpaceGUID: "s"}, true)
 		Expect(err).NotTo(HaveOccurred())
@@ -124,6 +128,7 @@ var _ = Describe("the bindings' check", func() {
 		e.run(reconciler.RunOptions{})
 		Expect(h.of(notify.BindingLost)).To(HaveLen(1), "told once")
 		Expect(e.m.Status().Bindings.LostTotal).To(Equal(1))
+		Expect(counter(reg, "blacksmith_bindings_lost", nil)).To(Equal(1.0))
 		v, err := e.m.Instance(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v.LostBindings).To(HaveKey("ghost"))

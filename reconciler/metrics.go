@@ -76,6 +76,7 @@ type metrics struct {
 	lastSuccess, converged   prometheus.Gauge
 	running                  prometheus.Gauge
 	unhealthy                prometheus.Gauge
+	bindingsLost             prometheus.Gauge
 	drift, errs, scanned     prometheus.Counter
 	fetches                  prometheus.Counter
 	upgrades                 *prometheus.CounterVec // by result
@@ -135,6 +136,8 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 			Help: "Instances a fleet upgrade ended with (dry runs excluded), by result: upgraded, unchanged, current, skipped, failed, rolled_back, rollback_failed, interrupted.",
 		}, []string{"result"})),
 		upgradesInFlight: newGauge(reg, "blacksmith_upgrades_in_flight", "Instance upgrades under way: being prepared (read, rendered, backed up) or their Director task running."),
+		bindingsLost: newGauge(reg, "blacksmith_bindings_lost",
+			"Bindings whose credentials are gone from Vault and could not be put back, as of the last complete run that checked bindings."),
 		unhealthy: newGauge(reg, "blacksmith_instances_unhealthy",
 			"Instances whose VMs do not all run (a process failing, an agent not answering), as the Directors said when last asked."),
 	}

@@ -113,6 +113,9 @@ func (p *published) finished(res run.Result) {
 	if s.Health != nil {
 		p.metrics.unhealthy.Set(float64(s.Health.Unhealthy))
 	}
+	if s.Bindings != nil {
+		p.metrics.bindingsLost.Set(float64(s.Bindings.LostTotal))
+	}
 	if o := s.Outdated; o != nil {
 		p.metrics.outdated.Reset()
 		for plan, n := range o.ByPlan {
