@@ -164,3 +164,28 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		Eventually(func() string { return poll("pb-x", "unbind") }).WithTimeout(10 * time.Second).Should(BeElementOf("succeeded", "gone"))
 	})
 })
+
+var _ = Describe("a per_binding plan whose template fails for a binding", func() {
+	It("refuses the bind with 500, storing and deploying nothing", func() {
+		e := newEnv(func(o *broker.Options) {
+			p := &o.Catalog.Services[0].Plans[0]
+			p.Bindings = catalog.BindingsPerBinding
+			p.Manifest = mustTemplate("manifest.yml", manifestTemplate+"  broken: {{ range .Bindings }}{{ index .ID 99 }}{{ end }}\n")
+			p.Credentials = mustTemplate("credentials.yml", perBindingCredentials)
+		})
+		e.provision("pb-bad", "redis-small", nil)
+		e.eventuallyState("pb-bad", "succeeded")
+		before := e.director.Stats().Tasks
+		a := e.request("PUT", instancePath("pb-bad")+"/service_bindings/x?accepts_incomplete=true",
+			map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": "app"})
+		Expect(a.Status).To(Equal(http.StatusInternalServerError), a.Raw)
+		Expect(a.Raw).NotTo(ContainSubstring("index out of range"), "no Go internals for the platform user")
+		_, ok, err := e.store.Secret(context.Background(), "pb-bad/bindings/x")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "nothing stored")
+		list, _, err := e.store.Secret(context.Background(), "pb-bad/binding-ids")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list).NotTo(HaveKey("ids"), "nothing listed")
+		Expect(e.director.Stats().Tasks).To(Equal(before), "nothing deployed")
+	})
+})
