@@ -120,6 +120,16 @@ func (b *Broker) unbindPerBinding(ctx context.Context, id, bid string, rec *vaul
 	return async, nil
 }
 
+// noBindingUnderWay refuses (422 ConcurrencyError) an instance's update or
+// deprovision while a bind or unbind of a per_binding plan is under way on
+// it (one nobody polls any more is followed to its end first).
+func (b *Broker) noBindingUnderWay(ctx context.Context, id string, rec *vault.Record) error {
+	if _, plan, ok := b.opts.Catalog.Plan(rec.PlanID); !ok || !plan.PerBinding() {
+		return nil
+	}
+	return b.otherBindingOps(ctx, id, rec, "a binding's ")
+}
+
 // notBusy refuses (422 ConcurrencyError) a binding's bind or unbind while
 // the instance's own operation, or another binding's, is under way (a
 // binding's operation nobody polls any more is followed to its end first).
@@ -127,6 +137,12 @@ func (b *Broker) notBusy(ctx context.Context, id string, rec *vault.Record) erro
 	if rec.OperationInProgress() {
 		return concurrency(rec.LastOperation.Type)
 	}
+	return b.otherBindingOps(ctx, id, rec, "another binding's ")
+}
+
+// otherBindingOps is a ConcurrencyError naming what (e.g. "a binding's ")
+// when a binding operation of the instance is under way.
+func (b *Broker) otherBindingOps(ctx context.Context, id string, rec *vault.Record, what string) error {
 	ids, err := b.bindingIDs(ctx, id)
 	if err != nil {
 		return b.internal("could not read the instance's bindings", err, "instance", id)
@@ -140,7 +156,7 @@ func (b *Broker) notBusy(ctx context.Context, id string, rec *vault.Record) erro
 			continue
 		}
 		if last, _ := b.followBinding(ctx, id, other, rec, doc); last.State == domain.InProgress {
-			return concurrency("another binding's " + opOf(doc).Type)
+			return concurrency(what + opOf(doc).Type)
 		}
 	}
 	return nil

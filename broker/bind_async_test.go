@@ -83,6 +83,9 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		Expect(e.request("GET", bindingPath("pb-a"), nil).Status).To(Equal(http.StatusNotFound), "not there while its bind is under way")
 		Expect(e.request("PUT", bindingPath("pb-b")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusUnprocessableEntity),
 			"one binding operation at a time")
+		up := e.request("PATCH", instancePath(id)+"?accepts_incomplete=true", map[string]any{"service_id": "redis", "parameters": map[string]any{"x": 1}})
+		Expect(up.Status).To(Equal(http.StatusUnprocessableEntity), "no update while a bind is under way: "+up.Raw)
+		Expect(up.Body["error"]).To(Equal("ConcurrencyError"))
 		Eventually(func() string { return poll("pb-a", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))
 		Expect(e.request("PUT", bindingPath("pb-b")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusAccepted))
 		Eventually(func() string { return poll("pb-b", "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))

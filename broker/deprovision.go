@@ -43,6 +43,9 @@ func (b *Broker) Deprovision(ctx context.Context, id string, d domain.Deprovisio
 		}
 		return none, concurrency(op.Type)
 	}
+	if err := b.noBindingUnderWay(ctx, id, rec); err != nil {
+		return none, err
+	}
 	op := newOperation(opTypeDeprovision, "deprovision in progress: deleting the deployment")
 	if err := b.startOp(ctx, id, rec, op); err != nil {
 		return none, err

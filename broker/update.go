@@ -53,6 +53,9 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if busy && rec.LastOperation.Type != opTypeUpdate {
 		return none, concurrency(rec.LastOperation.Type)
 	}
+	if err := b.noBindingUnderWay(ctx, id, rec); err != nil {
+		return none, err
+	}
 	req, err := b.updateRequest(id, rec, d)
 	if err != nil && !busy {
 		return none, err
