@@ -65,6 +65,8 @@ type (
 	PlatformRecord = report.PlatformRecord
 	// BindingsReport is what a run found of the bindings it checked.
 	BindingsReport = report.BindingsReport
+	// RestoredBinding is a binding whose credentials a run put back.
+	RestoredBinding = report.RestoredBinding
 	// LostBinding is a binding whose credentials could not be put back.
 	LostBinding = report.LostBinding
 	// FeedReport says how a run used the Director's event feed.

@@ -197,6 +197,7 @@ function renderStatus(st) {
   renderHealth(st.health || { unhealthy: 0, instances: [], sweep_seconds: 0 });
   renderOutdated(st.outdated, r);
   renderPlatform(st.platform);
+  renderBindings(st.bindings);
 }
 
 // renderHealth lists the unhealthy instances, longest unhealthy first (the
@@ -390,6 +391,52 @@ function remediated(d) {
   return li;
 }
 
+// ---- bindings ----
+
+// lostBindingsMeaning is what a lost binding is and what is to be done about
+// it, on the overview and on an instance's page.
+const lostBindingsMeaning = "A lost binding's credentials are gone from Vault and could not be put back from a backup or the deployed manifest. " +
+  "Nothing is generated again: the app bound to it keeps what it has; unbind and bind again to give it new credentials.";
+
+// renderBindings shows what the last complete run checked of the bindings,
+// the ones it put back, and, as a warning, every binding lost so far; b
+// absent: the reconciler runs without the broker, no card. Binding ids,
+// reasons and instance ids are the platform's and Vault's: every value goes
+// through shown (rows, el).
+function renderBindings(b) {
+  const card = $("bindings-card");
+  card.hidden = !b;
+  if (!b) return;
+  const lost = b.lost || [], restored = b.restored || [], total = b.lost_total || 0;
+  card.classList.toggle("warn", total > 0);
+  $("bindings-checked").textContent = shown(bindingsChecked(b));
+  $("bindings-lost-count").textContent = "(" + total + ")";
+  const text = $("bindings-lost-text");
+  text.className = total ? "warning" : "";
+  text.textContent = total ? counted(total, "binding", "bindings") + " lost. " + lostBindingsMeaning
+    : "Nothing lost: every binding checked so far has its credentials in Vault.";
+  $("bindings-lost-more").textContent = total > lost.length ? "The first " + lost.length + " of " + total + ", by instance and binding id." : "";
+  $("bindings-lost").hidden = !total;
+  rows("bindings-lost", lost, (x) => [instanceLink(x.instance_id), x.binding_id, x.reason]);
+  $("bindings-restored-count").textContent = "(" + restored.length + ")";
+  rows("bindings-restored", restored, (x) => [instanceLink(x.instance_id), x.binding_id, x.from], "none put back by the last run");
+}
+
+// bindingsChecked is what the last complete run checked (a share of the
+// fleet each run, in turn), and the unbound bindings it unlisted.
+function bindingsChecked(b) {
+  let s = "The last run checked " + counted(b.bindings, "binding", "bindings") + " of " + counted(b.instances, "instance", "instances") +
+    " (a share of the fleet each run, in turn)";
+  if (b.unlisted) s += "; " + counted(b.unlisted, "unbound binding", "unbound bindings") + " unlisted";
+  return s + ".";
+}
+
+// counted is "1 binding", "3 bindings".
+function counted(n, one, many) {
+  n = n || 0;
+  return n + " " + (n === 1 ? one : many);
+}
+
 function renderRuns(runs) {
   rows("runs", runs, (r) => [when(r.started_at), el("span", r.result, "badge " + r.result), secs(r.duration_seconds),
     r.writes, r.drift, r.error_count, r.feed ? r.feed.mode : ""], "no run logged yet");
@@ -573,6 +620,7 @@ async function loadInstance() {
       ["reconciled at", when(rec.reconciled_at)]]);
     $("adopt").hidden = !rec.adopted;
     renderInstancePlatform(v.platform, !!v.record, id);
+    renderLostBindings(v.lost_bindings);
     const m = v.match || {};
     facts("match", [["strategy", m.strategy], ["confidence", m.confidence], ["rule", m.rule]]);
     renderInstanceHealth(v.health || { status: "healthy" });
@@ -628,6 +676,17 @@ function renderInstancePlatform(p, recorded, id) {
     ["space guid", r.space_guid], ["plan", r.plan_id],
     ["last operation", [r.last_operation, when(r.updated_at)].filter(Boolean).join(", ")]]);
   dl.hidden = false;
+}
+
+// renderLostBindings is the instance's bindings whose credentials are gone
+// from Vault and could not be put back, by binding id, each with why (lost
+// absent: none, no section). Ids and reasons are shown as text.
+function renderLostBindings(lost) {
+  const ids = Object.keys(lost || {}).sort();
+  $("lost-bindings").hidden = !ids.length;
+  $("lost-bindings-count").textContent = "(" + ids.length + ")";
+  $("lost-bindings-text").textContent = lostBindingsMeaning;
+  rows("lost-bindings-list", ids, (id) => [id, lost[id]]);
 }
 
 // lostText says what the broker lost and how the instance comes back: the
