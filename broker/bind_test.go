@@ -63,6 +63,17 @@ var _ = Describe("Bind", func() {
 		Expect(ok).To(BeFalse())
 	})
 
+	It("refuses to rotate a shared plan's binding (binding_rotatable is false) with 400", func() {
+		e.provision("b-r", "redis-small", nil)
+		e.eventuallyState("b-r", "succeeded")
+		Expect(e.request("PUT", bindingPath("b-r", "r-1"), bindBody("app")).Status).To(Equal(http.StatusCreated))
+		a := e.request("PUT", bindingPath("b-r", "r-2"), map[string]any{"predecessor_binding_id": "r-1"})
+		Expect(a.Status).To(Equal(http.StatusBadRequest), a.Raw)
+		Expect(a.Body["description"]).To(ContainSubstring("does not rotate bindings"))
+		cat := e.request("GET", "/v2/catalog", nil)
+		Expect(cat.Raw).NotTo(ContainSubstring("binding_rotatable"))
+	})
+
 	It("refuses with 422 naming max_bindings a binding beyond the plan's, and takes one again after an unbind", func() {
 		e = newEnv(func(o *broker.Options) { o.Catalog.Services[0].Plans[0].MaxBindings = 2 })
 		e.provision("b-9", "redis-small", nil)
