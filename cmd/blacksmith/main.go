@@ -7,6 +7,7 @@
 //	blacksmith reconcile [--dry-run] -c FILE  one reconciler run, its summary as JSON
 //	blacksmith upgrade-all [--dry-run] -c FILE  one fleet upgrade, its table
 //	blacksmith orphan-deployments -c FILE   the deployments the platform has no instance of (exit 10)
+//	blacksmith export-legacy [--apply] -c FILE  the legacy Blacksmith db written back (the way back)
 //	blacksmith version                      print the version
 package main
 
@@ -58,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return upgradeAllCommand(args, stdout, stderr, env)
 	case "orphan-deployments":
 		return orphanDeploymentsCommand(args, stdout, stderr, env)
+	case "export-legacy":
+		return exportLegacyCommand(args, stdout, stderr, env)
 	case "version":
 		fmt.Fprintf(stdout, "blacksmith %s\n", version)
 		return exitOK
@@ -95,6 +98,10 @@ func usage(w io.Writer) {
                                             list the deployments whose instance the platform (cf) does
                                             not have; exit 10 when there are some, 0 when none, 1 when
                                             the platform, a Director or Vault could not be read
+  blacksmith export-legacy [--dry-run|--apply] -c FILE
+                                            write the legacy Blacksmith index ({mount}/db) from this
+                                            one, for going back (default: dry run; the db replaced is
+                                            copied first)
   blacksmith version                        print the version
 The configuration file defaults to $BLACKSMITH_CONFIG; the environment
 overrides it (see the README's configuration reference).

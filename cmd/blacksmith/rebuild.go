@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -33,6 +34,31 @@ func rebuildIndexCommand(args []string, stdout, stderr io.Writer, env func(strin
 				return err
 			}
 			rep, err := m.RebuildIndex(ctx, apply)
+			if perr := printJSON(stdout, rep); perr != nil && err == nil {
+				err = perr
+			}
+			return err
+		})
+}
+
+// exportLegacyCommand is `blacksmith export-legacy [--dry-run|--apply] -c
+// FILE`: the way back to an upstream Blacksmith, the legacy index
+// ({mount}/db) written from the sharded index (vault.ExportLegacy); the
+// report (what is added, changed, removed against the db in place, and
+// where the replaced one was copied) printed as JSON. The default is
+// --dry-run: nothing is written without --apply.
+func exportLegacyCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
+	var apply, dryRun bool
+	flags := func(fs *flag.FlagSet) {
+		fs.BoolVar(&apply, "apply", false, "write the legacy index (the one in place is copied first)")
+		fs.BoolVar(&dryRun, "dry-run", false, "say what would change, write nothing (the default)")
+	}
+	return withStoreFlags("export-legacy", args, stderr, env, flags, 0, 0,
+		func(ctx context.Context, _ *config.Config, _ *slog.Logger, store *vault.Store, _ []string) error {
+			if apply && dryRun {
+				return fmt.Errorf("--apply and --dry-run: choose one")
+			}
+			rep, err := store.ExportLegacy(ctx, apply, time.Now())
 			if perr := printJSON(stdout, rep); perr != nil && err == nil {
 				err = perr
 			}
