@@ -62,6 +62,14 @@ func (o *operator) set(st reconciler.Status, iv reconciler.InstanceView) {
 
 func (o *operator) serve() string {
 	GinkgoHelper()
+	srv := httptest.NewServer(o.handler())
+	DeferCleanup(srv.Close)
+	return srv.URL
+}
+
+// handler is the daemon's root as the operator's side serves it: the
+// dashboard and the endpoints it reads and posts to.
+func (o *operator) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/dashboard", dashboard.Handler())
 	mux.Handle("/dashboard/", dashboard.Handler())
@@ -91,9 +99,7 @@ func (o *operator) serve() string {
 		w.WriteHeader(http.StatusAccepted)
 		_ = json.NewEncoder(w).Encode(reconciler.UpgradeReport{ID: "f2", Trigger: "operator", Running: true, Instances: []reconciler.UpgradeResult{}})
 	})))
-	srv := httptest.NewServer(mux)
-	DeferCleanup(srv.Close)
-	return srv.URL
+	return mux
 }
 
 // chromium is Debian's Chromium (CHROMIUM overrides it); without it the

@@ -25,6 +25,11 @@ const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 // Handler serves /dashboard (the overview), /dashboard/instances/{id} (one
 // instance) and /dashboard/static/*. It checks no credentials: the daemon
 // mounts it behind the broker's.
+//
+// The pages work wherever the daemon's root is: at the origin's root, or
+// under a path prefix a reverse proxy strips (/blacksmith/dashboard). Each
+// page's links and files are written relative to the path it is asked
+// for, and the script derives the prefix from the page's path.
 func Handler() http.Handler {
 	static, _ := fs.Sub(files, "static")
 	mux := http.NewServeMux()
@@ -36,7 +41,7 @@ func Handler() http.Handler {
 				return
 			}
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = w.Write(b)
+			_, _ = w.Write(relative(b, r.URL.EscapedPath()))
 		}
 	}
 	mux.HandleFunc("GET /dashboard", page("index.html"))
@@ -44,6 +49,20 @@ func Handler() http.Handler {
 	mux.HandleFunc("GET /dashboard/instances/{id}", page("instance.html"))
 	mux.Handle("GET /dashboard/static/", http.StripPrefix("/dashboard/static/", http.FileServerFS(static)))
 	return headers(mux)
+}
+
+// relative is the page html asked for at path with its root-relative
+// references (href="/dashboard", src="/dashboard/static/app.js") made
+// relative to path: "./dashboard" at /dashboard, "../dashboard" at
+// /dashboard/, "../../dashboard" at /dashboard/instances/{id}. They then
+// reach the daemon's root however deep a reverse proxy serves it (its
+// prefix is before path, the same in the browser's URL and here).
+func relative(html []byte, path string) []byte {
+	up := "./"
+	if n := strings.Count(path, "/") - 1; n > 0 {
+		up = strings.Repeat("../", n)
+	}
+	return []byte(strings.NewReplacer(`href="/`, `href="`+up, `src="/`, `src="`+up).Replace(string(html)))
 }
 
 // headers sets the security headers of every answer.

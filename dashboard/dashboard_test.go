@@ -52,6 +52,20 @@ var _ = Describe("the dashboard's files", func() {
 		}
 	})
 
+	DescribeTable("have their links and files relative to the path they are asked for, to work under a reverse proxy's prefix",
+		func(path, up string) {
+			_, body := get(path)
+			Expect(body).To(ContainSubstring(`<link rel="stylesheet" href="` + up + `dashboard/static/style.css">`))
+			Expect(body).To(ContainSubstring(`<script src="` + up + `dashboard/static/app.js" defer></script>`))
+			Expect(body).To(ContainSubstring(`<a href="` + up + `dashboard">overview</a>`))
+			Expect(body).NotTo(MatchRegexp(`(src|href)="/`), "no path from the origin's root")
+		},
+		Entry("the overview", "/dashboard", "./"),
+		Entry("the overview, with a slash", "/dashboard/", "../"),
+		Entry("an instance page", "/dashboard/instances/some-id", "../../"),
+		Entry("an instance page whose id has a slash", "/dashboard/instances/a%2Fb", "../../"),
+	)
+
 	It("renders every value as text: the script never assigns HTML", func() {
 		_, js := get("/dashboard/static/app.js")
 		Expect(js).NotTo(MatchRegexp(`innerHTML|outerHTML|insertAdjacentHTML|document\.write`))

@@ -97,8 +97,32 @@ function facts(id, pairs) {
   if (!dl.children.length) dl.append(el("dd", "none", "empty"));
 }
 
+// root is the path the daemon's root is served under, taken from the
+// page's own path (everything before /dashboard): "" at the origin's root,
+// "/blacksmith" behind a reverse proxy that serves the daemon under
+// /blacksmith/.
+const root = (() => {
+  const page = document.body.dataset.page === "instance" ? /^(.*)\/dashboard\/instances\/[^/]*$/ : /^(.*)\/dashboard\/?$/;
+  const m = location.pathname.match(page);
+  return m ? m[1] : "";
+})();
+
+// api is the URL of the operator's endpoint path ("/b/reconcile"): from
+// location.origin, never relative to the page's URL, which may hold the
+// credentials the page was opened with (http://user:pass@host/dashboard),
+// and fetch() refuses a URL that includes credentials.
+function api(path) {
+  return location.origin + root + path;
+}
+
+// page is the link to the dashboard's page path ("/dashboard/instances/a1"),
+// under the root.
+function page(path) {
+  return root + path;
+}
+
 function instanceLink(id) {
-  return id ? link("/dashboard/instances/" + encodeURIComponent(id), id) : "";
+  return id ? link(page("/dashboard/instances/" + encodeURIComponent(id)), id) : "";
 }
 
 function showError(err) {
@@ -137,7 +161,7 @@ async function refresh() {
 // refreshStatus renders the reconciler's status and runs; true while a run runs.
 async function refreshStatus() {
   try {
-    const [st, runs] = await Promise.all([getJSON("/b/reconcile"), getJSON("/b/runs?limit=10")]);
+    const [st, runs] = await Promise.all([getJSON(api("/b/reconcile")), getJSON(api("/b/runs?limit=10"))]);
     renderStatus(st);
     renderRuns(runs && runs.runs);
     showError(null);
@@ -445,7 +469,7 @@ function renderRuns(runs) {
 async function runNow() {
   $("run-now").disabled = true;
   try {
-    await getJSON("/b/reconcile", { method: "POST" });
+    await getJSON(api("/b/reconcile"), { method: "POST" });
     showError(null);
   } catch (e) {
     showError(e.message);
@@ -457,7 +481,7 @@ async function dryRun() {
   const btn = $("dry-run");
   btn.disabled = true;
   try {
-    const a = await getJSON("/b/reconcile?dry_run=true&wait=60s", { method: "POST" });
+    const a = await getJSON(api("/b/reconcile?dry_run=true&wait=60s"), { method: "POST" });
     renderPlan(a.summary);
     showError(null);
   } catch (e) {
@@ -489,7 +513,7 @@ let upgradePostError = null;
 // refreshUpgrades renders GET /b/upgrades; true while a fleet upgrade runs.
 async function refreshUpgrades() {
   try {
-    const up = await getJSON("/b/upgrades");
+    const up = await getJSON(api("/b/upgrades"));
     renderUpgrades(up);
     return !!(up.current && up.current.running);
   } catch (e) {
@@ -579,8 +603,8 @@ function tasks(i) {
   return [i.task_id ? "task " + i.task_id : "", i.rollback_task_id ? "rollback " + i.rollback_task_id : ""].filter(Boolean).join(", ");
 }
 
-// startUpgrade posts a fleet upgrade (url: /b/upgrades, with ?dry_run=true
-// for a dry run) as Run now posts a run; what names the button.
+// startUpgrade posts a fleet upgrade (url: api("/b/upgrades"), with
+// ?dry_run=true for a dry run) as Run now posts a run; what names the button.
 async function startUpgrade(url, what) {
   $("upgrade-all").disabled = true;
   $("upgrade-dry-run").disabled = true;
@@ -604,7 +628,7 @@ async function loadInstance() {
   const id = instanceID();
   $("instance-id").textContent = shown(id);
   try {
-    const v = await getJSON("/b/instances/" + encodeURIComponent(id));
+    const v = await getJSON(api("/b/instances/" + encodeURIComponent(id)));
     const rec = v.record || {};
     const cx = rec.context || {};
     facts("record", !v.record ? [["Vault", el("span", "no record of this instance", "muted")]] : [["deployment", v.deployment], ["service", rec.service_id], ["plan", rec.plan_id],
@@ -734,7 +758,7 @@ async function adoptOne() {
   const btn = $("adopt");
   btn.disabled = true;
   try {
-    await getJSON("/b/instances/" + encodeURIComponent(instanceID()) + "/adopt", { method: "POST" });
+    await getJSON(api("/b/instances/" + encodeURIComponent(instanceID()) + "/adopt"), { method: "POST" });
     showError(null);
   } catch (e) {
     showError(e.message);
@@ -748,7 +772,7 @@ async function reconcileOne() {
   const btn = $("reconcile-one");
   btn.disabled = true;
   try {
-    await getJSON("/b/reconcile?wait=60s&instance=" + encodeURIComponent(instanceID()), { method: "POST" });
+    await getJSON(api("/b/reconcile?wait=60s&instance=" + encodeURIComponent(instanceID())), { method: "POST" });
     showError(null);
   } catch (e) {
     showError(e.message);
@@ -767,7 +791,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   $("run-now").addEventListener("click", runNow);
   $("dry-run").addEventListener("click", dryRun);
-  $("upgrade-all").addEventListener("click", () => startUpgrade("/b/upgrades", "Upgrade all"));
-  $("upgrade-dry-run").addEventListener("click", () => startUpgrade("/b/upgrades?dry_run=true", "Dry run"));
+  $("upgrade-all").addEventListener("click", () => startUpgrade(api("/b/upgrades"), "Upgrade all"));
+  $("upgrade-dry-run").addEventListener("click", () => startUpgrade(api("/b/upgrades?dry_run=true"), "Dry run"));
   refresh();
 });
