@@ -104,8 +104,7 @@ func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDo
 }
 
 // bindingTurn is the instances whose bindings this run checks: owned,
-// deployed (listed), no operation in progress, in id order after cursor,
-// going round to the start, at most MaxBindingChecks.
+// deployed (listed), no operation in progress, in turn (Turn).
 func bindingTurn(r *run, cursor string) []string {
 	var all []string
 	for id, rec := range r.index {
@@ -114,13 +113,19 @@ func bindingTurn(r *run, cursor string) []string {
 		}
 	}
 	slices.Sort(all)
-	start, _ := slices.BinarySearch(all, cursor)
-	if start < len(all) && all[start] == cursor {
+	return Turn(all, cursor, MaxBindingChecks)
+}
+
+// Turn is the next n of the sorted ids after cursor, going round to the
+// start, each at most once.
+func Turn(sorted []string, cursor string, n int) []string {
+	start, found := slices.BinarySearch(sorted, cursor)
+	if found {
 		start++
 	}
-	turn := append(all[start:min(len(all), start+MaxBindingChecks)], []string{}...)
-	if len(turn) < MaxBindingChecks && start > 0 { // round to the start
-		turn = append(turn, all[:min(start, MaxBindingChecks-len(turn))]...)
+	turn := slices.Clone(sorted[start:min(len(sorted), start+n)])
+	if len(turn) < n && start > 0 { // round to the start
+		turn = append(turn, sorted[:min(start, n-len(turn))]...)
 	}
 	return turn
 }

@@ -38,4 +38,16 @@ var _ = Describe("the run's pure rules", func() {
 		}
 		Expect(run.StuckOperations(index, start, time.Hour)).To(Equal([]string{"unknown", "older", "old"}))
 	})
+
+	DescribeTable("the bindings' check goes through the fleet in turn, round to the start, each at most once",
+		func(cursor string, n int, want []string) {
+			Expect(run.Turn([]string{"a", "b", "c", "d", "e"}, cursor, n)).To(Equal(want))
+		},
+		Entry("from the start", "", 2, []string{"a", "b"}),
+		Entry("after the cursor", "b", 2, []string{"c", "d"}),
+		Entry("round to the start", "d", 3, []string{"e", "a", "b"}),
+		Entry("a cursor no longer there", "bb", 2, []string{"c", "d"}),
+		Entry("the last id: from the start", "e", 2, []string{"a", "b"}),
+		Entry("more than there are: each once", "c", 10, []string{"d", "e", "a", "b", "c"}),
+	)
 })
