@@ -17,6 +17,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/dashboard"
 	"github.com/blacksmith-reconciler/blacksmith/internal/testbrowser"
+	operatorapi "github.com/blacksmith-reconciler/blacksmith/operator"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -33,6 +34,9 @@ type operator struct {
 	// it answer 409 as the daemon does while a fleet upgrade runs.
 	posts  []string
 	refuse bool
+	// fleet is what GET /b/instances lists; lists are the queries it got.
+	fleet []reconciler.InstanceSummary
+	lists []string
 }
 
 // upgradesAnswer is GET /b/upgrades, as the daemon writes it.
@@ -85,6 +89,13 @@ func (o *operator) handler() http.Handler {
 	mux.HandleFunc("GET /b/runs", answer(func() any { return map[string]any{"runs": []any{}, "problems": []string{}} }))
 	mux.HandleFunc("GET /b/instances/{id}", answer(func() any { return o.instance }))
 	mux.HandleFunc("GET /b/upgrades", answer(func() any { return o.upgrades }))
+	list := operatorapi.InstanceListHandler(o.list, nil) // the daemon's own checks of the page's query
+	mux.Handle("GET /b/instances", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.lists = append(o.lists, "?"+r.URL.RawQuery)
+		o.mu.Unlock()
+		list.ServeHTTP(w, r)
+	}))
 	// behind the daemon's cross-origin protection: the page's POST must pass it
 	mux.Handle("POST /b/upgrades", http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()

@@ -48,6 +48,7 @@ type stores struct {
 	docs    documentLister    // rebuild
 	index   records.Index     // rebuild, adopt
 	state   memory.StateStore // the quarantine, in the instance view
+	listed  *listCache        // the instance list's last read of the index
 	// renderer renders an owned instance's manifest for a rollback's
 	// redeploy; nil: the backup's manifest, unless recorded as drift.
 	renderer redeploy.Renderer
@@ -105,7 +106,7 @@ func New(opts Options) (*Manager, error) {
 			Cache:  fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
 			Health: tracker, HealthPoll: opts.HealthPoll, Catalog: opts.Catalog, Platform: platformTracker,
 		},
-		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State,
+		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State, listed: &listCache{},
 			renderer: opts.Renderer},
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),

@@ -782,6 +782,92 @@ async function reconcileOne() {
   loadInstance();
 }
 
+// ---- instances ----
+
+// listing is where the Instances card is: the query its form holds, the
+// after of the page shown, and the afters of the pages before it (for
+// Previous). Every page but the last holds listLimit instances.
+const listLimit = 50;
+const listing = { query: {}, after: "", before: [] };
+
+// listStates are the badge classes of the instances' states.
+const listStates = { ok: "success", orphaned: "failure", failed: "failure", in_progress: "running", adopted: "partial" };
+
+// searchInstances reads the form and shows the first page of what it asks for.
+function searchInstances(ev) {
+  if (ev) ev.preventDefault();
+  listing.query = { q: $("instances-q").value.trim().slice(0, 255), state: $("instances-state").value,
+    plan: $("instances-plan").value, director: $("instances-director").value };
+  listing.after = "";
+  listing.before = [];
+  loadInstances();
+}
+
+// loadInstances shows the page after listing.after, from GET /b/instances
+// (the server searches, filters and pages).
+async function loadInstances() {
+  const params = new URLSearchParams({ limit: String(listLimit) });
+  for (const [k, v] of Object.entries(listing.query)) if (v) params.set(k, v);
+  if (listing.after) params.set("after", listing.after);
+  const err = $("instances-error");
+  try {
+    const page = await getJSON(api("/b/instances?" + params.toString()));
+    err.hidden = true;
+    err.textContent = "";
+    renderInstances(page);
+  } catch (e) {
+    err.hidden = false;
+    err.textContent = shown(e.message);
+  }
+}
+
+// renderInstances shows one page of the instance list, and the values the
+// plan and Director filters take.
+function renderInstances(page) {
+  const list = page.instances || [];
+  const from = listing.before.length * listLimit;
+  $("instances-count").textContent = "(" + page.total + ")";
+  $("instances-range").textContent = list.length ? (from + 1) + "–" + (from + list.length) + " of " + page.total + ", by instance id" : "";
+  rows("instances", list, (x) => [instanceLink(x.instance_id), x.deployment, x.plan_id, x.director,
+    el("span", x.state, "badge " + (listStates[x.state] || ""))], "no instance matches");
+  listing.next = page.next || "";
+  $("instances-next").disabled = !listing.next;
+  $("instances-prev").disabled = listing.before.length === 0;
+  options("instances-plan", "any plan", page.plans);
+  options("instances-director", "any Director", page.directors);
+}
+
+// options fills the select id with "" (labelled any) and values, keeping
+// what is selected.
+function options(id, any, values) {
+  const sel = $(id);
+  const keep = sel.value;
+  const list = (values || []).slice();
+  if (keep && !list.includes(keep)) list.push(keep);
+  const opts = [el("option", any)];
+  opts[0].value = "";
+  for (const v of list) {
+    const o = el("option", v);
+    o.value = v;
+    opts.push(o);
+  }
+  sel.replaceChildren(...opts);
+  sel.value = keep;
+}
+
+function nextInstances() {
+  if (!listing.next) return;
+  listing.before.push(listing.after);
+  listing.after = listing.next;
+  loadInstances();
+}
+
+function previousInstances() {
+  if (!listing.before.length) return;
+  listing.after = listing.before.pop();
+  loadInstances();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   if (document.body.dataset.page === "instance") {
     $("reconcile-one").addEventListener("click", reconcileOne);
@@ -793,5 +879,10 @@ document.addEventListener("DOMContentLoaded", () => {
   $("dry-run").addEventListener("click", dryRun);
   $("upgrade-all").addEventListener("click", () => startUpgrade(api("/b/upgrades"), "Upgrade all"));
   $("upgrade-dry-run").addEventListener("click", () => startUpgrade(api("/b/upgrades?dry_run=true"), "Dry run"));
+  $("instances-form").addEventListener("submit", searchInstances);
+  for (const id of ["instances-state", "instances-plan", "instances-director"]) $(id).addEventListener("change", searchInstances);
+  $("instances-next").addEventListener("click", nextInstances);
+  $("instances-prev").addEventListener("click", previousInstances);
   refresh();
+  searchInstances();
 });
