@@ -26,18 +26,25 @@ func (d *Director) startTask(t *task) {
 	}()
 }
 
-// run takes a task through queued -> processing -> its end. A task whose
-// Director closes stays where it was.
+// run takes a task through queued -> processing -> its end, once a worker
+// takes it (in the order the tasks were created). A task whose Director
+// closes stays where it was.
 func (d *Director) run(t *task) {
 	select {
-	case d.workers <- struct{}{}:
+	case <-t.admit:
 	case <-t.cancel:
-		d.finish(t, d.cancelled(t))
-		return
+		if d.withdraw(t) {
+			d.finish(t, d.cancelled(t))
+			return
+		}
+		// a worker took it meanwhile: it is cancelled at its first checkpoint
 	case <-d.ctx.Done():
+		if !d.withdraw(t) {
+			d.release()
+		}
 		return
 	}
-	defer func() { <-d.workers }()
+	defer d.release()
 	d.mu.Lock()
 	if t.state == StateQueued {
 		t.began = time.Now()

@@ -29,7 +29,6 @@ type Director struct {
 	ctx       context.Context // ends when the Director closes
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup // the server and every task
-	workers   chan struct{}  // one slot per running task
 	closeOnce sync.Once
 	closeErr  error
 
@@ -37,7 +36,8 @@ type Director struct {
 	counts counters
 	tokens signer
 
-	mu sync.RWMutex
+	mu    sync.RWMutex
+	queue taskQueue // under mu
 	store
 }
 
@@ -83,8 +83,8 @@ func newDirector(opts Options, ln net.Listener) *Director {
 		ln:       ln,
 		url:      scheme + "://" + host,
 		external: scheme + "://" + or(opts.ExternalHost, host),
-		workers:  make(chan struct{}, opts.Workers),
 		store:    newStore(),
+		queue:    taskQueue{workers: opts.Workers},
 	}
 	d.events.kept = opts.EventsKept
 	d.uploads, _ = parseUploads(opts.Releases, opts.Stemcells) // validated

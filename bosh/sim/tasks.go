@@ -49,6 +49,7 @@ type task struct {
 	before                  *content      // what its deployment held when it started
 	duration                time.Duration // processing time, fixed when it is created
 	cancel                  chan struct{}
+	admit                   chan struct{} // closed when a worker takes it (queue.go)
 	done                    chan struct{} // closed once it ended, when someone waits for it
 	events, results, debug  []byte
 
@@ -101,9 +102,11 @@ func terminal(state string) bool {
 // released.
 func (d *Director) newTaskLocked(kind taskKind, description, deployment, user, ctxID string) *task {
 	t := &task{id: len(d.tasks) + 1, kind: kind, state: StateQueued, description: description,
-		user: user, deployment: deployment, ctxID: ctxID, duration: d.knobs.taskDuration(), cancel: make(chan struct{})}
+		user: user, deployment: deployment, ctxID: ctxID, duration: d.knobs.taskDuration(),
+		cancel: make(chan struct{}), admit: make(chan struct{})}
 	t.outcome = d.takeOutcomeLocked(deployment)
 	d.tasks = append(d.tasks, t)
+	d.queue.enqueueLocked(t)
 	t.logf("Director task %d created: %s", t.id, description)
 	return t
 }

@@ -38,6 +38,28 @@ var _ = Describe("tasks", func() {
 		Expect(c.getJSON("/locks")).To(BeEmpty())
 	})
 
+	It("give their workers to queued tasks oldest first, as the Director's workers do", func() {
+		d.SetTaskDuration(time.Hour)
+		blocker := c.deploy(redisManifest("r0", "1"))
+		Eventually(func() string { return c.taskState(blocker) }).Should(Equal("processing"))
+		d.SetTaskDuration(0)
+		var queued []int
+		for i := range 12 {
+			queued = append(queued, c.deploy(redisManifest("q"+itoa(i), "1")))
+		}
+		Expect(d.CancelTask(blocker)).To(Succeed())
+		for _, id := range queued {
+			Expect(c.waitTask(id)["state"]).To(Equal("done"))
+		}
+		began := map[int]time.Time{}
+		for _, e := range d.TaskLog() {
+			began[e.ID] = e.Began
+		}
+		for i := 1; i < len(queued); i++ {
+			Expect(began[queued[i]].Before(began[queued[i-1]])).To(BeFalse(), "task %d began before the older task %d", queued[i], queued[i-1])
+		}
+	})
+
 	It("numbers tasks in increasing order", func() {
 		a, b := c.deploy(redisManifest("r1", "1")), c.deleteDeployment("r1")
 		Expect(b).To(BeNumerically(">", a))
