@@ -1,0 +1,3 @@
+module github.com/hashicorp/go-discover
+
+go 1.26
