@@ -26,7 +26,8 @@ vault: ## build (once, cached) the real Vault server the tests and `make run` us
 	@ci/vault-bin.sh >/dev/null
 
 .PHONY: run
-run: build vault ## run the daemon on embedded defaults: real Vault dev server + Director and Cloud Controller simulators + sample catalog
+run: ## run the daemon on embedded defaults: real Vault dev server + Director and Cloud Controller simulators + sample catalog
+	@$(MAKE) --no-print-directory -j2 build vault # the first time, Vault builds while the binaries do
 	@VAULT_BIN=$$(ci/vault-bin.sh) ci/run-local.sh
 
 .PHONY: test

@@ -11,11 +11,11 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 )
 
-// The README's configuration reference is what operators read: every key and
+// The configuration reference (docs/configuration.md) is what operators read: every key and
 // variable the loader knows must be in it, with the default the loader uses.
-var _ = Describe("the README's configuration reference", func() {
+var _ = Describe("the configuration reference (docs/configuration.md)", func() {
 	It("has a row for every key with its variable and default", func() {
-		readme, err := os.ReadFile("../README.md")
+		readme, err := os.ReadFile("../docs/configuration.md")
 		Expect(err).NotTo(HaveOccurred())
 		rows := map[string]string{}
 		for _, line := range strings.Split(string(readme), "\n") {
@@ -27,14 +27,14 @@ var _ = Describe("the README's configuration reference", func() {
 		defaults := defaultValues()
 		for _, ev := range config.Environment() {
 			row, ok := rows[ev.Key]
-			Expect(ok).To(BeTrue(), "README has no row for %s", ev.Key)
-			Expect(row).To(ContainSubstring("`"+ev.Name+"`"), "README row for %s", ev.Key)
-			Expect(row).To(ContainSubstring("| "+defaults[ev.Key]+" |"), "README default for %s", ev.Key)
+			Expect(ok).To(BeTrue(), "docs/configuration.md has no row for %s", ev.Key)
+			Expect(row).To(ContainSubstring("`"+ev.Name+"`"), "docs/configuration.md row for %s", ev.Key)
+			Expect(row).To(ContainSubstring("| "+defaults[ev.Key]+" |"), "docs/configuration.md default for %s", ev.Key)
 		}
 	})
 })
 
-// defaultValues renders every default the way the README writes it.
+// defaultValues renders every default the way docs/configuration.md writes it.
 func defaultValues() map[string]string {
 	out, err := config.Default().YAML()
 	Expect(err).NotTo(HaveOccurred())

@@ -147,8 +147,8 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 		Expect(cmd.Run()).To(Succeed(), out.String())
 	})
 
-	It("exposes only blacksmith metrics that the README's metrics table documents", func() {
-		readme, err := os.ReadFile("../README.md")
+	It("exposes only blacksmith metrics that the metrics table (docs/monitoring.md) documents", func() {
+		readme, err := os.ReadFile("../docs/monitoring.md")
 		Expect(err).NotTo(HaveOccurred())
 		code, body := d.get("/metrics", "", "")
 		Expect(code).To(Equal(http.StatusOK))
@@ -160,7 +160,7 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 			}
 			name = strings.Fields(name)[0]
 			seen++
-			Expect(string(readme)).To(ContainSubstring("| `"+name+"` |"), "README metrics table lacks %s", name)
+			Expect(string(readme)).To(ContainSubstring("| `"+name+"` |"), "docs/monitoring.md's metrics table lacks %s", name)
 		}
 		Expect(seen).To(BeNumerically(">=", 15))
 	})

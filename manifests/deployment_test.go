@@ -49,7 +49,7 @@ func deployment(ops ...string) (map[string]any, error) {
 }
 
 // varsFiles are the example vars files an operator passes with ops, by the
-// rule of README.md and example-vars/blacksmith.yml: the base manifest's,
+// rule of docs/bosh-release.md and example-vars/blacksmith.yml: the base manifest's,
 // director-uaa.yml unless director-basic-auth.yml is applied (it removes the
 // UAA client), and example-vars/X.yml for each ops file operations/X.yml that
 // has one.

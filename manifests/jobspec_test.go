@@ -88,16 +88,16 @@ func configDefaults() map[string]any {
 	return defaults
 }
 
-// readmeRow is one row of the README's configuration reference.
+// readmeRow is one row of the configuration reference (docs/configuration.md).
 type readmeRow struct {
 	meaning  string // the meaning column, without Markdown backticks
 	required bool
 }
 
-// readmeRows reads the configuration reference of ../README.md by key.
+// readmeRows reads the configuration reference (../docs/configuration.md) by key.
 func readmeRows() map[string]readmeRow {
 	GinkgoHelper()
-	text, err := os.ReadFile("../README.md")
+	text, err := os.ReadFile("../docs/configuration.md")
 	Expect(err).NotTo(HaveOccurred())
 	rows := map[string]readmeRow{}
 	for line := range strings.SplitSeq(string(text), "\n") {
@@ -136,7 +136,7 @@ var _ = Describe("the blacksmith job spec", func() {
 		}
 	})
 
-	It("describes each property as the README's configuration reference does", func() {
+	It("describes each property as the configuration reference (docs/configuration.md) does", func() {
 		rows := readmeRows()
 		for key, prop := range spec.Properties {
 			Expect(slices.Collect(maps.Keys(prop))).To(HaveEach(BeElementOf("description", "default", "example")), key)
@@ -145,7 +145,7 @@ var _ = Describe("the blacksmith job spec", func() {
 				Expect(desc).NotTo(BeEmpty(), key)
 				continue
 			}
-			Expect(rows).To(HaveKey(key), "README has no row for %s", key)
+			Expect(rows).To(HaveKey(key), "docs/configuration.md has no row for %s", key)
 			Expect(collapse(desc)).To(HavePrefix(rows[key].meaning), "description of %s", key)
 		}
 	})

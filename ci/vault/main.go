@@ -117,15 +117,17 @@ func serve(ctx context.Context, f devFlags, stdout, stderr io.Writer) error {
 	listener := &configutil.Listener{Type: "tcp", Address: f.listen, TLSDisable: true}
 	handler := vaulthttp.Handler.Handler(&vault.HandlerProperties{Core: core, ListenerConfig: listener})
 	core.SetClusterHandler(handler)
+	// As `vault server -dev` does, the server answers only once it is
+	// initialized, unsealed and has secret/ mounted: a client that sees it
+	// healthy finds everything in place.
+	key, root, err := initDev(core, f)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 5 * time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-
-	key, root, err := initDev(core, f)
-	if err != nil {
-		_ = srv.Close()
-		return err
-	}
 	fmt.Fprintf(stdout, `==> Vault server configuration:
 
              Api Address: http://%s

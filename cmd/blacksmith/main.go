@@ -104,7 +104,7 @@ func usage(w io.Writer) {
                                             copied first)
   blacksmith version                        print the version
 The configuration file defaults to $BLACKSMITH_CONFIG; the environment
-overrides it (see the README's configuration reference).
+overrides it (see docs/configuration.md).
 `)
 }
 

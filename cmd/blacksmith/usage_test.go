@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// The subcommands `blacksmith help` lists are the ones the README's package
+// The subcommands `blacksmith help` lists are the ones docs/architecture.md's package
 // table and docs/design.md name, and each runs (none is unknown).
 func TestSubcommandsListedAlike(t *testing.T) {
 	var out bytes.Buffer
@@ -30,7 +30,7 @@ func TestSubcommandsListedAlike(t *testing.T) {
 			t.Errorf("help lists %q, which is an unknown command", name)
 		}
 	}
-	for _, doc := range []string{"../../README.md", "../../docs/design.md"} {
+	for _, doc := range []string{"../../docs/architecture.md", "../../docs/design.md"} {
 		raw, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
