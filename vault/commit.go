@@ -14,7 +14,7 @@ import (
 )
 
 // commitAll writes every plan that changes something, in parallel.
-func (s *Store) commitAll(ctx context.Context, plans []*plan, groups map[int][]string, edits map[string]edit) (UpdateResult, error) {
+func (s *Store) commitAll(ctx context.Context, plans []*plan, edits map[string]edit) (UpdateResult, error) {
 	var (
 		mu     sync.Mutex
 		planMu sync.Mutex // the Changes of one Update never run concurrently
@@ -31,16 +31,15 @@ func (s *Store) commitAll(ctx context.Context, plans []*plan, groups map[int][]s
 			continue
 		}
 		g.Go(func() error {
-			final, writes, err := s.commit(ctx, p, groups[p.sh.num], edits, &planMu)
+			done, err := s.commit(ctx, p, edits, &planMu, 0)
 			mu.Lock()
 			defer mu.Unlock()
-			res.Writes += writes
+			res.Writes += done.writes
+			res.Changed = append(res.Changed, done.changed...)
+			errs = append(errs, done.skipped...)
 			if err != nil {
 				errs = append(errs, err)
-				return nil
 			}
-			res.Changed = append(res.Changed, final.changed...)
-			errs = append(errs, final.skipped...)
 			return nil
 		})
 	}
@@ -52,37 +51,91 @@ func (s *Store) commitAll(ctx context.Context, plans []*plan, groups map[int][]s
 	return res, nil
 }
 
+// committed is what commit wrote.
+type committed struct {
+	changed []string
+	skipped []error
+	writes  int
+}
+
 // commit writes one shard's plan; on a check-and-set conflict it re-reads the
-// shard, re-applies the edits and tries again.
-func (s *Store) commit(ctx context.Context, p *plan, ids []string, edits map[string]edit, planMu *sync.Mutex) (*plan, int, error) {
-	writes := 0
+// shard, re-applies the edits and tries again. When the shard's records
+// moved meanwhile (a re-shard), the edits follow them to the shards they
+// moved to (depth bounds that chase).
+func (s *Store) commit(ctx context.Context, p *plan, edits map[string]edit, planMu *sync.Mutex, depth int) (committed, error) {
+	var done committed
 	for attempt := 1; ; attempt++ {
 		err := s.writeShard(ctx, p)
-		writes++
+		done.writes++
 		if err == nil {
-			return p, writes, nil
+			done.changed, done.skipped = append(done.changed, p.changed...), append(done.skipped, p.skipped...)
+			return done, nil
 		}
 		if !errors.Is(err, ErrConflict) || attempt == maxAttempts {
-			return nil, writes, fmt.Errorf("shard %s not written (attempt %d): %w", s.kv.display(p.sh.path), attempt, err)
+			return done, fmt.Errorf("shard %s not written (attempt %d): %w", s.kv.display(p.sh.path), attempt, err)
 		}
 		if err := retry.Sleep(ctx, conflictBackoff.Delay(attempt)); err != nil {
-			return nil, writes, err
+			return done, err
 		}
-		sh, err := s.readShard(ctx, p.sh.num)
+		sh, err := s.readShard(ctx, p.sh.count, p.sh.num)
 		if err != nil {
-			return nil, writes, fmt.Errorf("shard %s not written: re-reading after a conflict: %w", s.kv.display(p.sh.path), err)
+			return done, fmt.Errorf("shard %s not written: re-reading after a conflict: %w", s.kv.display(p.sh.path), err)
+		}
+		if sh.movedTo != 0 {
+			more, err := s.follow(ctx, sh, p.ids, edits, planMu, depth)
+			done.changed, done.skipped = append(done.changed, more.changed...), append(done.skipped, more.skipped...)
+			done.writes += more.writes
+			return done, err
 		}
 		planMu.Lock()
-		p, err = s.plan(sh, ids, edits)
+		p, err = s.plan(sh, p.ids, edits)
 		planMu.Unlock()
 		if err != nil {
-			return nil, writes, fmt.Errorf("shard %s not written: %w", s.kv.display(sh.path), err)
+			return done, fmt.Errorf("shard %s not written: %w", s.kv.display(sh.path), err)
 		}
 		if len(p.changed) == 0 {
-			return p, writes, nil
+			done.skipped = append(done.skipped, p.skipped...)
+			return done, nil
 		}
 	}
 }
+
+// follow commits the edits of ids, whose shard sh was found moved, in the
+// shards their records moved to.
+func (s *Store) follow(ctx context.Context, sh *shard, ids []string, edits map[string]edit, planMu *sync.Mutex, depth int) (committed, error) {
+	var done committed
+	if depth >= maxFollow {
+		return done, fmt.Errorf("shard %s not written: %w: moved more than %d times during one update", s.kv.display(sh.path), ErrConflict, maxFollow)
+	}
+	routes, err := s.route(ctx, sh.movedTo, ids)
+	if err != nil {
+		return done, fmt.Errorf("shard %s not written: following its records to %d shards: %w", s.kv.display(sh.path), sh.movedTo, err)
+	}
+	var errs []error
+	for _, r := range routes {
+		planMu.Lock()
+		p, err := s.plan(r.sh, r.ids, edits)
+		planMu.Unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shard %s not written: %w", s.kv.display(r.sh.path), err))
+			continue
+		}
+		if len(p.changed) == 0 {
+			done.skipped = append(done.skipped, p.skipped...)
+			continue
+		}
+		more, err := s.commit(ctx, p, edits, planMu, depth+1)
+		done.changed, done.skipped = append(done.changed, more.changed...), append(done.skipped, more.skipped...)
+		done.writes += more.writes
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return done, errors.Join(errs...)
+}
+
+// maxFollow bounds how many times one update follows moved records.
+const maxFollow = 4
 
 // writeShard writes a plan's entries; KV v1 refuses an empty document, so
 // there an emptied shard is deleted instead.

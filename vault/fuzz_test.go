@@ -25,9 +25,9 @@ func FuzzShard(f *testing.F) {
 			return
 		}
 		s := &Store{kv: &kv{mount: "secret", version: 2}, opts: Options{MaxRecordBytes: DefaultMaxRecordBytes}}
-		sh := &shard{num: int(num) % DefaultShards, path: ShardPath(int(num) % DefaultShards), entries: entries, version: 3}
+		sh := &shard{count: DefaultShards, num: int(num) % DefaultShards, path: ShardPath(int(num) % DefaultShards), entries: entries, version: 3}
 		idx := &Index{Records: map[string]*Record{}}
-		s.collect(idx, sh, DefaultShards)
+		s.collect(idx, sh)
 		named := map[string]bool{}
 		for _, p := range idx.Problems {
 			var re *RecordError

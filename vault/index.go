@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -25,10 +27,18 @@ type Index struct {
 
 // shard is one index document as read.
 type shard struct {
+	count   int // the number of shards of the layout it belongs to
 	num     int
 	path    string // relative to the mount
 	entries map[string]json.RawMessage
-	version int // KV v2 version, for check-and-set
+	version int  // KV v2 version, for check-and-set
+	exists  bool // the document exists
+	// movedTo is the shard count of the layout its records moved to (a
+	// re-shard, reshard.go), 0 when they are here.
+	movedTo int
+	// origin is the old shard a re-shard copied its records from, while no
+	// writer has written it since (reshard.go); nil otherwise.
+	origin *origin
 }
 
 // Index reads every shard of the index. Any failed read fails the whole
@@ -42,29 +52,34 @@ func (s *Store) Index(ctx context.Context) (*Index, error) {
 	if l == nil {
 		return idx, nil
 	}
-	all := make([]int, l.Shards)
-	for i := range all {
-		all[i] = i
-	}
-	shards, err := s.readShards(ctx, all)
+	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards))
 	if err != nil {
 		return nil, err
 	}
 	for _, sh := range shards {
-		s.collect(idx, sh, l.Shards)
+		s.collect(idx, sh)
 	}
 	sortErrors(idx.Problems)
 	return idx, nil
 }
 
-// collect adds the records of one shard of an index of n shards to idx, and
-// what is wrong with them to idx.Problems.
-func (s *Store) collect(idx *Index, sh *shard, n int) {
+// allShards lists 0..n-1.
+func allShards(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// collect adds the records of one shard to idx, and what is wrong with them
+// to idx.Problems.
+func (s *Store) collect(idx *Index, sh *shard) {
 	path := s.kv.display(sh.path)
 	for id, raw := range sh.entries {
-		if want := ShardOf(id, n); want != sh.num {
+		if want := ShardOf(id, sh.count); want != sh.num {
 			idx.Problems = append(idx.Problems, &RecordError{Path: path, ID: id,
-				Err: fmt.Errorf("misplaced: belongs in %s, ignored", s.kv.display(ShardPath(want)))})
+				Err: fmt.Errorf("misplaced: belongs in %s, ignored", s.kv.display(shardPath(sh.count, want)))})
 			continue
 		}
 		rec, problems := decodeRecord(path, id, raw)
@@ -102,22 +117,87 @@ func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, stri
 	if err != nil || l == nil {
 		return nil, "", err
 	}
-	sh, err := s.readShard(ctx, ShardOf(id, l.Shards))
+	routes, err := s.route(ctx, l.Shards, []string{id})
 	if err != nil {
 		return nil, "", err
 	}
+	sh := routes[0].sh
 	return sh.entries[id], s.kv.display(sh.path), nil
+}
+
+// leaves reads shards nums of a layout of n shards and, in place of a shard
+// whose records moved to a layout of more shards, the shards they moved to.
+func (s *Store) leaves(ctx context.Context, n int, nums []int) ([]*shard, error) {
+	shards, err := s.readShards(ctx, n, nums)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*shard, 0, len(shards))
+	moved := map[int][]int{} // the count they moved to -> the shards to read there
+	for _, sh := range shards {
+		if sh.movedTo == 0 {
+			out = append(out, sh)
+			continue
+		}
+		for k := range sh.movedTo / n {
+			moved[sh.movedTo] = append(moved[sh.movedTo], sh.num+k*n)
+		}
+	}
+	for _, to := range slices.Sorted(maps.Keys(moved)) {
+		more, err := s.leaves(ctx, to, moved[to])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
+// routed is a shard that holds some ids, read.
+type routed struct {
+	sh  *shard
+	ids []string // sorted
+}
+
+// route reads the shards that hold ids in a layout of n shards, following
+// the shards whose records moved to a layout of more shards.
+func (s *Store) route(ctx context.Context, n int, ids []string) ([]routed, error) {
+	groups := map[int][]string{}
+	for _, id := range ids {
+		groups[ShardOf(id, n)] = append(groups[ShardOf(id, n)], id)
+	}
+	shards, err := s.readShards(ctx, n, slices.Sorted(maps.Keys(groups)))
+	if err != nil {
+		return nil, err
+	}
+	var out []routed
+	moved := map[int][]string{}
+	for _, sh := range shards {
+		if sh.movedTo == 0 {
+			out = append(out, routed{sh: sh, ids: slices.Sorted(slices.Values(groups[sh.num]))})
+			continue
+		}
+		moved[sh.movedTo] = append(moved[sh.movedTo], groups[sh.num]...)
+	}
+	for _, to := range slices.Sorted(maps.Keys(moved)) {
+		more, err := s.route(ctx, to, moved[to])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
 }
 
 // readShards reads the given shards with bounded parallelism; the first
 // failure cancels the rest and is returned.
-func (s *Store) readShards(ctx context.Context, nums []int) ([]*shard, error) {
+func (s *Store) readShards(ctx context.Context, count int, nums []int) ([]*shard, error) {
 	out := make([]*shard, len(nums))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readParallelism)
 	for i, n := range nums {
 		g.Go(func() error {
-			sh, err := s.readShard(gctx, n)
+			sh, err := s.readShard(gctx, count, n)
 			out[i] = sh
 			return err
 		})
@@ -128,8 +208,11 @@ func (s *Store) readShards(ctx context.Context, nums []int) ([]*shard, error) {
 	return out, nil
 }
 
-func (s *Store) readShard(ctx context.Context, n int) (*shard, error) {
-	p := ShardPath(n)
+// readShard reads shard n of a layout of count shards. A shard whose records
+// moved (its document is the marker {"blacksmith/moved_to": M}) comes back
+// with movedTo set and no entries.
+func (s *Store) readShard(ctx context.Context, count, n int) (*shard, error) {
+	p := shardPath(count, n)
 	doc, err := s.kv.read(ctx, p)
 	if err == nil {
 		err = s.notDeleted("index shard", p, doc)
@@ -141,5 +224,22 @@ func (s *Store) readShard(ctx context.Context, n int) (*shard, error) {
 	if entries == nil {
 		entries = map[string]json.RawMessage{}
 	}
-	return &shard{num: n, path: p, entries: entries, version: doc.Version}, nil
+	sh := &shard{count: count, num: n, path: p, entries: entries, version: doc.Version, exists: doc.Exists}
+	if raw, ok := entries[movedKey]; ok {
+		var to int
+		if len(entries) != 1 || json.Unmarshal(raw, &to) != nil || !validGrowth(count, to) {
+			return nil, fmt.Errorf("index shard %s: %w: a moved shard must hold only %q with a larger power-of-two multiple of %d, at most %d; it holds %d entries, %s",
+				s.kv.display(p), ErrCorrupt, movedKey, count, maxShards, len(entries), truncate(string(raw), 40))
+		}
+		sh.movedTo, sh.entries = to, map[string]json.RawMessage{}
+	}
+	if raw, ok := entries[originKey]; ok {
+		var o origin
+		if err := json.Unmarshal(raw, &o); err != nil || o.Count < 1 || o.Version < 0 {
+			return nil, fmt.Errorf("index shard %s: %w: %q is not an origin: %s", s.kv.display(p), ErrCorrupt, originKey, truncate(string(raw), 60))
+		}
+		sh.origin = &o
+		delete(sh.entries, originKey) // a writer's write drops it
+	}
+	return sh, nil
 }

@@ -23,7 +23,7 @@ const (
 
 	layoutRoot  = "blacksmith" // the top-level folder of our own documents, not an instance
 	metaPath    = "blacksmith/index/meta"
-	shardPrefix = "blacksmith/index/v1/shards/"
+	shardPrefix = "blacksmith/index/v1/shards/" // of the first layout, DefaultShards shards
 	hashName    = "sha256-be32"
 	maxShards   = 4096
 )
@@ -36,6 +36,11 @@ type layout struct {
 	CreatedAt       string `json:"created_at,omitempty"`
 	MigratedFrom    string `json:"migrated_from,omitempty"`
 	MigratedRecords int    `json:"migrated_records,omitempty"`
+	// Reshard is the re-shard in progress (reshard.go), nil when none.
+	Reshard *reshardState `json:"reshard,omitempty"`
+	// Resharded lists the re-shards done, oldest first (history is
+	// appended, never rewritten).
+	Resharded []reshardDone `json:"resharded,omitempty"`
 }
 
 // ShardOf returns the shard that holds instance id in an index of n shards:
@@ -47,8 +52,20 @@ func ShardOf(id string, n int) int {
 	return int(binary.BigEndian.Uint32(sum[:4]) % uint32(n))
 }
 
-// ShardPath returns the path, relative to the mount, of shard i.
+// ShardPath returns the path, relative to the mount, of shard i of the
+// first layout (DefaultShards shards).
 func ShardPath(i int) string { return fmt.Sprintf("%s%03d", shardPrefix, i) }
+
+// shardPath returns the path of shard i of a layout of n shards: the first
+// layout's paths for DefaultShards, else a folder of its own per count
+// (blacksmith/index/v1/shards-1024/0042), so that a re-shard never writes
+// over the shards it reads.
+func shardPath(n, i int) string {
+	if n == DefaultShards {
+		return ShardPath(i)
+	}
+	return fmt.Sprintf("blacksmith/index/v1/shards-%d/%04d", n, i)
+}
 
 // readLayout returns the layout, or nil when none was written yet.
 func (s *Store) readLayout(ctx context.Context) (*layout, error) {
@@ -91,6 +108,10 @@ func (l *layout) validate(path string) error {
 	if l.Version != LayoutVersion || l.Shards < 1 || l.Shards > maxShards || l.Hash != hashName {
 		return fmt.Errorf("index layout at %s: %w: version %d, %d shards, hash %q",
 			path, ErrCorrupt, l.Version, l.Shards, l.Hash)
+	}
+	if r := l.Reshard; r != nil && !validGrowth(l.Shards, r.To) {
+		return fmt.Errorf("index layout at %s: %w: a re-shard from %d to %d shards (the target must be a larger power-of-two multiple, at most %d)",
+			path, ErrCorrupt, l.Shards, r.To, maxShards)
 	}
 	return nil
 }

@@ -54,11 +54,7 @@ func (s *Store) ExportLegacy(ctx context.Context, apply bool, now time.Time) (Le
 	case l == nil:
 		return rep, fmt.Errorf("exporting the legacy index: %w: there is no sharded index to export (never migrated)", ErrNotFound)
 	}
-	nums := make([]int, l.Shards)
-	for i := range nums {
-		nums[i] = i
-	}
-	shards, err := s.readShards(ctx, nums)
+	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards))
 	if err != nil {
 		return rep, fmt.Errorf("exporting the legacy index: reading the index: %w", err)
 	}

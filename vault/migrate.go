@@ -112,7 +112,7 @@ func (s *Store) copyShards(ctx context.Context, legacy map[string]json.RawMessag
 func (s *Store) copyShard(ctx context.Context, n int, ids []string, legacy map[string]json.RawMessage) (int, error) {
 	writes := 0
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		sh, err := s.readShard(ctx, n)
+		sh, err := s.readShard(ctx, DefaultShards, n)
 		if err != nil {
 			return writes, err
 		}
@@ -147,7 +147,7 @@ func (s *Store) notOverwriting(path, id string) error {
 // with the same bytes.
 func (s *Store) verifyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) error {
 	nums := slices.Sorted(maps.Keys(groups))
-	shards, err := s.readShards(ctx, nums)
+	shards, err := s.readShards(ctx, DefaultShards, nums)
 	if err != nil {
 		return fmt.Errorf("verifying: %w", err)
 	}

@@ -40,6 +40,7 @@ type edit struct {
 // plan is a shard's new content, computed from one read of it.
 type plan struct {
 	sh      *shard
+	ids     []string // the ids of the edits that fall in this shard, sorted
 	next    map[string]json.RawMessage
 	changed []string
 	skipped []error // corrupt records that a change targeted, left untouched
@@ -109,30 +110,22 @@ func (s *Store) apply(ctx context.Context, edits map[string]edit) (UpdateResult,
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
-	groups := map[int][]string{}
-	for id := range edits {
-		n := ShardOf(id, l.Shards)
-		groups[n] = append(groups[n], id)
-	}
-	nums := slices.Sorted(maps.Keys(groups))
-	shards, err := s.readShards(ctx, nums)
+	routes, err := s.route(ctx, l.Shards, slices.Collect(maps.Keys(edits)))
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
-	plans := make([]*plan, len(shards))
-	for i, sh := range shards {
-		ids := groups[sh.num]
-		slices.Sort(ids)
-		if plans[i], err = s.plan(sh, ids, edits); err != nil {
+	plans := make([]*plan, len(routes))
+	for i, r := range routes {
+		if plans[i], err = s.plan(r.sh, r.ids, edits); err != nil {
 			return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 		}
 	}
-	return s.commitAll(ctx, plans, groups, edits)
+	return s.commitAll(ctx, plans, edits)
 }
 
 // plan applies the edits of ids to a shard as read.
 func (s *Store) plan(sh *shard, ids []string, edits map[string]edit) (*plan, error) {
-	p := &plan{sh: sh, next: maps.Clone(sh.entries)}
+	p := &plan{sh: sh, ids: ids, next: maps.Clone(sh.entries)}
 	for _, id := range ids {
 		e := edits[id]
 		raw, present := sh.entries[id]
