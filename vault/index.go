@@ -23,6 +23,9 @@ type Index struct {
 	// from Records; one with a field of an unexpected type is present, with
 	// the raw field in Extra.
 	Problems []error
+	// Shards is the number of shards of the layout read (0: no index yet);
+	// see ShardsFor and Reshard.
+	Shards int
 }
 
 // shard is one index document as read.
@@ -52,6 +55,7 @@ func (s *Store) Index(ctx context.Context) (*Index, error) {
 	if l == nil {
 		return idx, nil
 	}
+	idx.Shards = l.Shards
 	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards))
 	if err != nil {
 		return nil, err

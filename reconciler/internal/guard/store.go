@@ -15,6 +15,7 @@ type (
 	Index interface {
 		Index(ctx context.Context) (*vault.Index, error)
 		Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
+		Reshard(ctx context.Context, to int) (vault.ReshardReport, error)
 	}
 	// Documents reads and writes an instance's metadata and manifest.
 	Documents interface {
@@ -124,6 +125,14 @@ func (g *IndexStore) Update(ctx context.Context, changes map[string]vault.Change
 		return vault.UpdateResult{}, err
 	}
 	return Call(g.b, ctx, func(ctx context.Context) (vault.UpdateResult, error) { return g.v.Update(ctx, changes) })
+}
+
+// Reshard moves the index to more shards (a write).
+func (g *IndexStore) Reshard(ctx context.Context, to int) (vault.ReshardReport, error) {
+	if err := g.fenced(); err != nil {
+		return vault.ReshardReport{}, err
+	}
+	return Call(g.b, ctx, func(ctx context.Context) (vault.ReshardReport, error) { return g.v.Reshard(ctx, to) })
 }
 
 // Metadata reads an instance's metadata.

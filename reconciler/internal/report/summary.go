@@ -135,6 +135,8 @@ type Summary struct {
 	// Bindings is what the run found of the bindings it checked (absent: a
 	// dry or scoped run, or no broker).
 	Bindings *BindingsReport `json:"bindings,omitempty"`
+	// Index is the index re-shard the run made (absent: none was due).
+	Index *IndexReport `json:"index,omitempty"`
 	// Settled are the broker operations found in progress for longer than
 	// reconciler.stuck_operation_after, and what became of them.
 	Settled []Settled `json:"settled"`
@@ -325,4 +327,20 @@ type Lag struct {
 	// Director has uploaded (of the manifest's prefix, "621.latest").
 	Running string `json:"running"`
 	Newest  string `json:"newest"`
+}
+
+// IndexReport is a re-shard of the index a run made: its records grew past
+// vault.ReshardAbove a shard.
+type IndexReport struct {
+	// FromShards and ToShards are the shard counts before and after.
+	FromShards int `json:"from_shards"`
+	ToShards   int `json:"to_shards"`
+	// Records is the number of records the index held at the run's start.
+	Records int `json:"records"`
+	// Writes counts the Vault writes of the re-shard.
+	Writes int `json:"writes"`
+	// DurationSeconds is how long it took.
+	DurationSeconds float64 `json:"duration_seconds"`
+	// Error says why it did not finish (the next run goes on).
+	Error string `json:"error,omitempty"`
 }

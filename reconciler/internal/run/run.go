@@ -53,6 +53,7 @@ type run struct {
 	view   *fleet.View              // the event feeds since the last run
 	trust  fleet.Trust              // which cached copies the run may use
 	index  map[string]*vault.Record // as read at the start; never changed
+	shards int                      // the index's shard count, as read at the start
 	byDep  map[string]string        // deployment name -> instance id, as the index names them
 	listed map[string]bool          // the deployments listed
 	locked map[string]bool          // the listed deployments a task holds
@@ -151,6 +152,7 @@ func (r *run) do(ctx context.Context) error {
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		r.saveFeeds(ctx)
 	}
+	growIndex(ctx, r)
 	// Last, what does not change records: a slow Director or a failing
 	// check holds up nothing above.
 	checkHealth(ctx, r)
@@ -200,7 +202,7 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	for _, p := range idx.Problems {
 		r.log.Warn("index record not fully readable, kept as is", "error", p)
 	}
-	r.index = idx.Records
+	r.index, r.shards = idx.Records, idx.Shards
 	r.byDep = make(map[string]string, len(r.index))
 	for id, rec := range r.index {
 		r.byDep[rec.Deployment(id)] = id
