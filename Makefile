@@ -62,6 +62,10 @@ bench: vault ## benchmark the reconciler (cold and warm, 1,000 and 10,000 deploy
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-bench $(BENCH_ARGS)
 	$(GO) test -run '^$$' -bench BenchmarkParseHostile -benchtime 3x ./reconciler/internal/match/
 
+.PHONY: bench-scale
+bench-scale: vault ## benchmark 100,000 deployments over 4 Directors (cold, the re-shard, steady, steady-1pct; ~15 min, ~1 GB); prints BENCH lines
+	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-bench -n 100000 -directors 4 -scenarios cold,steady,steady-1pct $(BENCH_ARGS)
+
 .PHONY: clean
 clean: ## remove build output (the cached Vault binary stays)
 	rm -rf $(BIN)

@@ -25,6 +25,39 @@ type kv struct {
 	version int
 	reads   atomic.Uint64
 	writes  atomic.Uint64
+	byKind  [len(WriteKinds)]atomic.Uint64 // writes, by the kind of document
+}
+
+// WriteKinds are the kinds of documents Stats.WritesByKind counts writes
+// of: the index (layout and shards), an instance's metadata and manifest,
+// its secrets, its backups, the history, the run log, the reconciler's
+// state documents, and the rest (leases, the legacy db, ...).
+var WriteKinds = [...]string{"index", "instance", "secret", "backup", "history", "runlog", "state", "other"}
+
+// kindOf is the index in WriteKinds of the document at p.
+func kindOf(p string) int {
+	switch {
+	case strings.HasPrefix(p, "blacksmith/index/"):
+		return 0
+	case strings.HasPrefix(p, "blacksmith/history/"):
+		return 4
+	case strings.HasPrefix(p, "blacksmith/runs/"):
+		return 5
+	case strings.HasPrefix(p, "blacksmith/state/"):
+		return 6
+	case strings.HasPrefix(p, "blacksmith/") || p == LegacyIndexPath:
+		return 7
+	}
+	_, rest, _ := strings.Cut(p, "/")
+	switch {
+	case rest == "metadata" || rest == "manifest":
+		return 1
+	case strings.HasPrefix(rest, "backups/"):
+		return 3
+	case rest == "":
+		return 7
+	}
+	return 2
 }
 
 // document is one secret as read: its data (nil when absent) and, on KV v2,
@@ -209,6 +242,7 @@ func (k *kv) update(ctx context.Context, p string, change func(doc document) (an
 
 func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {
 	k.writes.Add(1)
+	k.byKind[kindOf(p)].Add(1)
 	resp, err := k.client.Logical().WriteRawWithContext(ctx, k.dataPath(p), body)
 	drain(resp)
 	if err == nil {
@@ -228,6 +262,7 @@ func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {
 // remove deletes p; on KV v2 every version and the metadata go.
 func (k *kv) remove(ctx context.Context, p string) error {
 	k.writes.Add(1)
+	k.byKind[kindOf(p)].Add(1)
 	target := k.dataPath(p)
 	if k.version == 2 {
 		target = k.metadataPath(p)

@@ -50,6 +50,8 @@ type Stats struct {
 	Reads uint64
 	// Writes counts PUT and DELETE requests on the mount.
 	Writes uint64
+	// WritesByKind counts them by the kind of document (WriteKinds).
+	WritesByKind map[string]uint64
 	// Renewals counts successful token renewals.
 	Renewals uint64
 }
@@ -127,7 +129,11 @@ func (s *Store) Close() { s.renew.stop() }
 
 // Stats returns the requests issued so far.
 func (s *Store) Stats() Stats {
-	return Stats{Reads: s.kv.reads.Load(), Writes: s.kv.writes.Load(), Renewals: s.renew.count.Load()}
+	by := make(map[string]uint64, len(WriteKinds))
+	for i, k := range WriteKinds {
+		by[k] = s.kv.byKind[i].Load()
+	}
+	return Stats{Reads: s.kv.reads.Load(), Writes: s.kv.writes.Load(), WritesByKind: by, Renewals: s.renew.count.Load()}
 }
 
 // KVVersion returns the KV version in use for the mount (1 or 2).

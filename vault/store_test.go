@@ -214,3 +214,36 @@ var _ = Describe("Store round trips", func() {
 		})
 	}
 })
+
+var _ = Describe("the write counts by kind of document", func() {
+	It("count each write under its kind, and add up to the writes", func(ctx SpecContext) {
+		store, _ := newStore(server(), 2)
+		id := "inst-kinds"
+		_, err := store.Update(ctx, map[string]vault.Change{id: func(*vault.Record) (*vault.Record, error) {
+			return &vault.Record{ServiceID: "redis", PlanID: "small"}, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.PutManifest(ctx, id, "name: x\n")).To(Succeed())
+		Expect(store.PutMetadata(ctx, id, &vault.Metadata{})).To(Succeed())
+		Expect(store.PutSecret(ctx, id+"/credentials", map[string]any{"password": "p"})).To(Succeed())
+		_, err = store.Backup(ctx, id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(store.AppendEvent(ctx, id, vault.Event{Kind: "created"})).To(Succeed())
+		Expect(store.AppendRun(ctx, vault.RunEntry{ID: "run-1"})).To(Succeed())
+		Expect(store.WriteState(ctx, "kinds", map[string]int{"a": 1})).To(Succeed())
+
+		st := store.Stats()
+		Expect(st.WritesByKind).To(HaveKeyWithValue("instance", uint64(2)))
+		Expect(st.WritesByKind).To(HaveKeyWithValue("secret", uint64(1)))
+		Expect(st.WritesByKind).To(HaveKeyWithValue("backup", BeNumerically(">=", 1)))
+		Expect(st.WritesByKind).To(HaveKeyWithValue("history", uint64(1)))
+		Expect(st.WritesByKind).To(HaveKeyWithValue("runlog", uint64(1)))
+		Expect(st.WritesByKind).To(HaveKeyWithValue("state", uint64(1)))
+		Expect(st.WritesByKind).To(HaveKeyWithValue("index", BeNumerically(">=", 2)), "the layout and a shard")
+		var sum uint64
+		for _, n := range st.WritesByKind {
+			sum += n
+		}
+		Expect(sum).To(Equal(st.Writes))
+	})
+})

@@ -32,6 +32,20 @@ type result struct {
 	DirectorTasks    int            `json:"director_tasks"`
 	VaultReads       uint64         `json:"vault_reads"`
 	VaultWrites      uint64         `json:"vault_writes"`
+	// VaultWritesByKind splits VaultWrites by the kind of document
+	// (vault.WriteKinds: index, instance, secret, backup, history, runlog,
+	// state, other); kinds without a write are left out.
+	VaultWritesByKind map[string]uint64 `json:"vault_writes_by_kind,omitempty"`
+	// VaultCPUPerWriteMS is the Vault server's CPU time per write of the run.
+	VaultCPUPerWriteMS float64 `json:"vault_cpu_per_write_ms,omitempty"`
+	// HeapBytesPerDeployment is the bench process's (the reconciler's) live
+	// heap after the run and a garbage collection, divided by the
+	// deployments: what it keeps between runs, per deployment.
+	HeapBytesPerDeployment float64 `json:"heap_bytes_per_deployment"`
+	// IndexShards is the index's shard count after the run; Resharded says
+	// the run re-sharded it.
+	IndexShards int  `json:"index_shards,omitempty"`
+	Resharded   bool `json:"resharded,omitempty"`
 	PeakRSSBytes     int64          `json:"peak_rss_bytes"`
 	// CPUS is the CPU time the bench process (the reconciler) used in the
 	// run; VaultCPUS and SimCPUS the Vault server's and the simulator's.
@@ -126,6 +140,9 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 			r.TargetMet = r.Errors == 0 && r.FirstDirectorFeedMode == "resync" && r.ManifestsFetched == r.FirstDirectorDeployments &&
 				r.Drift == r.Changed
 		}
+	case "reshard":
+		r.Target = "the run after a cold one re-shards the index (vault.ShardsFor), nothing else written but the run log, no error"
+		r.TargetMet = r.Errors == 0 && r.Resharded && r.VaultWritesByKind["index"]+r.VaultWritesByKind["runlog"] == r.VaultWrites
 	case "upgrade", "upgrade-faults":
 		r.judgeUpgrade(scenario)
 	case "platform":
