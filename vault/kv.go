@@ -259,6 +259,24 @@ func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {
 	return fmt.Errorf("writing %s: %w", k.display(p), k.classify(ctx, err))
 }
 
+// boundVersions makes KV v2 keep at most max versions of the document at p
+// (its metadata's max_versions; p need not exist yet). KV v1 keeps one:
+// nothing to do.
+func (k *kv) boundVersions(ctx context.Context, p string, max int) error {
+	if k.version != 2 {
+		return nil
+	}
+	k.writes.Add(1)
+	k.byKind[kindOf(p)].Add(1)
+	body := []byte(`{"max_versions":` + strconv.Itoa(max) + `}`)
+	resp, err := k.client.Logical().WriteRawWithContext(ctx, k.metadataPath(p), body)
+	drain(resp)
+	if err != nil {
+		return fmt.Errorf("bounding the versions of %s: %w", k.display(p), k.classify(ctx, err))
+	}
+	return nil
+}
+
 // remove deletes p; on KV v2 every version and the metadata go.
 func (k *kv) remove(ctx context.Context, p string) error {
 	k.writes.Add(1)

@@ -41,6 +41,9 @@ type layout struct {
 	// Resharded lists the re-shards done, oldest first (history is
 	// appended, never rewritten).
 	Resharded []reshardDone `json:"resharded,omitempty"`
+	// MaxVersions is the number of KV v2 versions the layout document and
+	// its shards are set to keep (versions.go), 0 until Migrate set it.
+	MaxVersions int `json:"max_versions,omitempty"`
 }
 
 // ShardOf returns the shard that holds instance id in an index of n shards:

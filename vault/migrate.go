@@ -60,6 +60,9 @@ func (s *Store) Migrate(ctx context.Context) (MigrationReport, error) {
 		rep.AlreadyMigrated = true
 	}
 	rep.LayoutVersion, rep.Shards = l.Version, l.Shards
+	if err := s.boundLayoutVersions(ctx); err != nil {
+		s.log.Warn("the index's KV versions are left as they were", "error", err)
+	}
 	return rep, nil
 }
 

@@ -164,6 +164,13 @@ func (s *Store) Reshard(ctx context.Context, to int) (ReshardReport, error) {
 		}
 		reshardStep("start")
 	}
+	if l.MaxVersions == IndexMaxVersions { // the new shards keep as few versions as the old ones
+		_, w, err := s.boundIndexVersions(ctx, rep.To)
+		rep.Writes += w
+		if err != nil {
+			return rep, fmt.Errorf("re-sharding from %d to %d shards: %w", rep.From, rep.To, err)
+		}
+	}
 	if err := s.moveAll(ctx, rep.From, rep.To, &rep); err != nil {
 		return rep, fmt.Errorf("re-sharding from %d to %d shards: %w (what was moved stays moved: run it again)", rep.From, rep.To, err)
 	}
