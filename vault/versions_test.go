@@ -82,7 +82,7 @@ path "%[1]s/metadata/blacksmith/index/*" { capabilities = ["read","list","delete
 		body, _ := json.Marshal(map[string]string{"policy": policy})
 		code, out, err := srv.Do(http.MethodPut, "/v1/sys/policies/acl/"+m, string(body))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(code / 100).To(Equal(2), string(out))
+		Expect(code/100).To(Equal(2), string(out))
 		token := createToken(srv, fmt.Sprintf(`{"policies":["%s"],"ttl":"1h"}`, m))
 		store := openStore(srv.Addr, token, m)
 

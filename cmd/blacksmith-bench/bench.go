@@ -340,7 +340,7 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 	r := result{
 		VaultWritesByKind: byKind, HeapBytesPerDeployment: float64(ms.HeapAlloc) / float64(max(n, 1)),
 		Resharded: sum.Index != nil && sum.Index.Error == "",
-		Scenario: fmt.Sprintf("%s-%d", scenario, n), Deployments: n, Directors: len(sims),
+		Scenario:  fmt.Sprintf("%s-%d", scenario, n), Deployments: n, Directors: len(sims),
 		LatencyMS: float64(latency) / float64(time.Millisecond), MaxConcurrency: conc,
 		WallS: wall.Seconds(), DirectorRequests: stats.Requests, DirectorTasks: stats.Tasks,
 		VaultReads: after.Reads - before.Reads, VaultWrites: after.Writes - before.Writes,

@@ -44,9 +44,9 @@ type result struct {
 	HeapBytesPerDeployment float64 `json:"heap_bytes_per_deployment"`
 	// IndexShards is the index's shard count after the run; Resharded says
 	// the run re-sharded it.
-	IndexShards int  `json:"index_shards,omitempty"`
-	Resharded   bool `json:"resharded,omitempty"`
-	PeakRSSBytes     int64          `json:"peak_rss_bytes"`
+	IndexShards  int   `json:"index_shards,omitempty"`
+	Resharded    bool  `json:"resharded,omitempty"`
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// CPUS is the CPU time the bench process (the reconciler) used in the
 	// run; VaultCPUS and SimCPUS the Vault server's and the simulator's.
 	CPUS      float64 `json:"cpu_s"`
