@@ -95,6 +95,15 @@ var _ = Describe("re-sharding the index", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return want
 	}
+	// fresh is a new mount of KV version v whose index has 8 shards and
+	// records records: its mount, a Store on it, and the records' plans.
+	fresh := func(srv *testvault.Server, v, records int) (string, *vault.Store, map[string]string) {
+		GinkgoHelper()
+		m := newMount(srv, v)
+		seedLayout(srv, m, v, 8)
+		s := openStore(srv.Addr, srv.Token, m)
+		return m, s, seed(s, records)
+	}
 	holds := func(s *vault.Store, want map[string]string) {
 		GinkgoHelper()
 		idx, err := s.Index(context.Background())
@@ -136,10 +145,7 @@ var _ = Describe("re-sharding the index", func() {
 	for _, version := range []int{1, 2} {
 		It(fmt.Sprintf("moves every record to the new shards and records it (KV v%d)", version), func(ctx SpecContext) {
 			srv := server()
-			m := newMount(srv, version)
-			seedLayout(srv, m, version, 8)
-			s := openStore(srv.Addr, srv.Token, m)
-			want := seed(s, 600)
+			_, s, want := fresh(srv, version, 600)
 
 			rep, err := s.Reshard(ctx, 32)
 			Expect(err).NotTo(HaveOccurred())
@@ -166,10 +172,7 @@ var _ = Describe("re-sharding the index", func() {
 
 	It("keeps the layout's history and refuses a damaged marker", func(ctx SpecContext) {
 		srv := server()
-		m := newMount(srv, 2)
-		seedLayout(srv, m, 2, 8)
-		s := openStore(srv.Addr, srv.Token, m)
-		seed(s, 50)
+		m, s, _ := fresh(srv, 2, 50)
 		_, err := s.Reshard(ctx, 16)
 		Expect(err).NotTo(HaveOccurred())
 		l := layout(srv, m)
@@ -188,11 +191,8 @@ var _ = Describe("re-sharding the index", func() {
 
 	It("loses no update of writers that go on during the re-shard (KV v2)", func(ctx SpecContext) {
 		srv := server()
-		m := newMount(srv, 2)
-		seedLayout(srv, m, 2, 8)
-		s := openStore(srv.Addr, srv.Token, m)
+		m, s, want := fresh(srv, 2, 400)
 		writer := openStore(srv.Addr, srv.Token, m) // another broker VM
-		want := seed(s, 400)
 
 		var (
 			mu      sync.Mutex
@@ -241,11 +241,8 @@ var _ = Describe("re-sharding the index", func() {
 	It("loses no update when two re-shards run at once beside writers (KV v2)", func(ctx SpecContext) {
 		srv := server()
 		for round := range 3 {
-			m := newMount(srv, 2)
-			seedLayout(srv, m, 2, 8)
-			a, b := openStore(srv.Addr, srv.Token, m), openStore(srv.Addr, srv.Token, m)
-			writer := openStore(srv.Addr, srv.Token, m)
-			want := seed(a, 300)
+			m, a, want := fresh(srv, 2, 300)
+			b, writer := openStore(srv.Addr, srv.Token, m), openStore(srv.Addr, srv.Token, m)
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -284,10 +281,7 @@ var _ = Describe("re-sharding the index", func() {
 
 	It("never writes a new shard from a read that another re-shard and a writer made late", func(ctx SpecContext) {
 		srv := server()
-		m := newMount(srv, 2)
-		seedLayout(srv, m, 2, 8)
-		s := openStore(srv.Addr, srv.Token, m)
-		want := seed(s, 200)
+		m, s, want := fresh(srv, 2, 200)
 		exe, err := os.Executable()
 		Expect(err).NotTo(HaveOccurred())
 
@@ -340,10 +334,8 @@ var _ = Describe("re-sharding the index", func() {
 			return string(out), err
 		}
 		prepare := func() (*vault.Store, string, map[string]string) {
-			m := newMount(srv, 2)
-			seedLayout(srv, m, 2, 8)
-			s := openStore(srv.Addr, srv.Token, m)
-			return s, m, seed(s, 120)
+			m, s, want := fresh(srv, 2, 120)
+			return s, m, want
 		}
 
 		_, m, _ := prepare()
