@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
-	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 var _ = Describe("the dashboard's bindings card, in a real browser", func() {
@@ -37,13 +36,11 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 	// status is the reconciler's status with the bindings' report b (nil:
 	// the reconciler runs without the broker).
 	status := func(b *reconciler.BindingsReport) reconciler.Status {
-		return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Bindings: b,
-			Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
-			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-			Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}
+		s := idle()
+		s.Bindings = b
+		return s
 	}
-	view := reconciler.InstanceView{Backups: []string{}, History: []vault.Event{}, Problems: []string{},
-		Health: reconciler.InstanceHealth{Status: "healthy"}}
+	view := healthyView()
 	// restored adds a binding the run put back to b. The reconciler does not
 	// name the report's RestoredBinding: a struct of its very fields (and
 	// tags) is assignable to it, so the compiler still checks the shape.

@@ -115,6 +115,21 @@ func (o *operator) handler() http.Handler {
 
 // chromium is Debian's Chromium (CHROMIUM overrides it); without it the
 // specs are skipped, and fail under CI=true (.ci/run installs it).
+// idle is a reconciler's status at rest with nothing to report, each list
+// empty as the operator API sends it.
+func idle() reconciler.Status {
+	return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle,
+		Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
+		Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
+		Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}
+}
+
+// healthyView is an instance's view with nothing in it but a healthy status.
+func healthyView() reconciler.InstanceView {
+	return reconciler.InstanceView{Backups: []string{}, History: []vault.Event{}, Problems: []string{},
+		Health: reconciler.InstanceHealth{Status: "healthy"}}
+}
+
 func chromium() context.Context {
 	GinkgoHelper()
 	path := testbrowser.ChromiumPath()

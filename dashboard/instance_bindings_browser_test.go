@@ -30,10 +30,7 @@ var _ = Describe("the instance page's lost bindings, in a real browser", func() 
 		browser = chromium()
 	})
 
-	status := reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle,
-		Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
-		Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-		Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}
+	status := idle()
 	// view is the instance view of a1, recorded, with the lost bindings lost.
 	view := func(lost map[string]string) reconciler.InstanceView {
 		return reconciler.InstanceView{InstanceID: "a1", Deployment: "redis-small-a1",

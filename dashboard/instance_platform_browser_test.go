@@ -35,10 +35,7 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 		browser = chromium()
 	})
 
-	status := reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle,
-		Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
-		Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-		Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}
+	status := idle()
 	// view is the instance view of a1 with the platform part p, with a Vault
 	// record and a history unless lost (a platform-only instance: neither).
 	view := func(p *reconciler.InstancePlatform, lost bool) reconciler.InstanceView {

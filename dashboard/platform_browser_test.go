@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
-	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 var _ = Describe("the dashboard's platform cross-check, in a real browser", func() {
@@ -38,13 +37,11 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 	// status is the reconciler's status with the platform report p (nil:
 	// no platform configured).
 	status := func(p *reconciler.PlatformReport) reconciler.Status {
-		return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Platform: p,
-			Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
-			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-			Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}
+		s := idle()
+		s.Platform = p
+		return s
 	}
-	view := reconciler.InstanceView{Backups: []string{}, History: []vault.Event{}, Problems: []string{},
-		Health: reconciler.InstanceHealth{Status: "healthy"}}
+	view := healthyView()
 	counts := func(inStep, orphanDeployments, platformOnly int) map[string]int {
 		return map[string]int{reconciler.PlatformInStep: inStep, reconciler.PlatformOrphanDeployment: orphanDeployments,
 			reconciler.PlatformOnly: platformOnly, reconciler.PlatformOrphan: 0, reconciler.PlatformCreating: 0,

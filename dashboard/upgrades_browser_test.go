@@ -30,10 +30,7 @@ var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
 		op = &operator{}
 		base = op.serve()
 		browser = chromium()
-		op.set(reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle,
-			Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
-			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-			Quarantined: []reconciler.Quarantined{}, Blockers: []string{}},
+		op.set(idle(),
 			reconciler.InstanceView{Backups: []string{}, History: []vault.Event{}, Problems: []string{}})
 	})
 
