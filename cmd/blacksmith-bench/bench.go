@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -337,6 +338,11 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	if memProfile != "" {
+		if err := writeHeapProfile(memProfile); err != nil {
+			return result{}, err
+		}
+	}
 	r := result{
 		VaultWritesByKind: byKind, HeapBytesPerDeployment: float64(ms.HeapAlloc) / float64(max(n, 1)),
 		Resharded: sum.Index != nil && sum.Index.Error == "",
@@ -374,4 +380,20 @@ func simsCPU(sims []*simProcess) time.Duration {
 		t += processCPU(s.cmd.Process.Pid)
 	}
 	return t
+}
+
+// memProfile is where -memprofile writes the heap profile ("" for none).
+var memProfile string
+
+// writeHeapProfile writes the live heap's profile to path.
+func writeHeapProfile(path string) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
