@@ -63,24 +63,6 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 		{InstanceID: "c3", BindingID: imgBinding, Reason: "no backup holds it (and its plan declares no user per binding in the manifest)"},
 		{InstanceID: "d4", BindingID: spoofBinding, Reason: scriptReason},
 	}
-	// cells are the texts of the cells of table id, row by row.
-	cells := func(id string) [][]string {
-		GinkgoHelper()
-		var got [][]string
-		Expect(chromedp.Run(browser, chromedp.Evaluate(
-			`[...document.querySelectorAll("#`+id+` tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got))).To(Succeed())
-		return got
-	}
-	texts := func(sels ...string) []string {
-		GinkgoHelper()
-		got := make([]string, len(sels))
-		actions := make([]chromedp.Action, len(sels))
-		for i, sel := range sels {
-			actions[i] = chromedp.TextContent(sel, &got[i], chromedp.ByQuery)
-		}
-		Expect(chromedp.Run(browser, actions...)).To(Succeed())
-		return got
-	}
 	// js is the value of a script's expression on the page.
 	js := func(expr string, v any) {
 		GinkgoHelper()
@@ -95,11 +77,11 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 		js(`document.querySelectorAll("#bindings-card img, #bindings-card script").length`, &elements)
 		Expect(elements).To(BeZero())
 
-		Expect(cells("bindings-lost")).To(Equal([][]string{
+		Expect(tableCells(browser, "bindings-lost")).To(Equal([][]string{
 			{"c3", imgBinding, "no backup holds it (and its plan declares no user per binding in the manifest)"},
 			{"d4", `bind-\u202Eexe`, scriptReason},
 		}), "the binding ids and reasons as text, the hidden character escaped")
-		Expect(cells("bindings-restored")).To(Equal([][]string{
+		Expect(tableCells(browser, "bindings-restored")).To(Equal([][]string{
 			{"a1", "bind-1", "restored from backup 20260511T030000Z"},
 			{"b2", imgBinding, "restored from the manifest"},
 		}))
@@ -108,7 +90,7 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 		Expect(hrefs).To(Equal([]string{"/dashboard/instances/c3", "/dashboard/instances/d4",
 			"/dashboard/instances/a1", "/dashboard/instances/b2"}), "each instance's view")
 
-		got := texts("#bindings-checked", "#bindings-lost-count", "#bindings-lost-text", "#bindings-lost-more",
+		got := textsOf(browser, "#bindings-checked", "#bindings-lost-count", "#bindings-lost-text", "#bindings-lost-more",
 			"#bindings-restored-count", "#bindings-card")
 		Expect(got[0]).To(Equal("The last run checked 57 bindings of 12 instances (a share of the fleet each run, in turn); " +
 			"1 unbound binding unlisted."))
@@ -129,16 +111,16 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 		op.set(status(checked(250, lost...)), view)
 		got, _ := rendered(browser, base+"/dashboard", "#bindings-lost tbody td a", "#bindings-lost-more")
 		Expect(got).To(Equal("The first 2 of 250, by instance and binding id."))
-		Expect(texts("#bindings-lost-count", "#bindings-lost-text")).To(Equal([]string{"(250)", "250 bindings lost. " + meaning}))
+		Expect(textsOf(browser, "#bindings-lost-count", "#bindings-lost-text")).To(Equal([]string{"(250)", "250 bindings lost. " + meaning}))
 	})
 
 	It("says plainly when nothing is lost, and when nothing was put back", func() {
 		op.set(status(&reconciler.BindingsReport{Instances: 1, Bindings: 1, Lost: []reconciler.LostBinding{}}), view)
 		got, _ := rendered(browser, base+"/dashboard", "#bindings-restored td.empty", "#bindings-lost-text")
 		Expect(got).To(Equal("Nothing lost: every binding checked so far has its credentials in Vault."))
-		Expect(texts("#bindings-checked", "#bindings-lost-count", "#bindings-lost-more", "#bindings-restored-count")).To(Equal([]string{
+		Expect(textsOf(browser, "#bindings-checked", "#bindings-lost-count", "#bindings-lost-more", "#bindings-restored-count")).To(Equal([]string{
 			"The last run checked 1 binding of 1 instance (a share of the fleet each run, in turn).", "(0)", "", "(0)"}))
-		Expect(cells("bindings-restored")).To(Equal([][]string{{"none put back by the last run"}}))
+		Expect(tableCells(browser, "bindings-restored")).To(Equal([][]string{{"none put back by the last run"}}))
 		var lostShown bool
 		var card, text string
 		js(`!document.getElementById("bindings-lost").hidden`, &lostShown)

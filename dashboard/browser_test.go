@@ -130,6 +130,27 @@ func healthyView() reconciler.InstanceView {
 		Health: reconciler.InstanceHealth{Status: "healthy"}}
 }
 
+// tableCells are the texts of the cells of table id, row by row.
+func tableCells(browser context.Context, id string) [][]string {
+	GinkgoHelper()
+	var got [][]string
+	Expect(chromedp.Run(browser, chromedp.Evaluate(
+		`[...document.querySelectorAll("#`+id+` tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got))).To(Succeed())
+	return got
+}
+
+// textsOf are the text contents of the elements sels select.
+func textsOf(browser context.Context, sels ...string) []string {
+	GinkgoHelper()
+	got := make([]string, len(sels))
+	actions := make([]chromedp.Action, len(sels))
+	for i, sel := range sels {
+		actions[i] = chromedp.TextContent(sel, &got[i], chromedp.ByQuery)
+	}
+	Expect(chromedp.Run(browser, actions...)).To(Succeed())
+	return got
+}
+
 func chromium() context.Context {
 	GinkgoHelper()
 	path := testbrowser.ChromiumPath()
@@ -316,20 +337,12 @@ var _ = Describe("the dashboard's outdated instances, in a real browser", func()
 		return reconciler.InstanceView{InstanceID: "a1", Record: rec, Backups: []string{}, History: []vault.Event{}, Problems: []string{},
 			Health: reconciler.InstanceHealth{Status: "healthy"}, Version: v}
 	}
-	// cells are the texts of the cells of #outdated, row by row.
-	cells := func() [][]string {
-		GinkgoHelper()
-		var got [][]string
-		Expect(chromedp.Run(browser, chromedp.Evaluate(
-			`[...document.querySelectorAll("#outdated tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got))).To(Succeed())
-		return got
-	}
 
 	It("lists each outdated instance: its deployment, plan, the version it runs and its plan's, adopted ones marked, as text", func() {
 		op.set(status("success", outdated(2, listed...)), view(nil, nil))
 		_, injected := rendered(browser, base+"/dashboard", "#outdated tbody td a", "#outdated")
 		Expect(injected).To(BeFalse(), "no element made of the Director's content")
-		Expect(cells()).To(Equal([][]string{
+		Expect(tableCells(browser, "outdated")).To(Equal([][]string{
 			{"a1 adopted", imgDeployment, "redis-small", "unknown", "2.0.0"},
 			{"b2", "redis-small-b2", "redis-small", `1.0.0-\u202Erc1`, "2.0.0"},
 		}), "the version recorded, a hidden character escaped; unknown when none; only the adopted one marked")

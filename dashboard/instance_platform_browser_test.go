@@ -53,17 +53,6 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 		return &reconciler.PlatformRecord{Name: name, Organization: "org-a", Space: spoofSpace, SpaceGUID: "space-guid-1",
 			PlanID: "plan-guid-small", Operation: "create succeeded", UpdatedAt: updatedAt}
 	}
-	// texts are the text contents of sels.
-	texts := func(sels ...string) []string {
-		GinkgoHelper()
-		got := make([]string, len(sels))
-		actions := make([]chromedp.Action, len(sels))
-		for i, sel := range sels {
-			actions[i] = chromedp.TextContent(sel, &got[i], chromedp.ByQuery)
-		}
-		Expect(chromedp.Run(browser, actions...)).To(Succeed())
-		return got
-	}
 	// shown says whether the element id is shown (not hidden).
 	shown := func(id string) bool {
 		GinkgoHelper()
@@ -86,7 +75,7 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 	It("shows the platform's record of an instance: its name, organization / space, plan, last operation and when read, as text", func() {
 		op.set(status, view(&reconciler.InstancePlatform{View: "known", ReadAt: readAt, Record: record(imgName)}, false))
 		open("#platform dd")
-		got := texts("#platform-view", "#platform")
+		got := textsOf(browser, "#platform-view", "#platform")
 		Expect(got[0]).To(And(HavePrefix("As read "), ContainSubstring("2026"), HaveSuffix(".")))
 		Expect(got[1]).To(And(HavePrefix("name"+imgName+"organization / spaceorg-a / "+`dev-\u202Eexe`+
 			"space guidspace-guid-1planplan-guid-smalllast operationcreate succeeded, "), ContainSubstring("2026")),
@@ -99,7 +88,7 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 	It("says the platform has not been read whole yet", func() {
 		op.set(status, view(&reconciler.InstancePlatform{View: "unknown"}, false))
 		open("#platform-card")
-		Expect(texts("#platform-view")).To(Equal([]string{
+		Expect(textsOf(browser, "#platform-view")).To(Equal([]string{
 			"Not known yet: the platform has not been read whole yet (nothing is judged against it)."}))
 		var class string
 		Expect(chromedp.Run(browser, chromedp.Evaluate(`document.getElementById("platform-view").className`, &class))).To(Succeed())
@@ -112,7 +101,7 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 	It("says the platform has no such instance", func() {
 		op.set(status, view(&reconciler.InstancePlatform{View: "known", ReadAt: readAt}, false))
 		open("#platform-card")
-		got := texts("#platform-view")[0]
+		got := textsOf(browser, "#platform-view")[0]
 		Expect(got).To(And(HavePrefix("The platform (as read "), ContainSubstring("2026"), HaveSuffix(") has no such instance.")))
 		Expect(shown("platform")).To(BeFalse())
 		Expect(shown("platform-orphan")).To(BeFalse(), "not proven an orphan deployment")
@@ -123,7 +112,7 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 		op.set(status, view(&reconciler.InstancePlatform{View: "known", ReadAt: readAt,
 			AbsentSince: time.Now().Add(-50 * time.Hour).UTC(), Reads: 3}, false))
 		open("#platform-orphan")
-		got := texts("#platform-view", "#platform-orphan")
+		got := textsOf(browser, "#platform-view", "#platform-orphan")
 		Expect(got[0]).To(HaveSuffix(") has no such instance."))
 		Expect(got[1]).To(And(
 			HavePrefix("An orphan deployment: its deployment runs and Vault holds its records, but the platform has not had it in 3 reads since "),
@@ -135,7 +124,7 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 	It("shows a banner that the broker lost an instance only the platform has, and how it comes back", func() {
 		op.set(status, view(&reconciler.InstancePlatform{View: "known", ReadAt: readAt, Record: record(scriptName)}, true))
 		open("#lost")
-		got := texts("#lost h2", "#lost-text", "#lost code", "#record", "#platform", "#history tbody")
+		got := textsOf(browser, "#lost h2", "#lost-text", "#lost code", "#record", "#platform", "#history tbody")
 		Expect(got[0]).To(Equal("The broker has lost this instance"))
 		Expect(got[1]).To(Equal("The platform has this instance; Vault has no record of it, so the broker cannot bind, update or delete it. " +
 			"It is restored from its deployment by the next runs if one runs, else from a backup with blacksmith restore -c FILE a1."))

@@ -65,24 +65,6 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 						Operation: "create succeeded"}},
 			}}
 	}
-	// cells are the texts of the cells of table id, row by row.
-	cells := func(id string) [][]string {
-		GinkgoHelper()
-		var got [][]string
-		Expect(chromedp.Run(browser, chromedp.Evaluate(
-			`[...document.querySelectorAll("#`+id+` tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got))).To(Succeed())
-		return got
-	}
-	texts := func(sels ...string) []string {
-		GinkgoHelper()
-		got := make([]string, len(sels))
-		actions := make([]chromedp.Action, len(sels))
-		for i, sel := range sels {
-			actions[i] = chromedp.TextContent(sel, &got[i], chromedp.ByQuery)
-		}
-		Expect(chromedp.Run(browser, actions...)).To(Succeed())
-		return got
-	}
 
 	It("shows the platform's state, the counts, the orphan deployments and the platform-only instances, as text", func() {
 		p := known()
@@ -93,12 +75,12 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 		_, injected := rendered(browser, base+"/dashboard", "#platform-orphans tbody td a", "#platform-card")
 		Expect(injected).To(BeFalse(), "no element made of the platform's or the Director's content, no script run")
 
-		Expect(cells("platform-orphans")).To(HaveLen(2))
-		Expect(cells("platform-orphans")[0][:3]).To(Equal([]string{"a1", "redis-small-a1", "default"}))
-		Expect(cells("platform-orphans")[0][3]).To(ContainSubstring("(for 2d2h)"), "absent since when, and for how long")
-		Expect(cells("platform-orphans")[0][4]).To(Equal("3"))
-		Expect(cells("platform-orphans")[1]).To(Equal([]string{"b2", "redis-small-b2", scriptDirector, "", ""}))
-		Expect(cells("platform-only")).To(Equal([][]string{
+		Expect(tableCells(browser, "platform-orphans")).To(HaveLen(2))
+		Expect(tableCells(browser, "platform-orphans")[0][:3]).To(Equal([]string{"a1", "redis-small-a1", "default"}))
+		Expect(tableCells(browser, "platform-orphans")[0][3]).To(ContainSubstring("(for 2d2h)"), "absent since when, and for how long")
+		Expect(tableCells(browser, "platform-orphans")[0][4]).To(Equal("3"))
+		Expect(tableCells(browser, "platform-orphans")[1]).To(Equal([]string{"b2", "redis-small-b2", scriptDirector, "", ""}))
+		Expect(tableCells(browser, "platform-only")).To(Equal([][]string{
 			{"c3", imgName, `org-a / dev-\u202Eexe`, "create succeeded", "backup"},
 		}), "the platform's name as text, the hidden character escaped")
 
@@ -111,7 +93,7 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 		Expect(imgs).To(BeZero())
 		Expect(href).To(Equal("/dashboard/instances/c3"), "the instance's view")
 
-		got := texts("#platform-state", "#platform-counts", "#platform-read", "#platform-orphans-count", "#platform-only-count",
+		got := textsOf(browser, "#platform-state", "#platform-counts", "#platform-read", "#platform-orphans-count", "#platform-only-count",
 			"#platform-deleted", "#platform-card")
 		Expect(got[0]).To(And(HavePrefix("known read "), ContainSubstring("2026"), HaveSuffix("by the last run")))
 		Expect(got[1]).To(Equal("in step40orphan deployments2platform only1creating on the platform2"),
@@ -130,8 +112,8 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 		counted, _ := rendered(browser, base+"/dashboard", "#platform-only td.empty", "#platform-counts")
 		Expect(counted).To(Equal("in step\n40\norphan deployments\n0\nplatform only\n0\nnot judged\n" +
 			"3 (Director out of the run, too young, created after the read or busy)"))
-		Expect(cells("platform-orphans")).To(Equal([][]string{{"none: the platform has every instance Vault and the Directors have"}}))
-		Expect(cells("platform-only")).To(Equal([][]string{{"none: Vault has every instance the platform has"}}))
+		Expect(tableCells(browser, "platform-orphans")).To(Equal([][]string{{"none: the platform has every instance Vault and the Directors have"}}))
+		Expect(tableCells(browser, "platform-only")).To(Equal([][]string{{"none: Vault has every instance the platform has"}}))
 		var deletedShown bool
 		Expect(chromedp.Run(browser, chromedp.Evaluate(`!document.getElementById("platform-deleted-part").hidden`, &deletedShown))).To(Succeed())
 		Expect(deletedShown).To(BeFalse(), "nothing deleted: no list")
@@ -143,7 +125,7 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 		op.set(status(p), view)
 		got, _ := rendered(browser, base+"/dashboard", "#platform-orphans tbody td a", "#platform-orphans-more")
 		Expect(got).To(Equal("The first 2 of 250, by instance id."))
-		Expect(texts("#platform-only-more")).To(Equal([]string{""}))
+		Expect(textsOf(browser, "#platform-only-more")).To(Equal([]string{""}))
 	})
 
 	It("shows a view from an earlier run as such, and a refusal to delete as a warning", func() {
@@ -180,9 +162,9 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 		Expect(warning).To(HavePrefix(reason))
 		Expect(badge).To(Equal("badge partial"))
 		Expect(countsShown).To(BeFalse(), "no count of an unread platform")
-		Expect(cells("platform-orphans")).To(Equal([][]string{{"not judged: the platform is unknown"}}))
-		Expect(cells("platform-only")).To(Equal([][]string{{"not judged: the platform is unknown"}}))
-		Expect(texts("#platform-orphans-count", "#platform-read")).To(Equal([]string{"", "This run's read: 2 requests, 30 s."}))
+		Expect(tableCells(browser, "platform-orphans")).To(Equal([][]string{{"not judged: the platform is unknown"}}))
+		Expect(tableCells(browser, "platform-only")).To(Equal([][]string{{"not judged: the platform is unknown"}}))
+		Expect(textsOf(browser, "#platform-orphans-count", "#platform-read")).To(Equal([]string{"", "This run's read: 2 requests, 30 s."}))
 	})
 
 	It("has no platform card without a platform", func() {

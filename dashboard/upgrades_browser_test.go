@@ -56,14 +56,6 @@ var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
 				{InstanceID: "c3", Deployment: "redis-small-c3", PlanID: "redis-small", To: "2.0.0", State: "pending", Reason: "a canary failed"},
 			}}
 	}
-	// cells are the texts of the cells of table id, row by row.
-	cells := func(id string) [][]string {
-		GinkgoHelper()
-		var got [][]string
-		Expect(chromedp.Run(browser, chromedp.Evaluate(
-			`[...document.querySelectorAll("#`+id+` tbody tr")].map((r) => [...r.cells].map((c) => c.textContent))`, &got))).To(Succeed())
-		return got
-	}
 
 	It("shows the last fleet upgrade, the instances not at their version, the upgrades in flight and the quarantine, as text", func() {
 		a := none()
@@ -76,13 +68,13 @@ var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
 		_, injected := rendered(browser, base+"/dashboard", "#upgrade-instances tbody td a", "#upgrades-card")
 		Expect(injected).To(BeFalse(), "no element made of the Director's content")
 
-		Expect(cells("upgrade-instances")).To(Equal([][]string{
+		Expect(tableCells(browser, "upgrade-instances")).To(Equal([][]string{
 			{"a1", imgDeployment, "redis-small", "1.0.0 → 2.0.0", "rolled_back", `task 12 failed: \u202Etxt.exe`, "task 12, rollback 13"},
 			{"c3", "redis-small-c3", "redis-small", "unknown → 2.0.0", "pending", "a canary failed", ""},
 		}), "only those not at their version; the hidden character escaped")
-		Expect(cells("upgrade-in-flight")).To(HaveLen(1))
-		Expect(cells("upgrade-in-flight")[0][:3]).To(Equal([]string{"d4", "redis-small-d4<b>", "1.0.0 → 2.0.0"}))
-		quarantine := cells("upgrade-quarantine")
+		Expect(tableCells(browser, "upgrade-in-flight")).To(HaveLen(1))
+		Expect(tableCells(browser, "upgrade-in-flight")[0][:3]).To(Equal([]string{"d4", "redis-small-d4<b>", "1.0.0 → 2.0.0"}))
+		quarantine := tableCells(browser, "upgrade-quarantine")
 		Expect(quarantine).To(HaveLen(1))
 		Expect(quarantine[0][:5]).To(Equal([]string{"a1", "2", "2.0.0", "rolled_back", `task 12 failed: \u202Etxt.exe`}))
 		Expect(quarantine[0][5]).NotTo(BeEmpty(), "the next attempt")
@@ -104,8 +96,8 @@ var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
 		op.setUpgrades(none())
 		got, _ := rendered(browser, base+"/dashboard", "#upgrade-quarantine td.empty", "#upgrade-instances tbody")
 		Expect(got).To(Equal("no fleet upgrade since the daemon started"))
-		Expect(cells("upgrade-quarantine")).To(Equal([][]string{{"nothing quarantined"}}))
-		Expect(cells("upgrade-in-flight")).To(Equal([][]string{{"no upgrade in flight"}}))
+		Expect(tableCells(browser, "upgrade-quarantine")).To(Equal([][]string{{"nothing quarantined"}}))
+		Expect(tableCells(browser, "upgrade-in-flight")).To(Equal([][]string{{"no upgrade in flight"}}))
 		var visible bool
 		Expect(chromedp.Run(browser, chromedp.Evaluate(`!document.getElementById("upgrade-current").hidden`, &visible))).To(Succeed())
 		Expect(visible).To(BeFalse(), "no facts of a fleet upgrade")
