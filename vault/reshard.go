@@ -129,9 +129,11 @@ func ShardsFor(cur, records int) int {
 var reshardStep = func(string) {}
 
 // Reshard moves the index to to shards (see above), or finishes the
-// re-shard in progress whatever to says. It returns once the layout
-// document says the new count; on an error, what was moved stays moved and
-// the next call goes on.
+// re-shard in progress whatever to says. A new index (no layout yet) is
+// created, then grown: a run about to write many records grows the index
+// first, while it is empty or small. It returns once the layout document
+// says the new count; on an error, what was moved stays moved and the next
+// call goes on.
 func (s *Store) Reshard(ctx context.Context, to int) (ReshardReport, error) {
 	var rep ReshardReport
 	if s.kv.version == 1 {
@@ -139,11 +141,19 @@ func (s *Store) Reshard(ctx context.Context, to int) (ReshardReport, error) {
 		defer s.locks.v1.Unlock()
 	}
 	l, version, err := s.readLayoutVersion(ctx)
+	if err == nil && l == nil {
+		// A new index: its layout is written as the first writer would
+		// write it, then grown while its shards are empty.
+		if _, err = s.ensureLayout(ctx); err == nil {
+			rep.Writes++
+			l, version, err = s.readLayoutVersion(ctx)
+		}
+	}
 	switch {
 	case err != nil:
 		return rep, fmt.Errorf("re-sharding: %w", err)
 	case l == nil:
-		return rep, fmt.Errorf("re-sharding: %w: no index layout yet", ErrNotFound)
+		return rep, fmt.Errorf("re-sharding: %w: the index layout was not written", ErrNotFound)
 	}
 	rep.From, rep.To = l.Shards, to
 	if l.Reshard != nil {

@@ -170,6 +170,30 @@ var _ = Describe("re-sharding the index", func() {
 		})
 	}
 
+	for _, version := range []int{1, 2} {
+		It(fmt.Sprintf("creates a new index's layout, then grows it while it is empty (KV v%d)", version), func(ctx SpecContext) {
+			srv := server()
+			m := newMount(srv, version)
+			s := openStore(srv.Addr, srv.Token, m)
+
+			rep, err := s.Reshard(ctx, 2*vault.DefaultShards)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rep).To(MatchFields(IgnoreExtras, Fields{"From": Equal(vault.DefaultShards), "To": Equal(2 * vault.DefaultShards),
+				"Moved": Equal(vault.DefaultShards), "Records": BeZero()}))
+			Expect(rep.Writes).To(Equal(1+vault.DefaultShards+2), "the layout created, a marker each, the layout twice")
+			idx, err := s.Index(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(idx.Shards).To(Equal(2 * vault.DefaultShards))
+			Expect(idx.Records).To(BeEmpty())
+
+			want := seed(s, 300)
+			holds(s, want)
+			again, err := s.Reshard(ctx, 2*vault.DefaultShards)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(again.AlreadyDone).To(BeTrue())
+		})
+	}
+
 	It("keeps the layout's history and refuses a damaged marker", func(ctx SpecContext) {
 		srv := server()
 		m, s, _ := fresh(srv, 2, 50)

@@ -329,14 +329,17 @@ type Lag struct {
 	Newest  string `json:"newest"`
 }
 
-// IndexReport is a re-shard of the index a run made: its records grew past
-// vault.ReshardAbove a shard.
+// IndexReport is a re-shard of the index a run made before it wrote: the
+// records it would hold after the run were over vault.ReshardAbove a shard.
 type IndexReport struct {
 	// FromShards and ToShards are the shard counts before and after.
 	FromShards int `json:"from_shards"`
 	ToShards   int `json:"to_shards"`
-	// Records is the number of records the index held at the run's start.
-	Records int `json:"records"`
+	// Records is the number of records the index held at the run's start;
+	// Expected the number it may hold after the run (Records and one for
+	// each deployment the run deals with that has none).
+	Records  int `json:"records"`
+	Expected int `json:"expected_records"`
 	// Writes counts the Vault writes of the re-shard.
 	Writes int `json:"writes"`
 	// DurationSeconds is how long it took.

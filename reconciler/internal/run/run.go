@@ -131,6 +131,7 @@ func (r *run) do(ctx context.Context) error {
 	chosen := r.choose(deps)
 	claims := match.NewClaims[*held](r.index, chosen)
 	claims.Preclaim(r.p.Matcher, chosen)
+	growIndex(ctx, r, chosen)
 	r.startWriter(ctx)
 	r.progress.SetPhase(report.PhaseUpdating)
 	r.reconcileAll(ctx, chosen, claims)
@@ -152,7 +153,6 @@ func (r *run) do(ctx context.Context) error {
 	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
 		r.saveFeeds(ctx)
 	}
-	growIndex(ctx, r)
 	// Last, what does not change records: a slow Director or a failing
 	// check holds up nothing above.
 	checkHealth(ctx, r)
