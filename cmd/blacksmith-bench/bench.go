@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -308,7 +309,7 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 			return result{}, err
 		}
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 	resetPeakRSS()
 	before, cpu := store.Stats(), cpuTime()
 	start := time.Now()

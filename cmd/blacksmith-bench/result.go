@@ -44,8 +44,12 @@ type result struct {
 	HeapBytesPerDeployment float64 `json:"heap_bytes_per_deployment"`
 	// IndexShards is the index's shard count after the run; Resharded says
 	// the run re-sharded it.
-	IndexShards  int   `json:"index_shards,omitempty"`
-	Resharded    bool  `json:"resharded,omitempty"`
+	IndexShards int  `json:"index_shards,omitempty"`
+	Resharded   bool `json:"resharded,omitempty"`
+	// PeakRSSBytes is the bench process's peak RSS during the run. Before
+	// each run the process returns its free memory to the system (as the
+	// daemon's runtime does between runs, minutes apart), so that a run's
+	// peak is its own, not what the run before it left mapped.
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// CPUS is the CPU time the bench process (the reconciler) used in the
 	// run; VaultCPUS and SimCPUS the Vault server's and the simulator's.

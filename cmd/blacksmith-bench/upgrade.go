@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"time"
@@ -156,7 +156,7 @@ func (b *bench) upgrade(ctx context.Context, sc string, n int) (result, error) {
 	}
 
 	canaries, inFlight, noLimit := upgradeCanaries, upgradeInFlight, 0
-	runtime.GC()
+	debug.FreeOSMemory()
 	resetPeakRSS()
 	vaultCPU, simCPU := processCPU(b.vault.Pid()), simsCPU([]*simProcess{s})
 	st, cpu := store.Stats(), cpuTime()

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,27 +20,71 @@ import (
 
 // Fetched is what is known of one deployment: its manifest and, once
 // fetched, its VMs. It is never changed once cached.
+//
+// The copy a fetch returns holds the manifest's text; the copy the cache
+// keeps between runs holds it compressed (a manifest is most of what the
+// cache keeps, and a run that finds a deployment in step needs only its
+// digest): Manifest inflates it for the rare run that writes it.
 type Fetched struct {
-	listing  string    // listingKey of the entry it was fetched for
-	at       time.Time // when it was fetched
-	Manifest string
-	parse    *lazyParse // shared by the entries of one manifest
-	VMs      []bosh.VM
-	withVMs  bool
+	listing string     // listingKey of the entry it was fetched for
+	at      time.Time  // when it was fetched
+	text    string     // the manifest, in the copy a fetch returns
+	zipped  []byte     // the manifest compressed, in the cached copy
+	sha     string     // the manifest's SHA-256, hex
+	parse   *lazyParse // shared by the copies of one manifest
+	VMs     []bosh.VM
+	withVMs bool
 }
 
 // lazyParse parses a manifest once, when it is first needed: a deployment
-// matched by its name needs it only when its records are written.
+// matched by its name needs it only when its records are written. It also
+// keeps what AsksLatest says of it, asked by every run.
 type lazyParse struct {
-	once sync.Once
-	info *match.Manifest
-	err  error
+	once   sync.Once
+	info   *match.Manifest
+	err    error
+	latest sync.Once
+	asks   []match.Latest
+	lerr   error
 }
 
 // Info returns the parsed manifest.
 func (s *Fetched) Info() (*match.Manifest, error) {
-	s.parse.once.Do(func() { s.parse.info, s.parse.err = match.Parse(s.Manifest) })
+	s.parse.once.Do(func() { s.parse.info, s.parse.err = match.Parse(s.Manifest()) })
 	return s.parse.info, s.parse.err
+}
+
+// AsksLatest is match.AsksLatest of the manifest, read once.
+func (s *Fetched) AsksLatest() ([]match.Latest, error) {
+	s.parse.latest.Do(func() { s.parse.asks, s.parse.lerr = match.AsksLatest(s.Manifest()) })
+	return s.parse.asks, s.parse.lerr
+}
+
+// Manifest is the manifest's text ("" when the deployment has none yet).
+func (s *Fetched) Manifest() string {
+	if s.zipped == nil {
+		return s.text
+	}
+	text, err := inflate(s.zipped)
+	if err != nil { // what deflate wrote in this process: never expected
+		panic(fmt.Sprintf("fleet: a cached manifest does not inflate: %v", err))
+	}
+	return text
+}
+
+// HasManifest says whether the deployment has a manifest yet.
+func (s *Fetched) HasManifest() bool { return s.text != "" || s.zipped != nil }
+
+// ManifestSHA is the SHA-256 of the manifest, hex.
+func (s *Fetched) ManifestSHA() string { return s.sha }
+
+// kept is the copy of s the cache keeps: the manifest compressed.
+func (s *Fetched) kept() *Fetched {
+	k := *s
+	if s.text != "" {
+		k.text, k.zipped = "", deflate(s.text)
+	}
+	return &k
 }
 
 // Source is where a fetch goes: a run's Fleet.
@@ -154,8 +199,8 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 	if err := errors.Join(mfErr, vmsErr); err != nil {
 		return nil, err
 	}
-	if e.Manifest != "" { // a deploy was accepted but has not run yet: ask again next time
-		s.cache.SetDefault(d.Name, e)
+	if e.HasManifest() { // else a deploy was accepted but has not run yet: ask again next time
+		s.cache.SetDefault(d.Name, e.kept())
 	}
 	return e, nil
 }
@@ -164,7 +209,7 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 // the same listing entry (only the VMs were missing).
 func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment, old, e *Fetched) error {
 	if old != nil && old.listing == e.listing {
-		e.Manifest, e.parse, e.at = old.Manifest, old.parse, old.at
+		e.text, e.zipped, e.sha, e.parse, e.at = old.text, old.zipped, old.sha, old.parse, old.at
 		return nil
 	}
 	text, err := src.Manifest(ctx, d.Name)
@@ -175,7 +220,7 @@ func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment
 		return err
 	}
 	s.fetches.Add(1)
-	e.Manifest, e.parse = text, &lazyParse{}
+	e.text, e.sha, e.parse = text, sha256Hex(text), &lazyParse{}
 	return nil
 }
 
@@ -194,5 +239,5 @@ func listingKey(d bosh.Deployment) string {
 // FetchedOf is what is known of a deployment whose manifest and VMs were
 // had otherwise (not from a Director fetch): never cached.
 func FetchedOf(manifest string, vms []bosh.VM) *Fetched {
-	return &Fetched{Manifest: manifest, VMs: vms, withVMs: vms != nil, parse: &lazyParse{}}
+	return &Fetched{text: manifest, sha: sha256Hex(manifest), VMs: vms, withVMs: vms != nil, parse: &lazyParse{}}
 }

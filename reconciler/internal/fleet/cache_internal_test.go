@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -56,6 +57,40 @@ var _ = Describe("the cache of fetched answers", func() {
 		Expect(s.cache.ItemCount()).To(Equal(2))
 		s.Clear()
 		Expect(s.cache.ItemCount()).To(BeZero())
+	})
+
+	It("keeps the manifest compressed between runs and gives back the text it fetched", func() {
+		s := NewCache(time.Hour, time.Now)
+		fresh, err := s.Fetch(ctx, client, deps[0], true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		text, err := client.Manifest(ctx, deps[0].Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fresh.Manifest()).To(Equal(text))
+		Expect(fresh.ManifestSHA()).To(Equal(sha256Hex(text)))
+
+		cached, err := s.Fetch(ctx, client, deps[0], true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Fetches()).To(BeEquivalentTo(1))
+		Expect(cached.text).To(BeEmpty(), "the cached copy holds no text")
+		Expect(len(cached.zipped)).To(BeNumerically(">", 0))
+		Expect(len(cached.zipped)).To(BeNumerically("<", len(text)))
+		Expect(cached.HasManifest()).To(BeTrue())
+		Expect(cached.Manifest()).To(Equal(text))
+		Expect(cached.ManifestSHA()).To(Equal(fresh.ManifestSHA()))
+		Expect(cached.VMs).To(Equal(fresh.VMs))
+		info, err := cached.Info()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(info).NotTo(BeNil())
+	})
+
+	It("inflates exactly what it deflated, an empty text and a long one too", func() {
+		for _, text := range []string{"", "name: x\n", strings.Repeat("releases: [{name: redis, version: latest}]\n", 5000)} {
+			back, err := inflate(deflate(text))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(back).To(Equal(text))
+		}
+		_, err := inflate([]byte("not deflate data \xff\xfe"))
+		Expect(err).To(HaveOccurred())
 	})
 
 	It("purges expired entries", func() {

@@ -27,7 +27,6 @@ type Desired struct {
 	Match       report.Match
 	Deployment  string
 	Director    string // the Director that listed it, as index records name it ("" with a single Director)
-	Manifest    string
 	ManifestSHA string
 	Fingerprint string
 	releases    []vault.Resource
@@ -39,6 +38,9 @@ type Desired struct {
 // records the instance is brought to.
 type Target struct {
 	*Desired
+	// Manifest is the manifest's text (the Desired has its digest only:
+	// the cache keeps the text compressed, inflated for a write).
+	Manifest  string
 	stemcells []vault.Resource
 	// What the index record gets: the service and plan the manifest's
 	// properties.blacksmith names for the instance, else the matcher's.
@@ -49,8 +51,7 @@ type Target struct {
 // New computes the records of a matched deployment; what they take from the
 // manifest (which the manifest's digest covers) waits for Load.
 func New(d bosh.Deployment, f *fleet.Fetched, m report.Match) *Desired {
-	w := &Desired{Match: m, Deployment: d.Name, Director: d.Director, Manifest: f.Manifest, ManifestSHA: SHA256Hex(f.Manifest),
-		fetched: f}
+	w := &Desired{Match: m, Deployment: d.Name, Director: d.Director, ManifestSHA: f.ManifestSHA(), fetched: f}
 	for _, r := range d.Releases {
 		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
 	}
@@ -97,11 +98,12 @@ func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
 // service and plan it names for the instance win over the matcher's. A
 // manifest that cannot be read is a terminal error.
 func (w *Desired) Load(m *match.Matcher) (*Target, error) {
-	info, err := match.RecordInfo(w.Manifest, w.fetched.Info)
+	text := w.fetched.Manifest()
+	info, err := match.RecordInfo(text, w.fetched.Info)
 	if err != nil {
 		return nil, retry.Terminal(err)
 	}
-	t := &Target{Desired: w}
+	t := &Target{Desired: w, Manifest: text}
 	for _, st := range info.Stemcells {
 		t.stemcells = append(t.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
 	}

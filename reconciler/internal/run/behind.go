@@ -96,11 +96,11 @@ func askingLatest(ctx context.Context, r *run, deps []bosh.Deployment) (map[stri
 			continue
 		}
 		f, err := r.p.Cache.Fetch(ctx, cachedOnly{}, d, false, r.trust)
-		if err != nil || f.Manifest == "" {
+		if err != nil || !f.HasManifest() {
 			unknown++
 			continue
 		}
-		asks, err := match.AsksLatest(f.Manifest)
+		asks, err := f.AsksLatest()
 		if err != nil {
 			r.log.Debug("manifest not read for latest versions", "deployment", d.Name, "error", err)
 			unknown++

@@ -82,7 +82,7 @@ func (w *deployments) reconcile(ctx context.Context, j job) (finished bool) {
 		if f, ok, later = w.fetch(ctx, d, byName); !ok {
 			return !later
 		}
-		if f.Manifest == "" {
+		if !f.HasManifest() {
 			return w.busy(d.Name, "deployment has no manifest yet, skipped")
 		}
 		// 3. Match, and 4. claim the instance (or wait for the claims to be settled).
