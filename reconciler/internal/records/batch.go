@@ -133,6 +133,18 @@ func batchEffect(batch []*Queued, id string) *memory.Effect {
 // rather than once per batch_size instances.
 const flushEvery = 5 * time.Second
 
+// flushShare bounds the share of a run's time the index writes take while
+// changes keep coming: the next write waits at least flushShare times what
+// the last one took. A write of every shard of a large index (1,024 shards
+// at 100,000 instances) takes seconds; written every flushEvery, it would
+// be much of what Vault does in a cold run. The wait is at most flushMost
+// (a write that took long because it was retried keeps the next one from
+// waiting for ever).
+const (
+	flushShare = 10
+	flushMost  = time.Minute
+)
+
 // shardsWrite is about what one write of every index shard takes: the end
 // of a run is foreseen at least twice this far ahead (the first write, of
 // batch_size changes, says little of how long a write of every shard takes).
@@ -148,16 +160,17 @@ type flushPolicy struct {
 
 // due says whether the n changes waiting are to be written now: at the end
 // of the run; else once Config.BatchSize of them are waiting and either
-// flushEvery has passed since the last write began, or the run looks set to
-// end within two writes like the last one, so that what is left for the end
-// of the run is a small write rather than one of every shard.
+// flushEvery, and flushShare times what the last write took, have passed
+// since the last write began, or the run looks set to end within two writes
+// like the last one, so that what is left for the end of the run is a small
+// write rather than one of every shard.
 func (f *flushPolicy) due(n int, closed bool, p report.Progress) bool {
 	switch {
 	case closed:
 		return true
 	case n < f.batchSize:
 		return false
-	case time.Since(f.last) >= flushEvery:
+	case time.Since(f.last) >= max(flushEvery, min(flushShare*f.took, flushMost)):
 		return true
 	}
 	if p.Done == 0 || p.Total <= p.Done {

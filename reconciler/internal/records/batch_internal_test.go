@@ -9,7 +9,7 @@ import (
 )
 
 var _ = Describe("when the batcher writes", func() {
-	DescribeTable("writes at the end, every flushEvery, and back to back when the run is about to end",
+	DescribeTable("writes at the end, every flushEvery (or ten times what a write takes), and back to back when the run is about to end",
 		func(waiting int, closed bool, sinceLast, took, sinceBegan time.Duration, done, total int, want bool) {
 			now := time.Now()
 			f := flushPolicy{batchSize: 10, began: now.Add(-sinceBegan), last: now.Add(-sinceLast), took: took}
@@ -20,6 +20,9 @@ var _ = Describe("when the batcher writes", func() {
 		Entry("the first batch_size", 10, false, time.Minute, time.Duration(0), time.Second, 10, 1000, true),
 		Entry("within flushEvery of the last write, far from the end", 500, false, time.Second, 100*time.Millisecond, 10*time.Second, 500, 1000, false),
 		Entry("past flushEvery", 500, false, flushEvery, 100*time.Millisecond, 10*time.Second, 500, 1000, true),
+		Entry("past flushEvery, within ten times what the last write took", 5000, false, 2*flushEvery, flushEvery, 10*time.Minute, 5000, 100000, false),
+		Entry("past ten times what the last write took", 5000, false, 10*flushEvery, flushEvery, 10*time.Minute, 5000, 100000, true),
+		Entry("past flushMost, whatever the last write took", 5000, false, flushMost, 10*flushMost, 10*time.Minute, 5000, 100000, true),
 		Entry("the run ends within two writes like the last", 100, false, time.Second, time.Second, 10*time.Second, 900, 1000, true),
 		Entry("the run ends within two writes of every shard", 100, false, time.Second, 10*time.Millisecond, 10*time.Second, 990, 1000, true),
 		Entry("nothing done yet", 10, false, time.Second, time.Second, time.Second, 0, 1000, false),
