@@ -312,9 +312,9 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	before, cpu := store.Stats(), cpuTime()
-	start := time.Now()
+	start, live := time.Now(), watchLiveHeap()
 	sum, err := m.RunOnce(ctx, reconciler.RunOptions{Reason: "bench " + scenario})
-	wall := time.Since(start)
+	wall, peakLive := time.Since(start), live.Peak()
 	if err != nil {
 		return result{}, err
 	}
@@ -345,7 +345,7 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 		}
 	}
 	r := result{
-		VaultWritesByKind: byKind, HeapBytesPerDeployment: float64(ms.HeapAlloc) / float64(max(n, 1)),
+		VaultWritesByKind: byKind, HeapBytesPerDeployment: float64(ms.HeapAlloc) / float64(max(n, 1)), PeakLiveHeapBytes: peakLive,
 		Resharded: sum.Index != nil && sum.Index.Error == "",
 		Scenario:  fmt.Sprintf("%s-%d", scenario, n), Deployments: n, Directors: len(sims),
 		LatencyMS: float64(latency) / float64(time.Millisecond), MaxConcurrency: conc,

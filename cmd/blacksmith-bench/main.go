@@ -123,7 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
 	fs.BoolVar(&f.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
-	fs.StringVar(&memProfile, "memprofile", "", "write a heap profile to this file after each measured run (the last one stays)")
+	fs.StringVar(&memProfile, "memprofile", "", "write a heap profile to this file after each measured run (the last one stays), and one at the live heap's peak to this file .peak")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}

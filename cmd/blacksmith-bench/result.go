@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,6 +43,10 @@ type result struct {
 	// heap after the run and a garbage collection, divided by the
 	// deployments: what it keeps between runs, per deployment.
 	HeapBytesPerDeployment float64 `json:"heap_bytes_per_deployment"`
+	// PeakLiveHeapBytes is the largest live heap (what the last garbage
+	// collection kept) seen during the run: its working set. The peak RSS
+	// is about twice it (GOGC 100) unless GOMEMLIMIT holds it lower.
+	PeakLiveHeapBytes uint64 `json:"peak_live_heap_bytes"`
 	// IndexShards is the index's shard count after the run; Resharded says
 	// the run re-sharded it.
 	IndexShards int  `json:"index_shards,omitempty"`
@@ -192,6 +197,48 @@ func (r *result) judgeUpgrade(scenario string) {
 func (r result) json() string {
 	b, _ := json.Marshal(r)
 	return string(b)
+}
+
+// liveHeapWatch samples the live heap until stopped, keeping the largest.
+type liveHeapWatch struct {
+	stop chan struct{}
+	done chan uint64
+}
+
+// watchLiveHeap starts sampling runtime/metrics' /gc/heap/live:bytes;
+// with -memprofile, it writes a heap profile each time the peak grows by a
+// tenth (the last one is the run's peak, in MEMPROFILE.peak).
+func watchLiveHeap() *liveHeapWatch {
+	w := &liveHeapWatch{stop: make(chan struct{}), done: make(chan uint64, 1)}
+	go func() {
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		var peak uint64
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value; v.Kind() == metrics.KindUint64 && v.Uint64() > peak {
+				if memProfile != "" && v.Uint64() > peak+peak/10 {
+					// what the heap holds at its peak (-memprofile's name with .peak)
+					_ = writeHeapProfile(memProfile + ".peak")
+				}
+				peak = v.Uint64()
+			}
+			select {
+			case <-w.stop:
+				w.done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// Peak stops the sampling and returns the largest live heap seen.
+func (w *liveHeapWatch) Peak() uint64 {
+	close(w.stop)
+	return <-w.done
 }
 
 // resetPeakRSS resets the kernel's peak RSS mark of this process (Linux).

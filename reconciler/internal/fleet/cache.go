@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -26,12 +28,12 @@ import (
 // cache keeps, and a run that finds a deployment in step needs only its
 // digest): Manifest inflates it for the rare run that writes it.
 type Fetched struct {
-	listing string     // listingKey of the entry it was fetched for
-	at      time.Time  // when it was fetched
-	text    string     // the manifest, in the copy a fetch returns
-	zipped  []byte     // the manifest compressed, in the cached copy
-	sha     string     // the manifest's SHA-256, hex
-	parse   *lazyParse // shared by the copies of one manifest
+	listing string            // listingKey of the entry it was fetched for
+	at      time.Time         // when it was fetched
+	text    string            // the manifest, in the copy a fetch returns
+	zipped  []byte            // the manifest compressed, in the cached copy
+	sha     [sha256.Size]byte // the manifest's SHA-256
+	parse   *lazyParse        // shared by the copies of one manifest
 	VMs     []bosh.VM
 	withVMs bool
 }
@@ -76,7 +78,7 @@ func (s *Fetched) Manifest() string {
 func (s *Fetched) HasManifest() bool { return s.text != "" || s.zipped != nil }
 
 // ManifestSHA is the SHA-256 of the manifest, hex.
-func (s *Fetched) ManifestSHA() string { return s.sha }
+func (s *Fetched) ManifestSHA() string { return hex.EncodeToString(s.sha[:]) }
 
 // kept is the copy of s the cache keeps: the manifest compressed.
 func (s *Fetched) kept() *Fetched {
@@ -220,7 +222,7 @@ func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment
 		return err
 	}
 	s.fetches.Add(1)
-	e.text, e.sha, e.parse = text, sha256Hex(text), &lazyParse{}
+	e.text, e.sha, e.parse = text, sha256.Sum256([]byte(text)), &lazyParse{}
 	return nil
 }
 
@@ -239,5 +241,5 @@ func listingKey(d bosh.Deployment) string {
 // FetchedOf is what is known of a deployment whose manifest and VMs were
 // had otherwise (not from a Director fetch): never cached.
 func FetchedOf(manifest string, vms []bosh.VM) *Fetched {
-	return &Fetched{text: manifest, sha: sha256Hex(manifest), VMs: vms, withVMs: vms != nil, parse: &lazyParse{}}
+	return &Fetched{text: manifest, sha: sha256.Sum256([]byte(manifest)), VMs: vms, withVMs: vms != nil, parse: &lazyParse{}}
 }
