@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -50,6 +52,16 @@ func (vm *fakeVM) expectCarried(spec jobSpec, props, effective map[string]any) {
 			}
 			Expect(more).To(HaveLen(len(redacted)), key)
 			Expect(sameValue(append([]any{}, redacted...), more)).To(BeTrue(), "%s: the manifest says %#v, the daemon has %#v", key, redacted, more)
+			continue
+		}
+		if key == "memory_limit" { // the daemon's environment, not its configuration
+			given, set := lookup(props, key)
+			env := vm.bpmEnv()
+			if set && given != nil {
+				Expect(env).To(HaveKeyWithValue("GOMEMLIMIT", given), key)
+			} else {
+				Expect(env).NotTo(HaveKey("GOMEMLIMIT"), key)
+			}
 			continue
 		}
 		want, set := lookup(props, key)
@@ -142,4 +154,15 @@ func number(v any) (float64, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// bpmEnv is the environment the job's bpm.yml gives the daemon.
+func (vm *fakeVM) bpmEnv() map[string]string {
+	GinkgoHelper()
+	text, err := os.ReadFile(vm.jobFile("config/bpm.yml"))
+	Expect(err).NotTo(HaveOccurred())
+	var bpm bpmConfig
+	Expect(yaml.Unmarshal(text, &bpm)).To(Succeed())
+	Expect(bpm.Processes).To(HaveLen(1))
+	return bpm.Processes[0].Env
 }

@@ -45,8 +45,9 @@ var fileOnlyKeys = []string{"reconciler.releases", "reconciler.rules", "reconcil
 
 // templateOnlyKeys are job properties that are no key of blacksmith.conf:
 // the template turns them into the shape of another (bosh.more_directors
-// makes bosh a list of Directors).
-var templateOnlyKeys = []string{"bosh.more_directors"}
+// makes bosh a list of Directors), or into the daemon's environment
+// (memory_limit is GOMEMLIMIT, in bpm.yml).
+var templateOnlyKeys = []string{"bosh.more_directors", "memory_limit"}
 
 // configProperties are the job spec's properties that are keys of blacksmith.conf.
 func configProperties(spec jobSpec) []string {

@@ -28,7 +28,8 @@ func otherProps(tls *certificate) map[string]any {
 	rule := map[string]any{"name": "legacy", "pattern": `^legacy-(?P<plan>[a-z-]+)-(?P<instance>[0-9a-f-]+)$`,
 		"service_id": "redis", "plan_id": ""}
 	return map[string]any{
-		"debug": true,
+		"debug":        true,
+		"memory_limit": "450MiB",
 		"broker": map[string]any{"listen": "0.0.0.0:3001", "username": "platform", "password": `p"a: #s's\w$rd`,
 			"tls":            map[string]any{"enabled": true, "cert": tls.cert, "key": tls.key},
 			"max_body_bytes": 300000, "max_parameters_bytes": 20000, "max_parameters_depth": 12, "max_id_length": 40,
@@ -120,6 +121,38 @@ var _ = Describe("the blacksmith job's templates", func() {
 		}
 		vm := newFakeVM(props)
 		vm.expectCarried(spec, props, vm.deploy())
+	})
+
+	It("give the daemon GOMEMLIMIT from memory_limit, refuse one the Go runtime cannot read, and set none by default", func() {
+		bpmOf := func(props map[string]any) (bpmProcess, error) {
+			GinkgoHelper()
+			dir := GinkgoT().TempDir()
+			if err := renderJob(props, dir); err != nil {
+				return bpmProcess{}, err
+			}
+			text, err := os.ReadFile(filepath.Join(dir, "config/bpm.yml"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(checkBPM(text, "blacksmith")).To(Succeed())
+			var bpm bpmConfig
+			Expect(yaml.Unmarshal(text, &bpm)).To(Succeed())
+			Expect(bpm.Processes).To(HaveLen(1))
+			return bpm.Processes[0], nil
+		}
+		plain, err := bpmOf(requiredProps())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(plain.Env).To(BeEmpty())
+
+		props := requiredProps()
+		props["memory_limit"] = "450MiB"
+		limited, err := bpmOf(props)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(limited.Env).To(Equal(map[string]string{"GOMEMLIMIT": "450MiB"}))
+
+		for _, bad := range []any{"lots", "450 MiB", "450MB", "-1", "0", "450MiB\nGOGC: off"} {
+			props["memory_limit"] = bad
+			_, err := bpmOf(props)
+			Expect(err).To(MatchError(ContainSubstring("memory_limit")), "%q", bad)
+		}
 	})
 
 	It("write a bpm.yml bpm accepts, that runs the package's binary on the rendered blacksmith.conf", func() {

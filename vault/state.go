@@ -29,28 +29,39 @@ type state struct {
 // secrets is set, every secret under {id}/ (see secretPaths).
 func (s *Store) readState(ctx context.Context, id string, secrets bool) (*state, error) {
 	st := &state{}
-	var err error
-	if st.record, _, err = s.recordRaw(ctx, id); err != nil {
-		return nil, err
-	}
-	md, err := s.kv.read(ctx, metadataPath(id))
-	if err != nil {
-		return nil, err
-	}
-	if md.Exists {
-		if st.metadata, err = json.Marshal(md.Data); err != nil {
-			return nil, err
+	// The parts are read at once: a backup is taken before every change of
+	// an instance, and reading them one after another made it most of the
+	// change's time.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		st.record, _, err = s.recordRaw(gctx, id)
+		return err
+	})
+	g.Go(func() error {
+		md, err := s.kv.read(gctx, metadataPath(id))
+		if err != nil || !md.Exists {
+			return err
 		}
+		st.metadata, err = json.Marshal(md.Data)
+		return err
+	})
+	g.Go(func() error {
+		mf, err := s.kv.read(gctx, manifestPath(id))
+		if err == nil {
+			st.manifest = mf.Data["manifest"]
+		}
+		return err
+	})
+	if secrets {
+		g.Go(func() (err error) {
+			st.secrets, err = s.readSecrets(gctx, id)
+			return err
+		})
 	}
-	mf, err := s.kv.read(ctx, manifestPath(id))
-	if err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	st.manifest = mf.Data["manifest"]
-	if secrets {
-		st.secrets, err = s.readSecrets(ctx, id)
-	}
-	return st, err
+	return st, nil
 }
 
 // empty reports whether there is nothing to back up.
