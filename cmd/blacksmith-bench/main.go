@@ -29,8 +29,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -51,6 +53,7 @@ type flags struct {
 	verbose     bool
 	strict      bool
 	cpuProfile  string
+	memoryLimit int64         // bytes, 0 for none
 	upgradePoll time.Duration // how often a fleet upgrade asks about its tasks
 }
 
@@ -72,6 +75,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer b.close()
+	if f.memoryLimit > 0 {
+		// The reconciler's own limit, as the release's memory_limit gives
+		// the daemon (GOMEMLIMIT would also reach Vault and the simulators).
+		debug.SetMemoryLimit(f.memoryLimit)
+	}
 	if f.cpuProfile != "" {
 		stopProfile, err := startProfile(f.cpuProfile)
 		if err != nil {
@@ -123,6 +131,11 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
 	fs.BoolVar(&f.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
+	fs.Func("memory-limit", "the reconciler's soft memory limit, as the daemon's GOMEMLIMIT (e.g. 450MiB; none by default)", func(v string) error {
+		n, err := parseMemoryLimit(v)
+		f.memoryLimit = n
+		return err
+	})
 	fs.StringVar(&memProfile, "memprofile", "", "write a heap profile to this file after each measured run (the last one stays), and one at the live heap's peak to this file .peak")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -182,4 +195,25 @@ func (f flags) needs(sc string) bool {
 		}
 	}
 	return false
+}
+
+// parseMemoryLimit reads a size as GOMEMLIMIT does: a number and B, KiB,
+// MiB, GiB or TiB (or no unit, bytes).
+func parseMemoryLimit(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
+	num, shift := v, uint(0)
+	for _, u := range units {
+		if rest, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, shift = rest, u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%q is not a size such as 450MiB", v)
+	}
+	return n << shift, nil
 }
