@@ -167,9 +167,10 @@ func (b *bench) reconcile(ctx context.Context, n int) ([]result, error) {
 			out = append(out, r)
 		}
 		if sc == "cold" {
-			// The run after a cold one re-shards an index that outgrew its
-			// shards (100,000 records over 128): measured on its own, so
-			// that warm and steady measure what every later run costs.
+			// A cold run grows the index before it writes; were it left
+			// outgrown (its growth failed), the run after it re-shards it,
+			// measured on its own, so that warm and steady measure what
+			// every later run costs.
 			if r, err := b.reshard(ctx, n, sims, store, m, cfg); err != nil || r != nil {
 				if r != nil {
 					out = append(out, *r)

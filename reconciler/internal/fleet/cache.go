@@ -48,6 +48,8 @@ type lazyParse struct {
 	latest sync.Once
 	asks   []match.Latest
 	lerr   error
+	// mayAskLatest is match.MayAskLatest of the text, taken at the fetch.
+	mayAskLatest bool
 }
 
 // Info returns the parsed manifest.
@@ -56,9 +58,14 @@ func (s *Fetched) Info() (*match.Manifest, error) {
 	return s.parse.info, s.parse.err
 }
 
-// AsksLatest is match.AsksLatest of the manifest, read once.
+// AsksLatest is match.AsksLatest of the manifest, read once (a manifest
+// that cannot say "latest" is not even inflated).
 func (s *Fetched) AsksLatest() ([]match.Latest, error) {
-	s.parse.latest.Do(func() { s.parse.asks, s.parse.lerr = match.AsksLatest(s.Manifest()) })
+	s.parse.latest.Do(func() {
+		if s.parse.mayAskLatest {
+			s.parse.asks, s.parse.lerr = match.AsksLatest(s.Manifest())
+		}
+	})
 	return s.parse.asks, s.parse.lerr
 }
 
@@ -222,7 +229,7 @@ func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment
 		return err
 	}
 	s.fetches.Add(1)
-	e.text, e.sha, e.parse = text, sha256.Sum256([]byte(text)), &lazyParse{}
+	e.text, e.sha, e.parse = text, sha256.Sum256([]byte(text)), &lazyParse{mayAskLatest: match.MayAskLatest(text)}
 	return nil
 }
 
@@ -241,5 +248,6 @@ func listingKey(d bosh.Deployment) string {
 // FetchedOf is what is known of a deployment whose manifest and VMs were
 // had otherwise (not from a Director fetch): never cached.
 func FetchedOf(manifest string, vms []bosh.VM) *Fetched {
-	return &Fetched{text: manifest, sha: sha256.Sum256([]byte(manifest)), VMs: vms, withVMs: vms != nil, parse: &lazyParse{}}
+	return &Fetched{text: manifest, sha: sha256.Sum256([]byte(manifest)), VMs: vms, withVMs: vms != nil,
+		parse: &lazyParse{mayAskLatest: match.MayAskLatest(manifest)}}
 }

@@ -86,6 +86,19 @@ var _ = Describe("the cache of fetched answers", func() {
 		Expect(info).NotTo(BeNil())
 	})
 
+	It("reads what a manifest asks as latest once, from the text or the compressed copy", func() {
+		asks := "name: x\nreleases:\n- name: redis\n  version: latest\nstemcells:\n- alias: default\n  os: ubuntu-jammy\n  version: \"1.5\"\n"
+		for _, f := range []*Fetched{FetchedOf(asks, nil), FetchedOf(asks, nil).kept()} {
+			got, err := f.AsksLatest()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(got).To(HaveLen(1))
+			Expect(got[0].Name).To(Equal("redis"))
+		}
+		none, err := FetchedOf("name: x\nreleases:\n- name: redis\n  version: \"1.2\"\n", nil).kept().AsksLatest()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(none).To(BeEmpty())
+	})
+
 	It("inflates exactly what it deflated, an empty text and a long one too", func() {
 		for _, text := range []string{"", "name: x\n", strings.Repeat("releases: [{name: redis, version: latest}]\n", 5000)} {
 			back, err := inflate(deflate(text))

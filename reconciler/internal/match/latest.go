@@ -28,13 +28,20 @@ var (
 	releaseFields = []string{"name", "version"}
 )
 
+// MayAskLatest says whether text can ask for a latest at all: it says
+// "latest", or has a backslash (an escape could spell it). AsksLatest of a
+// text it says no to is nothing.
+func MayAskLatest(text string) bool {
+	return strings.Contains(text, "latest") || strings.Contains(text, `\`)
+}
+
 // AsksLatest returns the releases and stemcells a manifest asks for as the
 // newest uploaded, releases first, in the manifest's order; none for a text
 // that cannot say "latest" (not even with escapes). Like RecordInfo it
 // parses only the top-level releases and stemcells blocks when they can be
 // cut out safely, else the whole manifest, within the same bounds.
 func AsksLatest(text string) ([]Latest, error) {
-	if !strings.Contains(text, "latest") && !strings.Contains(text, `\`) {
+	if !MayAskLatest(text) {
 		return nil, nil
 	}
 	if err := checkBounds(text); err != nil {
