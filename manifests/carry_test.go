@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -159,10 +157,5 @@ func number(v any) (float64, bool) {
 // bpmEnv is the environment the job's bpm.yml gives the daemon.
 func (vm *fakeVM) bpmEnv() map[string]string {
 	GinkgoHelper()
-	text, err := os.ReadFile(vm.jobFile("config/bpm.yml"))
-	Expect(err).NotTo(HaveOccurred())
-	var bpm bpmConfig
-	Expect(yaml.Unmarshal(text, &bpm)).To(Succeed())
-	Expect(bpm.Processes).To(HaveLen(1))
-	return bpm.Processes[0].Env
+	return bpmProcessAt(vm.jobFile("config/bpm.yml")).Env
 }

@@ -22,6 +22,30 @@ func requiredProps() map[string]any {
 	}
 }
 
+// renderedBPM renders the job from props and returns the one process of
+// its bpm.yml, which must pass checkBPM; the error is the rendering's.
+func renderedBPM(props map[string]any) (bpmProcess, error) {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	if err := renderJob(props, dir); err != nil {
+		return bpmProcess{}, err
+	}
+	return bpmProcessAt(filepath.Join(dir, "config/bpm.yml")), nil
+}
+
+// bpmProcessAt reads a rendered bpm.yml, checks it, and returns its one
+// process.
+func bpmProcessAt(path string) bpmProcess {
+	GinkgoHelper()
+	text, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(checkBPM(text, "blacksmith")).To(Succeed())
+	var bpm bpmConfig
+	Expect(yaml.Unmarshal(text, &bpm)).To(Succeed())
+	Expect(bpm.Processes).To(HaveLen(1))
+	return bpm.Processes[0]
+}
+
 // otherProps sets every property of the job to a value that is not its
 // default (a password holding YAML and shell syntax; PEM from tls).
 func otherProps(tls *certificate) map[string]any {
@@ -124,47 +148,26 @@ var _ = Describe("the blacksmith job's templates", func() {
 	})
 
 	It("give the daemon GOMEMLIMIT from memory_limit, refuse one the Go runtime cannot read, and set none by default", func() {
-		bpmOf := func(props map[string]any) (bpmProcess, error) {
-			GinkgoHelper()
-			dir := GinkgoT().TempDir()
-			if err := renderJob(props, dir); err != nil {
-				return bpmProcess{}, err
-			}
-			text, err := os.ReadFile(filepath.Join(dir, "config/bpm.yml"))
-			Expect(err).NotTo(HaveOccurred())
-			Expect(checkBPM(text, "blacksmith")).To(Succeed())
-			var bpm bpmConfig
-			Expect(yaml.Unmarshal(text, &bpm)).To(Succeed())
-			Expect(bpm.Processes).To(HaveLen(1))
-			return bpm.Processes[0], nil
-		}
-		plain, err := bpmOf(requiredProps())
+		plain, err := renderedBPM(requiredProps())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(plain.Env).To(BeEmpty())
 
 		props := requiredProps()
 		props["memory_limit"] = "450MiB"
-		limited, err := bpmOf(props)
+		limited, err := renderedBPM(props)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(limited.Env).To(Equal(map[string]string{"GOMEMLIMIT": "450MiB"}))
 
 		for _, bad := range []any{"lots", "450 MiB", "450MB", "-1", "0", "450MiB\nGOGC: off"} {
 			props["memory_limit"] = bad
-			_, err := bpmOf(props)
+			_, err := renderedBPM(props)
 			Expect(err).To(MatchError(ContainSubstring("memory_limit")), "%q", bad)
 		}
 	})
 
 	It("write a bpm.yml bpm accepts, that runs the package's binary on the rendered blacksmith.conf", func() {
-		dir := GinkgoT().TempDir()
-		Expect(renderJob(requiredProps(), dir)).To(Succeed())
-		text, err := os.ReadFile(filepath.Join(dir, "config/bpm.yml"))
+		process, err := renderedBPM(requiredProps())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(checkBPM(text, "blacksmith")).To(Succeed())
-		var bpm bpmConfig
-		Expect(yaml.Unmarshal(text, &bpm)).To(Succeed())
-		Expect(bpm.Processes).To(HaveLen(1))
-		process := bpm.Processes[0]
 		Expect(process.Executable).To(Equal("/var/vcap/packages/blacksmith/bin/blacksmith"))
 		Expect(spec.Packages).To(ContainElement("blacksmith"))
 		Expect(process.Args).To(Equal([]string{"serve", "-c", "/var/vcap/jobs/blacksmith/config/blacksmith.conf"}))
