@@ -25,3 +25,23 @@ var _ = DescribeTable("-memory-limit reads a size as GOMEMLIMIT does",
 	Entry("too large", "9000000TiB", int64(0), false),
 	Entry("no number", "MiB", int64(0), false),
 )
+
+var _ = Describe("a steady run's target", func() {
+	It("holds its counts apart from its bounds of time and memory", func() {
+		r := result{Deployments: 40, Directors: 1, DirectorRequests: map[string]int{"GET /deployments": 1, "GET /events": 1},
+			VaultWrites: 1, Converged: true, WallS: 0.1, PeakRSSBytes: 1 << 20}
+		r.judge("steady", 0, 5)
+		Expect(r.CountsMet).To(BeTrue())
+		Expect(r.TargetMet).To(BeTrue())
+
+		r.WallS = 60 // a busy machine
+		r.judge("steady", 0, 5)
+		Expect(r.CountsMet).To(BeTrue())
+		Expect(r.TargetMet).To(BeFalse())
+
+		r.WallS, r.VaultWrites = 0.1, 2 // a write too many
+		r.judge("steady", 0, 5)
+		Expect(r.CountsMet).To(BeFalse())
+		Expect(r.TargetMet).To(BeFalse())
+	})
+})

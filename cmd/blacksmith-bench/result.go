@@ -91,7 +91,11 @@ type result struct {
 	HealthS        float64 `json:"health_s"`
 	Target         string  `json:"target"`
 	TargetMet      bool    `json:"target_met"`
-	GoMaxProcs     int     `json:"gomaxprocs"`
+	// CountsMet is the target without its bounds of time and memory (what
+	// was asked, written and found): what a spec may check on a busy
+	// machine, where a wall time says little.
+	CountsMet  bool `json:"counts_met"`
+	GoMaxProcs int  `json:"gomaxprocs"`
 	// The upgrade scenarios' and the platform scenario's own figures (nil,
 	// and absent, for the others).
 	*upgradeFigures
@@ -111,6 +115,7 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 	// The sweep's share: each deployment asked costs the vm-state request
 	// and the task's polls and result; the rest is the run's own.
 	own := total - r.HealthRequests
+	fast := true // the target's bounds of time and memory (see CountsMet)
 	share := (r.Deployments + int(max(r.HealthSlots, 1)) - 1) / int(max(r.HealthSlots, 1))
 	// a deployment's slot is a hash of its name: shares spread around n/slots
 	sweepOK := r.DirectorTasks == r.HealthChecked && r.HealthSwept <= share*5/4+5 && r.HealthRequests <= 4*r.HealthChecked
@@ -124,13 +129,14 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 		r.LowerBoundS = latency.Seconds()
 		r.Target = "the listing and one event page (of each Director), 0 tasks, 1 Vault write (the run log), under 2 s, converged"
 		r.TargetMet = r.Errors == 0 && total == 2*k && r.DirectorRequests["GET /events"] == k && r.DirectorTasks == 0 &&
-			r.VaultWrites == 1 && r.WallS < warmWall && r.Converged
+			r.VaultWrites == 1 && r.Converged
+		fast = r.WallS < warmWall
 	case "steady":
 		r.LowerBoundS = latency.Seconds()
 		r.Target = "scheduled run, cache expired, nothing changed: <= 3 Director requests (of each Director) plus the sweep's share " +
 			"(about n/slots deployments, at most 1.25 x + 5, a task and <= 4 requests each), 1 Vault write (the run log), under 2 s besides the sweep, under 150 MB, converged"
-		r.TargetMet = r.Errors == 0 && own <= 3*k && sweepOK && r.VaultWrites <= 1 && r.ManifestsFetched == 0 &&
-			r.WallS-r.HealthS < warmWall && r.PeakRSSBytes < steadyRSS && r.Converged
+		r.TargetMet = r.Errors == 0 && own <= 3*k && sweepOK && r.VaultWrites <= 1 && r.ManifestsFetched == 0 && r.Converged
+		fast = r.WallS-r.HealthS < warmWall && r.PeakRSSBytes < steadyRSS
 	case "steady-1pct":
 		r.LowerBoundS = float64(2*r.Changed) * latency.Seconds() / float64(conc)
 		r.Target = "1 listing + the event pages + 2 requests per changed deployment, each changed instance synced (drift), " +
@@ -157,6 +163,7 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 	case "platform":
 		r.judgePlatform()
 	}
+	r.CountsMet, r.TargetMet = r.TargetMet, r.TargetMet && fast
 	if r.LowerBoundS > 0 {
 		r.Ratio = r.WallS / r.LowerBoundS
 	}
