@@ -95,6 +95,40 @@ var _ = Describe("re-sharding the index", func() {
 		Expect(err).NotTo(HaveOccurred())
 		return want
 	}
+	// writeAlong starts writers that update the record idOf names, one
+	// generation after another, until the stop it returns is called (which
+	// waits for them); each update written is passed to done. One lock
+	// orders the writers' updates and done, so that done sees them in the
+	// order Vault took them.
+	writeAlong := func(ctx context.Context, writer *vault.Store, writers int, idOf func(w, gen int) string,
+		done func(id, plan string)) (stop func()) {
+		var (
+			mu   sync.Mutex
+			quit = make(chan struct{})
+			wg   sync.WaitGroup
+		)
+		for w := range writers {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				for gen := 1; ; gen++ {
+					select {
+					case <-quit:
+						return
+					default:
+					}
+					id := idOf(w, gen)
+					mu.Lock()
+					_, err := writer.Update(ctx, map[string]vault.Change{id: record(id, gen)})
+					if err == nil {
+						done(id, "p"+strconv.Itoa(gen))
+					}
+					mu.Unlock()
+					Expect(err).NotTo(HaveOccurred())
+				}
+			})
+		}
+		return func() { close(quit); wg.Wait() }
+	}
 	// fresh is a new mount of KV version v whose index has 8 shards and
 	// records records: its mount, a Store on it, and the records' plans.
 	fresh := func(srv *testvault.Server, v, records int) (string, *vault.Store, map[string]string) {
@@ -217,44 +251,18 @@ var _ = Describe("re-sharding the index", func() {
 		srv := server()
 		m, s, want := fresh(srv, 2, 400)
 		writer := openStore(srv.Addr, srv.Token, m) // another broker VM
-
-		var (
-			mu      sync.Mutex
-			written = map[string]string{}
-			stop    = make(chan struct{})
-			wg      sync.WaitGroup
-		)
-		for w := range 3 {
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				for gen := 1; ; gen++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					id := fmt.Sprintf("inst-%04d", (gen*7+w*131)%400)
-					if gen%5 == 0 {
-						id = fmt.Sprintf("w%d-%d", w, gen)
-					}
-					mu.Lock()
-					_, err := writer.Update(ctx, map[string]vault.Change{id: record(id, gen)})
-					if err == nil {
-						written[id] = "p" + strconv.Itoa(gen)
-					}
-					mu.Unlock()
-					Expect(err).NotTo(HaveOccurred())
-				}
-			}()
-		}
+		written := map[string]string{}
+		stop := writeAlong(ctx, writer, 3, func(w, gen int) string {
+			if gen%5 == 0 {
+				return fmt.Sprintf("w%d-%d", w, gen)
+			}
+			return fmt.Sprintf("inst-%04d", (gen*7+w*131)%400)
+		}, func(id, plan string) { written[id] = plan })
 		time.Sleep(50 * time.Millisecond)
 		_, err := s.Reshard(ctx, 64)
 		Expect(err).NotTo(HaveOccurred())
 		time.Sleep(50 * time.Millisecond)
-		close(stop)
-		wg.Wait()
+		stop()
 		for id, plan := range written {
 			want[id] = plan
 		}
@@ -267,24 +275,8 @@ var _ = Describe("re-sharding the index", func() {
 		for round := range 3 {
 			m, a, want := fresh(srv, 2, 300)
 			b, writer := openStore(srv.Addr, srv.Token, m), openStore(srv.Addr, srv.Token, m)
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				for gen := 1; ; gen++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					id := fmt.Sprintf("inst-%04d", (gen*37+round)%300)
-					_, err := writer.Update(ctx, map[string]vault.Change{id: record(id, gen)})
-					Expect(err).NotTo(HaveOccurred())
-					want[id] = "p" + strconv.Itoa(gen)
-				}
-			}()
+			stop := writeAlong(ctx, writer, 1, func(_, gen int) string { return fmt.Sprintf("inst-%04d", (gen*37+round)%300) },
+				func(id, plan string) { want[id] = plan })
 			errs := make(chan error, 2)
 			for _, s := range []*vault.Store{a, b} {
 				go func() { _, err := s.Reshard(ctx, 32); errs <- err }()
@@ -297,8 +289,7 @@ var _ = Describe("re-sharding the index", func() {
 			}
 			_, err := a.Reshard(ctx, 32)
 			Expect(err).NotTo(HaveOccurred())
-			close(stop)
-			wg.Wait()
+			stop()
 			holds(a, want)
 		}
 	})
