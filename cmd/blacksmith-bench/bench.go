@@ -275,6 +275,7 @@ func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.
 		directors = append(directors, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	cfg := config.Default().Reconciler
+	cfg.HealthSweep = b.f.healthSweep
 	if b.f.concurrency > 0 {
 		cfg.MaxConcurrency = b.f.concurrency
 	}

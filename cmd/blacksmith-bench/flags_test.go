@@ -1,8 +1,12 @@
 package main
 
 import (
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
 )
 
 var _ = DescribeTable("-memory-limit reads a size as GOMEMLIMIT does",
@@ -43,5 +47,22 @@ var _ = Describe("a steady run's target", func() {
 		r.judge("steady", 0, 5)
 		Expect(r.CountsMet).To(BeFalse())
 		Expect(r.TargetMet).To(BeFalse())
+	})
+})
+
+var _ = Describe("-health-sweep", func() {
+	It("is the daemon's default unless set, 0 turns the sweep off, a negative one is refused", func() {
+		f, err := parseFlags(nil, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.healthSweep).To(Equal(config.Default().Reconciler.HealthSweep))
+
+		f, err = parseFlags([]string{"-health-sweep", "0"}, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.healthSweep).To(BeZero())
+
+		var out strings.Builder
+		_, err = parseFlags([]string{"-health-sweep", "-1h"}, &out)
+		Expect(err).To(HaveOccurred())
+		Expect(out.String()).To(ContainSubstring("-health-sweep: -1h0m0s is negative"))
 	})
 })

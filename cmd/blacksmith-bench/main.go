@@ -39,6 +39,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/config"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -55,6 +57,7 @@ type flags struct {
 	cpuProfile  string
 	memoryLimit int64         // bytes, 0 for none
 	upgradePoll time.Duration // how often a fleet upgrade asks about its tasks
+	healthSweep time.Duration // reconciler.health_sweep (0: off)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -128,6 +131,8 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.IntVar(&f.concurrency, "concurrency", 0, "reconciler.max_concurrency (0: the default)")
 	fs.IntVar(&f.directors, "directors", 1, "spread each size's deployments over this many Directors (simulators), reconciled as several Directors")
 	fs.DurationVar(&f.upgradePoll, "upgrade-poll", 50*time.Millisecond, "how often the upgrade scenarios' fleet upgrade asks about a task (the daemon's default is 1s, for tasks of minutes)")
+	fs.DurationVar(&f.healthSweep, "health-sweep", config.Default().Reconciler.HealthSweep,
+		"reconciler.health_sweep (0: off, so that a run's wall is its own; the steady targets count the sweep's share apart either way)")
 	fs.BoolVar(&f.verbose, "v", false, "log the reconciler's runs")
 	fs.BoolVar(&f.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the runs to this file")
@@ -150,6 +155,10 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	}
 	if f.upgradePoll <= 0 {
 		fmt.Fprintf(stderr, "-upgrade-poll: %s is not positive\n", f.upgradePoll)
+		return f, flag.ErrHelp
+	}
+	if f.healthSweep < 0 {
+		fmt.Fprintf(stderr, "-health-sweep: %s is negative\n", f.healthSweep)
 		return f, flag.ErrHelp
 	}
 	if f.directors < 1 || f.directors > 8 {
