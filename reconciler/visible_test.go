@@ -50,22 +50,25 @@ var _ = Describe("visible matching", func() {
 })
 
 var _ = Describe("history retention", func() {
-	It("keeps the newest history.keep events of an instance", func() {
-		e := newEnv(envOptions{seed: 1, config: func(c *config.ReconcilerConfig) { c.History.Keep = 3 }})
+	It("keeps the newest history.keep events of each instance a run changed", func() {
+		e := newEnv(envOptions{seed: 3, config: func(c *config.ReconcilerConfig) { c.History.Keep = 3 }})
 		ctx := context.Background()
-		name, id := e.names[0], instanceID(e.names[0])
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(1))
+		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(3))
 		for i := range 4 {
-			changed := strings.TrimRight(e.manifest(name), "\n") + fmt.Sprintf("\ntags:\n  round: %q\n", fmt.Sprint(i))
-			if i > 0 {
-				changed = strings.Replace(e.manifest(name), fmt.Sprintf("round: \"%d\"", i-1), fmt.Sprintf("round: \"%d\"", i), 1)
+			for _, name := range e.names {
+				changed := strings.TrimRight(e.manifest(name), "\n") + fmt.Sprintf("\ntags:\n  round: %q\n", fmt.Sprint(i))
+				if i > 0 {
+					changed = strings.Replace(e.manifest(name), fmt.Sprintf("round: \"%d\"", i-1), fmt.Sprintf("round: \"%d\"", i), 1)
+				}
+				Expect(e.sim.PutDeployment(changed)).To(Succeed())
 			}
-			Expect(e.sim.PutDeployment(changed)).To(Succeed())
-			Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(Equal(1), "round %d", i)
+			Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(Equal(3), "round %d", i)
 		}
-		events, err := e.store.Events(ctx, id, 0)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(kindsOf(events)).To(Equal([]string{"drift", "drift", "drift"}), "the first drift was pruned")
+		for _, name := range e.names {
+			events, err := e.store.Events(ctx, instanceID(name), 0)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(kindsOf(events)).To(Equal([]string{"drift", "drift", "drift"}), "the first drift of %s was pruned", name)
+		}
 	})
 })
 
