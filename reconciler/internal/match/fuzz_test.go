@@ -289,3 +289,24 @@ func yamlScalar(s string) string {
 func same(a, b any) bool {
 	return reflect.DeepEqual(a, b) || fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b)
 }
+
+// uuidSuffixOracle is the regular expression splitUUID replaced (for speed):
+// the fuzz target holds the two to the same answers.
+var uuidSuffixOracle = regexp.MustCompile(`^(.+)-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
+
+// FuzzSplitUUID: splitUUID answers as the regular expression it replaced.
+func FuzzSplitUUID(f *testing.F) {
+	for _, s := range []string{"redis-small-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b", "-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b",
+		"x-0F1E2D3C-4B5A-6978-8A9B-0C1D2E3F4A5B", "a\n-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b", "x-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5",
+		"x-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5g", "x_0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b", "x-0f1e2d3c-4b5a-6978-8a9b0-c1d2e3f4a5b",
+		"é-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b", "", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		prefix, id, ok := splitUUID(name)
+		sub := uuidSuffixOracle.FindStringSubmatch(name)
+		if ok != (sub != nil) || ok && (prefix != sub[1] || id != sub[2]) {
+			t.Fatalf("splitUUID(%q) = %q, %q, %v; the expression says %q", name, prefix, id, ok, sub)
+		}
+	})
+}
