@@ -314,9 +314,17 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	before, cpu := store.Stats(), cpuTime()
+	stopProfile := func() {}
+	if runProfile != "" {
+		var err error
+		if stopProfile, err = startProfile(runProfile + "." + scenario); err != nil {
+			return result{}, err
+		}
+	}
 	start, live := time.Now(), watchLiveHeap()
 	sum, err := m.RunOnce(ctx, reconciler.RunOptions{Reason: "bench " + scenario})
 	wall, peakLive := time.Since(start), live.Peak()
+	stopProfile()
 	if err != nil {
 		return result{}, err
 	}
@@ -387,6 +395,10 @@ func simsCPU(sims []*simProcess) time.Duration {
 
 // memProfile is where -memprofile writes the heap profile ("" for none).
 var memProfile string
+
+// runProfile is where -runprofile writes each run's CPU profile, followed
+// by "." and the scenario ("" for none).
+var runProfile string
 
 // writeHeapProfile writes the live heap's profile to path.
 func writeHeapProfile(path string) error {

@@ -141,6 +141,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 		f.memoryLimit = n
 		return err
 	})
+	fs.StringVar(&runProfile, "runprofile", "", "write a CPU profile of each run (the reconciler's runs only) to this file .{scenario}; not with -cpuprofile")
 	fs.StringVar(&memProfile, "memprofile", "", "write a heap profile to this file after each measured run (the last one stays), and one at the live heap's peak to this file .peak")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -155,6 +156,10 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	}
 	if f.upgradePoll <= 0 {
 		fmt.Fprintf(stderr, "-upgrade-poll: %s is not positive\n", f.upgradePoll)
+		return f, flag.ErrHelp
+	}
+	if runProfile != "" && f.cpuProfile != "" {
+		fmt.Fprintln(stderr, "-runprofile and -cpuprofile: one CPU profile at a time")
 		return f, flag.ErrHelp
 	}
 	if f.healthSweep < 0 {
