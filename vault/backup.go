@@ -74,22 +74,51 @@ func (s *Store) BackupAll(ctx context.Context, id string) (string, error) {
 	return s.backup(ctx, id, true)
 }
 
+// InstanceDocs are an instance's metadata and manifest documents as the
+// caller read them (Metadata and ReadManifest), to be written over with
+// check-and-set on the versions read (PutMetadata, ReplaceManifest).
+type InstanceDocs struct {
+	// Metadata is nil when there was none.
+	Metadata *Metadata
+	Manifest *ManifestDoc
+}
+
+// BackupFrom is Backup with the metadata and manifest taken from docs, not
+// read again: the caller's writes over them are check-and-set on the
+// versions read, so that the backup holds what they replace (a document
+// changed in between fails its write, and the caller reads and backs up
+// again). Docs without the manifest (not read) are not used: it is Backup.
+// Metadata that Metadata did not return is read as Backup reads it. The
+// index record is read, with the listing of the backups, at once.
+func (s *Store) BackupFrom(ctx context.Context, id string, docs InstanceDocs) (string, error) {
+	if docs.Manifest == nil {
+		return s.backupOf(ctx, id, false, nil)
+	}
+	return s.backupOf(ctx, id, false, &docs)
+}
+
 func (s *Store) backup(ctx context.Context, id string, secrets bool) (string, error) {
+	return s.backupOf(ctx, id, secrets, nil)
+}
+
+// backupOf takes a backup of id; docs (nil: none) holds parts the caller
+// read.
+func (s *Store) backupOf(ctx context.Context, id string, secrets bool, docs *InstanceDocs) (string, error) {
 	if !s.opts.Backup.Enabled {
 		return "", nil
 	}
 	if err := validID(id); err != nil {
 		return "", err
 	}
-	st, err := s.readState(ctx, id, secrets)
+	defer s.lockBackups(id)()
+	var names []backupName
+	st, err := s.readState(ctx, id, secrets, docs, func(ctx context.Context) (err error) {
+		names, err = s.backupNames(ctx, id)
+		return err
+	})
 	if err == nil && st.empty() {
 		err = ErrNotFound
 	}
-	if err != nil {
-		return "", fmt.Errorf("backing up %s: %w", id, err)
-	}
-	defer s.lockBackups(id)()
-	names, err := s.backupNames(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}

@@ -44,7 +44,7 @@ func (s *Store) decodeMetadata(p string, doc document) (*Metadata, error) {
 			s.kv.display(p), ErrCorrupt, mismatch)
 	}
 	md.Extra = extra
-	md.version = doc.Version
+	md.version, md.raw = doc.Version, raw
 	return &md, nil
 }
 
@@ -156,6 +156,70 @@ func (s *Store) PutManifest(ctx context.Context, id, text string) error {
 		return data, nil
 	})
 	if err != nil {
+		return fmt.Errorf("writing the manifest of %s: %w", id, err)
+	}
+	return nil
+}
+
+// ManifestDoc is an instance's manifest document as ReadManifest read it:
+// its text (when it Exists), and what ReplaceManifest keeps of it (its
+// other keys and, on KV v2, its version).
+type ManifestDoc struct {
+	Text   string
+	Exists bool
+
+	data    map[string]json.RawMessage
+	version int
+}
+
+// raw is the manifest's JSON string as read, nil when there was none.
+func (m *ManifestDoc) raw() json.RawMessage {
+	if !m.Exists {
+		return nil
+	}
+	return m.data["manifest"]
+}
+
+// ReadManifest reads the manifest document of id (Exists false when there
+// is none), for a ReplaceManifest over it that costs no second read.
+func (s *Store) ReadManifest(ctx context.Context, id string) (*ManifestDoc, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	p := manifestPath(id)
+	doc, err := s.kv.read(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	md := &ManifestDoc{Exists: doc.Exists, data: doc.Data, version: doc.Version}
+	if doc.Exists {
+		if err := json.Unmarshal(doc.Data["manifest"], &md.Text); err != nil {
+			return nil, fmt.Errorf("manifest at %s: %w: key \"manifest\" is not a string", s.kv.display(p), ErrCorrupt)
+		}
+	}
+	return md, nil
+}
+
+// ReplaceManifest writes text as the manifest of id over what ReadManifest
+// read (over), keeping its other keys. On KV v2 the write is a
+// check-and-set on the version read: ErrConflict when another writer wrote
+// the document since (read it again). On KV v1 it is written as read (the
+// last writer wins). A manifest over Options.MaxManifestBytes is refused,
+// unwritten (ErrTooLarge).
+func (s *Store) ReplaceManifest(ctx context.Context, id, text string, over *ManifestDoc) error {
+	if err := s.checkManifest(id, text); err != nil {
+		return err
+	}
+	if over == nil {
+		return fmt.Errorf("%w: replacing the manifest of %s over nothing read", ErrInvalid, id)
+	}
+	b, _ := json.Marshal(text)
+	data := maps.Clone(over.data)
+	if !over.Exists || data == nil {
+		data = map[string]json.RawMessage{}
+	}
+	data["manifest"] = b
+	if err := s.kv.write(ctx, manifestPath(id), data, s.cas(over.version)); err != nil {
 		return fmt.Errorf("writing the manifest of %s: %w", id, err)
 	}
 	return nil

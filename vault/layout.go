@@ -84,7 +84,11 @@ func (s *Store) readLayout(ctx context.Context) (*layout, error) {
 	if !doc.Exists {
 		return nil, nil
 	}
-	return parseLayout(s.kv.display(metaPath), doc.Data)
+	l, err := parseLayout(s.kv.display(metaPath), doc.Data)
+	if err == nil {
+		s.shards.Store(int64(l.Shards))
+	}
+	return l, err
 }
 
 // parseLayout decodes and checks the layout document data read at path.

@@ -19,6 +19,17 @@ type Metadata struct {
 	// version is the document's version when Metadata read it (KV v2); 0
 	// for metadata that was not read. PutMetadata checks it.
 	version int
+	// raw is the document as Metadata read it (nil when not read): what
+	// BackupFrom keeps of it.
+	raw json.RawMessage
+}
+
+// rawOrNil is the document as read, nil for nil metadata.
+func (m *Metadata) rawOrNil() json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	return m.raw
 }
 
 // Resource is a release or stemcell name and version.

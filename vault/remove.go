@@ -30,7 +30,7 @@ func (s *Store) RemoveAll(ctx context.Context, id string) (string, error) {
 	if err := validID(id); err != nil {
 		return "", err
 	}
-	st, err := s.readState(ctx, id, true)
+	st, err := s.readState(ctx, id, true, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("removing %s: nothing deleted: %w", id, err)
 	}

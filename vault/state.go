@@ -26,8 +26,11 @@ type state struct {
 }
 
 // readState reads the index record, metadata and manifest of id and, when
-// secrets is set, every secret under {id}/ (see secretPaths).
-func (s *Store) readState(ctx context.Context, id string, secrets bool) (*state, error) {
+// secrets is set, every secret under {id}/ (see secretPaths); with docs
+// (nil: none; its Manifest set), the metadata and manifest are taken from
+// it (metadata that was not read is read). also (nil: none) is read
+// alongside.
+func (s *Store) readState(ctx context.Context, id string, secrets bool, docs *InstanceDocs, also func(context.Context) error) (*state, error) {
 	st := &state{}
 	// The parts are read at once: a backup is taken before every change of
 	// an instance, and reading them one after another made it most of the
@@ -37,21 +40,32 @@ func (s *Store) readState(ctx context.Context, id string, secrets bool) (*state,
 		st.record, _, err = s.recordRaw(gctx, id)
 		return err
 	})
-	g.Go(func() error {
-		md, err := s.kv.read(gctx, metadataPath(id))
-		if err != nil || !md.Exists {
+	if also != nil {
+		g.Go(func() error { return also(gctx) })
+	}
+	if docs != nil && (docs.Metadata == nil || docs.Metadata.raw != nil) {
+		st.metadata = docs.Metadata.rawOrNil()
+	} else {
+		g.Go(func() error {
+			md, err := s.kv.read(gctx, metadataPath(id))
+			if err != nil || !md.Exists {
+				return err
+			}
+			st.metadata, err = json.Marshal(md.Data)
 			return err
-		}
-		st.metadata, err = json.Marshal(md.Data)
-		return err
-	})
-	g.Go(func() error {
-		mf, err := s.kv.read(gctx, manifestPath(id))
-		if err == nil {
-			st.manifest = mf.Data["manifest"]
-		}
-		return err
-	})
+		})
+	}
+	if docs != nil {
+		st.manifest = docs.Manifest.raw()
+	} else {
+		g.Go(func() error {
+			mf, err := s.kv.read(gctx, manifestPath(id))
+			if err == nil {
+				st.manifest = mf.Data["manifest"]
+			}
+			return err
+		})
+	}
 	if secrets {
 		g.Go(func() (err error) {
 			st.secrets, err = s.readSecrets(gctx, id)

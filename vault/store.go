@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/vault/api"
@@ -21,6 +22,9 @@ type Store struct {
 	log   *slog.Logger
 	locks *mountLocks
 	renew *renewer
+	// shards is the shard count of the index layout last read (0: none
+	// yet); a record's shard is read by it, beside the layout's own read.
+	shards atomic.Int64
 	// The parts of the store that stand on their own, each what one kind
 	// of consumer uses: their methods are the Store's too.
 	*History
@@ -34,7 +38,7 @@ type Store struct {
 // every Store of the same address and mount shares them.
 type mountLocks struct {
 	v1      sync.Mutex     // index updates on KV v1
-	backups [16]sync.Mutex // backup naming per instance (striped)
+	backups [256]sync.Mutex // backup naming per instance (striped: held while a backup's parts are read)
 }
 
 var processLocks sync.Map // address + "\x00" + mount -> *mountLocks

@@ -22,13 +22,13 @@ type (
 		Metadata(ctx context.Context, id string) (*vault.Metadata, error)
 		PutMetadata(ctx context.Context, id string, md *vault.Metadata) error
 		Manifest(ctx context.Context, id string) (string, bool, error)
-		PutManifest(ctx context.Context, id, text string) error
-		CreateManifest(ctx context.Context, id, text string) error
+		ReadManifest(ctx context.Context, id string) (*vault.ManifestDoc, error)
+		ReplaceManifest(ctx context.Context, id, text string, over *vault.ManifestDoc) error
 		Instances(ctx context.Context) (map[string]bool, error)
 	}
 	// Backups backs an instance up and reads its newest backup's record.
 	Backups interface {
-		Backup(ctx context.Context, id string) (string, error)
+		BackupFrom(ctx context.Context, id string, docs vault.InstanceDocs) (string, error)
 		LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
 	}
 	// Memory keeps the reconciler's own documents (state, history) and
@@ -161,20 +161,17 @@ func (g *DocumentStore) Manifest(ctx context.Context, id string) (string, bool, 
 	return f.text, f.ok, err
 }
 
-// PutManifest writes an instance's manifest.
-func (g *DocumentStore) PutManifest(ctx context.Context, id, text string) error {
-	if err := g.fenced(); err != nil {
-		return err
-	}
-	return do(g.b, ctx, func(ctx context.Context) error { return g.v.PutManifest(ctx, id, text) })
+// ReadManifest reads an instance's manifest document.
+func (g *DocumentStore) ReadManifest(ctx context.Context, id string) (*vault.ManifestDoc, error) {
+	return Call(g.b, ctx, func(ctx context.Context) (*vault.ManifestDoc, error) { return g.v.ReadManifest(ctx, id) })
 }
 
-// CreateManifest writes a manifest where there is none.
-func (g *DocumentStore) CreateManifest(ctx context.Context, id, text string) error {
+// ReplaceManifest writes an instance's manifest over the document read.
+func (g *DocumentStore) ReplaceManifest(ctx context.Context, id, text string, over *vault.ManifestDoc) error {
 	if err := g.fenced(); err != nil {
 		return err
 	}
-	return do(g.b, ctx, func(ctx context.Context) error { return g.v.CreateManifest(ctx, id, text) })
+	return do(g.b, ctx, func(ctx context.Context) error { return g.v.ReplaceManifest(ctx, id, text, over) })
 }
 
 // Instances lists the instance ids that have documents.
@@ -182,12 +179,12 @@ func (g *DocumentStore) Instances(ctx context.Context) (map[string]bool, error) 
 	return Call(g.b, ctx, g.v.Instances)
 }
 
-// Backup backs an instance up (a write).
-func (g *BackupStore) Backup(ctx context.Context, id string) (string, error) {
+// BackupFrom backs an instance up from what was read of it (a write).
+func (g *BackupStore) BackupFrom(ctx context.Context, id string, docs vault.InstanceDocs) (string, error) {
 	if err := g.fenced(); err != nil {
 		return "", err
 	}
-	return Call(g.b, ctx, func(ctx context.Context) (string, error) { return g.v.Backup(ctx, id) })
+	return Call(g.b, ctx, func(ctx context.Context) (string, error) { return g.v.BackupFrom(ctx, id, docs) })
 }
 
 // LatestBackupRecord reads the record of an instance's newest backup.

@@ -14,6 +14,9 @@ type Update struct {
 	*Target
 	// Actions are what Diff found (zero when the documents were not read).
 	Actions Actions
+	// Have is what Vault held, as read (zero when not read): the backup
+	// holds it, and the writes go over it with check-and-set.
+	Have Current
 	// Wrote says the metadata or manifest was written.
 	Wrote bool
 	// Restored is the record of the instance's newest backup, when its

@@ -20,14 +20,12 @@ type Documents interface {
 	Metadata(ctx context.Context, id string) (*vault.Metadata, error)
 	// PutMetadata writes an instance's metadata.
 	PutMetadata(ctx context.Context, id string, md *vault.Metadata) error
-	// Manifest returns an instance's manifest and whether there is one.
-	Manifest(ctx context.Context, id string) (string, bool, error)
-	// PutManifest writes an instance's manifest.
-	PutManifest(ctx context.Context, id, text string) error
-	// CreateManifest writes a manifest where there is none (a cold run's
-	// write, without the read that keeps a document's other keys);
-	// vault.ErrConflict when there is one.
-	CreateManifest(ctx context.Context, id, text string) error
+	// ReadManifest reads an instance's manifest document.
+	ReadManifest(ctx context.Context, id string) (*vault.ManifestDoc, error)
+	// ReplaceManifest writes an instance's manifest over the document
+	// read (check-and-set: vault.ErrConflict when it changed since; over
+	// a document read absent, a create, without a read).
+	ReplaceManifest(ctx context.Context, id, text string, over *vault.ManifestDoc) error
 	// Instances lists the instance ids that have documents under the mount
 	// (metadata, manifest), so that a cold run reads nothing for the others.
 	Instances(ctx context.Context) (map[string]bool, error)
@@ -36,8 +34,9 @@ type Documents interface {
 // Backups backs an instance up before a change, and reads the record of its
 // newest backup when its index entry is lost; *vault.Store has it.
 type Backups interface {
-	// Backup snapshots an instance's records; "" when backups are off.
-	Backup(ctx context.Context, id string) (string, error)
+	// BackupFrom snapshots an instance's records, its metadata and
+	// manifest as the run read them (docs); "" when backups are off.
+	BackupFrom(ctx context.Context, id string, docs vault.InstanceDocs) (string, error)
 	// LatestBackupRecord is the record kept in the newest backup, nil when none.
 	LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
 }
@@ -131,7 +130,9 @@ func (r *Reader) read(ctx context.Context, id string) (Current, error) {
 		return err
 	})
 	g.Go(func() (err error) {
-		have.Manifest, have.HasManifest, err = r.docs.Manifest(gctx, id)
+		if have.doc, err = r.docs.ReadManifest(gctx, id); err == nil {
+			have.Manifest, have.HasManifest = have.doc.Text, have.doc.Exists
+		}
 		return err
 	})
 	if err := g.Wait(); err != nil {

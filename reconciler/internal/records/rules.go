@@ -37,6 +37,9 @@ type Current struct {
 	Metadata    *vault.Metadata
 	Manifest    string
 	HasManifest bool
+	// doc is the manifest document as read (nil when it was not read: Vault
+	// held no document of the instance), what its write and backup go over.
+	doc *vault.ManifestDoc
 }
 
 // Actions are the writes that bring an instance's documents to their

@@ -101,7 +101,7 @@ func (w *VaultWriter) Write(ctx context.Context, u *Update) error {
 	defer cancel()
 	id, a := u.Match.InstanceID, u.Actions
 	if a.Backup && w.Backups {
-		if err := w.backup(ctx, id); err != nil {
+		if err := w.backup(ctx, id, u.Have); err != nil {
 			return err
 		}
 	}
@@ -113,7 +113,7 @@ func (w *VaultWriter) Write(ctx context.Context, u *Update) error {
 	}
 	if a.Manifest {
 		g.Go(func() error {
-			return w.put(KindManifest, func() error { return w.putManifest(gctx, id, u.Manifest, a.HadManifest) })
+			return w.put(KindManifest, func() error { return w.putManifest(gctx, id, u.Manifest, u.Have.doc) })
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -138,9 +138,10 @@ func (w *VaultWriter) Write(ctx context.Context, u *Update) error {
 	return nil
 }
 
-// backup backs the instance up; nothing to back up is not an error.
-func (w *VaultWriter) backup(ctx context.Context, id string) error {
-	name, err := w.backups.Backup(ctx, id)
+// backup backs the instance up from what was read of it (have); nothing to
+// back up is not an error.
+func (w *VaultWriter) backup(ctx context.Context, id string, have Current) error {
+	name, err := w.backups.BackupFrom(ctx, id, vault.InstanceDocs{Metadata: have.Metadata, Manifest: have.doc})
 	if errors.Is(err, vault.ErrNotFound) {
 		return nil
 	}
@@ -164,16 +165,23 @@ func (w *VaultWriter) put(kind string, write func() error) error {
 	return nil
 }
 
-// putManifest writes an instance's manifest; one that Vault did not hold is
-// created without the read that keeps a document's other keys.
-func (w *VaultWriter) putManifest(ctx context.Context, id, text string, had bool) error {
-	if !had {
-		err := w.docs.CreateManifest(ctx, id, text)
-		if !errors.Is(err, vault.ErrConflict) {
-			return err
-		}
+// putManifest writes an instance's manifest over the document read (over;
+// nil when Vault held no document of the instance: created, without a
+// read). Over a document that changed since, it is an ErrConflict, and the
+// run's retry reads and backs up again; a manifest created meanwhile is
+// read, then written over.
+func (w *VaultWriter) putManifest(ctx context.Context, id, text string, over *vault.ManifestDoc) error {
+	if over != nil {
+		return w.docs.ReplaceManifest(ctx, id, text, over)
 	}
-	return w.docs.PutManifest(ctx, id, text)
+	err := w.docs.ReplaceManifest(ctx, id, text, &vault.ManifestDoc{})
+	if !errors.Is(err, vault.ErrConflict) {
+		return err
+	}
+	if over, err = w.docs.ReadManifest(ctx, id); err != nil {
+		return err
+	}
+	return w.docs.ReplaceManifest(ctx, id, text, over)
 }
 
 // account counts what an index change did (or would do, in a dry run), and

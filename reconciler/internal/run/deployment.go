@@ -130,7 +130,7 @@ func (w *deployments) write(ctx context.Context, want *records.Desired, cur *vau
 			if err != nil {
 				return err
 			}
-			u.Actions = records.Diff(t, have, cur, records.Stamp(w.start))
+			u.Actions, u.Have = records.Diff(t, have, cur, records.Stamp(w.start)), have
 			if u.Restored, err = w.reader.Restored(ctx, id, have); err != nil {
 				return err
 			}
