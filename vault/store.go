@@ -37,7 +37,7 @@ type Store struct {
 // mountLocks serialize, within the process, what Vault cannot on one mount:
 // every Store of the same address and mount shares them.
 type mountLocks struct {
-	v1      sync.Mutex     // index updates on KV v1
+	v1      sync.Mutex      // index updates on KV v1
 	backups [256]sync.Mutex // backup naming per instance (striped: held while a backup's parts are read)
 }
 
