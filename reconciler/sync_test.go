@@ -172,6 +172,8 @@ instance_groups:
 		Expect(err).NotTo(HaveOccurred())
 		md.Properties = map[string]any{"team": "cache"} // a field the reconciler does not own
 		Expect(e.store.PutMetadata(context.Background(), id, md)).To(Succeed())
+		before, err := e.store.Record(context.Background(), id)
+		Expect(err).NotTo(HaveOccurred())
 
 		// The listing entry is the same and the cached copy young: only the
 		// Director's event feed tells the next scheduled run.
@@ -201,6 +203,11 @@ instance_groups:
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(doc["manifest"]).To(Equal(old), "the backup holds the records as they were before the change")
+		Expect(doc["metadata"]).To(HaveKeyWithValue("properties", HaveKeyWithValue("team", "cache")))
+		Expect(doc["record"]).To(HaveKeyWithValue("reconciler_fingerprint", before.Fingerprint))
+		after, err := e.store.Record(context.Background(), id)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(after.Fingerprint).NotTo(Equal(before.Fingerprint))
 		for _, other := range []string{e.names[0], e.names[2]} {
 			b, err := e.store.Backups(context.Background(), instanceID(other))
 			Expect(err).NotTo(HaveOccurred())

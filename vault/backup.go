@@ -81,6 +81,11 @@ type InstanceDocs struct {
 	// Metadata is nil when there was none.
 	Metadata *Metadata
 	Manifest *ManifestDoc
+	// Record is the instance's index record as the caller read it (nil:
+	// read it). The reconciler gives the one its run read at its start:
+	// the fields its index change sets are its own, written by no one
+	// else between, and the change keeps every other field as it is then.
+	Record *Record
 }
 
 // BackupFrom is Backup with the metadata and manifest taken from docs, not
@@ -89,7 +94,8 @@ type InstanceDocs struct {
 // changed in between fails its write, and the caller reads and backs up
 // again). Docs without the manifest (not read) are not used: it is Backup.
 // Metadata that Metadata did not return is read as Backup reads it. The
-// index record is read, with the listing of the backups, at once.
+// index record is docs.Record when set (no shard is read), else read with
+// the listing of the backups, at once.
 func (s *Store) BackupFrom(ctx context.Context, id string, docs InstanceDocs) (string, error) {
 	if docs.Manifest == nil {
 		return s.backupOf(ctx, id, false, nil)

@@ -118,6 +118,16 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 				Expect(from).NotTo(Equal(taken))
 				Expect(snapshot("b1", from)).To(Equal(snapshot("b1", taken)))
 
+				// With the record as the caller read it, only the backups are listed.
+				docs.Record, err = store.Record(ctx, "b1")
+				Expect(err).NotTo(HaveOccurred())
+				reads = store.Stats().Reads
+				from, err = store.BackupFrom(ctx, "b1", docs)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(store.Stats().Reads - reads).To(Equal(uint64(1)))
+				Expect(snapshot("b1", from)).To(Equal(snapshot("b1", taken)))
+				docs.Record = nil
+
 				// Metadata not read (none at the time) and a manifest read absent.
 				_, err = store.Update(ctx, map[string]vault.Change{"b2": put(rec("svc", "small"))})
 				Expect(err).NotTo(HaveOccurred())

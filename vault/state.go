@@ -28,18 +28,25 @@ type state struct {
 // readState reads the index record, metadata and manifest of id and, when
 // secrets is set, every secret under {id}/ (see secretPaths); with docs
 // (nil: none; its Manifest set), the metadata and manifest are taken from
-// it (metadata that was not read is read). also (nil: none) is read
-// alongside.
+// it (metadata that was not read is read), and the record too when it
+// holds one. also (nil: none) is read alongside.
 func (s *Store) readState(ctx context.Context, id string, secrets bool, docs *InstanceDocs, also func(context.Context) error) (*state, error) {
 	st := &state{}
 	// The parts are read at once: a backup is taken before every change of
 	// an instance, and reading them one after another made it most of the
 	// change's time.
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		st.record, _, err = s.recordRaw(gctx, id)
-		return err
-	})
+	if docs != nil && docs.Record != nil {
+		var err error
+		if st.record, err = json.Marshal(docs.Record); err != nil {
+			return nil, fmt.Errorf("encoding the record of %s: %w", id, err)
+		}
+	} else {
+		g.Go(func() (err error) {
+			st.record, _, err = s.recordRaw(gctx, id)
+			return err
+		})
+	}
 	if also != nil {
 		g.Go(func() error { return also(gctx) })
 	}

@@ -101,7 +101,7 @@ func (w *VaultWriter) Write(ctx context.Context, u *Update) error {
 	defer cancel()
 	id, a := u.Match.InstanceID, u.Actions
 	if a.Backup && w.Backups {
-		if err := w.backup(ctx, id, u.Have); err != nil {
+		if err := w.backup(ctx, id, u.Have, w.Index[id]); err != nil {
 			return err
 		}
 	}
@@ -138,10 +138,11 @@ func (w *VaultWriter) Write(ctx context.Context, u *Update) error {
 	return nil
 }
 
-// backup backs the instance up from what was read of it (have); nothing to
-// back up is not an error.
-func (w *VaultWriter) backup(ctx context.Context, id string, have Current) error {
-	name, err := w.backups.BackupFrom(ctx, id, vault.InstanceDocs{Metadata: have.Metadata, Manifest: have.doc})
+// backup backs the instance up from what was read of it: its documents
+// (have) and its index record as the run read it at its start (rec; nil:
+// read); nothing to back up is not an error.
+func (w *VaultWriter) backup(ctx context.Context, id string, have Current, rec *vault.Record) error {
+	name, err := w.backups.BackupFrom(ctx, id, vault.InstanceDocs{Metadata: have.Metadata, Manifest: have.doc, Record: rec})
 	if errors.Is(err, vault.ErrNotFound) {
 		return nil
 	}
