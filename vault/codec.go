@@ -22,11 +22,16 @@ type field struct {
 // is null or the zero value (so it is written back exactly as it was), or of
 // an unexpected type (then it is also named in mismatch).
 func decodeObject(data []byte, fields []field) (extra map[string]json.RawMessage, mismatch []string, err error) {
-	all := make(map[string]json.RawMessage, len(fields)+4)
-	if t := trimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
-		return nil, nil, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
+	all, fast := splitObject(data)
+	if !fast {
+		all = make(map[string]json.RawMessage, len(fields)+4)
+		if t := trimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
+			return nil, nil, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
+		}
 	}
-	// What is left in all is extra; json.Unmarshal copied the raw values.
+	// What is left in all is extra: copied (splitObject's values are slices
+	// of data, a whole shard's answer that must not live as long as one
+	// record).
 	for _, f := range fields {
 		v, ok := all[f.name]
 		if !ok || bytes.Equal(v, []byte("null")) {
@@ -42,7 +47,12 @@ func decodeObject(data []byte, fields []field) (extra map[string]json.RawMessage
 		}
 	}
 	if len(all) == 0 {
-		all = nil
+		return nil, mismatch, nil
+	}
+	if fast {
+		for k, v := range all {
+			all[k] = bytes.Clone(v)
+		}
 	}
 	return all, mismatch, nil
 }
@@ -128,6 +138,18 @@ func decodeField(raw []byte, ptr any) error {
 			*p = n
 			return nil
 		}
+	case *float64:
+		if end, ok := numberEnd(raw, 0); ok && end == len(raw) {
+			if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+				*p = f
+				return nil
+			}
+		}
+	case *map[string]string:
+		if m, ok := plainStrings(raw); ok {
+			*p = m
+			return nil
+		}
 	case *map[string]any:
 		return unmarshalNumbers(raw, p)
 	}
@@ -162,6 +184,23 @@ func plainString(raw []byte) (string, bool) {
 		}
 	}
 	return string(raw[1 : len(raw)-1]), true
+}
+
+// plainStrings decodes an object of plain strings (see plainString), the
+// common case of a map[string]string; ok false sends the caller to the full
+// decoder.
+func plainStrings(raw []byte) (map[string]string, bool) {
+	all, ok := splitObject(raw)
+	if !ok {
+		return nil, false
+	}
+	m := make(map[string]string, len(all))
+	for k, v := range all {
+		if m[k], ok = plainString(v); !ok {
+			return nil, false
+		}
+	}
+	return m, true
 }
 
 // appendString appends s as a JSON string exactly as json.Marshal writes it

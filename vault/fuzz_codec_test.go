@@ -200,3 +200,66 @@ func sameAdding(in, out any) bool {
 	}
 	return reflect.DeepEqual(in, out)
 }
+
+// FuzzSplitObject: splitObject takes a JSON object as json.Unmarshal into a
+// map[string]json.RawMessage does (same keys, same raw values), and never
+// takes what json.Unmarshal refuses.
+func FuzzSplitObject(f *testing.F) {
+	for _, s := range append(seedRecords, seedMetadata...) {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{`{}`, ` { } `, `{"a":1,"a":2}`, `{"a":-0.5e+3,"b":[1,{"c":"\u00e9\n"}],"d":null,"e":true}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":"\x"}`, `{"a":[1,}`, `{"a\u0062":1}`, `{"a":1}x`, `{"a":"b\u12"}`, `{"a":1,}`, "{\"a\":\"\x01\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := splitObject(data)
+		var want map[string]json.RawMessage
+		err := json.Unmarshal(data, &want)
+		if !ok {
+			return // the caller falls back to json.Unmarshal
+		}
+		if err != nil {
+			t.Fatalf("splitObject took %q, which json.Unmarshal refuses: %v", data, err)
+		}
+		if want == nil || len(got) != len(want) {
+			t.Fatalf("splitObject(%q) = %q, json.Unmarshal %q", data, got, want)
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("splitObject(%q)[%q] = %q, json.Unmarshal %q", data, k, got[k], v)
+			}
+		}
+	})
+}
+
+// FuzzDecodeV2: the fast path of a KV v2 answer decodes what json.Unmarshal
+// decodes (the same entries, version and existence), and takes nothing that
+// json.Unmarshal refuses.
+func FuzzDecodeV2(f *testing.F) {
+	f.Add([]byte(`{"request_id":"r","data":{"data":{"inst-1":{"plan_id":"p","service_id":"s"}},"metadata":{"created_time":"2024-01-01T00:00:00Z","version":3}},"warnings":null}`))
+	f.Add([]byte(`{"data":{"data":null,"metadata":{"deletion_time":"2024-01-01T00:00:00Z","version":2}}}`))
+	f.Add([]byte(`{"data":{"data":{},"metadata":{"version":1}}}`))
+	f.Add([]byte(`{"Data":{"data":{"a":1},"metadata":{"version":1}}}`))
+	f.Add([]byte(`{"data":{"data":{"a":1},"data":{"b":2},"metadata":{"version":1}}}`))
+	f.Add([]byte(`{"data":{"data":{"a":1},"metadata":{"version":1.0}}}`))
+	f.Add([]byte(`{"data":{"data":{"a":[1,{"b":"\u00e9"}]},"metadata":{"version":12}},"auth":null}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		doc, ok := decodeV2(body)
+		if !ok {
+			return // json.Unmarshal decides
+		}
+		var b v2Body
+		if err := json.Unmarshal(body, &b); err != nil || b.Data == nil {
+			t.Fatalf("decodeV2 took %q, which json.Unmarshal refuses: %v", body, err)
+		}
+		if doc.Version != b.Data.Metadata.Version || doc.Exists != (b.Data.Data != nil) || len(doc.Data) != len(b.Data.Data) {
+			t.Fatalf("decodeV2(%q) = %+v, json.Unmarshal %+v", body, doc, *b.Data)
+		}
+		for k, v := range b.Data.Data {
+			if !bytes.Equal(doc.Data[k], v) {
+				t.Fatalf("decodeV2(%q)[%q] = %q, json.Unmarshal %q", body, k, doc.Data[k], v)
+			}
+		}
+	})
+}
