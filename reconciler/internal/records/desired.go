@@ -4,9 +4,8 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"hash"
 	"slices"
+	"strconv"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
@@ -68,31 +67,57 @@ func New(d bosh.Deployment, f *fleet.Fetched, m report.Match) *Desired {
 // digest is the fingerprint kept in the index record: a warm run compares
 // it and needs no other read when it is unchanged.
 func (w *Desired) digest() string {
-	h := sha256.New()
-	field := func(parts ...any) {
-		for _, p := range parts {
-			fmt.Fprintf(h, "%v\x1f", p)
-		}
-		h.Write([]byte{'\x1e'})
-	}
-	field(fingerprintVersion, w.Match.InstanceID, w.Match.ServiceID, w.Match.PlanID, w.Deployment, w.ManifestSHA,
-		w.Match.Strategy, w.Match.Confidence, w.Match.Rule)
+	var d digester
+	d.field(fingerprintVersion, w.Match.InstanceID, w.Match.ServiceID, w.Match.PlanID, w.Deployment, w.ManifestSHA,
+		string(w.Match.Strategy))
+	d.float(w.Match.Confidence)
+	d.str(w.Match.Rule)
+	d.end()
 	if w.Director != "" { // a single Director: the fingerprints of before
-		field("director", w.Director)
+		d.field("director", w.Director)
+		d.end()
 	}
-	writeResources(h, field, w.releases)
+	for _, r := range w.releases {
+		d.field(r.Name, r.Version)
+		d.end()
+	}
+	d.b = append(d.b, '\x1d')
 	for _, v := range w.vms {
-		field(v.ID, v.Job, v.Index, v.AZ, v.IPs)
+		d.field(v.ID, v.Job)
+		d.b = append(strconv.AppendInt(d.b, int64(v.Index), 10), '\x1f')
+		d.field(v.AZ)
+		d.b = append(d.b, '[')
+		for i, ip := range v.IPs {
+			if i > 0 {
+				d.b = append(d.b, ' ')
+			}
+			d.b = append(d.b, ip...)
+		}
+		d.b = append(d.b, ']', '\x1f')
+		d.end()
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(d.b)
+	return hex.EncodeToString(sum[:])
 }
 
-func writeResources(h hash.Hash, field func(...any), rs []vault.Resource) {
-	for _, r := range rs {
-		field(r.Name, r.Version)
+// digester writes what the fingerprint covers: each part as fmt's %v
+// writes it, followed by \x1f, each field ended by \x1e (the form
+// fingerprints were first written in: a new form would make every record
+// look changed). It appends, with no fmt call: a steady run digests every
+// deployment, and fmt was most of it.
+type digester struct{ b []byte }
+
+func (d *digester) str(s string) { d.b = append(append(d.b, s...), '\x1f') }
+
+func (d *digester) field(parts ...string) {
+	for _, p := range parts {
+		d.str(p)
 	}
-	h.Write([]byte{'\x1d'})
 }
+
+func (d *digester) float(f float64) { d.b = append(strconv.AppendFloat(d.b, f, 'g', -1, 64), '\x1f') }
+
+func (d *digester) end() { d.b = append(d.b, '\x1e') }
 
 // Load reads the stemcells and properties.blacksmith from the manifest; the
 // service and plan it names for the instance win over the matcher's. A
