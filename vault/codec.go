@@ -22,39 +22,101 @@ type field struct {
 // is null or the zero value (so it is written back exactly as it was), or of
 // an unexpected type (then it is also named in mismatch).
 func decodeObject(data []byte, fields []field) (extra map[string]json.RawMessage, mismatch []string, err error) {
-	all, fast := splitObject(data)
-	if !fast {
-		all = make(map[string]json.RawMessage, len(fields)+4)
-		if t := trimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
-			return nil, nil, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
-		}
+	if extra, mismatch, ok := decodePairs(data, fields); ok {
+		return extra, mismatch, nil
 	}
-	// What is left in all is extra: copied (splitObject's values are slices
-	// of data, a whole shard's answer that must not live as long as one
-	// record).
+	return decodeMap(data, fields)
+}
+
+// decodeMap is decodeObject through json.Unmarshal into a map: whatever
+// decodePairs does not take on, and its oracle in FuzzDecodePairs.
+func decodeMap(data []byte, fields []field) (extra map[string]json.RawMessage, mismatch []string, err error) {
+	all := make(map[string]json.RawMessage, len(fields)+4)
+	if t := trimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &all) != nil {
+		return nil, nil, fmt.Errorf("%w: not a JSON object: %s", ErrCorrupt, snippet(data))
+	}
+	// What is left in all is extra; json.Unmarshal copied the raw values.
 	for _, f := range fields {
 		v, ok := all[f.name]
-		if !ok || bytes.Equal(v, []byte("null")) {
+		if !ok {
 			continue
 		}
-		if err := decodeField(v, f.ptr); err != nil {
-			reflect.ValueOf(f.ptr).Elem().SetZero()
-			mismatch = append(mismatch, f.name)
-			continue
-		}
-		if !isZero(f.ptr) {
+		if decodeKnown(v, f, &mismatch) {
 			delete(all, f.name)
 		}
 	}
 	if len(all) == 0 {
-		return nil, mismatch, nil
-	}
-	if fast {
-		for k, v := range all {
-			all[k] = bytes.Clone(v)
-		}
+		all = nil
 	}
 	return all, mismatch, nil
+}
+
+// maxPairFields bounds the fields decodePairs takes on.
+const maxPairFields = 32
+
+// decodePairs is decodeObject's fast path: one pass over data (pairs), each
+// value straight to its field, no map but for the extra fields; false for
+// what it does not take on (see pairs), decodeObject then uses
+// json.Unmarshal. (A run's index read decodes every record: a map per
+// record was most of it.)
+func decodePairs(data []byte, fields []field) (extra map[string]json.RawMessage, mismatch []string, ok bool) {
+	if len(fields) > maxPairFields {
+		return nil, nil, false
+	}
+	var raws [maxPairFields][]byte
+	sc := pairs{data: data, validate: true}
+	for {
+		key, val, more := sc.next()
+		if !more {
+			break
+		}
+		if j := fieldIndex(fields, key); j >= 0 {
+			raws[j] = val
+			continue
+		}
+		if extra == nil {
+			extra = map[string]json.RawMessage{}
+		}
+		extra[string(key)] = bytes.Clone(val) // not a slice of data: a shard's whole answer
+	}
+	if !sc.ok() {
+		return nil, nil, false
+	}
+	for j, f := range fields {
+		if raws[j] == nil || decodeKnown(raws[j], f, &mismatch) {
+			continue
+		}
+		if extra == nil {
+			extra = map[string]json.RawMessage{}
+		}
+		extra[f.name] = bytes.Clone(raws[j])
+	}
+	return extra, mismatch, true
+}
+
+// fieldIndex is the index of the field named key, -1 for none.
+func fieldIndex(fields []field, key []byte) int {
+	for j := range fields {
+		if fields[j].name == string(key) {
+			return j
+		}
+	}
+	return -1
+}
+
+// decodeKnown decodes the raw value v of a known field f; false keeps v raw
+// in the extra fields: null, the field's zero value (written back as it
+// was) or a value of an unexpected type (then named in *mismatch too).
+func decodeKnown(v []byte, f field, mismatch *[]string) bool {
+	if bytes.Equal(v, []byte("null")) {
+		return false
+	}
+	if err := decodeField(v, f.ptr); err != nil {
+		reflect.ValueOf(f.ptr).Elem().SetZero()
+		*mismatch = append(*mismatch, f.name)
+		return false
+	}
+	return !isZero(f.ptr)
 }
 
 // decodeInto is decodeObject for an UnmarshalJSON method: a known field of

@@ -263,3 +263,29 @@ func FuzzDecodeV2(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodePairs: a record decoded in one pass (decodePairs) is the record
+// json.Unmarshal's way decodes (decodeMap): the same fields, extra fields
+// and mismatches.
+func FuzzDecodePairs(f *testing.F) {
+	for _, s := range seedRecords {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"plan_id":"a","plan_id":"b","x":1,"x":2,"context":{"k":"v","k":"w"},"match_confidence":1e400}`))
+	f.Add([]byte(`{"match_confidence":-0.0,"created":-1,"adopted":true,"context":{"a":"\u00e9"},"director":""}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast, slow Record
+		fe, fm, ok := decodePairs(data, fast.fields())
+		if !ok {
+			return
+		}
+		se, sm, err := decodeMap(data, slow.fields())
+		if err != nil {
+			t.Fatalf("decodePairs took %q, which decodeMap refuses: %v", data, err)
+		}
+		fast.Extra, slow.Extra = fe, se
+		if !reflect.DeepEqual(fast, slow) || !reflect.DeepEqual(fm, sm) {
+			t.Fatalf("decodePairs(%q) = %+v %v, decodeMap %+v %v", data, fast, fm, slow, sm)
+		}
+	})
+}

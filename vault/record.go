@@ -117,32 +117,36 @@ type Operation struct {
 	Extra map[string]json.RawMessage `json:"-"`
 }
 
-func (r *Record) fields() []field {
-	return []field{
-		{"service_id", &r.ServiceID, true},
-		{"plan_id", &r.PlanID, true},
-		{"deployment_name", &r.DeploymentName, false},
-		{"created", &r.Created, false},
-		{"organization_guid", &r.OrganizationGUID, false},
-		{"space_guid", &r.SpaceGUID, false},
-		{"parameters", &r.Parameters, false},
-		{"last_operation", &r.LastOperation, false},
-		{"maintenance_info_version", &r.MaintenanceVersion, false},
-		{"context", &r.Context, false},
-		{"reconciled_at", &r.ReconciledAt, false},
-		{"orphaned", &r.Orphaned, false},
-		{"orphaned_at", &r.OrphanedAt, false},
-		{"unorphaned_at", &r.UnorphanedAt, false},
-		{"reconciler_fingerprint", &r.Fingerprint, false},
-		{"match_strategy", &r.MatchStrategy, false},
-		{"match_confidence", &r.MatchConfidence, false},
-		{"match_rule", &r.MatchRule, false},
-		{"remediated_at", &r.RemediatedAt, false},
-		{"director", &r.Director, false},
-		{"adopted", &r.Adopted, false},
-		{"adopted_at", &r.AdoptedAt, false},
-		{"adoption_confirmed_at", &r.AdoptionConfirmedAt, false},
-	}
+func (r *Record) fields() []field { return r.fieldsTo(nil) }
+
+// fieldsTo appends the record's fields to dst (a caller's array, so that
+// decoding the index allocates no list per record).
+func (r *Record) fieldsTo(dst []field) []field {
+	return append(dst,
+		field{"service_id", &r.ServiceID, true},
+		field{"plan_id", &r.PlanID, true},
+		field{"deployment_name", &r.DeploymentName, false},
+		field{"created", &r.Created, false},
+		field{"organization_guid", &r.OrganizationGUID, false},
+		field{"space_guid", &r.SpaceGUID, false},
+		field{"parameters", &r.Parameters, false},
+		field{"last_operation", &r.LastOperation, false},
+		field{"maintenance_info_version", &r.MaintenanceVersion, false},
+		field{"context", &r.Context, false},
+		field{"reconciled_at", &r.ReconciledAt, false},
+		field{"orphaned", &r.Orphaned, false},
+		field{"orphaned_at", &r.OrphanedAt, false},
+		field{"unorphaned_at", &r.UnorphanedAt, false},
+		field{"reconciler_fingerprint", &r.Fingerprint, false},
+		field{"match_strategy", &r.MatchStrategy, false},
+		field{"match_confidence", &r.MatchConfidence, false},
+		field{"match_rule", &r.MatchRule, false},
+		field{"remediated_at", &r.RemediatedAt, false},
+		field{"director", &r.Director, false},
+		field{"adopted", &r.Adopted, false},
+		field{"adopted_at", &r.AdoptedAt, false},
+		field{"adoption_confirmed_at", &r.AdoptionConfirmedAt, false},
+	)
 }
 
 // UnmarshalJSON decodes a record. Only a value that is not a JSON object is an
@@ -206,7 +210,8 @@ func (o *Operation) clone() *Operation {
 // that is not an object (rec nil) or fields kept raw because of their type.
 func decodeRecord(path, id string, raw json.RawMessage) (*Record, []error) {
 	var r Record
-	extra, mismatch, err := decodeObject(raw, r.fields())
+	var buf [24]field
+	extra, mismatch, err := decodeObject(raw, r.fieldsTo(buf[:0]))
 	if err != nil {
 		return nil, []error{&RecordError{Path: path, ID: id, Err: err}}
 	}

@@ -25,47 +25,95 @@ func splitValid(data []byte) (out map[string]json.RawMessage, dup, ok bool) {
 }
 
 func split(data []byte, validate bool) (out map[string]json.RawMessage, dup, ok bool) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil, false, false
-	}
 	out = make(map[string]json.RawMessage, 16)
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return out, false, skipSpace(data, i+1) == len(data)
-	}
+	sc := pairs{data: data, validate: validate}
 	for {
-		key, next, ok := plainKey(data, i)
-		if !ok {
-			return nil, false, false
+		key, val, more := sc.next()
+		if !more {
+			break
 		}
-		i = skipSpace(data, next)
-		if i >= len(data) || data[i] != ':' {
-			return nil, false, false
-		}
-		i = skipSpace(data, i+1)
-		end, ok := valueEnd(data, i, validate)
-		if !ok {
-			return nil, false, false
-		}
-		if _, seen := out[key]; seen {
+		k := string(key)
+		if _, seen := out[k]; seen {
 			dup = true
 		}
-		out[key] = data[i:end:end]
-		i = skipSpace(data, end)
-		if i >= len(data) {
-			return nil, false, false
+		out[k] = val
+	}
+	if !sc.ok() {
+		return nil, false, false
+	}
+	return out, dup, true
+}
+
+// pairs walks the keys and values of a JSON object, one pass, without
+// building a map (a record's fields go straight to their Go fields). Keys
+// are ASCII without escapes (see plainKey), values slices of data. After
+// next says false, ok says whether the whole of data was a valid object.
+type pairs struct {
+	data     []byte
+	validate bool // validate nested objects and arrays (else only delimit them)
+	i        int
+	started  bool
+	done     bool
+	bad      bool
+}
+
+// next returns the next key and value; false at the end or on an error.
+func (p *pairs) next() (key, val []byte, ok bool) {
+	if p.done || p.bad {
+		return nil, nil, false
+	}
+	data := p.data
+	i := p.i
+	if !p.started {
+		p.started = true
+		if i = skipSpace(data, 0); i >= len(data) || data[i] != '{' {
+			return p.fail()
 		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return out, dup, skipSpace(data, i+1) == len(data)
-		default:
-			return nil, false, false
+		if i = skipSpace(data, i+1); i < len(data) && data[i] == '}' {
+			return p.finish(i)
 		}
 	}
+	k, next, ok := plainKey(data, i)
+	if !ok {
+		return p.fail()
+	}
+	if i = skipSpace(data, next); i >= len(data) || data[i] != ':' {
+		return p.fail()
+	}
+	i = skipSpace(data, i+1)
+	end, ok := valueEnd(data, i, p.validate)
+	if !ok {
+		return p.fail()
+	}
+	key, val = k, data[i:end:end]
+	if i = skipSpace(data, end); i >= len(data) {
+		return p.fail()
+	}
+	switch data[i] {
+	case ',':
+		p.i = skipSpace(data, i+1)
+	case '}':
+		p.finish(i)
+	default:
+		return p.fail()
+	}
+	return key, val, true
 }
+
+// finish ends the walk at the closing brace at i: nothing may follow it.
+func (p *pairs) finish(i int) ([]byte, []byte, bool) {
+	p.done = true
+	p.bad = skipSpace(p.data, i+1) != len(p.data)
+	return nil, nil, false
+}
+
+func (p *pairs) fail() ([]byte, []byte, bool) {
+	p.bad = true
+	return nil, nil, false
+}
+
+// ok says whether the walk reached the object's end with nothing wrong.
+func (p *pairs) ok() bool { return p.done && !p.bad }
 
 // skipSpace returns the index of the first byte at or after i that is not
 // JSON whitespace.
@@ -78,19 +126,19 @@ func skipSpace(data []byte, i int) int {
 
 // plainKey reads a key of ASCII without escapes at data[i]: its text and the index
 // after its closing quote.
-func plainKey(data []byte, i int) (string, int, bool) {
+func plainKey(data []byte, i int) ([]byte, int, bool) {
 	if i >= len(data) || data[i] != '"' {
-		return "", 0, false
+		return nil, 0, false
 	}
 	for j := i + 1; j < len(data); j++ {
 		switch c := data[j]; {
 		case c == '"':
-			return string(data[i+1 : j]), j + 1, true
+			return data[i+1 : j], j + 1, true
 		case c == '\\' || c < 0x20 || c >= 0x80: // json.Unmarshal mends invalid UTF-8 in keys
-			return "", 0, false
+			return nil, 0, false
 		}
 	}
-	return "", 0, false
+	return nil, 0, false
 }
 
 // maxDepth bounds the nesting valueEnd validates, as json.Unmarshal
