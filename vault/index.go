@@ -26,6 +26,8 @@ type Index struct {
 	// Shards is the number of shards of the layout read (0: no index yet);
 	// see ShardsFor and Reshard.
 	Shards int
+
+	seen *seenShards // for UpdateOver (KV v2)
 }
 
 // shard is one index document as read.
@@ -56,12 +58,15 @@ func (s *Store) Index(ctx context.Context) (*Index, error) {
 		return idx, nil
 	}
 	idx.Shards = l.Shards
+	if s.kv.version == 2 {
+		idx.seen = &seenShards{count: l.Shards, by: map[int]*seenShard{}}
+	}
 	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards))
 	if err != nil {
 		return nil, err
 	}
 	for _, sh := range shards {
-		s.collect(idx, sh)
+		idx.remember(sh, s.collect(idx, sh))
 	}
 	sortErrors(idx.Problems)
 	return idx, nil
@@ -77,21 +82,25 @@ func allShards(n int) []int {
 }
 
 // collect adds the records of one shard to idx, and what is wrong with them
-// to idx.Problems.
-func (s *Store) collect(idx *Index, sh *shard) {
+// to idx.Problems; clean says nothing was.
+func (s *Store) collect(idx *Index, sh *shard) (clean bool) {
 	path := s.kv.display(sh.path)
+	clean = true
 	for id, raw := range sh.entries {
 		if want := ShardOf(id, sh.count); want != sh.num {
 			idx.Problems = append(idx.Problems, &RecordError{Path: path, ID: id,
 				Err: fmt.Errorf("misplaced: belongs in %s, ignored", s.kv.display(shardPath(sh.count, want)))})
+			clean = false
 			continue
 		}
 		rec, problems := decodeRecord(path, id, raw)
 		idx.Problems = append(idx.Problems, problems...)
+		clean = clean && rec != nil && len(problems) == 0
 		if rec != nil {
 			idx.Records[id] = rec
 		}
 	}
+	return clean
 }
 
 // Record returns the index record of id, or nil, nil when there is none.

@@ -67,17 +67,26 @@ type plan struct {
 // nothing is written. A record already stored over the bound is left as it
 // is by a change that does not alter it.
 func (s *Store) Update(ctx context.Context, changes map[string]Change) (UpdateResult, error) {
+	edits, err := editsOf(changes)
+	if err != nil {
+		return UpdateResult{}, err
+	}
+	return s.apply(ctx, edits)
+}
+
+// editsOf checks changes and makes them edits.
+func editsOf(changes map[string]Change) (map[string]edit, error) {
 	edits := make(map[string]edit, len(changes))
 	for id, c := range changes {
 		if err := validID(id); err != nil {
-			return UpdateResult{}, err
+			return nil, err
 		}
 		if c == nil {
-			return UpdateResult{}, fmt.Errorf("%w: nil change for %s", ErrInvalid, id)
+			return nil, fmt.Errorf("%w: nil change for %s", ErrInvalid, id)
 		}
 		edits[id] = edit{change: c}
 	}
-	return s.apply(ctx, edits)
+	return edits, nil
 }
 
 // Remove backs the instance up (when backups are on) and then removes its
@@ -99,6 +108,11 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 }
 
 func (s *Store) apply(ctx context.Context, edits map[string]edit) (UpdateResult, error) {
+	return s.applyOver(ctx, edits, nil)
+}
+
+// applyOver applies edits; the shards base gives out are not read.
+func (s *Store) applyOver(ctx context.Context, edits map[string]edit, base *Index) (UpdateResult, error) {
 	if len(edits) == 0 {
 		return UpdateResult{}, nil
 	}
@@ -110,10 +124,12 @@ func (s *Store) apply(ctx context.Context, edits map[string]edit) (UpdateResult,
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
-	routes, err := s.route(ctx, l.Shards, slices.Collect(maps.Keys(edits)))
+	routes, rest := known(base, l.Shards, slices.Collect(maps.Keys(edits)))
+	read, err := s.route(ctx, l.Shards, rest)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
+	routes = append(routes, read...)
 	plans := make([]*plan, len(routes))
 	for i, r := range routes {
 		if plans[i], err = s.plan(r.sh, r.ids, edits); err != nil {

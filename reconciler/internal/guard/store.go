@@ -15,6 +15,7 @@ type (
 	Index interface {
 		Index(ctx context.Context) (*vault.Index, error)
 		Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
+		UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index) (vault.UpdateResult, error)
 		Reshard(ctx context.Context, to int) (vault.ReshardReport, error)
 	}
 	// Documents reads and writes an instance's metadata and manifest.
@@ -125,6 +126,14 @@ func (g *IndexStore) Update(ctx context.Context, changes map[string]vault.Change
 		return vault.UpdateResult{}, err
 	}
 	return Call(g.b, ctx, func(ctx context.Context) (vault.UpdateResult, error) { return g.v.Update(ctx, changes) })
+}
+
+// UpdateOver applies index changes over the index as read (a write).
+func (g *IndexStore) UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index) (vault.UpdateResult, error) {
+	if err := g.fenced(); err != nil {
+		return vault.UpdateResult{}, err
+	}
+	return Call(g.b, ctx, func(ctx context.Context) (vault.UpdateResult, error) { return g.v.UpdateOver(ctx, changes, base) })
 }
 
 // Reshard moves the index to more shards (a write).

@@ -18,6 +18,7 @@ import (
 // the next one; flushPolicy says when a write starts.
 type batcher struct {
 	index     Index
+	base      *vault.Index
 	batchSize int
 	policy    memory.Policy
 	progress  *memory.Progress
@@ -32,7 +33,7 @@ type batcher struct {
 // startBatcher starts the batches' goroutine.
 func startBatcher(ctx context.Context, index Index, batchSize int, p memory.Policy, progress *memory.Progress,
 	s Shared, account func(*Queued, memory.Effect)) *batcher {
-	b := &batcher{index: index, batchSize: batchSize, policy: p, progress: progress, ledger: s.Ledger, counters: s.Counters, account: account,
+	b := &batcher{index: index, base: s.Base, batchSize: batchSize, policy: p, progress: progress, ledger: s.Ledger, counters: s.Counters, account: account,
 		in: make(chan *Queued, min(batchSize, 1024)), done: make(chan struct{})}
 	go func() {
 		defer close(b.done)
@@ -94,7 +95,7 @@ func (b *batcher) flush(ctx context.Context, batch []*Queued) {
 	written := map[string]memory.Effect{}
 	wctx := context.WithoutCancel(ctx)
 	err := b.policy.Do(ctx, "batch", len(batch), func(context.Context) error {
-		res, err := b.index.Update(wctx, changes)
+		res, err := b.index.UpdateOver(wctx, changes, b.base)
 		for _, id := range res.Changed {
 			written[id] = *batchEffect(batch, id)
 		}

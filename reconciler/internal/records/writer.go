@@ -53,12 +53,18 @@ type Index interface {
 	Index(ctx context.Context) (*vault.Index, error)
 	// Update applies changes, batched per shard.
 	Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
+	// UpdateOver is Update for a run that read base at its start: a shard
+	// it read is written over the version read, without a read.
+	UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index) (vault.UpdateResult, error)
 }
 
 // Shared is what both writers are given: the run's ledger, history and
 // counters, and the index as read at the start of the run.
 type Shared struct {
-	Index    map[string]*vault.Record
+	Index map[string]*vault.Record
+	// Base is the index as read at the start of the run (Index is its
+	// Records), what its index changes are written over.
+	Base     *vault.Index
 	Ledger   *memory.Ledger
 	History  *memory.Historian // nil in a dry run
 	Counters Counters

@@ -53,6 +53,7 @@ type run struct {
 	view   *fleet.View              // the event feeds since the last run
 	trust  fleet.Trust              // which cached copies the run may use
 	index  map[string]*vault.Record // as read at the start; never changed
+	base   *vault.Index             // the index read, index its Records: what index changes are written over
 	shards int                      // the index's shard count, as read at the start
 	byDep  map[string]string        // deployment name -> instance id, as the index names them
 	listed map[string]bool          // the deployments listed
@@ -202,7 +203,7 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	for _, p := range idx.Problems {
 		r.log.Warn("index record not fully readable, kept as is", "error", p)
 	}
-	r.index, r.shards = idx.Records, idx.Shards
+	r.base, r.index, r.shards = idx, idx.Records, idx.Shards
 	r.byDep = make(map[string]string, len(r.index))
 	for id, rec := range r.index {
 		r.byDep[rec.Deployment(id)] = id
@@ -253,7 +254,7 @@ func (r *run) choose(deps []bosh.Deployment) []bosh.Deployment {
 
 // startWriter starts the run's writer: Vault's, or the plan in a dry run.
 func (r *run) startWriter(ctx context.Context) {
-	s := records.Shared{Index: r.index, Ledger: r.ledger, History: r.hist, Counters: r.p.Counters,
+	s := records.Shared{Index: r.index, Base: r.base, Ledger: r.ledger, History: r.hist, Counters: r.p.Counters,
 		Backups: r.p.Config.Backup.Enabled, Log: r.log}
 	if r.opts.DryRun {
 		r.plan = records.NewPlanWriter(s)
