@@ -66,3 +66,18 @@ var _ = Describe("-health-sweep", func() {
 		Expect(out.String()).To(ContainSubstring("-health-sweep: -1h0m0s is negative"))
 	})
 })
+
+var _ = Describe("-runprofile", func() {
+	AfterEach(func() { runProfile = "" })
+
+	It("takes a prefix, and refuses to run beside -cpuprofile (one CPU profile at a time)", func() {
+		_, err := parseFlags([]string{"-runprofile", "/tmp/p"}, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(runProfile).To(Equal("/tmp/p"))
+
+		var out strings.Builder
+		_, err = parseFlags([]string{"-runprofile", "/tmp/p", "-cpuprofile", "/tmp/c"}, &out)
+		Expect(err).To(HaveOccurred())
+		Expect(out.String()).To(ContainSubstring("one CPU profile at a time"))
+	})
+})
