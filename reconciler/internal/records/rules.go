@@ -49,8 +49,6 @@ type Actions struct {
 	Metadata *vault.Metadata
 	// Manifest says the manifest is written (none held, or another).
 	Manifest bool
-	// HadManifest says Vault held a manifest (else it is created).
-	HadManifest bool
 	// Drift says the manifest held differs: changed behind the broker's back.
 	Drift bool
 	// Backup says something existing is about to change: back it up first.
@@ -71,9 +69,8 @@ func (a Actions) Writes() bool { return a.Metadata != nil || a.Manifest }
 func Diff(t *Target, have Current, rec *vault.Record, now string) Actions {
 	metadata := t.metadataDiffers(have.Metadata)
 	a := Actions{
-		Manifest:    !have.HasManifest || have.Manifest != t.Manifest,
-		HadManifest: have.HasManifest,
-		Drift:       have.HasManifest && have.Manifest != t.Manifest,
+		Manifest: !have.HasManifest || have.Manifest != t.Manifest,
+		Drift:    have.HasManifest && have.Manifest != t.Manifest,
 	}
 	a.Backup = (metadata && have.Metadata != nil) || a.Drift || (rec != nil && OwnedFieldsDiffer(rec, t))
 	switch {
