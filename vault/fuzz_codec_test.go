@@ -253,7 +253,8 @@ func FuzzDecodeV2(f *testing.F) {
 		if err := json.Unmarshal(body, &b); err != nil || b.Data == nil {
 			t.Fatalf("decodeV2 took %q, which json.Unmarshal refuses: %v", body, err)
 		}
-		if doc.Version != b.Data.Metadata.Version || doc.Exists != (b.Data.Data != nil) || len(doc.Data) != len(b.Data.Data) {
+		if doc.Version != b.Data.Metadata.Version || doc.Exists != (b.Data.Data != nil) || len(doc.Data) != len(b.Data.Data) ||
+			doc.Created != string(b.Data.Metadata.Created) {
 			t.Fatalf("decodeV2(%q) = %+v, json.Unmarshal %+v", body, doc, *b.Data)
 		}
 		for k, v := range b.Data.Data {

@@ -27,7 +27,8 @@ type Index struct {
 	// see ShardsFor and Reshard.
 	Shards int
 
-	seen *seenShards // for UpdateOver (KV v2)
+	seen *seenShards        // for UpdateOver (KV v2)
+	kept map[int]*seenShard // for IndexFrom (KV v2): the shards read whole, by number
 }
 
 // shard is one index document as read.
@@ -36,41 +37,23 @@ type shard struct {
 	num     int
 	path    string // relative to the mount
 	entries map[string]json.RawMessage
-	version int  // KV v2 version, for check-and-set
-	exists  bool // the document exists
+	version int    // KV v2 version, for check-and-set
+	created string // KV v2: the version's created_time (document.Created)
+	exists  bool   // the document exists
 	// movedTo is the shard count of the layout its records moved to (a
 	// re-shard, reshard.go), 0 when they are here.
 	movedTo int
 	// origin is the old shard a re-shard copied its records from, while no
 	// writer has written it since (reshard.go); nil otherwise.
 	origin *origin
+	// kept is the shard as an earlier read kept it, when IndexFrom found it
+	// unchanged since (then entries is nil: its records are kept's).
+	kept *seenShard
 }
 
 // Index reads every shard of the index. Any failed read fails the whole
 // call: it never returns a partial map.
-func (s *Store) Index(ctx context.Context) (*Index, error) {
-	l, err := s.layoutFor(ctx)
-	if err != nil {
-		return nil, err
-	}
-	idx := &Index{Records: map[string]*Record{}}
-	if l == nil {
-		return idx, nil
-	}
-	idx.Shards = l.Shards
-	if s.kv.version == 2 {
-		idx.seen = &seenShards{count: l.Shards, by: map[int]*seenShard{}}
-	}
-	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards))
-	if err != nil {
-		return nil, err
-	}
-	for _, sh := range shards {
-		idx.remember(sh, s.collect(idx, sh))
-	}
-	sortErrors(idx.Problems)
-	return idx, nil
-}
+func (s *Store) Index(ctx context.Context) (*Index, error) { return s.IndexFrom(ctx, nil) }
 
 // allShards lists 0..n-1.
 func allShards(n int) []int {
@@ -167,8 +150,8 @@ func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, stri
 
 // leaves reads shards nums of a layout of n shards and, in place of a shard
 // whose records moved to a layout of more shards, the shards they moved to.
-func (s *Store) leaves(ctx context.Context, n int, nums []int) ([]*shard, error) {
-	shards, err := s.readShards(ctx, n, nums)
+func (s *Store) leaves(ctx context.Context, n int, nums []int, reuse map[int]*seenShard) ([]*shard, error) {
+	shards, err := s.readShards(ctx, n, nums, reuse)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +167,7 @@ func (s *Store) leaves(ctx context.Context, n int, nums []int) ([]*shard, error)
 		}
 	}
 	for _, to := range slices.Sorted(maps.Keys(moved)) {
-		more, err := s.leaves(ctx, to, moved[to])
+		more, err := s.leaves(ctx, to, moved[to], nil)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +189,7 @@ func (s *Store) route(ctx context.Context, n int, ids []string) ([]routed, error
 	for _, id := range ids {
 		groups[ShardOf(id, n)] = append(groups[ShardOf(id, n)], id)
 	}
-	shards, err := s.readShards(ctx, n, slices.Sorted(maps.Keys(groups)))
+	shards, err := s.readShards(ctx, n, slices.Sorted(maps.Keys(groups)), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -231,12 +214,23 @@ func (s *Store) route(ctx context.Context, n int, ids []string) ([]routed, error
 
 // readShards reads the given shards with bounded parallelism; the first
 // failure cancels the rest and is returned.
-func (s *Store) readShards(ctx context.Context, count int, nums []int) ([]*shard, error) {
+func (s *Store) readShards(ctx context.Context, count int, nums []int, reuse map[int]*seenShard) ([]*shard, error) {
 	out := make([]*shard, len(nums))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readParallelism)
 	for i, n := range nums {
 		g.Go(func() error {
+			if k := reuse[n]; k != nil {
+				p := shardPath(count, n)
+				same, err := s.kv.unchanged(gctx, p, k)
+				if err != nil {
+					return err
+				}
+				if same {
+					out[i] = &shard{count: count, num: n, path: p, version: k.version, created: k.created, exists: true, kept: k}
+					return nil
+				}
+			}
 			sh, err := s.readShard(gctx, count, n)
 			out[i] = sh
 			return err
@@ -264,7 +258,7 @@ func (s *Store) readShard(ctx context.Context, count, n int) (*shard, error) {
 	if entries == nil {
 		entries = map[string]json.RawMessage{}
 	}
-	sh := &shard{count: count, num: n, path: p, entries: entries, version: doc.Version, exists: doc.Exists}
+	sh := &shard{count: count, num: n, path: p, entries: entries, version: doc.Version, created: doc.Created, exists: doc.Exists}
 	if raw, ok := entries[movedKey]; ok {
 		var to int
 		if len(entries) != 1 || json.Unmarshal(raw, &to) != nil || !validGrowth(count, to) {

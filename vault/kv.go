@@ -24,6 +24,7 @@ type kv struct {
 	mount   string
 	version int
 	reads   atomic.Uint64
+	checks  atomic.Uint64 // of the reads, metadata reads (current)
 	writes  atomic.Uint64
 	byKind  [len(WriteKinds)]atomic.Uint64 // writes, by the kind of document
 }
@@ -61,11 +62,15 @@ func kindOf(p string) int {
 }
 
 // document is one secret as read: its data (nil when absent) and, on KV v2,
-// the current version (0 when it was never written), for check-and-set.
+// the current version (0 when it was never written), for check-and-set,
+// and that version's created_time as Vault wrote it (raw JSON, "" when
+// absent): a version number alone does not name one content, since a
+// document whose metadata was deleted starts again at version 1.
 type document struct {
 	Data    map[string]json.RawMessage
 	Version int
 	Exists  bool
+	Created string
 }
 
 // noCAS asks write for an unconditional write.
@@ -129,7 +134,8 @@ type v2Body struct {
 	Data *struct {
 		Data     map[string]json.RawMessage `json:"data"`
 		Metadata struct {
-			Version int `json:"version"`
+			Version int             `json:"version"`
+			Created json.RawMessage `json:"created_time"`
 		} `json:"metadata"`
 	} `json:"data"`
 }
@@ -151,7 +157,8 @@ func (k *kv) decode(raw []byte) (document, error) {
 	if err := json.Unmarshal(raw, &b); err != nil || b.Data == nil || b.Data.Metadata.Version == 0 {
 		return document{}, fmt.Errorf("%w: unparseable response: %s", ErrCorrupt, snippet(raw))
 	}
-	doc := document{Data: b.Data.Data, Version: b.Data.Metadata.Version, Exists: b.Data.Data != nil}
+	doc := document{Data: b.Data.Data, Version: b.Data.Metadata.Version, Exists: b.Data.Data != nil,
+		Created: string(b.Data.Metadata.Created)}
 	return doc, nil
 }
 
@@ -170,7 +177,7 @@ func decodeV2(raw []byte) (document, bool) {
 		return document{}, false
 	}
 	meta, dup, ok := splitValid(data["metadata"])
-	if !ok || dup || oddKeys(meta, "version") {
+	if !ok || dup || oddKeys(meta, "version", "created_time") {
 		return document{}, false
 	}
 	v := string(meta["version"])
@@ -178,7 +185,7 @@ func decodeV2(raw []byte) (document, bool) {
 	if err != nil || version <= 0 || strconv.Itoa(version) != v {
 		return document{}, false
 	}
-	doc := document{Version: version}
+	doc := document{Version: version, Created: string(meta["created_time"])}
 	switch entries := data["data"]; {
 	case entries == nil || string(entries) == "null":
 	default:

@@ -54,7 +54,7 @@ func (s *Store) ExportLegacy(ctx context.Context, apply bool, now time.Time) (Le
 	case l == nil:
 		return rep, fmt.Errorf("exporting the legacy index: %w: there is no sharded index to export (never migrated)", ErrNotFound)
 	}
-	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards))
+	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards), nil)
 	if err != nil {
 		return rep, fmt.Errorf("exporting the legacy index: reading the index: %w", err)
 	}

@@ -19,12 +19,16 @@ type seenShards struct {
 	by    map[int]*seenShard
 }
 
-// seenShard is one shard as Index read it.
+// seenShard is one shard as Index read it, never changed once made (an
+// Index made by IndexFrom shares it with the one it was made from).
 type seenShard struct {
+	num     int
 	version int
+	created string // the version's created_time (document.Created)
 	exists  bool
 	ids     []string
-	sum     uint64 // entriesSum of its entries
+	recs    []*Record // the records of ids, in their order
+	sum     uint64    // entriesSum of its entries
 }
 
 var entriesSeed = maphash.MakeSeed()
@@ -47,16 +51,22 @@ func entriesSum(entries map[string]json.RawMessage) uint64 {
 
 // remember keeps sh as read, when it is a plain shard of the layout read
 // (not moved, not copied by a re-shard still going on, every record
-// decoded without a problem).
+// decoded without a problem): for UpdateOver and, when it exists, for an
+// IndexFrom of idx.
 func (idx *Index) remember(sh *shard, clean bool) {
 	if idx.seen == nil || sh.count != idx.seen.count || sh.movedTo != 0 || sh.origin != nil || !clean {
 		return
 	}
-	ids := make([]string, 0, len(sh.entries))
+	seen := &seenShard{num: sh.num, version: sh.version, created: sh.created, exists: sh.exists,
+		ids: make([]string, 0, len(sh.entries)), recs: make([]*Record, 0, len(sh.entries)), sum: entriesSum(sh.entries)}
 	for id := range sh.entries {
-		ids = append(ids, id)
+		seen.ids = append(seen.ids, id)
+		seen.recs = append(seen.recs, idx.Records[id])
 	}
-	idx.seen.by[sh.num] = &seenShard{version: sh.version, exists: sh.exists, ids: ids, sum: entriesSum(sh.entries)}
+	idx.seen.by[sh.num] = seen
+	if idx.kept != nil && sh.exists && sh.created != "" {
+		idx.kept[sh.num] = seen
+	}
 }
 
 // take gives out shard num of a layout of n shards as idx read it, rebuilt

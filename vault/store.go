@@ -52,6 +52,9 @@ func locksFor(address, mount string) *mountLocks {
 type Stats struct {
 	// Reads counts GET and LIST requests on the mount.
 	Reads uint64
+	// Checks counts, of the Reads, the metadata reads IndexFrom makes to
+	// tell an index shard unchanged (a fifth of a shard read's cost).
+	Checks uint64
 	// Writes counts PUT and DELETE requests on the mount.
 	Writes uint64
 	// WritesByKind counts them by the kind of document (WriteKinds).
@@ -137,7 +140,7 @@ func (s *Store) Stats() Stats {
 	for i, k := range WriteKinds {
 		by[k] = s.kv.byKind[i].Load()
 	}
-	return Stats{Reads: s.kv.reads.Load(), Writes: s.kv.writes.Load(), WritesByKind: by, Renewals: s.renew.count.Load()}
+	return Stats{Reads: s.kv.reads.Load(), Checks: s.kv.checks.Load(), Writes: s.kv.writes.Load(), WritesByKind: by, Renewals: s.renew.count.Load()}
 }
 
 // KVVersion returns the KV version in use for the mount (1 or 2).
