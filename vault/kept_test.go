@@ -108,7 +108,7 @@ var _ = Describe("IndexFrom", func() {
 				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[2]: put(rec("svc", "over"))}, idx)
 				Expect(err).NotTo(HaveOccurred())
 				if version == 2 {
-					Expect(store.Stats().Reads - before).To(Equal(uint64(1)), "the layout only")
+					Expect(store.Stats().Reads-before).To(Equal(uint64(1)), "the layout only")
 				}
 				idx, _, _ = read()
 				Expect(planOf(idx, ids[2])).To(Equal("over"))
