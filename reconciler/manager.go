@@ -104,6 +104,7 @@ func New(opts Options) (*Manager, error) {
 			Notifier: opts.Notifier, Counters: met, Now: opts.Now, Log: opts.Logger,
 			Vault:  guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
 			Cache:  fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
+			Index:  new(run.KeptIndex),
 			Health: tracker, HealthPoll: opts.HealthPoll, Catalog: opts.Catalog, Platform: platformTracker,
 		},
 		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State, listed: &listCache{},

@@ -56,7 +56,9 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 
 		e.sim.ResetStats()
 		writes := e.vaultWrites()
+		before := e.store.Stats()
 		second := e.run(reconciler.RunOptions{})
+		after := e.store.Stats()
 		Expect(second.Errors).To(BeEmpty())
 		Expect(second.Writes).To(BeZero())
 		Expect(second.ManifestsFetched).To(BeZero())
@@ -67,6 +69,22 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 			"two Director requests: the listing and one page of events")
 		Expect(e.sim.Stats().Tasks).To(BeZero())
 		Expect(e.m.Status().Converged).To(BeTrue())
+
+		// The third run reads no index shard it read in the second: their
+		// metadata say they are unchanged (the cold run read none: there
+		// were none).
+		held := map[int]bool{}
+		for id := range idx {
+			held[vault.ShardOf(id, vault.DefaultShards)] = true
+		}
+		dataReads := func(from, to vault.Stats) uint64 { return (to.Reads - to.Checks) - (from.Reads - from.Checks) }
+		third := e.run(reconciler.RunOptions{})
+		last := e.store.Stats()
+		Expect(third.Errors).To(BeEmpty())
+		Expect(third.Matched).To(Equal(7))
+		Expect(after.Checks - before.Checks).To(BeZero())
+		Expect(last.Checks-after.Checks).To(Equal(uint64(len(held))), "a metadata read for each shard that holds a record")
+		Expect(dataReads(after, last)).To(Equal(dataReads(before, after)-uint64(len(held))), "in place of reading them")
 	})
 
 	It("matches by manifest metadata, fetching the VMs after the manifest, and leaves a second claim on an instance unmatched", func() {

@@ -14,6 +14,7 @@ type (
 	// Index reads and changes the instance index.
 	Index interface {
 		Index(ctx context.Context) (*vault.Index, error)
+		IndexFrom(ctx context.Context, prev *vault.Index) (*vault.Index, error)
 		Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
 		UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index) (vault.UpdateResult, error)
 		Reshard(ctx context.Context, to int) (vault.ReshardReport, error)
@@ -118,6 +119,12 @@ type MemoryStore struct {
 // Index reads every index record.
 func (g *IndexStore) Index(ctx context.Context) (*vault.Index, error) {
 	return Call(g.b, ctx, g.v.Index)
+}
+
+// IndexFrom reads every index record, reading again only the shards
+// changed since prev was read.
+func (g *IndexStore) IndexFrom(ctx context.Context, prev *vault.Index) (*vault.Index, error) {
+	return Call(g.b, ctx, func(ctx context.Context) (*vault.Index, error) { return g.v.IndexFrom(ctx, prev) })
 }
 
 // Update applies index changes (a write).

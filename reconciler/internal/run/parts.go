@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
@@ -17,6 +18,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // Operations settles a broker operation that stays in progress, from its
@@ -71,6 +73,9 @@ type Parts struct {
 	Counters records.Counters
 	// Cache keeps fetched answers across runs.
 	Cache *fleet.Cache
+	// Index keeps the index the last run read, whose unchanged shards the
+	// next run does not read again; nil: every run reads them all.
+	Index *KeptIndex
 	// Health keeps the sweep's slot and the health document across runs;
 	// nil: VM health is not checked.
 	Health *health.Tracker
@@ -111,4 +116,33 @@ type Result struct {
 	// Quarantine is every quarantined item after the run; nil when the
 	// quarantine could not be read.
 	Quarantine []report.Quarantined
+}
+
+// KeptIndex is the index a run read, kept for the next one (which reads
+// again only the shards changed since: vault.Store.IndexFrom). Any index
+// read is a correct start: one kept by a run that overlapped costs reads,
+// never a record. Safe for concurrent use; a nil KeptIndex keeps nothing.
+type KeptIndex struct {
+	mu  sync.Mutex
+	idx *vault.Index
+}
+
+// Get is the index kept, or nil.
+func (k *KeptIndex) Get() *vault.Index {
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.idx
+}
+
+// Put keeps idx for the next run.
+func (k *KeptIndex) Put(idx *vault.Index) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	k.idx = idx
+	k.mu.Unlock()
 }
