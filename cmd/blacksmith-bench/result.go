@@ -32,7 +32,10 @@ type result struct {
 	DirectorRequests map[string]int `json:"director_requests"`
 	DirectorTasks    int            `json:"director_tasks"`
 	VaultReads       uint64         `json:"vault_reads"`
-	VaultWrites      uint64         `json:"vault_writes"`
+	// VaultChecks is how many of VaultReads were metadata reads telling an
+	// index shard the last run read unchanged (vault.Store.IndexFrom).
+	VaultChecks uint64 `json:"vault_metadata_checks"`
+	VaultWrites uint64 `json:"vault_writes"`
 	// VaultWritesByKind splits VaultWrites by the kind of document
 	// (vault.WriteKinds: index, instance, secret, backup, history, runlog,
 	// state, other); kinds without a write are left out.
