@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // field binds a JSON key to a pointer to the Go field that holds it.
@@ -130,29 +131,57 @@ func decodeInto(data []byte, fields []field, extra *map[string]json.RawMessage) 
 // encodeObject is the inverse of decodeObject: known fields that are set (or
 // are always written) override extra, and a zero field leaves a raw value
 // kept in extra alone. Keys are sorted and the output is compact, as Vault
-// writes JSON, so an unchanged object encodes to the bytes Vault returned.
+// writes JSON, so an unchanged object encodes to the bytes Vault returns.
+// It appends straight into one buffer (a run's index write over the shards
+// it read encodes every record they hold); encodeObjectMap, in the tests,
+// is the map-based form it is held to.
 func encodeObject(fields []field, extra map[string]json.RawMessage) ([]byte, error) {
-	out := make(map[string]json.RawMessage, len(extra)+len(fields))
+	type entry struct {
+		key string
+		f   *field          // a known field, or
+		raw json.RawMessage // an extra value
+	}
+	var arr [32]entry
+	ents := arr[:0]
+	size := 2
+	for i := range fields {
+		f := &fields[i]
+		zero := isZero(f.ptr)
+		if _, kept := extra[f.name]; kept && zero || zero && !f.always {
+			continue
+		}
+		ents = append(ents, entry{key: f.name, f: f})
+	}
+	written := len(ents)
 	for k, v := range extra {
 		if !json.Valid(v) {
 			return nil, fmt.Errorf("encoding %s: invalid raw JSON %s", k, snippet(v))
 		}
-		out[k] = v
+		if slices.ContainsFunc(ents[:written], func(e entry) bool { return e.key == k }) {
+			continue // the field's value replaces it
+		}
+		ents = append(ents, entry{key: k, raw: v})
+		size += len(k) + len(v) + 4
 	}
-	for _, f := range fields {
-		zero := isZero(f.ptr)
-		if _, kept := extra[f.name]; kept && zero {
+	slices.SortFunc(ents, func(a, b entry) int { return strings.Compare(a.key, b.key) })
+	buf := make([]byte, 0, size+written*48)
+	buf = append(buf, '{')
+	for i, e := range ents {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendString(buf, e.key)
+		buf = append(buf, ':')
+		if e.f == nil {
+			buf = append(buf, e.raw...)
 			continue
 		}
-		if !zero || f.always {
-			b, err := encodeField(f.ptr)
-			if err != nil {
-				return nil, fmt.Errorf("encoding %s: %w", f.name, err)
-			}
-			out[f.name] = b
+		var err error
+		if buf, err = appendField(buf, e.f.ptr); err != nil {
+			return nil, fmt.Errorf("encoding %s: %w", e.key, err)
 		}
 	}
-	return encodeEntries(out), nil
+	return append(buf, '}'), nil
 }
 
 // encodeEntries writes a JSON object of valid raw values, keys sorted.
@@ -219,18 +248,22 @@ func decodeField(raw []byte, ptr any) error {
 }
 
 // encodeField encodes one known field like json.Marshal, faster for scalars.
-func encodeField(ptr any) ([]byte, error) {
+func encodeField(ptr any) ([]byte, error) { return appendField(nil, ptr) }
+
+// appendField appends one known field's value, encoded, to dst.
+func appendField(dst []byte, ptr any) ([]byte, error) {
 	switch p := ptr.(type) {
 	case *string:
-		return appendString(nil, *p), nil
+		return appendString(dst, *p), nil
 	case *bool:
-		return strconv.AppendBool(nil, *p), nil
+		return strconv.AppendBool(dst, *p), nil
 	case *int64:
-		return strconv.AppendInt(nil, *p, 10), nil
+		return strconv.AppendInt(dst, *p, 10), nil
 	case *int:
-		return strconv.AppendInt(nil, int64(*p), 10), nil
+		return strconv.AppendInt(dst, int64(*p), 10), nil
 	}
-	return json.Marshal(ptr)
+	b, err := json.Marshal(ptr)
+	return append(dst, b...), err
 }
 
 // plainString returns the content of a JSON string that has no escapes and
@@ -295,6 +328,16 @@ func unmarshalNumbers(data []byte, v any) error {
 
 // isZero reports whether *ptr would be left out by `omitempty`.
 func isZero(ptr any) bool {
+	switch p := ptr.(type) { // the common kinds without reflection
+	case *string:
+		return *p == ""
+	case *bool:
+		return !*p
+	case *int64:
+		return *p == 0
+	case *int:
+		return *p == 0
+	}
 	v := reflect.ValueOf(ptr).Elem()
 	switch v.Kind() {
 	case reflect.Slice, reflect.Map:

@@ -59,6 +59,9 @@ func FuzzRecord(f *testing.F) {
 			t.Fatalf("encoding a decoded record: %v", err)
 		}
 		checkRoundTrip(t, data, out, rec.fields())
+		if old, err := encodeObjectMap(rec.fields(), rec.Extra); err != nil || !bytes.Equal(old, out) {
+			t.Fatalf("encodeObject %s, the map-based form %s (%v)", out, old, err)
+		}
 		again, _ := decodeRecord(fuzzShard, "inst-1", out)
 		if again == nil {
 			t.Fatalf("re-encoded record does not decode: %s", out)

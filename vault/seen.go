@@ -89,7 +89,7 @@ func (idx *Index) take(n, num int) *shard {
 		if rec == nil {
 			return nil
 		}
-		b, err := json.Marshal(rec)
+		b, err := rec.MarshalJSON() // json.Marshal would check and compact it again
 		if err != nil {
 			return nil
 		}
