@@ -151,9 +151,11 @@ var _ = Describe("the bench", func() {
 		Expect(warmRun).To(SatisfyAll(HaveKeyWithValue("scenario", "warm-40"), HaveKeyWithValue("director_tasks", 0.0),
 			HaveKeyWithValue("vault_writes", 1.0), HaveKeyWithValue("converged", true), HaveKeyWithValue("counts_met", true)))
 		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 1.0, "GET /events": 1.0}))
+		Expect(warmRun).To(HaveKeyWithValue("vault_metadata_checks", 0.0), "the cold run read an empty index: nothing to keep")
 
 		Expect(steady).To(SatisfyAll(HaveKeyWithValue("scenario", "steady-40"), HaveKeyWithValue("feed_mode", "watch"),
 			HaveKeyWithValue("manifests_fetched", 0.0), HaveKeyWithValue("counts_met", true)), steady)
+		Expect(steady["vault_metadata_checks"]).To(BeNumerically(">", 0), "the shards warm read, told unchanged")
 		Expect(plat).To(SatisfyAll(HaveKeyWithValue("scenario", "platform-40"), HaveKeyWithValue("platform_counts", HaveKeyWithValue("in_step", 40.0)),
 			HaveKeyWithValue("platform_problem_count", 0.0)), plat)
 		Expect(onePct).To(SatisfyAll(HaveKeyWithValue("scenario", "steady-1pct-40"), HaveKeyWithValue("changed", 1.0),
