@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -19,12 +21,12 @@ func encodeObjectMap(fields []field, extra map[string]json.RawMessage) ([]byte, 
 		out[k] = v
 	}
 	for _, f := range fields {
-		zero := isZero(f.ptr)
+		zero := isZeroReflect(f.ptr)
 		if _, kept := extra[f.name]; kept && zero {
 			continue
 		}
 		if !zero || f.always {
-			b, err := encodeField(f.ptr)
+			b, err := encodeFieldAsFirst(f.ptr)
 			if err != nil {
 				return nil, fmt.Errorf("encoding %s: %w", f.name, err)
 			}
@@ -32,6 +34,32 @@ func encodeObjectMap(fields []field, extra map[string]json.RawMessage) ([]byte, 
 		}
 	}
 	return encodeEntries(out), nil
+}
+
+// isZeroReflect is isZero as first written, by reflection alone.
+func isZeroReflect(ptr any) bool {
+	v := reflect.ValueOf(ptr).Elem()
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map:
+		return v.Len() == 0
+	default:
+		return v.IsZero()
+	}
+}
+
+// encodeFieldAsFirst is encodeField as first written.
+func encodeFieldAsFirst(ptr any) ([]byte, error) {
+	switch p := ptr.(type) {
+	case *string:
+		return appendString(nil, *p), nil
+	case *bool:
+		return strconv.AppendBool(nil, *p), nil
+	case *int64:
+		return strconv.AppendInt(nil, *p, 10), nil
+	case *int:
+		return strconv.AppendInt(nil, int64(*p), 10), nil
+	}
+	return json.Marshal(ptr)
 }
 
 // TestEncodeObjectAsMap: records with every kind of field set or not, and

@@ -53,7 +53,7 @@ type shard struct {
 
 // Index reads every shard of the index. Any failed read fails the whole
 // call: it never returns a partial map.
-func (s *Store) Index(ctx context.Context) (*Index, error) { return s.IndexFrom(ctx, nil) }
+func (s *Store) Index(ctx context.Context) (*Index, error) { return s.index(ctx, nil, false) }
 
 // allShards lists 0..n-1.
 func allShards(n int) []int {
@@ -150,7 +150,7 @@ func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, stri
 
 // leaves reads shards nums of a layout of n shards and, in place of a shard
 // whose records moved to a layout of more shards, the shards they moved to.
-func (s *Store) leaves(ctx context.Context, n int, nums []int, reuse map[int]*seenShard) ([]*shard, error) {
+func (s *Store) leaves(ctx context.Context, n int, nums []int, reuse *reuse) ([]*shard, error) {
 	shards, err := s.readShards(ctx, n, nums, reuse)
 	if err != nil {
 		return nil, err
@@ -214,22 +214,15 @@ func (s *Store) route(ctx context.Context, n int, ids []string) ([]routed, error
 
 // readShards reads the given shards with bounded parallelism; the first
 // failure cancels the rest and is returned.
-func (s *Store) readShards(ctx context.Context, count int, nums []int, reuse map[int]*seenShard) ([]*shard, error) {
+func (s *Store) readShards(ctx context.Context, count int, nums []int, reuse *reuse) ([]*shard, error) {
 	out := make([]*shard, len(nums))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readParallelism)
 	for i, n := range nums {
 		g.Go(func() error {
-			if k := reuse[n]; k != nil {
-				p := shardPath(count, n)
-				same, err := s.kv.unchanged(gctx, p, k)
-				if err != nil {
-					return err
-				}
-				if same {
-					out[i] = &shard{count: count, num: n, path: p, version: k.version, created: k.created, exists: true, kept: k}
-					return nil
-				}
+			if sh := s.sameAsKept(gctx, reuse, count, n); sh != nil {
+				out[i] = sh
+				return nil
 			}
 			sh, err := s.readShard(gctx, count, n)
 			out[i] = sh

@@ -1,11 +1,15 @@
 package vault_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -91,14 +95,15 @@ var _ = Describe("IndexFrom", func() {
 				}
 			})
 
-			It("reads again a shard written by its own store, over the index it read", func() {
+			It("reads again, without asking its metadata, a shard written by its own store over the index it read", func() {
 				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[1]: put(rec("svc", "ours"))}, prev)
 				Expect(err).NotTo(HaveOccurred())
-				idx, reads, _ := read()
+				idx, reads, checks := read()
 				Expect(planOf(idx, ids[1])).To(Equal("ours"))
 				Expect(planOf(prev, ids[1])).To(Equal("p1"), "the records of the index kept are not changed")
 				if version == 2 {
 					Expect(reads).To(Equal(absent + 1))
+					Expect(checks).To(Equal(3))
 				}
 			})
 
@@ -128,6 +133,7 @@ var _ = Describe("IndexFrom", func() {
 						}
 					}
 					Expect(prev.Records).To(HaveKey(mate))
+					Expect(rawGet(srv, mount, version, p(id)).Version).To(Equal(1), "kept at version 1")
 					code, out, err := srv.Do(http.MethodDelete, "/v1/"+mount+"/metadata/"+p(id), "")
 					Expect(err).NotTo(HaveOccurred())
 					Expect(code/100).To(Equal(2), string(out))
@@ -156,6 +162,31 @@ var _ = Describe("IndexFrom", func() {
 					Expect(code/100).To(Equal(2), string(out))
 					_, err = store.IndexFrom(ctx, prev)
 					Expect(err).To(MatchError(vault.ErrCorrupt), "destroyed: as Index says")
+				})
+
+				It("reads the shards whole, with one warning, when the token may not read their metadata", func() {
+					policy := fmt.Sprintf(`path "%[1]s/*" { capabilities = ["create","read","update","delete","list"] }
+path "%[1]s/metadata/blacksmith/index/*" { capabilities = ["create","update","delete","list"] }`, mount)
+					body, _ := json.Marshal(map[string]string{"policy": policy})
+					code, out, err := srv.Do(http.MethodPut, "/v1/sys/policies/acl/"+mount, string(body))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(code/100).To(Equal(2), string(out))
+					logs := gbytes.NewBuffer()
+					limited := openStore(srv.Addr, createToken(srv, fmt.Sprintf(`{"policies":["%s"],"ttl":"1h"}`, mount)), mount,
+						func(o *vault.Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
+
+					first, err := limited.IndexFrom(ctx, nil)
+					Expect(err).NotTo(HaveOccurred())
+					before := limited.Stats()
+					for range 2 {
+						idx, err := limited.IndexFrom(ctx, first)
+						Expect(err).NotTo(HaveOccurred())
+						Expect(idx.Records).To(Equal(prev.Records))
+					}
+					after := limited.Stats()
+					Expect(after.Checks-before.Checks).To(BeNumerically("<=", 2*8), "at most one refusal a reader, each read")
+					Expect((after.Reads - after.Checks) - (before.Reads - before.Checks)).To(Equal(uint64(2 * (1 + vault.DefaultShards))))
+					Expect(strings.Count(string(logs.Contents()), "may not read their metadata")).To(Equal(2), "once a read")
 				})
 
 				It("reads every shard of a layout with another shard count", func() {

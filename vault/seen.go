@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// seenShards are the shards an Index read (KV v2 only), kept so that
+// seenShards are the shards an IndexFrom read (KV v2 only), kept so that
 // UpdateOver may write a shard without reading it again: its version, its
 // ids, and a digest of what it held, to check that the records Index
 // decoded encode back to exactly that. A shard is given out once: after a
@@ -19,7 +19,7 @@ type seenShards struct {
 	by    map[int]*seenShard
 }
 
-// seenShard is one shard as Index read it, never changed once made (an
+// seenShard is one shard as IndexFrom read it, never changed once made (an
 // Index made by IndexFrom shares it with the one it was made from).
 type seenShard struct {
 	num     int
@@ -89,7 +89,7 @@ func (idx *Index) take(n, num int) *shard {
 		if rec == nil {
 			return nil
 		}
-		b, err := rec.MarshalJSON() // json.Marshal would check and compact it again
+		b, err := rec.MarshalJSON() // json.Marshal would check, compact and HTML-escape it again
 		if err != nil {
 			return nil
 		}
@@ -101,7 +101,7 @@ func (idx *Index) take(n, num int) *shard {
 	return &shard{count: n, num: num, path: shardPath(n, num), entries: entries, version: seen.version, exists: seen.exists}
 }
 
-// UpdateOver is Update for a caller that read the index with Index (base)
+// UpdateOver is Update for a caller that read the index with IndexFrom (base)
 // and changes it afterwards: a shard base read, whose records still encode
 // to what it held, is written over the version read without being read
 // again (once: a second change of it reads it). Another writer's write in

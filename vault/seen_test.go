@@ -54,7 +54,7 @@ var _ = Describe("UpdateOver", func() {
 			}
 
 			It("writes the shards the index read without reading them again, once each", func() {
-				base, err := store.Index(ctx)
+				base, err := store.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 				reads := store.Stats().Reads
 				res, err := store.UpdateOver(ctx, plan("p2", ids...), base)
@@ -77,8 +77,18 @@ var _ = Describe("UpdateOver", func() {
 				Expect(planOf(ids[0])).To(Equal("p3"))
 			})
 
-			It("loses nothing another writer wrote after the index was read", func() {
+			It("reads the shards of an index Index read, as Update does: only IndexFrom keeps what it needs", func() {
 				base, err := store.Index(ctx)
+				Expect(err).NotTo(HaveOccurred())
+				reads := store.Stats().Reads
+				_, err = store.UpdateOver(ctx, plan("p2", ids...), base)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(store.Stats().Reads-reads).To(Equal(uint64(1+4)), "the layout and the four shards")
+				Expect(planOf(ids[0])).To(Equal("p2"))
+			})
+
+			It("loses nothing another writer wrote after the index was read", func() {
+				base, err := store.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 				other := openStore(srv.Addr, srv.Token, mount)
 				_, err = other.Update(ctx, map[string]vault.Change{"new-one": put(rec("svc", "theirs"))})
@@ -114,7 +124,7 @@ var _ = Describe("UpdateOver", func() {
 					return next, nil
 				}})
 				Expect(err).NotTo(HaveOccurred())
-				base, err := store.Index(ctx)
+				base, err := store.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(base.Problems).To(HaveLen(1))
 				reads := store.Stats().Reads
