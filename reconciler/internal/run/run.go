@@ -193,7 +193,9 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	})
 	g.Go(func() error {
 		return r.policy.Do(gctx, "step", "reading the index", func(ctx context.Context) (err error) {
-			idx, err = r.vault.Index.IndexFrom(ctx, r.p.Index.Get())
+			if idx, err = r.vault.Index.IndexFrom(ctx, r.p.Index.Get()); err == nil {
+				r.p.Index.Put(idx) // kept even when the listing fails
+			}
 			return err
 		})
 	})
@@ -203,7 +205,6 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	for _, p := range idx.Problems {
 		r.log.Warn("index record not fully readable, kept as is", "error", p)
 	}
-	r.p.Index.Put(idx)
 	r.base, r.index, r.shards = idx, idx.Records, idx.Shards
 	r.byDep = make(map[string]string, len(r.index))
 	for id, rec := range r.index {
