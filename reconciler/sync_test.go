@@ -87,6 +87,35 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		Expect(dataReads(after, last)).To(Equal(dataReads(before, after)-uint64(len(held))), "in place of reading them")
 	})
 
+	It("starts a run from the index the run before read, kept even when that run's Director listing failed", func() {
+		e := newEnv(envOptions{seed: 5})
+		e.run(reconciler.RunOptions{}) // cold: the index it read was empty
+		e.run(reconciler.RunOptions{}) // reads every shard, and keeps them
+		// Another writer changes a record: its shard's version moves on.
+		id := instanceID(e.names[0])
+		_, err := e.store.Update(context.Background(), map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+			cur.OrganizationGUID = "org-of-another-writer"
+			return cur, nil
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		// A run whose listing fails, after its index read.
+		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: 500, Delay: 300 * time.Millisecond})).To(Succeed())
+		failed, _ := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		Expect(failed.Errors).NotTo(BeEmpty())
+		e.sim.ClearFailures()
+
+		dataReads := func() uint64 {
+			st := e.store.Stats()
+			return st.Reads - st.Checks
+		}
+		before := dataReads()
+		e.run(reconciler.RunOptions{})
+		next := dataReads() - before
+		before = dataReads()
+		e.run(reconciler.RunOptions{})
+		Expect(next).To(Equal(dataReads()-before), "the changed shard was read by the failed run: no read more than a run after an unchanged one")
+	})
+
 	It("matches by manifest metadata, fetching the VMs after the manifest, and leaves a second claim on an instance unmatched", func() {
 		e := newEnv(envOptions{config: func(c *config.ReconcilerConfig) { c.MaxConcurrency = 1 }})
 		for _, name := range []string{"cache-a", "cache-b"} {
