@@ -293,3 +293,31 @@ func FuzzDecodePairs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSameVersion: IndexFrom's reading of a KV v2 metadata answer never
+// panics, and says "the same version" only for an answer that names the
+// version kept and holds its creation time.
+func FuzzSameVersion(f *testing.F) {
+	f.Add([]byte(`{"data":{"current_version":3,"versions":{"3":{"created_time":"2026-11-27T09:00:00.123456789Z","deletion_time":"","destroyed":false}}}}`))
+	f.Add([]byte(`{"data":{"current_version":3,"versions":{"3":{"created_time":"2026-11-27T09:00:00.123456789Z","deletion_time":"2026-11-28T00:00:00Z"}}}}`))
+	f.Add([]byte(`{"data":{"current_version":3,"versions":{"3":{"created_time":"2026-11-27T09:00:00.123456789Z","destroyed":true}}}}`))
+	f.Add([]byte(`{"data":{"current_version":4,"versions":{}}}`))
+	f.Add([]byte(`{"data":null}`))
+	f.Add([]byte(`[1,2`))
+	kept := &seenShard{version: 3, created: `"2026-11-27T09:00:00.123456789Z"`}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		same, err := sameVersion(body, kept)
+		if err != nil {
+			if same || !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("sameVersion(%q) = %v, %v", body, same, err)
+			}
+			return
+		}
+		if same && (!bytes.Contains(body, []byte(kept.created)) || !bytes.Contains(body, []byte("3"))) {
+			t.Fatalf("sameVersion(%q) took a version that the answer does not name", body)
+		}
+		if again, _ := sameVersion(body, kept); again != same {
+			t.Fatalf("sameVersion(%q) is not stable", body)
+		}
+	})
+}

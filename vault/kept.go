@@ -138,6 +138,17 @@ func (k *kv) unchanged(ctx context.Context, p string, kept *seenShard) (bool, er
 	if !found {
 		return false, nil
 	}
+	same, err := sameVersion(raw, kept)
+	if err != nil {
+		return false, fmt.Errorf("reading the metadata of %s: %w", k.display(p), err)
+	}
+	return same, nil
+}
+
+// sameVersion reads a KV v2 metadata answer: whether its current version is
+// kept's, created when kept's was, neither deleted nor destroyed. A body
+// that is not a metadata answer is an error (matching ErrCorrupt).
+func sameVersion(raw []byte, kept *seenShard) (bool, error) {
 	var b struct {
 		Data *struct {
 			Current  int `json:"current_version"`
@@ -149,7 +160,7 @@ func (k *kv) unchanged(ctx context.Context, p string, kept *seenShard) (bool, er
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &b); err != nil || b.Data == nil {
-		return false, fmt.Errorf("reading the metadata of %s: %w: unparseable response: %s", k.display(p), ErrCorrupt, snippet(raw))
+		return false, fmt.Errorf("%w: unparseable response: %s", ErrCorrupt, snippet(raw))
 	}
 	if b.Data.Current != kept.version {
 		return false, nil
