@@ -36,6 +36,7 @@ type Fetched struct {
 	parse   *lazyParse        // shared by the copies of one manifest
 	VMs     []bosh.VM
 	withVMs bool
+	memo    *memoSlot // the cached copy's (memo.go); nil in the others
 }
 
 // lazyParse parses a manifest once, when it is first needed: a deployment
@@ -93,6 +94,7 @@ func (s *Fetched) kept() *Fetched {
 	if s.text != "" {
 		k.text, k.zipped = "", deflate(s.text)
 	}
+	k.memo = new(memoSlot)
 	return &k
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/cloudfoundry-community/gogobosh"
+
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
@@ -28,8 +30,7 @@ type Desired struct {
 	Director    string // the Director that listed it, as index records name it ("" with a single Director)
 	ManifestSHA string
 	Fingerprint string
-	releases    []vault.Resource
-	vms         []vault.VMSummary
+	listed      []gogobosh.Resource // the releases the listing gives
 	fetched     *fleet.Fetched
 }
 
@@ -40,6 +41,8 @@ type Target struct {
 	// Manifest is the manifest's text (the Desired has its digest only:
 	// the cache keeps the text compressed, inflated for a write).
 	Manifest  string
+	releases  []vault.Resource
+	vms       []vault.VMSummary
 	stemcells []vault.Resource
 	// What the index record gets: the service and plan the manifest's
 	// properties.blacksmith names for the instance, else the matcher's.
@@ -48,25 +51,44 @@ type Target struct {
 }
 
 // New computes the records of a matched deployment; what they take from the
-// manifest (which the manifest's digest covers) waits for Load.
+// manifest (which the manifest's digest covers) waits for Load. The
+// fingerprint a run digested from a cached copy with the same match and
+// listing entry is taken as it is (fleet.Memo): it depends on nothing else.
 func New(d bosh.Deployment, f *fleet.Fetched, m report.Match) *Desired {
-	w := &Desired{Match: m, Deployment: d.Name, Director: d.Director, ManifestSHA: f.ManifestSHA(), fetched: f}
-	for _, r := range d.Releases {
-		w.releases = append(w.releases, vault.Resource{Name: r.Name, Version: r.Version})
+	w := &Desired{Match: m, Deployment: d.Name, Director: d.Director, ManifestSHA: f.ManifestSHA(), listed: d.Releases, fetched: f}
+	if fp, ok := f.Memo(m, d); ok {
+		w.Fingerprint = fp
+		return w
 	}
-	for _, v := range f.VMs {
-		w.vms = append(w.vms, vault.VMSummary{ID: v.ID, Job: v.Job, Index: v.Index, AZ: v.AZ, IPs: slices.Clone(v.IPs)})
+	w.Fingerprint = w.digest(releasesOf(d.Releases), vmsOf(f.VMs))
+	f.Remember(m, d, w.Fingerprint)
+	return w
+}
+
+// releasesOf is the releases of a listing entry as records keep them.
+func releasesOf(listed []gogobosh.Resource) []vault.Resource {
+	var out []vault.Resource
+	for _, r := range listed {
+		out = append(out, vault.Resource{Name: r.Name, Version: r.Version})
 	}
-	slices.SortFunc(w.vms, func(a, b vault.VMSummary) int {
+	return out
+}
+
+// vmsOf is the VMs as records keep them, in order.
+func vmsOf(vms []bosh.VM) []vault.VMSummary {
+	var out []vault.VMSummary
+	for _, v := range vms {
+		out = append(out, vault.VMSummary{ID: v.ID, Job: v.Job, Index: v.Index, AZ: v.AZ, IPs: slices.Clone(v.IPs)})
+	}
+	slices.SortFunc(out, func(a, b vault.VMSummary) int {
 		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID))
 	})
-	w.Fingerprint = w.digest()
-	return w
+	return out
 }
 
 // digest is the fingerprint kept in the index record: a warm run compares
 // it and needs no other read when it is unchanged.
-func (w *Desired) digest() string {
+func (w *Desired) digest(releases []vault.Resource, vms []vault.VMSummary) string {
 	var d digester
 	d.field(fingerprintVersion, w.Match.InstanceID, w.Match.ServiceID, w.Match.PlanID, w.Deployment, w.ManifestSHA,
 		string(w.Match.Strategy))
@@ -77,12 +99,12 @@ func (w *Desired) digest() string {
 		d.field("director", w.Director)
 		d.end()
 	}
-	for _, r := range w.releases {
+	for _, r := range releases {
 		d.field(r.Name, r.Version)
 		d.end()
 	}
 	d.b = append(d.b, '\x1d')
-	for _, v := range w.vms {
+	for _, v := range vms {
 		d.field(v.ID, v.Job)
 		d.b = append(strconv.AppendInt(d.b, int64(v.Index), 10), '\x1f')
 		d.field(v.AZ)
@@ -128,7 +150,7 @@ func (w *Desired) Load(m *match.Matcher) (*Target, error) {
 	if err != nil {
 		return nil, retry.Terminal(err)
 	}
-	t := &Target{Desired: w, Manifest: text}
+	t := &Target{Desired: w, Manifest: text, releases: releasesOf(w.listed), vms: vmsOf(w.fetched.VMs)}
 	for _, st := range info.Stemcells {
 		t.stemcells = append(t.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
 	}

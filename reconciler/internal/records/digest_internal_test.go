@@ -16,7 +16,7 @@ import (
 // digestFmt is the fingerprint as it was first computed (fmt's %v of each
 // part): the records in Vault hold fingerprints of this form, so the
 // digest must never change it.
-func digestFmt(w *Desired) string {
+func digestFmt(w *Desired, releases []vault.Resource, vms []vault.VMSummary) string {
 	h := sha256.New()
 	field := func(parts ...any) {
 		for _, p := range parts {
@@ -29,11 +29,11 @@ func digestFmt(w *Desired) string {
 	if w.Director != "" {
 		field("director", w.Director)
 	}
-	for _, r := range w.releases {
+	for _, r := range releases {
 		field(r.Name, r.Version)
 	}
 	h.Write([]byte{'\x1d'})
-	for _, v := range w.vms {
+	for _, v := range vms {
 		field(v.ID, v.Job, v.Index, v.AZ, v.IPs)
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -50,17 +50,19 @@ var _ = Describe("the fingerprint", func() {
 				Strategy: report.Strategy(word()), Rule: word(),
 				Confidence: []float64{0, 0.5, 0.8, 0.9, 1, 1e21, 1e-7, 0.1 + 0.2}[r.IntN(8)]},
 				Deployment: word(), ManifestSHA: word(), Director: word()}
+			var releases []vault.Resource
+			var vms []vault.VMSummary
 			for range r.IntN(3) {
-				w.releases = append(w.releases, vault.Resource{Name: word(), Version: word()})
+				releases = append(releases, vault.Resource{Name: word(), Version: word()})
 			}
 			for range r.IntN(3) {
 				v := vault.VMSummary{ID: word(), Job: word(), Index: r.IntN(2000) - 1000, AZ: word()}
 				for range r.IntN(3) {
 					v.IPs = append(v.IPs, word())
 				}
-				w.vms = append(w.vms, v)
+				vms = append(vms, v)
 			}
-			Expect(w.digest()).To(Equal(digestFmt(w)), "case %d: %+v", i, w)
+			Expect(w.digest(releases, vms)).To(Equal(digestFmt(w, releases, vms)), "case %d: %+v %+v %+v", i, w, releases, vms)
 		}
 	})
 })
