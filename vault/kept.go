@@ -38,7 +38,7 @@ func (s *Store) index(ctx context.Context, prev *Index, keep bool) (*Index, erro
 	if err != nil {
 		return nil, err
 	}
-	var size int // the records prev held: a map grown record by record was a tenth of a steady run
+	var size int // the records prev held: the map is made at its size, not grown record by record
 	if prev != nil {
 		size = len(prev.Records)
 	}
