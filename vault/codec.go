@@ -247,10 +247,8 @@ func decodeField(raw []byte, ptr any) error {
 	return json.Unmarshal(raw, ptr)
 }
 
-// encodeField encodes one known field like json.Marshal, faster for scalars.
-func encodeField(ptr any) ([]byte, error) { return appendField(nil, ptr) }
-
-// appendField appends one known field's value, encoded, to dst.
+// appendField appends one known field's value, encoded like json.Marshal
+// (faster for scalars), to dst.
 func appendField(dst []byte, ptr any) ([]byte, error) {
 	switch p := ptr.(type) {
 	case *string:

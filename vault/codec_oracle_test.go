@@ -47,7 +47,7 @@ func isZeroReflect(ptr any) bool {
 	}
 }
 
-// encodeFieldAsFirst is encodeField as first written.
+// encodeFieldAsFirst is the encoding of one field as first written.
 func encodeFieldAsFirst(ptr any) ([]byte, error) {
 	switch p := ptr.(type) {
 	case *string:
