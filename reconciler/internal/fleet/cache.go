@@ -34,7 +34,8 @@ type Fetched struct {
 	zipped  []byte            // the manifest compressed, in the cached copy
 	sha     [sha256.Size]byte // the manifest's SHA-256
 	parse   *lazyParse        // shared by the copies of one manifest
-	VMs     []bosh.VM
+	vms     []bosh.VM         // in the copy a fetch returns
+	packed  []byte            // in the cached copy: what records take of the VMs (vms.go)
 	withVMs bool
 	memo    *memoSlot // the cached copy's (memo.go); nil in the others
 }
@@ -93,6 +94,9 @@ func (s *Fetched) kept() *Fetched {
 	k := *s
 	if s.text != "" {
 		k.text, k.zipped = "", deflate(s.text)
+	}
+	if s.vms != nil {
+		k.vms, k.packed = nil, packVMs(s.vms)
 	}
 	k.memo = new(memoSlot)
 	return &k
@@ -201,7 +205,7 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 	var vmsErr error
 	done := make(chan struct{})
 	if withVMs {
-		go func() { defer close(done); e.VMs, vmsErr = src.VMs(ctx, d.Name) }()
+		go func() { defer close(done); e.vms, vmsErr = src.VMs(ctx, d.Name) }()
 	} else {
 		close(done)
 	}
@@ -250,6 +254,6 @@ func listingKey(d bosh.Deployment) string {
 // FetchedOf is what is known of a deployment whose manifest and VMs were
 // had otherwise (not from a Director fetch): never cached.
 func FetchedOf(manifest string, vms []bosh.VM) *Fetched {
-	return &Fetched{text: manifest, sha: sha256.Sum256([]byte(manifest)), VMs: vms, withVMs: vms != nil,
+	return &Fetched{text: manifest, sha: sha256.Sum256([]byte(manifest)), vms: vms, withVMs: vms != nil,
 		parse: &lazyParse{mayAskLatest: match.MayAskLatest(manifest)}}
 }

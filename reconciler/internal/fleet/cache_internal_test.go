@@ -80,7 +80,15 @@ var _ = Describe("the cache of fetched answers", func() {
 		Expect(cached.HasManifest()).To(BeTrue())
 		Expect(cached.Manifest()).To(Equal(text))
 		Expect(cached.ManifestSHA()).To(Equal(fresh.ManifestSHA()))
-		Expect(cached.VMs).To(Equal(fresh.VMs))
+		Expect(cached.vms).To(BeNil(), "the cached copy keeps its VMs packed")
+		want := fresh.VMs()
+		Expect(want).NotTo(BeEmpty())
+		Expect(want[0].AgentID).NotTo(BeEmpty())
+		var trimmed []bosh.VM
+		for _, v := range want {
+			trimmed = append(trimmed, bosh.VM{ID: v.ID, Job: v.Job, Index: v.Index, AZ: v.AZ, IPs: v.IPs})
+		}
+		Expect(cached.VMs()).To(Equal(trimmed), "what records take of them: id, job, index, AZ, IPs")
 		info, err := cached.Info()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(info).NotTo(BeNil())
@@ -128,5 +136,23 @@ var _ = Describe("the listing key", func() {
 		newer.Releases = []gogobosh.Resource{{Name: "redis", Version: "2"}}
 		Expect(listingKey(locked)).NotTo(Equal(listingKey(d)))
 		Expect(listingKey(newer)).NotTo(Equal(listingKey(d)))
+	})
+})
+
+var _ = Describe("the VMs of a cached copy", func() {
+	It("are what records take of the answer, none and empty lists kept apart", func() {
+		vms := []bosh.VM{
+			{AgentID: "agent-1", CID: "vm-cid", Job: "redis", Index: 1, ID: "id-1", AZ: "z1", IPs: []string{"10.0.0.2", "10.0.0.3"}, VMCreatedAt: 1, Active: true},
+			{Job: "é<job>", ID: "id-0", IPs: []string{}},
+			{Job: "x", ID: "id-2"},
+		}
+		got := FetchedOf("name: x", vms).kept().VMs()
+		Expect(got).To(Equal([]bosh.VM{
+			{Job: "redis", Index: 1, ID: "id-1", AZ: "z1", IPs: []string{"10.0.0.2", "10.0.0.3"}},
+			{Job: "é<job>", ID: "id-0", IPs: []string{}},
+			{Job: "x", ID: "id-2"},
+		}))
+		Expect(FetchedOf("name: x", []bosh.VM{}).kept().VMs()).To(Equal([]bosh.VM{}))
+		Expect(FetchedOf("name: x", nil).kept().VMs()).To(BeNil())
 	})
 })

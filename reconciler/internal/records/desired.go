@@ -60,7 +60,7 @@ func New(d bosh.Deployment, f *fleet.Fetched, m report.Match) *Desired {
 		w.Fingerprint = fp
 		return w
 	}
-	w.Fingerprint = w.digest(releasesOf(d.Releases), vmsOf(f.VMs))
+	w.Fingerprint = w.digest(releasesOf(d.Releases), vmsOf(f.VMs()))
 	f.Remember(m, d, w.Fingerprint)
 	return w
 }
@@ -150,7 +150,7 @@ func (w *Desired) Load(m *match.Matcher) (*Target, error) {
 	if err != nil {
 		return nil, retry.Terminal(err)
 	}
-	t := &Target{Desired: w, Manifest: text, releases: releasesOf(w.listed), vms: vmsOf(w.fetched.VMs)}
+	t := &Target{Desired: w, Manifest: text, releases: releasesOf(w.listed), vms: vmsOf(w.fetched.VMs())}
 	for _, st := range info.Stemcells {
 		t.stemcells = append(t.stemcells, vault.Resource{Name: cmp.Or(st.OS, st.Name, st.Alias), Version: st.Version})
 	}

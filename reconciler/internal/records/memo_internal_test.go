@@ -39,7 +39,7 @@ var _ = Describe("the fingerprint kept with a cached copy", func() {
 		cached, err = cache.Fetch(ctx, client, d, true, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cached).NotTo(BeIdenticalTo(fetched))
-		Expect(fetched.VMs).NotTo(BeEmpty())
+		Expect(fetched.VMs()).NotTo(BeEmpty())
 		m = report.Match{InstanceID: "i-1", ServiceID: "redis", PlanID: "small", Strategy: report.StrategyName, Confidence: 1}
 		other = m
 		other.PlanID = "large"
@@ -71,7 +71,7 @@ var _ = Describe("the fingerprint kept with a cached copy", func() {
 		t, err := New(d, cached, m).Load(nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(t.releases).To(Equal(releasesOf(d.Releases)))
-		Expect(t.vms).To(HaveLen(len(cached.VMs)))
-		Expect(t.vms).To(Equal(vmsOf(fetched.VMs)))
+		Expect(t.vms).To(HaveLen(len(cached.VMs())))
+		Expect(t.vms).To(Equal(vmsOf(fetched.VMs())))
 	})
 })
