@@ -31,7 +31,7 @@ type Fetched struct {
 	listing string            // listingKey of the entry it was fetched for
 	at      time.Time         // when it was fetched
 	text    string            // the manifest, in the copy a fetch returns
-	zipped  []byte            // the manifest compressed, in the cached copy
+	zipped  zipped            // the manifest compressed, in the cached copy
 	sha     [sha256.Size]byte // the manifest's SHA-256
 	parse   *lazyParse        // shared by the copies of one manifest
 	vms     []bosh.VM         // in the copy a fetch returns
@@ -73,7 +73,7 @@ func (s *Fetched) AsksLatest() ([]match.Latest, error) {
 
 // Manifest is the manifest's text ("" when the deployment has none yet).
 func (s *Fetched) Manifest() string {
-	if s.zipped == nil {
+	if s.zipped.data == nil {
 		return s.text
 	}
 	text, err := inflate(s.zipped)
@@ -84,16 +84,17 @@ func (s *Fetched) Manifest() string {
 }
 
 // HasManifest says whether the deployment has a manifest yet.
-func (s *Fetched) HasManifest() bool { return s.text != "" || s.zipped != nil }
+func (s *Fetched) HasManifest() bool { return s.text != "" || s.zipped.data != nil }
 
 // ManifestSHA is the SHA-256 of the manifest, hex.
 func (s *Fetched) ManifestSHA() string { return hex.EncodeToString(s.sha[:]) }
 
-// kept is the copy of s the cache keeps: the manifest compressed.
-func (s *Fetched) kept() *Fetched {
+// kept is the copy of s the cache keeps: the manifest compressed (against
+// dict, nil: none).
+func (s *Fetched) kept(dict *dictionary) *Fetched {
 	k := *s
 	if s.text != "" {
-		k.text, k.zipped = "", deflate(s.text)
+		k.text, k.zipped = "", deflate(s.text, dict)
 	}
 	if s.vms != nil {
 		k.vms, k.packed = nil, packVMs(s.vms)
@@ -116,6 +117,7 @@ type Source interface {
 // a format=full VM listing. It is safe for concurrent use.
 type Cache struct {
 	cache   *cache.Cache // no expiry of its own: trust decides, Purge drops
+	dicts   dictionaries // what manifests are compressed against (zip.go)
 	keep    time.Duration
 	now     func() time.Time
 	fetches atomic.Int64 // manifests fetched
@@ -215,7 +217,11 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 		return nil, err
 	}
 	if e.HasManifest() { // else a deploy was accepted but has not run yet: ask again next time
-		s.cache.SetDefault(d.Name, e.kept())
+		var dict *dictionary
+		if e.text != "" {
+			dict = s.dicts.of(d, e.text)
+		}
+		s.cache.SetDefault(d.Name, e.kept(dict))
 	}
 	return e, nil
 }

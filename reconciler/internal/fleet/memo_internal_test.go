@@ -36,7 +36,7 @@ var _ = Describe("a memo's key", func() {
 		f.Remember(m, d, "v")
 		_, ok := f.Memo(m, d)
 		Expect(ok).To(BeFalse())
-		k := f.kept()
+		k := f.kept(nil)
 		k.Remember(m, d, "v")
 		v, ok := k.Memo(m, d)
 		Expect(ok).To(BeTrue())

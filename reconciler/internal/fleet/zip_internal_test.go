@@ -1,0 +1,118 @@
+package fleet
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/cloudfoundry-community/gogobosh"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+)
+
+// manifestOf is a manifest like the simulator's, of a plan and an instance.
+func manifestOf(plan, id string) string {
+	return "---\nname: " + plan + "-" + id + "\nreleases:\n- name: postgres\n  version: \"48\"\nstemcells:\n- alias: default\n" +
+		"  os: ubuntu-jammy\n  version: \"1.506\"\ninstance_groups:\n- name: postgres\n  instances: 1\n  azs: [z1, z2, z3]\n" +
+		"  jobs:\n  - name: postgres\n    release: postgres\n    properties:\n      postgres:\n        password: ((postgres_password))\n" +
+		"  vm_type: small\n  persistent_disk_type: default\n  stemcell: default\n  networks:\n  - name: services\n" +
+		"update:\n  canaries: 1\n  max_in_flight: 1\n  canary_watch_time: 30000-240000\n  update_watch_time: 30000-240000\n" +
+		"properties:\n  blacksmith:\n    service_id: postgresql\n    plan_id: " + plan + "\n    instance_id: " + id + "\n"
+}
+
+func deploymentOf(releases ...string) bosh.Deployment {
+	d := bosh.Deployment{Name: "d"}
+	for _, r := range releases {
+		d.Releases = append(d.Releases, gogobosh.Resource{Name: r, Version: "1"})
+	}
+	return d
+}
+
+var _ = Describe("the compressed manifests", func() {
+	It("inflates exactly what it deflated, with or without a dictionary, an empty text and a long one too", func() {
+		long := strings.Repeat("releases: [{name: redis, version: latest}]\n", 5000)
+		for _, dict := range []*dictionary{nil, {text: []byte(manifestOf("small", "a"))}, {text: []byte(long[:maxDictionary])}, {text: []byte{}}} {
+			for _, text := range []string{"", "name: x\n", manifestOf("small", "b"), long} {
+				back, err := inflate(deflate(text, dict))
+				Expect(err).NotTo(HaveOccurred())
+				Expect(back).To(Equal(text))
+			}
+		}
+		_, err := inflate(zipped{data: []byte("not deflate data \xff\xfe")})
+		Expect(err).To(HaveOccurred())
+	})
+
+	It("compresses a manifest against the first one of the same releases to a fraction of its size alone", func() {
+		var ds dictionaries
+		first := manifestOf("small", "1505b42b-cd2c-45c2-8dee-6618363c42c9")
+		dict := ds.of(deploymentOf("postgres"), first)
+		Expect(dict).NotTo(BeNil())
+		Expect(string(dict.text)).To(Equal(first))
+		Expect(ds.of(deploymentOf("postgres"), "another text")).To(BeIdenticalTo(dict), "the first manifest stays the dictionary")
+
+		text := manifestOf("small", "2618b51c-2b72-4cfe-b21d-f3c061f90f15")
+		alone, against := deflate(text, nil), deflate(text, dict)
+		Expect(len(against.data)).To(BeNumerically("<", len(alone.data)/3))
+		back, err := inflate(against)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).To(Equal(text))
+
+		Expect(ds.of(deploymentOf("redis"), "x")).NotTo(BeIdenticalTo(dict), "other releases, another dictionary")
+	})
+
+	It("keeps at most maxDictionaries dictionaries of at most maxDictionary bytes", func() {
+		var ds dictionaries
+		big := strings.Repeat("x", 2*maxDictionary)
+		for i := range maxDictionaries {
+			dict := ds.of(deploymentOf("r", strings.Repeat("s", i)), big)
+			Expect(dict).NotTo(BeNil())
+			Expect(dict.text).To(HaveLen(maxDictionary))
+		}
+		Expect(ds.of(deploymentOf("one-more"), big)).To(BeNil())
+		Expect(ds.of(deploymentOf("r", ""), big)).NotTo(BeNil(), "a known one is still given")
+		back, err := inflate(deflate(big, nil))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).To(Equal(big))
+	})
+
+	It("inflates what it deflated for random texts against random dictionaries", func() {
+		r := rand.New(rand.NewPCG(7, 11))
+		word := func() string { return []string{"name", ": ", "\n", "- ", "redis", "((x))", "1.2", "\xff", "zone"}[r.IntN(9)] }
+		text := func(n int) string {
+			var b strings.Builder
+			for range n {
+				b.WriteString(word())
+				if r.IntN(4) == 0 {
+					b.WriteByte(byte(r.IntN(256)))
+				}
+			}
+			return b.String()
+		}
+		for range 300 {
+			dict := &dictionary{text: []byte(text(r.IntN(3000)))}
+			want := text(r.IntN(3000))
+			back, err := inflate(deflate(want, dict))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(back).To(Equal(want))
+		}
+	})
+})
+
+// FuzzDeflate holds deflate and inflate to each other, with and without a
+// dictionary.
+func FuzzDeflate(f *testing.F) {
+	f.Add([]byte(manifestOf("small", "a")), manifestOf("small", "b"))
+	f.Add([]byte{}, "")
+	f.Add([]byte("x"), strings.Repeat("x", 300))
+	f.Fuzz(func(t *testing.T, dict []byte, text string) {
+		for _, d := range []*dictionary{nil, {text: dict[:min(len(dict), maxDictionary)]}} {
+			back, err := inflate(deflate(text, d))
+			if err != nil || back != text {
+				t.Fatalf("deflate/inflate: %v, %d bytes back of %d", err, len(back), len(text))
+			}
+		}
+	})
+}
