@@ -80,7 +80,9 @@ var _ = Describe("the compressed manifests", func() {
 
 	It("inflates what it deflated for random texts against random dictionaries", func() {
 		r := rand.New(rand.NewPCG(7, 11))
-		word := func() string { return []string{"name", ": ", "\n", "- ", "redis", "((x))", "1.2", "\xff", "zone"}[r.IntN(9)] }
+		word := func() string {
+			return []string{"name", ": ", "\n", "- ", "redis", "((x))", "1.2", "\xff", "zone"}[r.IntN(9)]
+		}
 		text := func(n int) string {
 			var b strings.Builder
 			for range n {
