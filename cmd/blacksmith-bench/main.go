@@ -142,7 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 		return err
 	})
 	fs.StringVar(&runProfile, "runprofile", "", "write a CPU profile of each run (the reconciler's runs only) to this file .{scenario}; not with -cpuprofile")
-	fs.StringVar(&memProfile, "memprofile", "", "write a heap profile to this file after each measured run (the last one stays), and one at the live heap's peak to this file .peak")
+	fs.StringVar(&memProfile, "memprofile", "", "write a heap profile to this file after each measured run (the last one stays), and one at the live heap's peak to this file .peak (after a collection: slower runs)")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}

@@ -229,7 +229,12 @@ func watchLiveHeap() *liveHeapWatch {
 			metrics.Read(sample)
 			if v := sample[0].Value; v.Kind() == metrics.KindUint64 && v.Uint64() > peak {
 				if memProfile != "" && v.Uint64() > peak+peak/10 {
-					// what the heap holds at its peak (-memprofile's name with .peak)
+					// what the heap holds at its peak (-memprofile's name with
+					// .peak), after two collections: a heap profile is of the
+					// heap as the last collections left it, else one that may
+					// be long past at a peak between collections
+					runtime.GC()
+					runtime.GC()
 					_ = writeHeapProfile(memProfile + ".peak")
 				}
 				peak = v.Uint64()
