@@ -69,6 +69,7 @@ func allShards(n int) []int {
 func (s *Store) collect(idx *Index, sh *shard) (clean bool) {
 	path := s.kv.display(sh.path)
 	clean = true
+	same := sharer{}
 	for id, raw := range sh.entries {
 		if want := ShardOf(id, sh.count); want != sh.num {
 			idx.Problems = append(idx.Problems, &RecordError{Path: path, ID: id,
@@ -80,10 +81,35 @@ func (s *Store) collect(idx *Index, sh *shard) (clean bool) {
 		idx.Problems = append(idx.Problems, problems...)
 		clean = clean && rec != nil && len(problems) == 0
 		if rec != nil {
+			same.record(rec)
 			idx.Records[id] = rec
 		}
 	}
 	return clean
+}
+
+// maxShared bounds the strings a sharer keeps.
+const maxShared = 64
+
+// sharer makes the records of one shard share their equal strings in the
+// fields most records repeat (the service, plan, Director, match strategy,
+// the time of the run that wrote them), which the kept index holds between
+// runs: ~90 bytes a record.
+type sharer map[string]string
+
+func (sh sharer) of(s *string) {
+	if v, ok := sh[*s]; ok {
+		*s = v
+	} else if len(sh) < maxShared {
+		sh[*s] = *s
+	}
+}
+
+func (sh sharer) record(r *Record) {
+	for _, s := range []*string{&r.ServiceID, &r.PlanID, &r.MaintenanceVersion, &r.ReconciledAt, &r.MatchStrategy,
+		&r.Director, &r.OrganizationGUID, &r.SpaceGUID} {
+		sh.of(s)
+	}
 }
 
 // Record returns the index record of id, or nil, nil when there is none.
