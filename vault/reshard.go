@@ -66,8 +66,12 @@ const (
 	// ReshardAbove is the number of records per shard above which
 	// ShardsFor asks for more shards.
 	ReshardAbove = 256
-	// TargetPerShard is the number of records per shard ShardsFor aims at.
-	TargetPerShard = 128
+	// TargetPerShard is the number of records per shard ShardsFor aims at:
+	// a run writes the whole shard of each record it changes, and Vault's
+	// CPU follows the bytes it parses (at 100,000 instances over 4
+	// Directors, a run where 1% changed took ~6.3 s at 128, ~5.9 at 64,
+	// for 1,024 more metadata checks in each run: 1.5 -> 1.7 s).
+	TargetPerShard = 64
 )
 
 // reshardState is the re-shard in progress, in the layout document.

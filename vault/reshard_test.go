@@ -171,9 +171,9 @@ var _ = Describe("re-sharding the index", func() {
 	It("says how many shards an index should have", func() {
 		Expect(vault.ShardsFor(128, 10_000)).To(Equal(128), "78 a shard: as it is")
 		Expect(vault.ShardsFor(128, 128*vault.ReshardAbove)).To(Equal(128))
-		Expect(vault.ShardsFor(128, 100_000)).To(Equal(1024), "97 a shard")
+		Expect(vault.ShardsFor(128, 100_000)).To(Equal(2048), "49 a shard")
 		Expect(vault.ShardsFor(128, 10_000_000)).To(Equal(4096), "at most 4096")
-		Expect(vault.ShardsFor(1024, 100_000)).To(Equal(1024))
+		Expect(vault.ShardsFor(1024, 100_000)).To(Equal(1024), "97 a shard: under ReshardAbove, as it is")
 	})
 
 	for _, version := range []int{1, 2} {
