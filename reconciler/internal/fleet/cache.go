@@ -35,7 +35,7 @@ type Fetched struct {
 	sha     [sha256.Size]byte // the manifest's SHA-256
 	parse   *lazyParse        // shared by the copies of one manifest
 	vms     []bosh.VM         // in the copy a fetch returns
-	packed  []byte            // in the cached copy: what records take of the VMs (vms.go)
+	packed  zipped            // in the cached copy: what records take of the VMs (vms.go), compressed
 	withVMs bool
 	memo    *memoSlot // the cached copy's (memo.go); nil in the others
 }
@@ -89,15 +89,23 @@ func (s *Fetched) HasManifest() bool { return s.text != "" || s.zipped.data != n
 // ManifestSHA is the SHA-256 of the manifest, hex.
 func (s *Fetched) ManifestSHA() string { return hex.EncodeToString(s.sha[:]) }
 
-// kept is the copy of s the cache keeps: the manifest compressed (against
-// dict, nil: none).
-func (s *Fetched) kept(dict *dictionary) *Fetched {
+// kept is the copy of s the cache keeps: the manifest and the packed VMs
+// compressed (against what dicts gives, nil: none).
+func (s *Fetched) kept(dicts dictsFor) *Fetched {
 	k := *s
-	if s.text != "" {
-		k.text, k.zipped = "", deflate(s.text, dict)
-	}
+	var packed []byte
 	if s.vms != nil {
-		k.vms, k.packed = nil, packVMs(s.vms)
+		packed = packVMs(s.vms)
+	}
+	var forManifest, forVMs *dictionary
+	if dicts != nil {
+		forManifest, forVMs = dicts(s.text, packed)
+	}
+	if s.text != "" {
+		k.text, k.zipped = "", deflate(s.text, forManifest)
+	}
+	if packed != nil {
+		k.vms, k.packed = nil, deflate(string(packed), forVMs)
 	}
 	k.memo = new(memoSlot)
 	return &k
@@ -217,11 +225,9 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 		return nil, err
 	}
 	if e.HasManifest() { // else a deploy was accepted but has not run yet: ask again next time
-		var dict *dictionary
-		if e.text != "" {
-			dict = s.dicts.of(d, e.text)
-		}
-		s.cache.SetDefault(d.Name, e.kept(dict))
+		s.cache.SetDefault(d.Name, e.kept(func(manifest string, vms []byte) (*dictionary, *dictionary) {
+			return s.dicts.of(d, manifest, vms)
+		}))
 	}
 	return e, nil
 }

@@ -11,7 +11,8 @@ import (
 // metadata's VM summaries): the cached copy keeps only that, encoded, and
 // not the VM list decoded from the Director's answer, its agent and IaaS
 // ids and its times, which was a third of the reconciler's memory between
-// runs (~700 bytes a deployment against ~100 packed). A steady run does not
+// runs (~700 bytes a deployment against ~100 packed), compressed against
+// the first packed list of the same releases (zip.go). A steady run does not
 // decode it: the fingerprint kept with the copy (memo.go) spares it.
 type packedVM struct {
 	ID    string   `json:"i"`
@@ -38,11 +39,15 @@ func packVMs(vms []bosh.VM) []byte {
 // returns; in the cached copy, only their id, job, index, AZ and IPs (what
 // records take), decoded at each call. nil when they were not fetched.
 func (s *Fetched) VMs() []bosh.VM {
-	if s.packed == nil {
+	if s.packed.data == nil {
 		return s.vms
 	}
+	text, err := inflate(s.packed)
 	var packed []packedVM
-	if err := json.Unmarshal(s.packed, &packed); err != nil { // what packVMs wrote in this process: never expected
+	if err == nil {
+		err = json.Unmarshal([]byte(text), &packed)
+	}
+	if err != nil { // what packVMs wrote and deflate compressed in this process: never expected
 		panic(fmt.Sprintf("fleet: cached VMs do not decode: %v", err))
 	}
 	vms := make([]bosh.VM, len(packed))

@@ -14,11 +14,16 @@ import (
 // most of what a cold run allocates. They are reused, as are readers.
 var (
 	writers = sync.Pool{New: func() any {
-		w, _ := flate.NewWriter(nil, flate.BestSpeed) // the level is valid
+		w, _ := flate.NewWriter(nil, zipLevel) // the level is valid
 		return w
 	}}
 	readers = sync.Pool{New: func() any { return flate.NewReader(nil) }}
 )
+
+// zipLevel is the fastest level that matches into the dictionary whatever
+// the text's length (BestSpeed leaves a short text, such as a VM list, as it
+// is): ~35 µs a simulator manifest, ~25 at BestSpeed.
+const zipLevel = 2
 
 // A cache keeps at most maxDictionaries dictionaries (deployments of other
 // releases are compressed without one), each of at most maxDictionary bytes:
@@ -28,22 +33,30 @@ const (
 	maxDictionary   = 16 << 10
 )
 
-// dictionary is the first manifest a cache compressed of deployments of
-// some releases, against which the later ones are compressed: the manifests
-// of one service's instances are mostly the same text (a simulator's
-// manifest of 896 bytes takes ~390 alone, ~50-120 against another one's).
-// It never changes: the manifests compressed against it need it to inflate.
+// dictionary is the first manifest (or VM list, packed) a cache compressed
+// of deployments of some releases, against which the later ones are
+// compressed: the manifests of one service's instances are mostly the same
+// text (a simulator's manifest of 896 bytes takes ~390 alone, ~50-120
+// against another one's), and so are their VM lists but for ids and IPs.
+// It never changes: what was compressed against it needs it to inflate.
 type dictionary struct{ text []byte }
 
 // dictionaries are a cache's, by the release names of the listing entry.
 type dictionaries struct {
 	mu sync.Mutex
-	by map[string]*dictionary
+	by map[string]*dictPair
 }
 
-// of returns the dictionary of d's releases, made of text (its manifest)
-// when they have none yet; nil when the cache holds its most dictionaries.
-func (ds *dictionaries) of(d bosh.Deployment, text string) *dictionary {
+type dictPair struct{ manifest, vms *dictionary }
+
+// dictsFor gives the dictionaries to compress a manifest and packed VMs
+// against (nil: none), made of them when there are none yet.
+type dictsFor func(manifest string, vms []byte) (forManifest, forVMs *dictionary)
+
+// of returns the dictionaries of d's releases, the first made of manifest
+// and the second of vms when they have none yet (a copy fetched without
+// VMs makes none for them); nil when the cache holds its most dictionaries.
+func (ds *dictionaries) of(d bosh.Deployment, manifest string, vms []byte) (forManifest, forVMs *dictionary) {
 	var key strings.Builder
 	for _, r := range d.Releases {
 		key.WriteString(r.Name)
@@ -51,28 +64,34 @@ func (ds *dictionaries) of(d bosh.Deployment, text string) *dictionary {
 	}
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	if dict, ok := ds.by[key.String()]; ok {
-		return dict
+	p, ok := ds.by[key.String()]
+	if !ok {
+		if len(ds.by) >= maxDictionaries {
+			return nil, nil
+		}
+		if ds.by == nil {
+			ds.by = map[string]*dictPair{}
+		}
+		p = &dictPair{}
+		ds.by[key.String()] = p
 	}
-	if len(ds.by) >= maxDictionaries {
-		return nil
+	if p.manifest == nil && manifest != "" {
+		p.manifest = &dictionary{text: []byte(manifest[:min(len(manifest), maxDictionary)])}
 	}
-	if ds.by == nil {
-		ds.by = map[string]*dictionary{}
+	if p.vms == nil && vms != nil {
+		p.vms = &dictionary{text: bytes.Clone(vms[:min(len(vms), maxDictionary)])}
 	}
-	dict := &dictionary{text: []byte(text[:min(len(text), maxDictionary)])}
-	ds.by[key.String()] = dict
-	return dict
+	return p.manifest, p.vms
 }
 
-// zipped is a manifest compressed, with the dictionary it needs (nil: none).
+// zipped is a text compressed, with the dictionary it needs (nil: none).
 type zipped struct {
 	data []byte
 	dict *dictionary
 }
 
-// deflate compresses a manifest for the cache, against dict (nil: none), at
-// the fastest level, as every fetched manifest goes through it. The writer
+// deflate compresses a manifest (or packed VMs) for the cache, against dict
+// (nil: none), at a fast level, as every fetched manifest goes through it. The writer
 // compresses the dictionary first and flushes, which ends its output on a
 // byte; what follows is the manifest, whose matches may reach back into the
 // dictionary, as a reader given the dictionary resolves them.

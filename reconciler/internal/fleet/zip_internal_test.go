@@ -48,10 +48,12 @@ var _ = Describe("the compressed manifests", func() {
 	It("compresses a manifest against the first one of the same releases to a fraction of its size alone", func() {
 		var ds dictionaries
 		first := manifestOf("small", "1505b42b-cd2c-45c2-8dee-6618363c42c9")
-		dict := ds.of(deploymentOf("postgres"), first)
+		dict, forVMs := ds.of(deploymentOf("postgres"), first, nil)
 		Expect(dict).NotTo(BeNil())
+		Expect(forVMs).To(BeNil(), "none without VMs")
 		Expect(string(dict.text)).To(Equal(first))
-		Expect(ds.of(deploymentOf("postgres"), "another text")).To(BeIdenticalTo(dict), "the first manifest stays the dictionary")
+		again, _ := ds.of(deploymentOf("postgres"), "another text", nil)
+		Expect(again).To(BeIdenticalTo(dict), "the first manifest stays the dictionary")
 
 		text := manifestOf("small", "2618b51c-2b72-4cfe-b21d-f3c061f90f15")
 		alone, against := deflate(text, nil), deflate(text, dict)
@@ -60,19 +62,45 @@ var _ = Describe("the compressed manifests", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(back).To(Equal(text))
 
-		Expect(ds.of(deploymentOf("redis"), "x")).NotTo(BeIdenticalTo(dict), "other releases, another dictionary")
+		other, _ := ds.of(deploymentOf("redis"), "x", nil)
+		Expect(other).NotTo(BeIdenticalTo(dict), "other releases, another dictionary")
+	})
+
+	It("makes the VM lists' dictionary of the first one fetched, even after the manifests' one", func() {
+		var ds dictionaries
+		d := deploymentOf("postgres")
+		_, none := ds.of(d, manifestOf("small", "a"), nil)
+		Expect(none).To(BeNil())
+		vms := []byte(`[{"i":"2f6c3c44-7a4e-4bfe-8d7b-5b1b3a0e1c11","j":"postgres","n":0,"z":"z1","p":["10.0.1.4"]}]`)
+		m, v := ds.of(d, manifestOf("small", "b"), vms)
+		Expect(v).NotTo(BeNil())
+		Expect(v.text).To(Equal(vms))
+		Expect(string(m.text)).To(Equal(manifestOf("small", "a")))
+		_, again := ds.of(d, "", []byte("[]"))
+		Expect(again).To(BeIdenticalTo(v))
+
+		next := []byte(`[{"i":"9a0d1e2f-3b4c-4d5e-8f60-718293a4b5c6","j":"postgres","n":0,"z":"z2","p":["10.0.1.5"]}]`)
+		alone, against := deflate(string(next), nil), deflate(string(next), v)
+		Expect(len(against.data)).To(BeNumerically("<", len(alone.data)))
+		back, err := inflate(against)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(back).To(Equal(string(next)))
 	})
 
 	It("keeps at most maxDictionaries dictionaries of at most maxDictionary bytes", func() {
 		var ds dictionaries
 		big := strings.Repeat("x", 2*maxDictionary)
 		for i := range maxDictionaries {
-			dict := ds.of(deploymentOf("r", strings.Repeat("s", i)), big)
+			dict, forVMs := ds.of(deploymentOf("r", strings.Repeat("s", i)), big, []byte(big))
 			Expect(dict).NotTo(BeNil())
 			Expect(dict.text).To(HaveLen(maxDictionary))
+			Expect(forVMs.text).To(HaveLen(maxDictionary))
 		}
-		Expect(ds.of(deploymentOf("one-more"), big)).To(BeNil())
-		Expect(ds.of(deploymentOf("r", ""), big)).NotTo(BeNil(), "a known one is still given")
+		dict, forVMs := ds.of(deploymentOf("one-more"), big, []byte(big))
+		Expect(dict).To(BeNil())
+		Expect(forVMs).To(BeNil())
+		dict, _ = ds.of(deploymentOf("r", ""), big, nil)
+		Expect(dict).NotTo(BeNil(), "a known one is still given")
 		back, err := inflate(deflate(big, nil))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(back).To(Equal(big))
