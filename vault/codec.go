@@ -151,6 +151,7 @@ func encodeObject(fields []field, extra map[string]json.RawMessage) ([]byte, err
 			continue
 		}
 		ents = append(ents, entry{key: f.name, f: f})
+		size += len(f.name) + 4 + encodedSize(f.ptr)
 	}
 	written := len(ents)
 	for k, v := range extra {
@@ -164,7 +165,7 @@ func encodeObject(fields []field, extra map[string]json.RawMessage) ([]byte, err
 		size += len(k) + len(v) + 4
 	}
 	slices.SortFunc(ents, func(a, b entry) int { return strings.Compare(a.key, b.key) })
-	buf := make([]byte, 0, size+written*48)
+	buf := make([]byte, 0, size)
 	buf = append(buf, '{')
 	for i, e := range ents {
 		if i > 0 {
@@ -182,6 +183,23 @@ func encodeObject(fields []field, extra map[string]json.RawMessage) ([]byte, err
 		}
 	}
 	return append(buf, '}'), nil
+}
+
+// encodedSize is about the length of a field's value encoded: exact for a
+// string without characters to escape, a bound for the other scalars (a
+// run's index write holds every record of the shards it writes encoded at
+// once: a guess of 48 bytes a field made most of them grow to twice their
+// size).
+func encodedSize(ptr any) int {
+	switch p := ptr.(type) {
+	case *string:
+		return len(*p) + 2
+	case *bool:
+		return 5
+	case *int64, *int:
+		return 20
+	}
+	return 64
 }
 
 // encodeEntries writes a JSON object of valid raw values, keys sorted.
