@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,8 +41,8 @@ var notified = map[string]string{
 // Config.MaxConcurrency writers, so that the run never waits for its
 // history; a failed append is logged and counted, never a run error. An
 // instance whose history grew (other than by its first event) is pruned to
-// the retention once, at the end of the run. A nil historian (dry run)
-// records nothing.
+// the retention once, at the end of the run (with keep alone, in some runs
+// only: mayPrune). A nil historian (dry run) records nothing.
 type Historian struct {
 	store    HistoryStore
 	notifier Notifier // nil: no notifications
@@ -125,10 +126,33 @@ func (h *Historian) append(it historyItem) {
 		return
 	}
 	h.written.Add(1)
-	if it.e.Kind != "created" && it.e.Kind != "restored" && (h.retain.Keep > 0 || h.retain.MaxAge > 0) {
+	if it.e.Kind != "created" && it.e.Kind != "restored" && h.mayPrune() {
 		h.mu.Lock()
 		h.prune[it.id] = true
 		h.mu.Unlock()
+	}
+}
+
+// pruneSlack is how many events, on average, a history pruned to keep
+// alone (no max_age) grows by before it is pruned again: a run that adds to
+// it prunes it with a chance of pruneSlack/keep (always when keep is at most
+// pruneSlack). Pruning lists the history, one Vault read: after every event,
+// a run where 1,000 instances changed listed 1,000 histories of a few events,
+// far under keep (200 by default), to delete nothing. A history holds then
+// about keep + pruneSlack events at most, rarely a few more.
+const pruneSlack = 16
+
+// mayPrune says whether an instance whose history grew is pruned at the
+// end of the run: always with max_age (an old event goes at the next
+// event), with a chance of pruneSlack/keep with keep alone.
+func (h *Historian) mayPrune() bool {
+	switch {
+	case h.retain.MaxAge > 0:
+		return true
+	case h.retain.Keep <= 0:
+		return false
+	default:
+		return h.retain.Keep <= pruneSlack || rand.IntN(h.retain.Keep) < pruneSlack
 	}
 }
 
