@@ -122,9 +122,11 @@ func inflate(z zipped) (string, error) {
 	if err := r.(flate.Resetter).Reset(bytes.NewReader(z.data), dict); err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	b.Grow(4 * len(z.data))
-	if _, err := io.Copy(&b, r); err != nil {
+	// Not io.Copy: a flate reader has no WriteTo, and io.Copy would
+	// allocate 32 KiB for each text of some hundred bytes (a run that
+	// digests every cached copy inflates 100,000 of them).
+	b := bytes.NewBuffer(make([]byte, 0, max(512, 8*len(z.data))))
+	if _, err := b.ReadFrom(r); err != nil {
 		return "", err
 	}
 	return b.String(), nil

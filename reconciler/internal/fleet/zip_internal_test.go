@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -130,6 +131,28 @@ var _ = Describe("the compressed manifests", func() {
 		}
 	})
 })
+
+// Inflating a short text allocates about its size, not io.Copy's 32 KiB
+// buffer: a run that digests every cached copy inflates each one's VMs.
+func TestInflateAllocatesLittle(t *testing.T) {
+	dict := &dictionary{text: []byte(manifestOf("small", "a"))}
+	z := deflate(manifestOf("small", "b"), dict)
+	if _, err := inflate(z); err != nil { // a reader in the pool
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 200
+	for range n {
+		if _, err := inflate(z); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 4<<10 {
+		t.Fatalf("inflate allocates %d bytes a call for a text of %d", per, len(manifestOf("small", "b")))
+	}
+}
 
 // FuzzDeflate holds deflate and inflate to each other, with and without a
 // dictionary.
