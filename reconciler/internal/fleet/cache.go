@@ -225,9 +225,15 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 		return nil, err
 	}
 	if e.HasManifest() { // else a deploy was accepted but has not run yet: ask again next time
-		s.cache.SetDefault(d.Name, e.kept(func(manifest string, vms []byte) (*dictionary, *dictionary) {
+		k := e.kept(func(manifest string, vms []byte) (*dictionary, *dictionary) {
 			return s.dicts.of(d, manifest, vms)
-		}))
+		})
+		// What records derive of e they derive of k, which keeps what they
+		// take: the run that fetched remembers for the next one (else the
+		// first run after a cold one digested every deployment again,
+		// inflating each one's VMs).
+		e.memo = k.memo
+		s.cache.SetDefault(d.Name, k)
 	}
 	return e, nil
 }

@@ -58,8 +58,8 @@ func memoKey(m report.Match, d bosh.Deployment) [2]uint64 {
 	return key
 }
 
-// memoSlot holds the memo of a cached copy; copies that are not cached
-// have none.
+// memoSlot holds the memo of a cached copy, shared with the copy the fetch
+// that cached it returned; other copies have none.
 type memoSlot struct{ p atomic.Pointer[memo] }
 
 // Memo is the value kept with s for these inputs; ok false when there is

@@ -1,12 +1,15 @@
 package fleet
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/cloudfoundry-community/gogobosh"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 )
 
@@ -43,5 +46,29 @@ var _ = Describe("a memo's key", func() {
 		Expect(v).To(Equal("v"))
 		_, ok = k.Memo(report.Match{InstanceID: "y"}, d)
 		Expect(ok).To(BeFalse())
+	})
+
+
+	It("is shared by the copy a fetch returns and the copy it caches, and the digest of either is the same", func(ctx SpecContext) {
+		dir, err := sim.New(sim.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(dir.Close()).To(Succeed()) })
+		dir.SeedDeployments(1, nil)
+		client, err := bosh.New(bosh.Options{Address: dir.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
+		Expect(err).NotTo(HaveOccurred())
+		deps, err := client.Deployments(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		s := NewCache(time.Hour, time.Now)
+		fresh, err := s.Fetch(ctx, client, deps[0], true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		m := report.Match{InstanceID: "i"}
+		fresh.Remember(m, deps[0], "digest")
+		cached, err := s.Fetch(ctx, client, deps[0], true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cached).NotTo(BeIdenticalTo(fresh))
+		Expect(s.Fetches()).To(BeEquivalentTo(1))
+		v, ok := cached.Memo(m, deps[0])
+		Expect(ok).To(BeTrue(), "what the fetching run derived serves the next")
+		Expect(v).To(Equal("digest"))
 	})
 })

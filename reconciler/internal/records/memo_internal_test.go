@@ -19,7 +19,7 @@ var _ = Describe("the fingerprint kept with a cached copy", func() {
 	var (
 		ctx      = context.Background()
 		d        bosh.Deployment
-		fetched  *fleet.Fetched // the copy a fetch returns: nothing kept with it
+		fetched  *fleet.Fetched // the copy a fetch returns: it shares the cached copy's memo
 		cached   *fleet.Fetched // the copy the cache keeps
 		m, other report.Match
 	)
@@ -46,25 +46,26 @@ var _ = Describe("the fingerprint kept with a cached copy", func() {
 	})
 
 	It("is the digest, kept for the same match and listing entry, made again for any other", func() {
+		alone := fleet.FetchedOf(fetched.Manifest(), fetched.VMs()) // no memo: digested at each call
 		want := New(d, fetched, m).Fingerprint
-		_, kept := fetched.Memo(m, d)
-		Expect(kept).To(BeFalse(), "a fetch's own copy keeps nothing")
-		Expect(New(d, cached, m).Fingerprint).To(Equal(want))
+		Expect(New(d, alone, m).Fingerprint).To(Equal(want))
 		got, ok := cached.Memo(m, d)
-		Expect(ok).To(BeTrue())
+		Expect(ok).To(BeTrue(), "the fetch's copy remembers with the cached one")
 		Expect(got).To(Equal(want))
 
 		cached.Remember(m, d, "kept") // so that taking it shows
 		Expect(New(d, cached, m).Fingerprint).To(Equal("kept"))
-		Expect(New(d, cached, other).Fingerprint).To(Equal(New(d, fetched, other).Fingerprint))
+		Expect(New(d, fetched, m).Fingerprint).To(Equal("kept"), "one memo for both copies")
+		Expect(New(d, cached, other).Fingerprint).To(Equal(New(d, alone, other).Fingerprint),
+			"made again from the cached copy (its VMs packed) for another match: the same digest")
 		moved := d
 		moved.Director = "director-2"
-		Expect(New(moved, cached, other).Fingerprint).To(Equal(New(moved, fetched, other).Fingerprint))
+		Expect(New(moved, cached, other).Fingerprint).To(Equal(New(moved, alone, other).Fingerprint))
 		bumped := d
 		bumped.Releases = append(d.Releases[:0:0], d.Releases...)
 		bumped.Releases[0].Version += ".1"
-		Expect(New(bumped, cached, other).Fingerprint).To(Equal(New(bumped, fetched, other).Fingerprint))
-		Expect(New(bumped, fetched, other).Fingerprint).NotTo(Equal(New(d, fetched, other).Fingerprint))
+		Expect(New(bumped, cached, other).Fingerprint).To(Equal(New(bumped, alone, other).Fingerprint))
+		Expect(New(bumped, alone, other).Fingerprint).NotTo(Equal(New(d, alone, other).Fingerprint))
 	})
 
 	It("leaves the records' releases and VMs to Load, from the listing and the copy", func() {
