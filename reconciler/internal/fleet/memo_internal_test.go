@@ -48,7 +48,6 @@ var _ = Describe("a memo's key", func() {
 		Expect(ok).To(BeFalse())
 	})
 
-
 	It("is shared by the copy a fetch returns and the copy it caches, and the digest of either is the same", func(ctx SpecContext) {
 		dir, err := sim.New(sim.Options{})
 		Expect(err).NotTo(HaveOccurred())
