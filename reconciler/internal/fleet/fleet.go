@@ -112,16 +112,17 @@ type Owners func(deployment string) (id, director string, ok bool)
 func (f *Fleet) Choose(all []bosh.Deployment, owners Owners) ([]bosh.Deployment, []report.Conflict) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	listers := map[string][]int{}
+	first := make(map[string]int, len(all)) // the first member that lists each name
 	for _, d := range all {
-		listers[d.Name] = append(listers[d.Name], f.members.memberOf(d.Director))
+		if _, ok := first[d.Name]; !ok {
+			first[d.Name] = f.members.memberOf(d.Director)
+		}
 	}
-	var out []bosh.Deployment
+	out := make([]bosh.Deployment, 0, len(all))
 	var conflicts []report.Conflict
 	for _, d := range all {
 		i := f.members.memberOf(d.Director)
-		by := listers[d.Name]
-		keeper := by[0]
+		keeper := first[d.Name]
 		if owners != nil {
 			if id, director, ok := owners(d.Name); ok {
 				keeper = f.members.recordedMember(director)
