@@ -33,16 +33,18 @@ type Fetched struct {
 	text    string            // the manifest, in the copy a fetch returns
 	zipped  zipped            // the manifest compressed, in the cached copy
 	sha     [sha256.Size]byte // the manifest's SHA-256
-	parse   *lazyParse        // shared by the copies of one manifest
+	parse   *lazyParse        // the fetch's copy's; a cached copy's is made when first needed (parsed)
 	vms     []bosh.VM         // in the copy a fetch returns
 	packed  zipped            // in the cached copy: what records take of the VMs (vms.go), compressed
 	withVMs bool
-	memo    *memoSlot // the cached copy's (memo.go); nil in the others
+	// mayAskLatest is match.MayAskLatest of the text, taken at the fetch.
+	mayAskLatest bool
+	memo         *memoSlot // the cached copy's (memo.go), shared with the fetch's copy; nil in the others
 }
 
 // lazyParse parses a manifest once, when it is first needed: a deployment
 // matched by its name needs it only when its records are written. It also
-// keeps what AsksLatest says of it, asked by every run.
+// keeps what AsksLatest says of a manifest that may ask for "latest".
 type lazyParse struct {
 	once   sync.Once
 	info   *match.Manifest
@@ -50,25 +52,41 @@ type lazyParse struct {
 	latest sync.Once
 	asks   []match.Latest
 	lerr   error
-	// mayAskLatest is match.MayAskLatest of the text, taken at the fetch.
-	mayAskLatest bool
+}
+
+// parsed is s's lazyParse: a cached copy has none until a run needs one
+// (~110 bytes a deployment between runs, which a deployment matched by its
+// name and in step never needs), then keeps the one made first.
+func (s *Fetched) parsed() *lazyParse {
+	if s.parse != nil {
+		return s.parse
+	}
+	if s.memo == nil { // a copy made otherwise: never expected without one
+		return &lazyParse{}
+	}
+	if p := s.memo.parse.Load(); p != nil {
+		return p
+	}
+	s.memo.parse.CompareAndSwap(nil, &lazyParse{})
+	return s.memo.parse.Load()
 }
 
 // Info returns the parsed manifest.
 func (s *Fetched) Info() (*match.Manifest, error) {
-	s.parse.once.Do(func() { s.parse.info, s.parse.err = match.Parse(s.Manifest()) })
-	return s.parse.info, s.parse.err
+	p := s.parsed()
+	p.once.Do(func() { p.info, p.err = match.Parse(s.Manifest()) })
+	return p.info, p.err
 }
 
 // AsksLatest is match.AsksLatest of the manifest, read once (a manifest
 // that cannot say "latest" is not even inflated).
 func (s *Fetched) AsksLatest() ([]match.Latest, error) {
-	s.parse.latest.Do(func() {
-		if s.parse.mayAskLatest {
-			s.parse.asks, s.parse.lerr = match.AsksLatest(s.Manifest())
-		}
-	})
-	return s.parse.asks, s.parse.lerr
+	if !s.mayAskLatest {
+		return nil, nil
+	}
+	p := s.parsed()
+	p.latest.Do(func() { p.asks, p.lerr = match.AsksLatest(s.Manifest()) })
+	return p.asks, p.lerr
 }
 
 // Manifest is the manifest's text ("" when the deployment has none yet).
@@ -93,6 +111,7 @@ func (s *Fetched) ManifestSHA() string { return hex.EncodeToString(s.sha[:]) }
 // compressed (against what dicts gives, nil: none).
 func (s *Fetched) kept(dicts dictsFor) *Fetched {
 	k := *s
+	k.parse = nil // made when a run needs it (parsed)
 	var packed []byte
 	if s.vms != nil {
 		packed = packVMs(s.vms)
@@ -242,7 +261,7 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 // the same listing entry (only the VMs were missing).
 func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment, old, e *Fetched) error {
 	if old != nil && old.listing == e.listing {
-		e.text, e.zipped, e.sha, e.parse, e.at = old.text, old.zipped, old.sha, old.parse, old.at
+		e.text, e.zipped, e.sha, e.parse, e.at, e.mayAskLatest = old.text, old.zipped, old.sha, old.parsed(), old.at, old.mayAskLatest
 		return nil
 	}
 	text, err := src.Manifest(ctx, d.Name)
@@ -253,7 +272,7 @@ func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment
 		return err
 	}
 	s.fetches.Add(1)
-	e.text, e.sha, e.parse = text, sha256.Sum256([]byte(text)), &lazyParse{mayAskLatest: match.MayAskLatest(text)}
+	e.text, e.sha, e.parse, e.mayAskLatest = text, sha256.Sum256([]byte(text)), &lazyParse{}, match.MayAskLatest(text)
 	return nil
 }
 
@@ -273,5 +292,5 @@ func listingKey(d bosh.Deployment) string {
 // had otherwise (not from a Director fetch): never cached.
 func FetchedOf(manifest string, vms []bosh.VM) *Fetched {
 	return &Fetched{text: manifest, sha: sha256.Sum256([]byte(manifest)), vms: vms, withVMs: vms != nil,
-		parse: &lazyParse{mayAskLatest: match.MayAskLatest(manifest)}}
+		parse: &lazyParse{}, mayAskLatest: match.MayAskLatest(manifest)}
 }

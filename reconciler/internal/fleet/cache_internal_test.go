@@ -106,6 +106,21 @@ var _ = Describe("the cache of fetched answers", func() {
 		Expect(none).To(BeEmpty())
 	})
 
+	It("gives a cached copy its parse only when a run needs it, then parses it once", func() {
+		k := FetchedOf("name: x\nreleases:\n- name: redis\n  version: \"1.2\"\n", nil).kept(nil)
+		Expect(k.parse).To(BeNil())
+		asks, err := k.AsksLatest()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(asks).To(BeEmpty())
+		Expect(k.memo.parse.Load()).To(BeNil(), "a manifest that cannot ask for latest needs none")
+		first, err := k.Info()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(k.memo.parse.Load()).NotTo(BeNil())
+		again, err := k.Info()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again).To(BeIdenticalTo(first), "parsed once")
+	})
+
 	It("purges expired entries", func() {
 		s := NewCache(50*time.Millisecond, time.Now)
 		fetchAll(s)

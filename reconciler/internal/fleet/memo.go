@@ -60,7 +60,10 @@ func memoKey(m report.Match, d bosh.Deployment) [2]uint64 {
 
 // memoSlot holds the memo of a cached copy, shared with the copy the fetch
 // that cached it returned; other copies have none.
-type memoSlot struct{ p atomic.Pointer[memo] }
+type memoSlot struct {
+	p     atomic.Pointer[memo]
+	parse atomic.Pointer[lazyParse] // the cached copy's, once needed (Fetched.parsed)
+}
 
 // Memo is the value kept with s for these inputs; ok false when there is
 // none (other inputs, none derived yet, or s is not a cached copy).
