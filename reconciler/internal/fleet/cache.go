@@ -33,7 +33,7 @@ type Fetched struct {
 	text    string            // the manifest, in the copy a fetch returns
 	zipped  zipped            // the manifest compressed, in the cached copy
 	sha     [sha256.Size]byte // the manifest's SHA-256
-	parse   *lazyParse        // the fetch's copy's; a cached copy's is made when first needed (parsed)
+	parse   *lazyParse        // a copy made otherwise's; a cached copy's (and its fetch's) is made when first needed (parsed)
 	vms     []bosh.VM         // in the copy a fetch returns
 	packed  zipped            // in the cached copy: what records take of the VMs (vms.go), compressed
 	withVMs bool
@@ -250,9 +250,17 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 		// What records derive of e they derive of k, which keeps what they
 		// take: the run that fetched remembers for the next one (else the
 		// first run after a cold one digested every deployment again,
-		// inflating each one's VMs).
+		// inflating each one's VMs), and the manifest parsed once serves
+		// both, and the copies cached after them for the same manifest.
 		e.memo = k.memo
+		if old != nil && old.listing == e.listing && old.memo != nil {
+			if p := old.memo.parse.Load(); p != nil {
+				k.memo.parse.Store(p)
+			}
+		}
 		s.cache.SetDefault(d.Name, k)
+	} else {
+		e.parse = &lazyParse{}
 	}
 	return e, nil
 }
@@ -261,7 +269,7 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 // the same listing entry (only the VMs were missing).
 func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment, old, e *Fetched) error {
 	if old != nil && old.listing == e.listing {
-		e.text, e.zipped, e.sha, e.parse, e.at, e.mayAskLatest = old.text, old.zipped, old.sha, old.parsed(), old.at, old.mayAskLatest
+		e.text, e.zipped, e.sha, e.at, e.mayAskLatest = old.text, old.zipped, old.sha, old.at, old.mayAskLatest
 		return nil
 	}
 	text, err := src.Manifest(ctx, d.Name)
@@ -272,7 +280,7 @@ func (s *Cache) fetchManifest(ctx context.Context, src Source, d bosh.Deployment
 		return err
 	}
 	s.fetches.Add(1)
-	e.text, e.sha, e.parse, e.mayAskLatest = text, sha256.Sum256([]byte(text)), &lazyParse{}, match.MayAskLatest(text)
+	e.text, e.sha, e.mayAskLatest = text, sha256.Sum256([]byte(text)), match.MayAskLatest(text)
 	return nil
 }
 

@@ -121,6 +121,26 @@ var _ = Describe("the cache of fetched answers", func() {
 		Expect(again).To(BeIdenticalTo(first), "parsed once")
 	})
 
+	It("parses a manifest once for the fetch's copy, its cached copy and the copy fetched again for its VMs", func() {
+		s := NewCache(time.Hour, time.Now)
+		first, err := s.Fetch(ctx, client, deps[0], false, nil)
+		Expect(err).NotTo(HaveOccurred())
+		info, err := first.Info()
+		Expect(err).NotTo(HaveOccurred())
+		withVMs, err := s.Fetch(ctx, client, deps[0], true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(s.Fetches()).To(BeEquivalentTo(1), "the manifest is not fetched again")
+		again, err := withVMs.Info()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(again).To(BeIdenticalTo(info))
+		cached, err := s.Fetch(ctx, client, deps[0], true, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cached).NotTo(BeIdenticalTo(withVMs))
+		kept, err := cached.Info()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kept).To(BeIdenticalTo(info), "the next run does not parse it again")
+	})
+
 	It("purges expired entries", func() {
 		s := NewCache(50*time.Millisecond, time.Now)
 		fetchAll(s)

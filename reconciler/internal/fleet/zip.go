@@ -25,12 +25,17 @@ var (
 // is): ~35 µs a simulator manifest, ~25 at BestSpeed.
 const zipLevel = 2
 
-// A cache keeps at most maxDictionaries dictionaries (deployments of other
-// releases are compressed without one), each of at most maxDictionary bytes:
-// a Director listing ever new releases makes it hold no more than 1 MiB.
+// A cache keeps at most maxDictionaries pairs of dictionaries (deployments
+// of other releases are compressed without one), each of at most
+// maxDictionary bytes: a Director listing ever new releases makes it hold no
+// more than 2 MiB. A text shorter than minDictionary (a VM list of a
+// deployment with no VMs yet, "[]") makes none (the next one does), nor do
+// releases whose names make a key longer than maxDictionaryKey.
 const (
-	maxDictionaries = 64
-	maxDictionary   = 16 << 10
+	maxDictionaries  = 64
+	maxDictionary    = 16 << 10
+	minDictionary    = 64
+	maxDictionaryKey = 1 << 10
 )
 
 // dictionary is the first manifest (or VM list, packed) a cache compressed
@@ -62,6 +67,9 @@ func (ds *dictionaries) of(d bosh.Deployment, manifest string, vms []byte) (forM
 		key.WriteString(r.Name)
 		key.WriteByte(',')
 	}
+	if key.Len() > maxDictionaryKey {
+		return nil, nil
+	}
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	p, ok := ds.by[key.String()]
@@ -75,10 +83,10 @@ func (ds *dictionaries) of(d bosh.Deployment, manifest string, vms []byte) (forM
 		p = &dictPair{}
 		ds.by[key.String()] = p
 	}
-	if p.manifest == nil && manifest != "" {
+	if p.manifest == nil && len(manifest) >= minDictionary {
 		p.manifest = &dictionary{text: []byte(manifest[:min(len(manifest), maxDictionary)])}
 	}
-	if p.vms == nil && vms != nil {
+	if p.vms == nil && len(vms) >= minDictionary {
 		p.vms = &dictionary{text: bytes.Clone(vms[:min(len(vms), maxDictionary)])}
 	}
 	return p.manifest, p.vms

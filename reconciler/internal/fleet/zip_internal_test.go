@@ -63,7 +63,8 @@ var _ = Describe("the compressed manifests", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(back).To(Equal(text))
 
-		other, _ := ds.of(deploymentOf("redis"), "x", nil)
+		other, _ := ds.of(deploymentOf("redis"), manifestOf("large", "c"), nil)
+		Expect(other).NotTo(BeNil())
 		Expect(other).NotTo(BeIdenticalTo(dict), "other releases, another dictionary")
 	})
 
@@ -71,6 +72,12 @@ var _ = Describe("the compressed manifests", func() {
 		var ds dictionaries
 		d := deploymentOf("postgres")
 		_, none := ds.of(d, manifestOf("small", "a"), nil)
+		Expect(none).To(BeNil())
+		_, none = ds.of(d, manifestOf("small", "a"), []byte("[]"))
+		Expect(none).To(BeNil(), "no VMs yet: too short to be a dictionary, the next list is one")
+		long := deploymentOf(strings.Repeat("r", maxDictionaryKey))
+		m, none := ds.of(long, manifestOf("small", "a"), nil)
+		Expect(m).To(BeNil(), "release names too long for a key: none")
 		Expect(none).To(BeNil())
 		vms := []byte(`[{"i":"2f6c3c44-7a4e-4bfe-8d7b-5b1b3a0e1c11","j":"postgres","n":0,"z":"z1","p":["10.0.1.4"]}]`)
 		m, v := ds.of(d, manifestOf("small", "b"), vms)
