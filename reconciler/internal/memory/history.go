@@ -134,17 +134,19 @@ func (h *Historian) append(it historyItem) {
 }
 
 // pruneSlack is how many events, on average, a history pruned to keep
-// alone (no max_age) grows by before it is pruned again: a run that adds to
-// it prunes it with a chance of pruneSlack/keep (always when keep is at most
-// pruneSlack). Pruning lists the history, one Vault read: after every event,
-// a run where 1,000 instances changed listed 1,000 histories of a few events,
-// far under keep (200 by default), to delete nothing. A history holds then
-// about keep + pruneSlack events at most, rarely a few more.
+// alone (no max_age) grows by before it is pruned again: each event a run
+// adds to it gives it a 1 in pruneSlack chance to be pruned at the end of
+// the run (always when keep is at most pruneSlack). Pruning lists the
+// history, one Vault read: after every event, a run where 1,000 instances
+// changed listed 1,000 histories of a few events, far under keep (200 by
+// default), to delete nothing. A history holds then keep + pruneSlack
+// events on average at most, rarely ~4 times that many more (the chance is
+// drawn anew for each event).
 const pruneSlack = 16
 
-// mayPrune says whether an instance whose history grew is pruned at the
-// end of the run: always with max_age (an old event goes at the next
-// event), with a chance of pruneSlack/keep with keep alone.
+// mayPrune says whether an instance whose history grew by an event is
+// pruned at the end of the run: always with max_age (an old event goes at
+// the next event), with a chance of 1 in pruneSlack with keep alone.
 func (h *Historian) mayPrune() bool {
 	switch {
 	case h.retain.MaxAge > 0:
@@ -152,7 +154,7 @@ func (h *Historian) mayPrune() bool {
 	case h.retain.Keep <= 0:
 		return false
 	default:
-		return h.retain.Keep <= pruneSlack || rand.IntN(h.retain.Keep) < pruneSlack
+		return h.retain.Keep <= pruneSlack || rand.IntN(pruneSlack) == 0
 	}
 }
 
