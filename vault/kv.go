@@ -132,7 +132,7 @@ func (k *kv) get(ctx context.Context, target string, params url.Values) ([]byte,
 // ends with, up to half empty, stays alive as long as the records split
 // from it (a cold run's index write holds every shard it read).
 func readBody(r io.Reader, n int64) ([]byte, error) {
-	if n <= 0 || n > 64<<20 {
+	if n <= 0 || n > 8<<20 { // a larger answer, announced or not, grows as it comes
 		return io.ReadAll(r)
 	}
 	buf := make([]byte, n)
