@@ -156,7 +156,10 @@ func TestInflateAllocatesLittle(t *testing.T) {
 		}
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 4<<10 {
+	// The bound is under io.Copy's buffer alone, and over what the race
+	// detector costs: with -race, sync.Pool drops a share of what is put
+	// back, and a reader (~40 KiB) is made anew now and then.
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 24<<10 {
 		t.Fatalf("inflate allocates %d bytes a call for a text of %d", per, len(manifestOf("small", "b")))
 	}
 }
