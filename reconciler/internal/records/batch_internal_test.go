@@ -1,9 +1,11 @@
 package records
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -27,4 +29,47 @@ var _ = Describe("when the batcher writes", func() {
 		Entry("the run ends within two writes of every shard", 100, false, time.Second, 10*time.Millisecond, 10*time.Second, 990, 1000, true),
 		Entry("nothing done yet", 10, false, time.Second, time.Second, time.Second, 0, 1000, false),
 	)
+})
+
+var _ = Describe("a batch's parts", func() {
+	batch := func(n int) map[string]*Queued {
+		byID := map[string]*Queued{}
+		for i := range n {
+			id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+			byID[id] = &Queued{ID: id}
+		}
+		return byID
+	}
+
+	It("is one part when the index has at most shardsPerWrite shards, or its count is not known", func() {
+		for _, n := range []int{0, 1, 128, shardsPerWrite} {
+			parts := partsOf(batch(3000), n)
+			Expect(parts).To(HaveLen(1), "%d shards", n)
+			Expect(parts[0]).To(HaveLen(3000))
+		}
+	})
+
+	It("holds at most shardsPerWrite shards a part, every change in one part, a shard's changes together", func() {
+		const n = 2048
+		byID := batch(20000)
+		parts := partsOf(byID, n)
+		Expect(parts).To(HaveLen(n / shardsPerWrite))
+		seen := map[string]bool{}
+		partOf := map[int]int{}
+		for i, part := range parts {
+			shards := map[int]bool{}
+			for id := range part {
+				Expect(seen[id]).To(BeFalse(), "%s in two parts", id)
+				seen[id] = true
+				sh := vault.ShardOf(id, n)
+				shards[sh] = true
+				if j, ok := partOf[sh]; ok {
+					Expect(j).To(Equal(i), "shard %d split over parts", sh)
+				}
+				partOf[sh] = i
+			}
+			Expect(len(shards)).To(BeNumerically("<=", shardsPerWrite))
+		}
+		Expect(seen).To(HaveLen(len(byID)))
+	})
 })

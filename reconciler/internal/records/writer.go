@@ -64,7 +64,10 @@ type Shared struct {
 	Index map[string]*vault.Record
 	// Base is the index as read at the start of the run (Index is its
 	// Records), what its index changes are written over.
-	Base     *vault.Index
+	Base *vault.Index
+	// Shards is the index's shard count once the run grew it (0: not
+	// known), by which a batch is written a part at a time.
+	Shards   int
 	Ledger   *memory.Ledger
 	History  *memory.Historian // nil in a dry run
 	Counters Counters

@@ -256,7 +256,7 @@ func (r *run) choose(deps []bosh.Deployment) []bosh.Deployment {
 
 // startWriter starts the run's writer: Vault's, or the plan in a dry run.
 func (r *run) startWriter(ctx context.Context) {
-	s := records.Shared{Index: r.index, Base: r.base, Ledger: r.ledger, History: r.hist, Counters: r.p.Counters,
+	s := records.Shared{Index: r.index, Base: r.base, Shards: r.shards, Ledger: r.ledger, History: r.hist, Counters: r.p.Counters,
 		Backups: r.p.Config.Backup.Enabled, Log: r.log}
 	if r.opts.DryRun {
 		r.plan = records.NewPlanWriter(s)
