@@ -33,7 +33,7 @@ type Fetched struct {
 	text    string            // the manifest, in the copy a fetch returns
 	zipped  zipped            // the manifest compressed, in the cached copy
 	sha     [sha256.Size]byte // the manifest's SHA-256
-	parse   *lazyParse        // a copy made otherwise's; a cached copy's (and its fetch's) is made when first needed (parsed)
+	parse   *lazyParse        // set only in a copy that is not cached (FetchedOf, no manifest yet); else see parsed
 	vms     []bosh.VM         // in the copy a fetch returns
 	packed  zipped            // in the cached copy: what records take of the VMs (vms.go), compressed
 	withVMs bool

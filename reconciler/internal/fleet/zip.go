@@ -105,6 +105,10 @@ type zipped struct {
 // dictionary, as a reader given the dictionary resolves them.
 func deflate(text string, dict *dictionary) zipped {
 	var b bytes.Buffer
+	b.Grow(len(text)/2 + 64)
+	if dict != nil {
+		b.Grow(len(dict.text) / 2) // its output is written too, then skipped
+	}
 	w := writers.Get().(*flate.Writer)
 	defer writers.Put(w)
 	w.Reset(&b)
