@@ -13,8 +13,9 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
-// commitAll writes every plan that changes something, in parallel.
-func (s *Store) commitAll(ctx context.Context, plans []*plan, edits map[string]edit) (UpdateResult, error) {
+// commitAll writes every plan that changes something, at most atOnce at a
+// time.
+func (s *Store) commitAll(ctx context.Context, plans []*plan, edits map[string]edit, atOnce int) (UpdateResult, error) {
 	var (
 		mu     sync.Mutex
 		planMu sync.Mutex // the Changes of one Update never run concurrently
@@ -22,7 +23,7 @@ func (s *Store) commitAll(ctx context.Context, plans []*plan, edits map[string]e
 		errs   []error
 		g      errgroup.Group
 	)
-	g.SetLimit(readParallelism)
+	g.SetLimit(atOnce)
 	for _, p := range plans {
 		if len(p.changed) == 0 {
 			mu.Lock()
@@ -107,7 +108,7 @@ func (s *Store) follow(ctx context.Context, sh *shard, ids []string, edits map[s
 	if depth >= maxFollow {
 		return done, fmt.Errorf("shard %s not written: %w: moved more than %d times during one update", s.kv.display(sh.path), ErrConflict, maxFollow)
 	}
-	routes, err := s.route(ctx, sh.movedTo, ids)
+	routes, err := s.route(ctx, sh.movedTo, ids, readParallelism)
 	if err != nil {
 		return done, fmt.Errorf("shard %s not written: following its records to %d shards: %w", s.kv.display(sh.path), sh.movedTo, err)
 	}

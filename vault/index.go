@@ -154,7 +154,7 @@ func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, stri
 		})
 		var guessed error
 		g.Go(func() error {
-			routes, guessed = s.route(gctx, guess, []string{id})
+			routes, guessed = s.route(gctx, guess, []string{id}, readParallelism)
 			return nil // the layout says whether the guess stands
 		})
 		if err := g.Wait(); err != nil || l == nil {
@@ -166,7 +166,7 @@ func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, stri
 	}
 	if routes == nil {
 		var err error
-		if routes, err = s.route(ctx, l.Shards, []string{id}); err != nil {
+		if routes, err = s.route(ctx, l.Shards, []string{id}, readParallelism); err != nil {
 			return nil, "", err
 		}
 	}
@@ -177,7 +177,7 @@ func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, stri
 // leaves reads shards nums of a layout of n shards and, in place of a shard
 // whose records moved to a layout of more shards, the shards they moved to.
 func (s *Store) leaves(ctx context.Context, n int, nums []int, reuse *reuse) ([]*shard, error) {
-	shards, err := s.readShards(ctx, n, nums, reuse)
+	shards, err := s.readShards(ctx, n, nums, reuse, readParallelism)
 	if err != nil {
 		return nil, err
 	}
@@ -210,12 +210,12 @@ type routed struct {
 
 // route reads the shards that hold ids in a layout of n shards, following
 // the shards whose records moved to a layout of more shards.
-func (s *Store) route(ctx context.Context, n int, ids []string) ([]routed, error) {
+func (s *Store) route(ctx context.Context, n int, ids []string, atOnce int) ([]routed, error) {
 	groups := map[int][]string{}
 	for _, id := range ids {
 		groups[ShardOf(id, n)] = append(groups[ShardOf(id, n)], id)
 	}
-	shards, err := s.readShards(ctx, n, slices.Sorted(maps.Keys(groups)), nil)
+	shards, err := s.readShards(ctx, n, slices.Sorted(maps.Keys(groups)), nil, atOnce)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (s *Store) route(ctx context.Context, n int, ids []string) ([]routed, error
 		moved[sh.movedTo] = append(moved[sh.movedTo], groups[sh.num]...)
 	}
 	for _, to := range slices.Sorted(maps.Keys(moved)) {
-		more, err := s.route(ctx, to, moved[to])
+		more, err := s.route(ctx, to, moved[to], atOnce)
 		if err != nil {
 			return nil, err
 		}
@@ -238,12 +238,12 @@ func (s *Store) route(ctx context.Context, n int, ids []string) ([]routed, error
 	return out, nil
 }
 
-// readShards reads the given shards with bounded parallelism; the first
+// readShards reads the given shards, at most atOnce at a time; the first
 // failure cancels the rest and is returned.
-func (s *Store) readShards(ctx context.Context, count int, nums []int, reuse *reuse) ([]*shard, error) {
+func (s *Store) readShards(ctx context.Context, count int, nums []int, reuse *reuse, atOnce int) ([]*shard, error) {
 	out := make([]*shard, len(nums))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(readParallelism)
+	g.SetLimit(atOnce)
 	for i, n := range nums {
 		g.Go(func() error {
 			if sh := s.sameAsKept(gctx, reuse, count, n); sh != nil {

@@ -96,7 +96,7 @@ var _ = Describe("IndexFrom", func() {
 			})
 
 			It("reads again, without asking its metadata, a shard written by its own store over the index it read", func() {
-				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[1]: put(rec("svc", "ours"))}, prev)
+				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[1]: put(rec("svc", "ours"))}, prev, 0)
 				Expect(err).NotTo(HaveOccurred())
 				idx, reads, checks := read()
 				Expect(planOf(idx, ids[1])).To(Equal("ours"))
@@ -110,7 +110,7 @@ var _ = Describe("IndexFrom", func() {
 			It("writes a shard it kept over the version kept, without reading it", func() {
 				idx, _, _ := read()
 				before := store.Stats().Reads
-				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[2]: put(rec("svc", "over"))}, idx)
+				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[2]: put(rec("svc", "over"))}, idx, 0)
 				Expect(err).NotTo(HaveOccurred())
 				if version == 2 {
 					Expect(store.Stats().Reads-before).To(Equal(uint64(1)), "the layout only")

@@ -150,7 +150,7 @@ func (s *Store) notOverwriting(path, id string) error {
 // with the same bytes.
 func (s *Store) verifyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) error {
 	nums := slices.Sorted(maps.Keys(groups))
-	shards, err := s.readShards(ctx, DefaultShards, nums, nil)
+	shards, err := s.readShards(ctx, DefaultShards, nums, nil, readParallelism)
 	if err != nil {
 		return fmt.Errorf("verifying: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -21,6 +22,11 @@ type proxy struct {
 	fault  func(w http.ResponseWriter, r *http.Request) bool // true: handled, not forwarded
 	writes atomic.Int64                                      // PUT/POST/DELETE forwarded under /v1/{mount}/
 	mount  string
+	// Requests whose path holds slowPath are held slow before they are
+	// forwarded; most is the most of them in flight at once.
+	slowPath       string
+	slow           time.Duration
+	inFlight, most atomic.Int64
 }
 
 func newProxy(target, mount string) *proxy {
@@ -38,6 +44,13 @@ func newProxy(target, mount string) *proxy {
 		}
 		if r.Method != http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/"+p.mount+"/") {
 			p.writes.Add(1)
+		}
+		if p.slowPath != "" && strings.Contains(r.URL.Path, p.slowPath) {
+			n := p.inFlight.Add(1)
+			defer p.inFlight.Add(-1)
+			for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
+			}
+			time.Sleep(p.slow)
 		}
 		rp.ServeHTTP(w, r)
 	}))

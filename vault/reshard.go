@@ -341,7 +341,7 @@ func (s *Store) writeChildren(ctx context.Context, sh *shard, to int) (int, erro
 // finishReshard checks that every old shard is moved, then records the new
 // count in the layout document.
 func (s *Store) finishReshard(ctx context.Context, from, to int, rep *ReshardReport) error {
-	old, err := s.readShards(ctx, from, allShards(from), nil)
+	old, err := s.readShards(ctx, from, allShards(from), nil, readParallelism)
 	if err != nil {
 		return err
 	}

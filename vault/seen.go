@@ -106,13 +106,18 @@ func (idx *Index) take(n, num int) *shard {
 // to what it held, is written over the version read without being read
 // again (once: a second change of it reads it). Another writer's write in
 // between fails the check-and-set, and the shard is read and changed again,
-// as Update does. A nil base is Update.
-func (s *Store) UpdateOver(ctx context.Context, changes map[string]Change, base *Index) (UpdateResult, error) {
+// as Update does. A nil base is Update. It reads and writes at most atOnce
+// shards at a time (0 or less: as Update, 8): a caller whose other writes
+// to the same Vault go on meanwhile leaves them room with fewer.
+func (s *Store) UpdateOver(ctx context.Context, changes map[string]Change, base *Index, atOnce int) (UpdateResult, error) {
 	edits, err := editsOf(changes)
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	return s.applyOver(ctx, edits, base)
+	if atOnce <= 0 {
+		atOnce = readParallelism
+	}
+	return s.applyOver(ctx, edits, base, atOnce)
 }
 
 // known routes the ids whose shard base gives out (a layout of n shards);

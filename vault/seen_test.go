@@ -3,6 +3,7 @@ package vault_test
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -53,11 +54,28 @@ var _ = Describe("UpdateOver", func() {
 				return r.PlanID
 			}
 
+			It("reads and writes at most the shards it is given at once", func() {
+				px := newProxy(srv.Addr, mount)
+				px.slowPath, px.slow = "/index/", 20*time.Millisecond // set before any request goes through it
+				slow := openStore(px.URL(), srv.Token, mount)
+				for _, atOnce := range []int{2, 0} {
+					px.most.Store(0)
+					res, err := slow.UpdateOver(ctx, plan(fmt.Sprintf("p%d", atOnce+10), ids...), nil, atOnce)
+					Expect(err).NotTo(HaveOccurred())
+					Expect(res.Changed).To(HaveLen(len(ids)))
+					if atOnce == 2 {
+						Expect(px.most.Load()).To(BeNumerically("==", 2), "4 shards read, then written, 2 at a time")
+					} else {
+						Expect(px.most.Load()).To(BeNumerically(">", 2), "as Update: 8 at a time")
+					}
+				}
+			})
+
 			It("writes the shards the index read without reading them again, once each", func() {
 				base, err := store.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 				reads := store.Stats().Reads
-				res, err := store.UpdateOver(ctx, plan("p2", ids...), base)
+				res, err := store.UpdateOver(ctx, plan("p2", ids...), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(res.Changed).To(ConsistOf(ids))
 				shards := uint64(4)
@@ -71,7 +89,7 @@ var _ = Describe("UpdateOver", func() {
 
 				// Given out once: its version is another now.
 				reads = store.Stats().Reads
-				_, err = store.UpdateOver(ctx, plan("p3", ids[0]), base)
+				_, err = store.UpdateOver(ctx, plan("p3", ids[0]), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.Stats().Reads - reads).To(Equal(uint64(2)))
 				Expect(planOf(ids[0])).To(Equal("p3"))
@@ -81,7 +99,7 @@ var _ = Describe("UpdateOver", func() {
 				base, err := store.Index(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				reads := store.Stats().Reads
-				_, err = store.UpdateOver(ctx, plan("p2", ids...), base)
+				_, err = store.UpdateOver(ctx, plan("p2", ids...), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.Stats().Reads-reads).To(Equal(uint64(1+4)), "the layout and the four shards")
 				Expect(planOf(ids[0])).To(Equal("p2"))
@@ -96,7 +114,7 @@ var _ = Describe("UpdateOver", func() {
 				_, err = other.Update(ctx, plan("theirs", ids[1]))
 				Expect(err).NotTo(HaveOccurred())
 
-				_, err = store.UpdateOver(ctx, plan("ours", ids[0], ids[2]), base)
+				_, err = store.UpdateOver(ctx, plan("ours", ids[0], ids[2]), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(planOf("new-one")).To(Equal("theirs"))
 				Expect(planOf(ids[1])).To(Equal("theirs"))
@@ -128,7 +146,7 @@ var _ = Describe("UpdateOver", func() {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(base.Problems).To(HaveLen(1))
 				reads := store.Stats().Reads
-				_, err = store.UpdateOver(ctx, plan("p2", id), base)
+				_, err = store.UpdateOver(ctx, plan("p2", id), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.Stats().Reads-reads).To(Equal(uint64(2)), "the layout and the shard")
 				Expect(planOf(id)).To(Equal("p2"))

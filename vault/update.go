@@ -108,11 +108,12 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 }
 
 func (s *Store) apply(ctx context.Context, edits map[string]edit) (UpdateResult, error) {
-	return s.applyOver(ctx, edits, nil)
+	return s.applyOver(ctx, edits, nil, readParallelism)
 }
 
-// applyOver applies edits; the shards base gives out are not read.
-func (s *Store) applyOver(ctx context.Context, edits map[string]edit, base *Index) (UpdateResult, error) {
+// applyOver applies edits, reading and writing at most atOnce shards at a
+// time; the shards base gives out are not read.
+func (s *Store) applyOver(ctx context.Context, edits map[string]edit, base *Index, atOnce int) (UpdateResult, error) {
 	if len(edits) == 0 {
 		return UpdateResult{}, nil
 	}
@@ -125,7 +126,7 @@ func (s *Store) applyOver(ctx context.Context, edits map[string]edit, base *Inde
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
 	routes, rest := known(base, l.Shards, slices.Collect(maps.Keys(edits)))
-	read, err := s.route(ctx, l.Shards, rest)
+	read, err := s.route(ctx, l.Shards, rest, atOnce)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
@@ -136,7 +137,7 @@ func (s *Store) applyOver(ctx context.Context, edits map[string]edit, base *Inde
 			return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 		}
 	}
-	return s.commitAll(ctx, plans, edits)
+	return s.commitAll(ctx, plans, edits, atOnce)
 }
 
 // plan applies the edits of ids to a shard as read.

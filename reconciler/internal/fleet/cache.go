@@ -226,8 +226,20 @@ func (s *Cache) cached(d bosh.Deployment, needVMs bool, tr Trust) (*Fetched, boo
 // manifest, and the VM list when withVMs (both requests sent at once). A
 // deployment deleted since the listing is a terminal bosh.ErrDeploymentNotFound.
 func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVMs bool, tr Trust) (*Fetched, error) {
+	return s.FetchThen(ctx, src, d, withVMs, tr, nil)
+}
+
+// FetchThen is Fetch that calls answered (unless nil), once, as soon as
+// src has answered (or failed, or was not asked): before what it answered
+// is compressed for the cache, which a caller holding a place at the
+// Director need not hold it for (~0.1 ms of a ~10 ms fetch).
+func (s *Cache) FetchThen(ctx context.Context, src Source, d bosh.Deployment, withVMs bool, tr Trust, answered func()) (*Fetched, error) {
+	if answered == nil {
+		answered = func() {}
+	}
 	old, ok := s.cached(d, withVMs, tr)
 	if ok {
+		answered()
 		return old, nil
 	}
 	e := &Fetched{listing: listingKey(d), withVMs: withVMs, at: s.now()}
@@ -240,6 +252,7 @@ func (s *Cache) Fetch(ctx context.Context, src Source, d bosh.Deployment, withVM
 	}
 	mfErr := s.fetchManifest(ctx, src, d, old, e)
 	<-done
+	answered()
 	if err := errors.Join(mfErr, vmsErr); err != nil {
 		return nil, err
 	}

@@ -60,6 +60,30 @@ var _ = Describe("the cache of fetched answers", func() {
 		Expect(s.cache.ItemCount()).To(BeZero())
 	})
 
+	It("says once that the Director answered, before it compresses the answer for the cache", func() {
+		s := NewCache(time.Hour, time.Now)
+		calls, cachedThen := 0, -1
+		answered := func() { calls++; cachedThen = s.cache.ItemCount() }
+		f, err := s.FetchThen(ctx, client, deps[0], true, nil, answered)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.HasManifest()).To(BeTrue())
+		Expect(calls).To(Equal(1))
+		Expect(cachedThen).To(BeZero(), "answered before the answer was kept")
+		Expect(s.cache.ItemCount()).To(Equal(1))
+
+		calls = 0
+		_, err = s.FetchThen(ctx, client, deps[0], true, nil, answered) // the cached copy: nothing asked
+		Expect(err).NotTo(HaveOccurred())
+		Expect(calls).To(Equal(1))
+
+		calls = 0
+		gone := deps[1]
+		gone.Name = "gone"
+		_, err = s.FetchThen(ctx, client, gone, true, nil, answered)
+		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+		Expect(calls).To(Equal(1))
+	})
+
 	It("keeps the manifest compressed between runs and gives back the text it fetched", func() {
 		s := NewCache(time.Hour, time.Now)
 		fresh, err := s.Fetch(ctx, client, deps[0], true, nil)

@@ -16,7 +16,7 @@ type (
 		Index(ctx context.Context) (*vault.Index, error)
 		IndexFrom(ctx context.Context, prev *vault.Index) (*vault.Index, error)
 		Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
-		UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index) (vault.UpdateResult, error)
+		UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index, atOnce int) (vault.UpdateResult, error)
 		Reshard(ctx context.Context, to int) (vault.ReshardReport, error)
 	}
 	// Documents reads and writes an instance's metadata and manifest.
@@ -136,11 +136,13 @@ func (g *IndexStore) Update(ctx context.Context, changes map[string]vault.Change
 }
 
 // UpdateOver applies index changes over the index as read (a write).
-func (g *IndexStore) UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index) (vault.UpdateResult, error) {
+func (g *IndexStore) UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index, atOnce int) (vault.UpdateResult, error) {
 	if err := g.fenced(); err != nil {
 		return vault.UpdateResult{}, err
 	}
-	return Call(g.b, ctx, func(ctx context.Context) (vault.UpdateResult, error) { return g.v.UpdateOver(ctx, changes, base) })
+	return Call(g.b, ctx, func(ctx context.Context) (vault.UpdateResult, error) {
+		return g.v.UpdateOver(ctx, changes, base, atOnce)
+	})
 }
 
 // Reshard moves the index to more shards (a write).

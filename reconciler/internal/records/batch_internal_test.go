@@ -1,9 +1,16 @@
 package records
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 	. "github.com/onsi/ginkgo/v2"
@@ -71,5 +78,49 @@ var _ = Describe("a batch's parts", func() {
 			Expect(len(shards)).To(BeNumerically("<=", shardsPerWrite))
 		}
 		Expect(seen).To(HaveLen(len(byID)))
+	})
+})
+
+// paceIndex is an index that keeps how many shards at a time each write
+// was given, and writes nothing.
+type paceIndex struct {
+	mu     sync.Mutex
+	atOnce []int
+}
+
+func (p *paceIndex) Index(context.Context) (*vault.Index, error) { return nil, nil }
+func (p *paceIndex) Update(context.Context, map[string]vault.Change) (vault.UpdateResult, error) {
+	return vault.UpdateResult{}, nil
+}
+func (p *paceIndex) UpdateOver(_ context.Context, changes map[string]vault.Change, _ *vault.Index, atOnce int) (vault.UpdateResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.atOnce = append(p.atOnce, atOnce)
+	return vault.UpdateResult{Changed: slices.Sorted(maps.Keys(changes))}, nil
+}
+func (p *paceIndex) paces() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.atOnce)
+}
+
+type noCounters struct{}
+
+func (noCounters) Wrote(string, int) {}
+func (noCounters) Drift()            {}
+
+var _ = Describe("a batch's pace", func() {
+	It("is shardsAtOnceBeside shards at a time while changes still come, Update's for the last batch", func() {
+		idx := &paceIndex{}
+		s := Shared{Ledger: memory.NewLedger(slog.New(slog.DiscardHandler), report.Summary{}), Counters: noCounters{}}
+		var accounted atomic.Int64
+		b := startBatcher(context.Background(), idx, 1, memory.Policy{}, &memory.Progress{}, s,
+			func(*Queued, memory.Effect) { accounted.Add(1) })
+		b.queue(&Queued{ID: "first", eff: new(memory.Effect)})
+		Eventually(idx.paces).Should(Equal([]int{shardsAtOnceBeside}), "the first batch_size goes at once, beside the workers")
+		b.queue(&Queued{ID: "second", eff: new(memory.Effect)}) // within flushEvery: waits for the end
+		b.stop()
+		Expect(idx.paces()).To(Equal([]int{shardsAtOnceBeside, 0}))
+		Expect(accounted.Load()).To(BeEquivalentTo(2))
 	})
 })

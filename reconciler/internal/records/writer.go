@@ -54,8 +54,9 @@ type Index interface {
 	// Update applies changes, batched per shard.
 	Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
 	// UpdateOver is Update for a run that read base at its start: a shard
-	// it read is written over the version read, without a read.
-	UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index) (vault.UpdateResult, error)
+	// it read is written over the version read, without a read; at most
+	// atOnce shards at a time (0: as Update).
+	UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index, atOnce int) (vault.UpdateResult, error)
 }
 
 // Shared is what both writers are given: the run's ledger, history and

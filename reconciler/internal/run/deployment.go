@@ -220,9 +220,7 @@ func (w *deployments) instanceBusy(name, id string) bool {
 // once; a failure that may pass hands the deployment to a later round of
 // the run (later: nothing is recorded until its attempts are spent).
 func (w *deployments) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (f *fleet.Fetched, ok, later bool) {
-	release := w.slots.director.hold()
-	f, err := w.cache.Fetch(ctx, w.fleet, d, withVMs, w.trust)
-	release()
+	f, err := w.cache.FetchThen(ctx, w.fleet, d, withVMs, w.trust, w.slots.director.hold())
 	if err != nil && w.rounds.Later(ctx, d, err) {
 		w.log.Debug("deployment fetch failed, tried again in a later round", "deployment", d.Name, "error", err)
 		return nil, false, true

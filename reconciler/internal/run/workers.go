@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -17,10 +18,18 @@ import (
 // slot bounds how many workers use a system at once.
 type slot chan struct{}
 
-// hold takes a place and returns the function that gives it back.
+// hold takes a place and returns the function that gives it back. Giving
+// it back yields the processor, so that a worker waiting for the place
+// starts (its requests go out) before this one goes on with what it did
+// there: else the waiting worker, made runnable on this processor, waits
+// until this one blocks, matching and encoding meanwhile, and the place
+// sits idle (~5% of a cold run's Director time at 100,000 deployments).
 func (s slot) hold() func() {
 	s <- struct{}{}
-	return func() { <-s }
+	return func() {
+		<-s
+		runtime.Gosched()
+	}
 }
 
 // slots are the run's places at the Director and at Vault: each
