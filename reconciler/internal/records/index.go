@@ -65,6 +65,24 @@ func IndexChange(u *Update, start time.Time) *Queued {
 	return p
 }
 
+// lean drops from an instance's queued change what its batch does not
+// need once the documents are written: the manifest, the VMs, the
+// documents as read and the fetched copy (a few KB an instance), so that
+// the changes waiting for a slow batch (thousands in a cold run over a
+// large index) hold little more than what their index records take.
+func (p *Queued) lean() *Queued {
+	u := p.update
+	if u == nil {
+		return p
+	}
+	d := *u.Desired // shared with the run (claims): copied, not changed
+	d.listed, d.fetched = nil, nil
+	// The change reads u when its batch invokes it: u itself is made lean.
+	*u = Update{Target: &Target{Desired: &d, ServiceID: u.ServiceID, PlanID: u.PlanID, props: u.props},
+		Wrote: u.Wrote, Restored: u.Restored}
+	return p
+}
+
 // OrphanChange flags instance id's entry orphaned at time start, checking
 // again on the entry as it is when written (may says it still may be).
 func OrphanChange(id string, start time.Time, may func(*vault.Record) bool) *Queued {

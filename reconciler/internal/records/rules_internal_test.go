@@ -180,4 +180,28 @@ var _ = Describe("the index change of a matched instance", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(next).To(BeNil(), "in step: no write")
 	})
+
+	It("keeps, once lean, only what its batch needs, and makes the same records", func() {
+		for _, restored := range []*vault.Record{nil, {ServiceID: "redis", PlanID: "redis-small", SpaceGUID: "space-1"}} {
+			full := IndexChange(&Update{Target: target(), Restored: restored, Wrote: true}, ginkgoStart)
+			t := target()
+			u := &Update{Target: t, Restored: restored, Wrote: true, Have: Current{Manifest: manifest, HasManifest: true}}
+			lean := IndexChange(u, ginkgoStart).lean()
+			Expect(u.Manifest).To(BeEmpty())
+			Expect(u.Have).To(BeZero())
+			Expect(u.vms).To(BeNil())
+			Expect(u.releases).To(BeNil())
+			Expect(u.fetched).To(BeNil())
+			Expect(t.fetched).NotTo(BeNil(), "the run's own copy is not changed")
+			Expect(lean.update.Wrote).To(BeTrue())
+			for _, cur := range []*vault.Record{nil, {Orphaned: true}, inStep(target())} {
+				want, err := full.Change(cur.Clone())
+				Expect(err).NotTo(HaveOccurred())
+				got, err := lean.Change(cur.Clone())
+				Expect(err).NotTo(HaveOccurred())
+				Expect(got).To(Equal(want))
+				Expect(*lean.eff).To(Equal(*full.eff))
+			}
+		}
+	})
 })

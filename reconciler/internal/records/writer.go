@@ -98,7 +98,7 @@ func NewVaultWriter(ctx context.Context, s Shared, docs Documents, backups Backu
 }
 
 // Queue hands p to the batches.
-func (w *VaultWriter) Queue(p *Queued) { w.batch.queue(p) }
+func (w *VaultWriter) Queue(p *Queued) { w.batch.queue(p.lean()) }
 
 // Close writes what is left and waits for it.
 func (w *VaultWriter) Close() { w.batch.stop() }
