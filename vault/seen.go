@@ -107,8 +107,9 @@ func (idx *Index) take(n, num int) *shard {
 // again (once: a second change of it reads it). Another writer's write in
 // between fails the check-and-set, and the shard is read and changed again,
 // as Update does. A nil base is Update. It reads and writes at most atOnce
-// shards at a time (0 or less: as Update, 8): a caller whose other writes
-// to the same Vault go on meanwhile leaves them room with fewer.
+// shards at a time (0 or less: as Update, 8; a shard found moved by a
+// re-shard meanwhile is followed at Update's pace): a caller whose other
+// writes to the same Vault go on meanwhile leaves them room with fewer.
 func (s *Store) UpdateOver(ctx context.Context, changes map[string]Change, base *Index, atOnce int) (UpdateResult, error) {
 	edits, err := editsOf(changes)
 	if err != nil {

@@ -90,13 +90,14 @@ func (b *batcher) collect(ctx context.Context) {
 }
 
 // shardsAtOnceBeside is how many index shards a batch reads and writes at
-// a time while the run's workers still write instance documents. At
+// a time while the run still queues changes (its workers write instance
+// documents, then it settles stuck operations and flags orphans). At
 // Update's pace (8), a batch over a large index (thousands of shards in a
 // cold run) took most of Vault in bursts of seconds: the workers waited on
 // their instance writes, and their places at the Director stood idle
 // (a cold run at 100,000: 1.25 -> 1.19 times its bound, with the slots'
-// hand-over). The last batch, once the workers are done, goes at
-// Update's pace.
+// hand-over). The last batch, once every change is queued, goes at
+// Update's pace (a batch still going at 2 then ends at 2).
 const shardsAtOnceBeside = 2
 
 // flush writes one batch with retries, at most atOnce shards at a time (0:

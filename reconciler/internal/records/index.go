@@ -66,7 +66,7 @@ func IndexChange(u *Update, start time.Time) *Queued {
 }
 
 // lean drops from an instance's queued change what its batch does not
-// need once the documents are written: the manifest, the VMs, the
+// need, its documents being dealt with: the manifest, the VMs, the
 // documents as read and the fetched copy (a few KB an instance), so that
 // the changes waiting for a slow batch (thousands in a cold run over a
 // large index) hold little more than what their index records take.

@@ -33,7 +33,9 @@ type Writer interface {
 	// Write makes the writes of one instance's update (a backup first when
 	// something existing changes) and records what they mean.
 	Write(ctx context.Context, u *Update) error
-	// Queue hands on an index change: written with others in a batch.
+	// Queue hands on an index change: written with others in a batch. The
+	// Update the change was made of is not to be used after it (Vault's
+	// writer makes it lean: Queued.lean).
 	Queue(p *Queued)
 	// Close writes the index changes left and waits for them.
 	Close()

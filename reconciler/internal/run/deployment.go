@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -220,7 +221,9 @@ func (w *deployments) instanceBusy(name, id string) bool {
 // once; a failure that may pass hands the deployment to a later round of
 // the run (later: nothing is recorded until its attempts are spent).
 func (w *deployments) fetch(ctx context.Context, d bosh.Deployment, withVMs bool) (f *fleet.Fetched, ok, later bool) {
-	f, err := w.cache.FetchThen(ctx, w.fleet, d, withVMs, w.trust, w.slots.director.hold())
+	release := sync.OnceFunc(w.slots.director.hold()) // given back when the Director answered
+	defer release()                                   // or when the fetch panicked
+	f, err := w.cache.FetchThen(ctx, w.fleet, d, withVMs, w.trust, release)
 	if err != nil && w.rounds.Later(ctx, d, err) {
 		w.log.Debug("deployment fetch failed, tried again in a later round", "deployment", d.Name, "error", err)
 		return nil, false, true
