@@ -86,6 +86,7 @@ var _ = Describe("a batch's parts", func() {
 type paceIndex struct {
 	mu     sync.Mutex
 	atOnce []int
+	gate   chan struct{} // when set, the first write waits for it
 }
 
 func (p *paceIndex) Index(context.Context) (*vault.Index, error) { return nil, nil }
@@ -94,8 +95,12 @@ func (p *paceIndex) Update(context.Context, map[string]vault.Change) (vault.Upda
 }
 func (p *paceIndex) UpdateOver(_ context.Context, changes map[string]vault.Change, _ *vault.Index, atOnce int) (vault.UpdateResult, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.atOnce = append(p.atOnce, atOnce)
+	first := len(p.atOnce) == 1
+	p.mu.Unlock()
+	if first && p.gate != nil {
+		<-p.gate
+	}
 	return vault.UpdateResult{Changed: slices.Sorted(maps.Keys(changes))}, nil
 }
 func (p *paceIndex) paces() []int {
@@ -122,5 +127,25 @@ var _ = Describe("a batch's pace", func() {
 		b.stop()
 		Expect(idx.paces()).To(Equal([]int{shardsAtOnceBeside, 0}))
 		Expect(accounted.Load()).To(BeEquivalentTo(2))
+	})
+
+	It("writes the parts left of a batch under way at Update's pace once every change is queued", func() {
+		idx := &paceIndex{gate: make(chan struct{})}
+		s := Shared{Shards: 2048, Ledger: memory.NewLedger(slog.New(slog.DiscardHandler), report.Summary{}), Counters: noCounters{}}
+		b := startBatcher(context.Background(), idx, 600, memory.Policy{}, &memory.Progress{}, s, func(*Queued, memory.Effect) {})
+		for i := range 600 { // over ~520 of 2,048 shards: parts of at most shardsPerWrite
+			id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+			b.queue(&Queued{ID: id, eff: new(memory.Effect)})
+		}
+		Eventually(idx.paces).Should(HaveLen(1), "the batch's first part is being written")
+		stopped := make(chan struct{})
+		go func() { b.stop(); close(stopped) }()
+		Eventually(b.closing.Load).Should(BeTrue())
+		close(idx.gate)
+		<-stopped
+		paces := idx.paces()
+		Expect(len(paces)).To(BeNumerically(">=", 2))
+		Expect(paces[0]).To(Equal(shardsAtOnceBeside))
+		Expect(paces[1:]).To(HaveEach(0))
 	})
 })
