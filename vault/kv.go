@@ -135,14 +135,18 @@ func readBody(r io.Reader, n int64) ([]byte, error) {
 	if n <= 0 || n > 8<<20 { // a larger answer, announced or not, grows as it comes
 		return io.ReadAll(r)
 	}
-	buf := make([]byte, n)
+	buf := make([]byte, n, n+1) // one byte more to see the end in, without a buffer of its own
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, err
 	}
-	if rest, err := io.ReadAll(r); err != nil || len(rest) > 0 { // longer than announced: keep it whole
-		return append(buf, rest...), err
+	switch m, err := io.ReadFull(r, buf[n:n+1]); {
+	case m == 1: // longer than announced: keep it whole
+		rest, err := io.ReadAll(r)
+		return append(buf[:n+1], rest...), err
+	case err != io.EOF:
+		return nil, err
 	}
-	return buf, nil
+	return buf[:n:n], nil
 }
 
 type v1Body struct {
