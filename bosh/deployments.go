@@ -77,10 +77,14 @@ func (c *Client) Instances(ctx context.Context, name string) ([]Instance, error)
 // the Director's task. When the task was created but could not be read, the
 // returned Task carries its ID beside the error.
 func (c *Client) Deploy(ctx context.Context, manifest []byte) (Task, error) {
-	t, err := c.createTask(ctx, request{
+	r := request{
 		method: http.MethodPost, path: "/deployments", endpoint: epDeployments,
 		body: manifest, contentType: "text/yaml",
-	})
+	}
+	if dc := diffContextOf(ctx); len(dc) > 0 {
+		r.query = url.Values{"context": {string(dc)}}
+	}
+	t, err := c.createTask(ctx, r)
 	if err != nil {
 		return t, fmt.Errorf("deploying: %w", err)
 	}

@@ -39,6 +39,9 @@ const (
 // answerLimit is the bound on the answer to a request, by method and route
 // template; error answers are read with the same bound.
 func answerLimit(method, endpoint string) int64 {
+	if method == http.MethodPost && endpoint == epDiff {
+		return manifestAnswer // two manifests' lines
+	}
 	if method != http.MethodGet {
 		return smallAnswer
 	}

@@ -15,6 +15,7 @@ const (
 	epDeployment  = "/deployments/:name"
 	epVMs         = "/deployments/:name/vms"
 	epInstances   = "/deployments/:name/instances"
+	epDiff        = "/deployments/:name/diff"
 	epTasks       = "/tasks"
 	epTask        = "/tasks/:id"
 	epTaskOutput  = "/tasks/:id/output"
@@ -29,7 +30,7 @@ const (
 var routes = [][2]string{
 	{"GET", epInfo}, {"GET", epDeployments}, {"POST", epDeployments},
 	{"GET", epDeployment}, {"DELETE", epDeployment}, {"GET", epVMs},
-	{"GET", epInstances}, {"GET", epTasks}, {"GET", epTask},
+	{"GET", epInstances}, {"POST", epDiff}, {"GET", epTasks}, {"GET", epTask},
 	{"GET", epTaskOutput}, {"GET", epEvents}, {"GET", epReleases},
 	{"GET", epStemcells}, {"POST", epToken},
 }

@@ -1,0 +1,402 @@
+package operation
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+)
+
+// Class is the kind of a change a deploy makes.
+type Class string
+
+// The classes of change. The guarded ones (Guarded) refuse an operation
+// unless it means them (Guard's expected changes) or an operator allowed
+// them; the others are what upgrades and updates are for.
+const (
+	// Variable: a ((variable)) of the configuration server replaced by a
+	// literal or removed, or a variable's definition removed.
+	Variable Class = "variable"
+	// Secret: the value of a property named like a secret (password,
+	// secret, token, key, certificate, credential) changed or removed.
+	Secret Class = "secret"
+	// Errand: an errand (an instance group with lifecycle errand) removed.
+	Errand Class = "errand"
+	// InstanceGroup: an instance group removed.
+	InstanceGroup Class = "instance-group"
+	// Job: a job removed from an instance group.
+	Job Class = "job"
+	// Network: an instance group's networks changed (its VMs' addresses).
+	Network Class = "network"
+	// AZ: an instance group's availability zones changed.
+	AZ Class = "az"
+	// Disk: a persistent disk shrunk, removed or of another type.
+	Disk Class = "disk"
+	// Instances: fewer instances of a group.
+	Instances Class = "instances"
+	// Release, Stemcell, Property and Other are not guarded.
+	Release  Class = "release"
+	Stemcell Class = "stemcell"
+	Property Class = "property"
+	Other    Class = "other"
+)
+
+// Guarded are the classes an operation must mean or be allowed.
+var Guarded = []Class{Variable, Secret, Errand, InstanceGroup, Job, Network, AZ, Disk, Instances}
+
+// IsGuarded says whether c is among Guarded.
+func (c Class) IsGuarded() bool { return slices.Contains(Guarded, c) }
+
+// ParseClass reads an operator's allowance ("network", "az", ...).
+func ParseClass(s string) (Class, error) {
+	c := Class(strings.TrimSpace(s))
+	if !c.IsGuarded() {
+		names := make([]string, len(Guarded))
+		for i, g := range Guarded {
+			names[i] = string(g)
+		}
+		return "", fmt.Errorf("%q is not a class of guarded change (one of %s)", s, strings.Join(names, ", "))
+	}
+	return c, nil
+}
+
+// Change is one change a deploy would make.
+type Change struct {
+	Class Class `json:"class"`
+	// Path locates it: top-level key, then keys and the names of named
+	// list items, "/"-separated (e.g. "instance_groups/redis/networks").
+	Path string `json:"path"`
+	// Detail says what changes, values of secrets and variables left out.
+	Detail string `json:"detail"`
+}
+
+func (c Change) String() string {
+	return fmt.Sprintf("%s at %s: %s", c.Class, c.Path, c.Detail)
+}
+
+// key identifies a change for the expected set.
+func (c Change) key() string { return string(c.Class) + "\x00" + c.Path }
+
+// entry is a changed scalar: where it is, its key ("" for a list's scalar
+// item), its value and whether it is removed or added.
+type entry struct {
+	path    []string
+	key     string
+	value   string
+	removed bool
+	item    bool // the line that starts a named list item (its "name")
+}
+
+// maxDiffLines bounds what a diff is read of: a Director's answer is
+// bounded in bytes by the client; this bounds the work on it.
+const maxDiffLines = 200_000
+
+// Classify reads the Director's diff of a deploy into the changes it
+// makes. A diff of a deployment that does not exist yet (every line added,
+// none holding another) changes nothing that runs: nil. A diff over
+// maxDiffLines is one Other change saying so.
+func Classify(lines []bosh.DiffLine) []Change {
+	if len(lines) > maxDiffLines {
+		return []Change{{Class: Other, Path: "", Detail: fmt.Sprintf("a diff of %d lines, over %d: not read", len(lines), maxDiffLines)}}
+	}
+	if isCreation(lines) {
+		return nil
+	}
+	return classify(parseDiff(lines))
+}
+
+// isCreation says whether every line is added (the Director diffs a new
+// deployment against nothing).
+func isCreation(lines []bosh.DiffLine) bool {
+	for _, l := range lines {
+		if l.Change != "added" && strings.TrimSpace(l.Text) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// frame is a line that holds the ones below it.
+type frame struct {
+	indent int
+	name   string // "" for an unnamed list item
+}
+
+// parseDiff turns the diff's lines into entries, following indentation
+// (a "- " item counts one more than its dash, so that its keys are its
+// children, in the Ruby layout and in the indented one alike).
+func parseDiff(lines []bosh.DiffLine) []entry {
+	var stack []frame
+	var out []entry
+	for _, l := range lines {
+		text := strings.TrimRight(l.Text, " ")
+		body := strings.TrimLeft(text, " ")
+		if body == "" {
+			continue
+		}
+		indent := len(text) - len(body)
+		item := strings.HasPrefix(body, "- ") || body == "-"
+		if item {
+			indent++
+			body = strings.TrimSpace(strings.TrimPrefix(body, "-"))
+		}
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
+			stack = stack[:len(stack)-1]
+		}
+		key, value, isKey := splitKey(body)
+		path := names(stack)
+		if item {
+			name := ""
+			if isKey && key == "name" {
+				name = unquote(value)
+			}
+			stack = append(stack, frame{indent: indent, name: name})
+			if name != "" {
+				path = names(stack)
+			}
+		}
+		if isKey && value == "" && !item {
+			stack = append(stack, frame{indent: indent, name: key})
+		}
+		if l.Change == "" {
+			continue
+		}
+		e := entry{path: path, removed: l.Change == "removed", item: item && isKey && key == "name"}
+		if isKey {
+			e.key, e.value = key, unquote(value)
+		} else {
+			e.value = unquote(body)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func names(stack []frame) []string {
+	out := make([]string, 0, len(stack))
+	for _, f := range stack {
+		if f.name != "" {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// keyLine is a YAML mapping line: a plain or quoted key, a colon, a value.
+var keyLine = regexp.MustCompile(`^("(?:[^"\\]|\\.)*"|'[^']*'|[^\s:"'#][^:#]*?):(?:\s+(.*))?$`)
+
+// splitKey splits "key: value" (value "" for "key:").
+func splitKey(body string) (key, value string, ok bool) {
+	m := keyLine.FindStringSubmatch(body)
+	if m == nil {
+		return "", "", false
+	}
+	return unquote(m[1]), strings.TrimSpace(m[2]), true
+}
+
+// unquote takes the quotes off a scalar written quoted.
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"') {
+		if u, err := strconv.Unquote(s); err == nil {
+			return u
+		}
+	}
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		return strings.ReplaceAll(s[1:len(s)-1], "''", "'")
+	}
+	return s
+}
+
+// secretKey is a property key that names a secret.
+var secretKey = regexp.MustCompile(`(?i)(password|passwd|secret|token|private_key|(^|_)key$|cert|credential)`)
+
+// variableRef is a configuration-server reference.
+var variableRef = regexp.MustCompile(`\(\(\s*[^()\s]+\s*\)\)`)
+
+// classify turns entries into changes, one per class and path.
+func classify(entries []entry) []Change {
+	var out []Change
+	seen := map[string]int{}
+	add := func(c Change) {
+		if i, ok := seen[c.key()]; ok {
+			if !strings.Contains(out[i].Detail, c.Detail) && len(out[i].Detail) < 300 {
+				out[i].Detail += "; " + c.Detail
+			}
+			return
+		}
+		seen[c.key()] = len(out)
+		out = append(out, c)
+	}
+	removedGroups, addedGroups := map[string]bool{}, map[string]bool{}
+	errands := map[string]bool{}
+	for _, e := range entries {
+		if len(e.path) == 2 && e.path[0] == "instance_groups" && e.item {
+			if e.removed {
+				removedGroups[e.path[1]] = true
+			} else {
+				addedGroups[e.path[1]] = true
+			}
+		}
+		if len(e.path) == 2 && e.path[0] == "instance_groups" && e.key == "lifecycle" && e.value == "errand" && e.removed {
+			errands[e.path[1]] = true
+		}
+	}
+	numbers := pairs(entries)
+	for _, e := range entries {
+		if c, ok := classOf(e, groups{removedGroups, addedGroups, errands}, numbers); ok {
+			add(c)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Change) int {
+		return cmp.Or(cmp.Compare(btoi(!a.Class.IsGuarded()), btoi(!b.Class.IsGuarded())), cmp.Compare(a.Path, b.Path))
+	})
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pairs is, for each path and key, the removed and added numbers (a
+// scalar changed shows as both).
+func pairs(entries []entry) map[string][2]string {
+	out := map[string][2]string{}
+	for _, e := range entries {
+		if e.key == "" {
+			continue
+		}
+		k := strings.Join(append(slices.Clone(e.path), e.key), "/")
+		p := out[k]
+		if e.removed {
+			p[0] = e.value
+		} else {
+			p[1] = e.value
+		}
+		out[k] = p
+	}
+	return out
+}
+
+// groups are the instance groups a diff removes (errands among them) and adds.
+type groups struct{ removed, added, errands map[string]bool }
+
+// classOf is the change an entry makes; false when it makes none worth
+// naming apart (an added line whose removal was named already).
+func classOf(e entry, g groups, numbers map[string][2]string) (Change, bool) {
+	path := strings.Join(e.path, "/")
+	where := path
+	if e.key != "" && !e.item {
+		where = strings.Join(append(slices.Clone(e.path), e.key), "/")
+	}
+	verb := "added"
+	if e.removed {
+		verb = "removed"
+	}
+	top := ""
+	if len(e.path) > 0 {
+		top = e.path[0]
+	}
+	if top == "instance_groups" && len(e.path) >= 2 {
+		switch group := e.path[1]; {
+		case g.removed[group] && g.errands[group]:
+			return Change{Errand, "instance_groups/" + group, "the errand " + group + " removed"}, true
+		case g.removed[group]:
+			return Change{InstanceGroup, "instance_groups/" + group, "the instance group " + group + " removed"}, true
+		case g.added[group]:
+			return Change{Other, "instance_groups/" + group, "the instance group " + group + " added"}, true
+		}
+	}
+	switch {
+	case e.removed && variableRef.MatchString(e.value):
+		return Change{Variable, where, "the configuration-server variable " + variableRef.FindString(e.value) + " replaced or removed"}, true
+	case top == "variables" && e.removed && e.item:
+		return Change{Variable, path, "the variable's definition removed"}, true
+	case top == "variables":
+		return Change{Other, path, "a variable's definition " + verb}, true
+	case top == "releases":
+		return Change{Release, path, verb + " " + describe(e)}, true
+	case top == "stemcells":
+		return Change{Stemcell, path, verb + " " + describe(e)}, true
+	case top != "instance_groups" || len(e.path) < 2:
+		if top == "networks" || top == "azs" {
+			return Change{Other, path, "the cloud config's " + top + " " + verb + " (cloud config changed since the last deploy)"}, true
+		}
+		return Change{Other, where, verb + " " + describe(e)}, true
+	}
+	group := e.path[1]
+	rest := e.path[2:]
+	switch {
+	case containsAny(e.path, "properties") || e.key == "properties":
+		return propertyChange(e, where, verb), true
+	case len(rest) > 0 && rest[0] == "networks" || e.key == "networks":
+		return Change{Network, "instance_groups/" + group + "/networks", "networks " + verb + " " + describe(e)}, true
+	case len(rest) > 0 && rest[0] == "azs" || e.key == "azs":
+		return Change{AZ, "instance_groups/" + group + "/azs", "azs " + verb + " " + describe(e)}, true
+	case len(rest) == 2 && rest[0] == "jobs" && e.item && e.removed:
+		return Change{Job, path, "the job " + rest[1] + " removed"}, true
+	case len(rest) == 0 && e.key == "instances":
+		p := numbers[where]
+		before, errB := strconv.Atoi(p[0])
+		after, errA := strconv.Atoi(p[1])
+		if errB == nil && (errA != nil || after < before) {
+			return Change{Instances, where, fmt.Sprintf("instances %s -> %s", p[0], orNone(p[1]))}, e.removed
+		}
+		return Change{Other, where, fmt.Sprintf("instances %s -> %s", orNone(p[0]), orNone(p[1]))}, !e.removed || errA != nil
+	case len(rest) == 0 && strings.HasPrefix(e.key, "persistent_disk") || len(rest) > 0 && strings.HasPrefix(rest[0], "persistent_disk"):
+		return diskChange(e, where, numbers), true
+	}
+	return Change{Other, where, verb + " " + describe(e)}, true
+}
+
+// propertyChange names a property's change by key; a secret's value is
+// never shown.
+func propertyChange(e entry, where, verb string) Change {
+	if e.removed && secretKey.MatchString(e.key) && e.value != "" {
+		return Change{Secret, where, "the value of " + e.key + " changed or removed"}
+	}
+	if secretKey.MatchString(e.key) {
+		return Change{Property, where, e.key + " " + verb}
+	}
+	return Change{Property, where, verb + " " + describe(e)}
+}
+
+// diskChange: a larger persistent_disk is growth (not guarded); anything
+// else about a disk (smaller, removed, another type) is.
+func diskChange(e entry, where string, numbers map[string][2]string) Change {
+	p := numbers[where]
+	before, errB := strconv.Atoi(p[0])
+	after, errA := strconv.Atoi(p[1])
+	switch {
+	case errB == nil && errA == nil && after >= before:
+		return Change{Other, where, fmt.Sprintf("persistent disk grows %d -> %d", before, after)}
+	case p[0] == "" && !e.removed:
+		return Change{Other, where, "a persistent disk added: " + describe(e)}
+	}
+	return Change{Disk, where, fmt.Sprintf("persistent disk %s -> %s", orNone(p[0]), orNone(p[1]))}
+}
+
+func containsAny(path []string, name string) bool { return slices.Contains(path, name) }
+
+func orNone(s string) string { return cmp.Or(s, "none") }
+
+// describe shows an entry for a message, bounded.
+func describe(e entry) string {
+	s := e.value
+	if e.key != "" {
+		s = e.key + ": " + e.value
+	}
+	if variableRef.MatchString(s) {
+		return s
+	}
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}

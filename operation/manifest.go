@@ -1,0 +1,430 @@
+package operation
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxManifest bounds a manifest read here (the Director's own bound is
+// about this).
+const maxManifest = 16 << 20
+
+// maxDepth bounds how deep a manifest is walked.
+const maxDepth = 64
+
+// parse reads a manifest into its document's root mapping.
+func parse(text, what string) (*yaml.Node, error) {
+	if len(text) > maxManifest {
+		return nil, fmt.Errorf("%s is %d bytes, over %d", what, len(text), maxManifest)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, fmt.Errorf("%s is not YAML: %w", what, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s is not a YAML mapping", what)
+	}
+	return doc.Content[0], nil
+}
+
+// Compare is the changes deploying after over before would make, found by
+// walking both (mappings by key, lists of named items by name, other
+// lists as sets of their scalars): what Classify finds in the Director's
+// diff of the same two manifests. Guard uses it for the changes an
+// operation means: those between the manifest rendered from what the
+// instance had and the one rendered from what it asks.
+func Compare(before, after string) ([]Change, error) {
+	b, err := parse(before, "the manifest before")
+	if err != nil {
+		return nil, err
+	}
+	a, err := parse(after, "the manifest after")
+	if err != nil {
+		return nil, err
+	}
+	var entries []entry
+	if err := walkPair(b, a, nil, "", &entries, 0); err != nil {
+		return nil, err
+	}
+	return classify(entries), nil
+}
+
+var errTooDeep = errors.New("the manifest nests deeper than 64 levels")
+
+// walkPair appends the entries that change before into after, at path
+// under key (both may be nil: absent).
+func walkPair(before, after *yaml.Node, path []string, key string, out *[]entry, depth int) error {
+	if depth > maxDepth {
+		return errTooDeep
+	}
+	before, after = deref(before), deref(after)
+	switch {
+	case before == nil && after == nil:
+		return nil
+	case before != nil && after != nil && before.Kind == yaml.MappingNode && after.Kind == yaml.MappingNode:
+		return walkMaps(before, after, withKey(path, key), out, depth)
+	case before != nil && after != nil && before.Kind == yaml.SequenceNode && after.Kind == yaml.SequenceNode:
+		return walkLists(before, after, withKey(path, key), out, depth)
+	case before != nil && after != nil && before.Kind == yaml.ScalarNode && after.Kind == yaml.ScalarNode:
+		if before.Value != after.Value {
+			*out = append(*out, entry{path: path, key: key, value: before.Value, removed: true},
+				entry{path: path, key: key, value: after.Value})
+		}
+		return nil
+	}
+	if err := leaves(before, path, key, true, out, depth); err != nil {
+		return err
+	}
+	return leaves(after, path, key, false, out, depth)
+}
+
+func withKey(path []string, key string) []string {
+	if key == "" {
+		return path
+	}
+	return append(path[:len(path):len(path)], key)
+}
+
+func walkMaps(before, after *yaml.Node, path []string, out *[]entry, depth int) error {
+	bm, am := pairsOf(before), pairsOf(after)
+	for i := 0; i+1 < len(before.Content); i += 2 {
+		k := before.Content[i].Value
+		if err := walkPair(before.Content[i+1], am[k], path, k, out, depth+1); err != nil {
+			return err
+		}
+	}
+	for i := 0; i+1 < len(after.Content); i += 2 {
+		k := after.Content[i].Value
+		if _, ok := bm[k]; !ok {
+			if err := walkPair(nil, after.Content[i+1], path, k, out, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func walkLists(before, after *yaml.Node, path []string, out *[]entry, depth int) error {
+	if named(before) && named(after) {
+		bn, an := byName(before), byName(after)
+		for _, item := range before.Content {
+			name := nameOf(item)
+			if other, ok := an[name]; ok {
+				if err := walkPair(item, other, append(path[:len(path):len(path)], name), "", out, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := itemLeaves(item, path, name, true, out, depth); err != nil {
+				return err
+			}
+		}
+		for _, item := range after.Content {
+			if name := nameOf(item); bn[name] == nil {
+				if err := itemLeaves(item, path, name, false, out, depth); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	bs, as := scalarSet(before), scalarSet(after)
+	if bs == nil || as == nil { // items by position
+		for i, item := range before.Content {
+			var other *yaml.Node
+			if i < len(after.Content) {
+				other = after.Content[i]
+			}
+			if err := walkPair(item, other, path, "", out, depth+1); err != nil {
+				return err
+			}
+		}
+		for _, item := range after.Content[min(len(before.Content), len(after.Content)):] {
+			if err := walkPair(nil, item, path, "", out, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	{
+		for _, c := range before.Content {
+			if !as[deref(c).Value] {
+				*out = append(*out, entry{path: path, value: deref(c).Value, removed: true})
+			}
+		}
+		for _, c := range after.Content {
+			if !bs[deref(c).Value] {
+				*out = append(*out, entry{path: path, value: deref(c).Value})
+			}
+		}
+	}
+	return nil
+}
+
+// itemLeaves appends a named item removed or added: its name line, then its leaves.
+func itemLeaves(item *yaml.Node, path []string, name string, removed bool, out *[]entry, depth int) error {
+	p := append(path[:len(path):len(path)], name)
+	*out = append(*out, entry{path: p, key: "name", value: name, removed: removed, item: true})
+	item = deref(item)
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		if item.Content[i].Value == "name" {
+			continue
+		}
+		if err := leaves(item.Content[i+1], p, item.Content[i].Value, removed, out, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leaves appends every scalar of n (nil: none) as removed or added.
+func leaves(n *yaml.Node, path []string, key string, removed bool, out *[]entry, depth int) error {
+	if depth > maxDepth {
+		return errTooDeep
+	}
+	n = deref(n)
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*out = append(*out, entry{path: path, key: key, value: n.Value, removed: removed})
+	case yaml.MappingNode:
+		p := withKey(path, key)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := leaves(n.Content[i+1], p, n.Content[i].Value, removed, out, depth+1); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		p := withKey(path, key)
+		for _, c := range n.Content {
+			if name := nameOf(c); name != "" {
+				if err := itemLeaves(c, p, name, removed, out, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := leaves(c, p, "", removed, out, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// deref follows an alias; nil stays nil.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxDepth; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+func pairsOf(m *yaml.Node) map[string]*yaml.Node {
+	out := make(map[string]*yaml.Node, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		out[m.Content[i].Value] = m.Content[i+1]
+	}
+	return out
+}
+
+// nameOf is a list item's name: its "name" key's scalar, "" when none.
+func nameOf(item *yaml.Node) string {
+	item = deref(item)
+	if item == nil || item.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		if item.Content[i].Value == "name" && deref(item.Content[i+1]) != nil && deref(item.Content[i+1]).Kind == yaml.ScalarNode {
+			return deref(item.Content[i+1]).Value
+		}
+	}
+	return ""
+}
+
+// named says whether every item of a (non-empty or empty) list has a unique name.
+func named(list *yaml.Node) bool {
+	seen := map[string]bool{}
+	for _, c := range list.Content {
+		n := nameOf(c)
+		if n == "" || seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	return true
+}
+
+func byName(list *yaml.Node) map[string]*yaml.Node {
+	out := make(map[string]*yaml.Node, len(list.Content))
+	for _, c := range list.Content {
+		out[nameOf(c)] = c
+	}
+	return out
+}
+
+// scalarSet is a list of scalars as a set; nil when an item is not a scalar.
+func scalarSet(list *yaml.Node) map[string]bool {
+	out := make(map[string]bool, len(list.Content))
+	for _, c := range list.Content {
+		c = deref(c)
+		if c == nil || c.Kind != yaml.ScalarNode {
+			return nil
+		}
+		out[c.Value] = true
+	}
+	return out
+}
+
+// KeepVariables keeps in rendered every configuration-server variable of
+// running that the rendering would replace: where running has a scalar
+// holding a ((name)) and rendered has another scalar at the same place
+// (mappings by key, named list items by name, other lists by position),
+// rendered takes running's, and the variable's definition (running's
+// variables entry of that name) is carried over when rendered has none.
+// It answers the manifest to deploy (rendered itself when nothing was
+// kept) and the places kept ("instance_groups/redis/jobs/redis/properties/password").
+// The broker did not put those variables there: an operator or an older
+// broker did, and the Director's configuration server holds their values.
+func KeepVariables(running, rendered string) (string, []string, error) {
+	r, err := parse(running, "the running manifest")
+	if err != nil {
+		return "", nil, err
+	}
+	var doc yaml.Node
+	if len(rendered) > maxManifest {
+		return "", nil, fmt.Errorf("the rendered manifest is %d bytes, over %d", len(rendered), maxManifest)
+	}
+	if err := yaml.Unmarshal([]byte(rendered), &doc); err != nil {
+		return "", nil, fmt.Errorf("the rendered manifest is not YAML: %w", err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return "", nil, errors.New("the rendered manifest is not a YAML mapping")
+	}
+	k := keeper{refs: map[string]bool{}}
+	if err := k.keep(r, doc.Content[0], nil, 0); err != nil {
+		return "", nil, err
+	}
+	if len(k.kept) == 0 {
+		return rendered, nil, nil
+	}
+	k.carryDefinitions(r, doc.Content[0])
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return "", nil, fmt.Errorf("writing the manifest with its variables kept: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return "", nil, fmt.Errorf("writing the manifest with its variables kept: %w", err)
+	}
+	return b.String(), k.kept, nil
+}
+
+type keeper struct {
+	kept []string
+	refs map[string]bool // the variables' names kept
+}
+
+func (k *keeper) keep(running, rendered *yaml.Node, path []string, depth int) error {
+	if depth > maxDepth {
+		return errTooDeep
+	}
+	running = deref(running)
+	if running == nil || rendered == nil || rendered.Kind == yaml.AliasNode {
+		return nil
+	}
+	switch {
+	case running.Kind == yaml.MappingNode && rendered.Kind == yaml.MappingNode:
+		rm := pairsOf(running)
+		for i := 0; i+1 < len(rendered.Content); i += 2 {
+			key := rendered.Content[i].Value
+			if key == "variables" && len(path) == 0 {
+				continue
+			}
+			if err := k.keep(rm[key], rendered.Content[i+1], append(path[:len(path):len(path)], key), depth+1); err != nil {
+				return err
+			}
+		}
+	case running.Kind == yaml.SequenceNode && rendered.Kind == yaml.SequenceNode:
+		if named(running) && named(rendered) {
+			rn := byName(running)
+			for _, item := range rendered.Content {
+				name := nameOf(item)
+				if err := k.keep(rn[name], item, append(path[:len(path):len(path)], name), depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for i, item := range rendered.Content {
+			if i < len(running.Content) {
+				if err := k.keep(running.Content[i], item, path, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	case running.Kind == yaml.ScalarNode && rendered.Kind == yaml.ScalarNode:
+		refs := variableRef.FindAllString(running.Value, -1)
+		if len(refs) == 0 || running.Value == rendered.Value {
+			return nil
+		}
+		rendered.Value, rendered.Tag, rendered.Style = running.Value, "!!str", 0
+		k.kept = append(k.kept, strings.Join(path, "/"))
+		for _, ref := range refs {
+			k.refs[variableName(ref)] = true
+		}
+	}
+	return nil
+}
+
+// variableName is the name of ((name)), its leading "/" and any ".field" dropped.
+func variableName(ref string) string {
+	name := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(ref, "(("), "))"))
+	name = strings.TrimPrefix(name, "!")
+	name, _, _ = strings.Cut(name, ".")
+	return name
+}
+
+// carryDefinitions copies running's definitions of the kept variables that
+// rendered does not define.
+func (k *keeper) carryDefinitions(running, rendered *yaml.Node) {
+	rv := deref(pairsOf(running)["variables"])
+	if rv == nil || rv.Kind != yaml.SequenceNode {
+		return
+	}
+	var have *yaml.Node
+	for i := 0; i+1 < len(rendered.Content); i += 2 {
+		if rendered.Content[i].Value == "variables" {
+			have = rendered.Content[i+1]
+		}
+	}
+	if have != nil && have.Kind != yaml.SequenceNode {
+		return
+	}
+	defined := map[string]bool{}
+	if have != nil {
+		for _, c := range have.Content {
+			defined[nameOf(c)] = true
+		}
+	}
+	for _, c := range rv.Content {
+		name := nameOf(c)
+		if name == "" || !k.refs[name] || defined[name] {
+			continue
+		}
+		if have == nil {
+			have = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+			rendered.Content = append(rendered.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "variables"}, have)
+		}
+		have.Content = append(have.Content, c)
+		defined[name] = true
+	}
+}
