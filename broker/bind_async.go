@@ -12,6 +12,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -46,6 +47,14 @@ func (b *Broker) bindPerBinding(ctx context.Context, id, bid string, rec *vault.
 	if err != nil {
 		return domain.Binding{}, err
 	}
+	without, err := b.renderBindings(ctx, id, rec, plan, bid, nil)
+	if err != nil {
+		return domain.Binding{}, err
+	}
+	preview, err := b.previewBinding(ctx, id, rec, bindOp, without, manifest)
+	if err != nil {
+		return domain.Binding{}, err
+	}
 	op := bindingOp{Type: bindOp, State: stateInProgress, ContextID: "blacksmith-bind-" + rand.Text(),
 		Description: "bind in progress: deploying the binding's own user", StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	doc := map[string]any{
@@ -65,7 +74,7 @@ func (b *Broker) bindPerBinding(ctx context.Context, id, bid string, rec *vault.
 	b.log.Info("binding: deploying its own user", "instance", id, "binding", bid)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	b.deployBinding(wctx, id, bid, rec, op, manifest)
+	b.deployBinding(wctx, id, bid, rec, op, preview)
 	b.bindingEvent(wctx, id, eventBind, rec.Deployment(id), bid)
 	return async, nil
 }
@@ -107,6 +116,14 @@ func (b *Broker) unbindPerBinding(ctx context.Context, id, bid string, rec *vaul
 	if err != nil {
 		return domain.UnbindSpec{}, err
 	}
+	with, err := b.renderBindings(ctx, id, rec, plan, "", nil)
+	if err != nil {
+		return domain.UnbindSpec{}, err
+	}
+	preview, err := b.previewBinding(ctx, id, rec, unbindOp, with, manifest)
+	if err != nil {
+		return domain.UnbindSpec{}, err
+	}
 	op := bindingOp{Type: unbindOp, State: stateInProgress, ContextID: "blacksmith-unbind-" + rand.Text(),
 		Description: "unbind in progress: deploying without the binding's user", StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
 	if err := b.setBindingOp(ctx, id, bid, "", op); err != nil {
@@ -115,7 +132,7 @@ func (b *Broker) unbindPerBinding(ctx context.Context, id, bid string, rec *vaul
 	b.log.Info("unbinding: deploying without its user", "instance", id, "binding", bid)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	b.deployBinding(wctx, id, bid, rec, op, manifest)
+	b.deployBinding(wctx, id, bid, rec, op, preview)
 	b.bindingEvent(wctx, id, eventUnbind, rec.Deployment(id), bid)
 	return async, nil
 }
@@ -190,10 +207,23 @@ func (b *Broker) renderBindings(ctx context.Context, id string, rec *vault.Recor
 	return manifest, nil
 }
 
-// deployBinding stores the manifest as the instance's, asks its Director to
-// deploy it and records the task on the binding's operation; a failure is
-// recorded as the operation's (last_operation answers it).
-func (b *Broker) deployBinding(ctx context.Context, id, bid string, rec *vault.Record, op bindingOp, manifest []byte) {
+// previewBinding previews a binding operation's deploy of manifest: it may
+// change only the binding's own entries, what rendering the manifest
+// without the binding (before) and with it (after) changes.
+func (b *Broker) previewBinding(ctx context.Context, id string, rec *vault.Record, opType string, before, after []byte) (*operation.Preview, error) {
+	dir, err := b.directorOf(rec)
+	if err != nil {
+		return nil, b.internal("the instance's Director is not configured", err, "instance", id)
+	}
+	return b.preview(ctx, dir, operation.Deploy{Operation: opType, Instance: id, Deployment: rec.Deployment(id),
+		Manifest: string(after), KeepVariables: true, Guard: operation.Guard{Expected: meant(before, after)}})
+}
+
+// deployBinding backs up what runs, stores the manifest as the instance's,
+// asks its Director to deploy it and records the task on the binding's
+// operation; a failure is recorded as the operation's (last_operation
+// answers it).
+func (b *Broker) deployBinding(ctx context.Context, id, bid string, rec *vault.Record, op bindingOp, p *operation.Preview) {
 	fail := func(desc string, err error) {
 		b.log.Error("binding operation failed", "instance", id, "binding", bid, "operation", op.Type, "error", err)
 		op.State, op.Description = stateFailed, desc
@@ -207,13 +237,15 @@ func (b *Broker) deployBinding(ctx context.Context, id, bid string, rec *vault.R
 		fail(op.Type+" failed: the instance's Director is not configured", err)
 		return
 	}
-	if err := b.opts.Store.PutManifest(ctx, id, string(manifest)); err != nil {
+	if _, err := p.BackUp(ctx, b.opts.Store); err != nil {
+		fail(op.Type+" failed: could not back up what runs; nothing was deployed", err)
+		return
+	}
+	if err := b.opts.Store.PutManifest(ctx, id, p.Manifest); err != nil {
 		fail(op.Type+" failed: could not store the deployment manifest", err)
 		return
 	}
-	task, err := b.createTask(ctx, dir, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
-		return dir.Director.Deploy(ctx, manifest)
-	})
+	task, err := b.createTask(ctx, dir, op.ContextID, op.Type, p.Call(dir.Director))
 	if err != nil && task.ID == 0 {
 		fail(notAccepted(op.Type, err), err)
 		return
@@ -256,7 +288,7 @@ func (b *Broker) followBinding(ctx context.Context, id, bid string, rec *vault.R
 	if op.TaskID != 0 {
 		task, err = dir.Director.Task(ctx, op.TaskID)
 	} else {
-		task, err = taskOfContext(ctx, dir, op.ContextID)
+		task, err = operation.Find(ctx, dir.Reader, op.ContextID)
 	}
 	switch {
 	case err != nil && !errors.Is(err, bosh.ErrTaskNotFound):

@@ -17,6 +17,10 @@ import (
 
 // Director creates and deletes deployments and reports on their tasks.
 type Director interface {
+	// Manifest and Diff preview a deploy (operation.Prepare): what runs,
+	// and what the Director says deploying another manifest changes.
+	Manifest(ctx context.Context, name string) (string, error)
+	Diff(ctx context.Context, name string, manifest []byte) (bosh.DeploymentDiff, error)
 	Deploy(ctx context.Context, manifest []byte) (bosh.Task, error)
 	DeleteDeployment(ctx context.Context, name string, force bool) (bosh.Task, error)
 	Task(ctx context.Context, id int) (bosh.Task, error)
@@ -70,6 +74,7 @@ type Store interface {
 	History
 	Backup(ctx context.Context, id string) (string, error)
 	BackupAll(ctx context.Context, id string) (string, error)
+	BackupRunning(ctx context.Context, id, running string) (string, error)
 	Backups(ctx context.Context, id string) ([]string, error)
 	BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error)
 	Manifest(ctx context.Context, id string) (string, bool, error)

@@ -99,3 +99,17 @@ func (b *Broker) renderFailed(what, planID string, params map[string]any, err er
 		"plan", planID, "error", err)
 	return badRequest("the parameters could not be applied to the plan's %s template; check their types and values", what)
 }
+
+// guardRefused is the 422 of an operation the change guard refused before
+// anything was deployed: its description names each change.
+func guardRefused(err error) error {
+	return apiresponses.NewFailureResponseBuilder(err, http.StatusUnprocessableEntity, "change-refused").Build()
+}
+
+// directorUnavailable is the answer when the Director could not preview
+// an operation: nothing was written or deployed, the platform may retry.
+func directorUnavailable(opType, director string) error {
+	return apiresponses.NewFailureResponseBuilder(
+		fmt.Errorf("%s refused: the BOSH Director %q could not preview it; nothing was changed, please try again later", opType, director),
+		http.StatusServiceUnavailable, "director-unavailable").Build()
+}

@@ -18,6 +18,9 @@ const (
 	eventUnbind             = "unbind"
 	eventOperationSucceeded = "operation_succeeded"
 	eventOperationFailed    = "operation_failed"
+	// eventRefused is an operation the change guard refused before
+	// anything was deployed (its message names each change).
+	eventRefused = "refused"
 )
 
 // appendEvent appends e to id's history. A failure is logged and goes no

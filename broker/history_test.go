@@ -97,7 +97,9 @@ var _ = Describe("History", func() {
 		events := history(e, "h-2")
 		Expect(kinds(events)).To(Equal([]string{"provision", "operation_succeeded", "update", "operation_succeeded"}))
 		Expect(events[2].Details).To(Equal(map[string]string{
-			"service_id": "redis", "plan_id": "redis-large", "previous_plan_id": "redis-small", "task_id": task}))
+			"service_id": "redis", "plan_id": "redis-large", "previous_plan_id": "redis-small", "task_id": task,
+			"changes": "1", "diff_properties": "plan_id", "backup": events[2].Details["backup"]}))
+		Expect(events[2].Details["backup"]).NotTo(BeEmpty(), "what ran is backed up before the deploy")
 		Expect(events[3].Details).To(HaveKeyWithValue("type", "update"))
 	})
 

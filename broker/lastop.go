@@ -202,8 +202,13 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 	if task.Succeeded() {
 		state = stateSucceeded
 	}
-	err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
+	err := b.setRecordOp(ctx, id, op.ContextID, func(next *vault.Record) {
+		o := next.LastOperation
 		o.State, o.Description, o.TaskID = state, desc, task.ID
+		if state == stateSucceeded { // what the operation asked is the instance's now
+			o.Pending.Apply(next)
+		}
+		o.Pending = nil
 	})
 	if err != nil {
 		return progress{}, err

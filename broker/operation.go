@@ -38,12 +38,19 @@ func newOperation(opType, description string) *vault.Operation {
 // setOp changes the record's LastOperation with f, provided that it still
 // is the operation with contextID (a later operation is left alone).
 func (b *Broker) setOp(ctx context.Context, id, contextID string, f func(*vault.Operation)) error {
+	return b.setRecordOp(ctx, id, contextID, func(r *vault.Record) { f(r.LastOperation) })
+}
+
+// setRecordOp changes the record with f (its operation and what it
+// applies), provided that its LastOperation still is the one with
+// contextID.
+func (b *Broker) setRecordOp(ctx context.Context, id, contextID string, f func(*vault.Record)) error {
 	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
 		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != contextID {
 			return nil, nil
 		}
 		next := cur.Clone()
-		f(next.LastOperation)
+		f(next)
 		return next, nil
 	}})
 	if err != nil {
@@ -69,7 +76,7 @@ func (b *Broker) recordFailure(ctx context.Context, id string, op *vault.Operati
 	b.log.Error(userMsg, "instance", id, "operation", op.Type, "error", err)
 	b.ended(ctx, id, op, stateFailed, userMsg, op.TaskID)
 	return b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
-		o.State, o.Description = stateFailed, userMsg
+		o.State, o.Description, o.Pending = stateFailed, userMsg, nil // nothing of a failed operation is applied
 	})
 }
 

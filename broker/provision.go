@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -111,14 +113,27 @@ func (b *Broker) provision(ctx context.Context, req instanceRequest, prev *vault
 	op := newOperation(opTypeProvision, "provision in progress: creating the deployment")
 	rec := req.record(op)
 	rec.Director = b.planDirector(req.plan)
+	dir, err := b.directorNamed(rec.Director)
+	if err != nil {
+		return none, b.internal("the plan's Director is not configured", err, "instance", req.id)
+	}
+	// A deployment of that name may run already (a provision retried after
+	// a failure, one left behind): the same guard as an update's then.
+	preview, err := b.preview(ctx, dir, operation.Deploy{Operation: opTypeProvision, Instance: req.id,
+		Deployment: req.deployedName, Manifest: string(manifest)})
+	if err != nil {
+		return none, err
+	}
 	if err := b.reserve(ctx, req, rec, prev, true); err != nil {
 		return none, err
 	}
 	b.log.Info("provisioning", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	task := b.deploy(wctx, req.id, rec.Director, op, newSecrets, manifest)
-	b.accepted(wctx, req.id, req.deployedName, op, task, map[string]string{"service_id": req.svc.ID, "plan_id": req.plan.ID})
+	task := b.deploy(wctx, req.id, dir, op, newSecrets, preview)
+	details := preview.Details()
+	details["service_id"], details["plan_id"] = req.svc.ID, req.plan.ID
+	b.accepted(wctx, req.id, req.deployedName, op, task, details)
 	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
 }
 
@@ -130,13 +145,8 @@ func (b *Broker) render(ctx context.Context, req instanceRequest) (manifest []by
 	if err != nil {
 		return nil, nil, b.internal("could not read the instance's secrets", err, "instance", req.id)
 	}
-	data := req.manifestData(secrets)
-	if data.Bindings, err = b.liveBindings(ctx, req.id, req.plan, "", nil); err != nil {
-		return nil, nil, b.internal("could not read the instance's bindings", err, "instance", req.id)
-	}
-	manifest, err = renderManifest(req.plan.Manifest, data, req.plan.MergeParameters)
-	if err != nil {
-		return nil, nil, b.renderFailed("manifest", req.plan.ID, req.params, err)
+	if manifest, err = b.renderWith(ctx, req, secrets); err != nil {
+		return nil, nil, err
 	}
 	if !stored {
 		newSecrets = secrets
@@ -144,13 +154,27 @@ func (b *Broker) render(ctx context.Context, req instanceRequest) (manifest []by
 	return manifest, newSecrets, nil
 }
 
-// deploy (on the named Director, "" the first) stores what op's deploy needs (newSecrets unless nil, then the
-// manifest) and starts the Director's task, whose id it returns; a failure
-// is recorded on op (and 0 returned).
-func (b *Broker) deploy(ctx context.Context, id, director string, op *vault.Operation, newSecrets map[string]any, manifest []byte) int {
-	dir, err := b.directorNamed(director)
+// renderWith renders req's manifest with secrets and the instance's live bindings.
+func (b *Broker) renderWith(ctx context.Context, req instanceRequest, secrets map[string]any) ([]byte, error) {
+	data := req.manifestData(secrets)
+	var err error
+	if data.Bindings, err = b.liveBindings(ctx, req.id, req.plan, "", nil); err != nil {
+		return nil, b.internal("could not read the instance's bindings", err, "instance", req.id)
+	}
+	manifest, err := renderManifest(req.plan.Manifest, data, req.plan.MergeParameters)
 	if err != nil {
-		b.failOp(ctx, id, op, op.Type+" failed: the instance's Director is not configured", err)
+		return nil, b.renderFailed("manifest", req.plan.ID, req.params, err)
+	}
+	return manifest, nil
+}
+
+// deploy (on dir) stores what op's deploy needs (newSecrets unless nil,
+// then the manifest to deploy), backs up what runs and starts the
+// previewed deploy's task, whose id it returns; a failure is recorded on
+// op (and 0 returned): nothing that runs is replaced without a backup.
+func (b *Broker) deploy(ctx context.Context, id string, dir NamedDirector, op *vault.Operation, newSecrets map[string]any, p *operation.Preview) int {
+	if _, err := p.BackUp(ctx, b.opts.Store); err != nil {
+		b.failOp(ctx, id, op, op.Type+" failed: could not back up what runs; nothing was deployed", err)
 		return 0
 	}
 	if newSecrets != nil { // created once: another broker that generated others first wins, and this deploy fails
@@ -159,13 +183,53 @@ func (b *Broker) deploy(ctx context.Context, id, director string, op *vault.Oper
 			return 0
 		}
 	}
-	if err := b.opts.Store.PutManifest(ctx, id, string(manifest)); err != nil {
+	if err := b.opts.Store.PutManifest(ctx, id, p.Manifest); err != nil {
 		b.failOp(ctx, id, op, op.Type+" failed: could not store the deployment manifest", err)
 		return 0
 	}
-	return b.startTask(ctx, id, op, dir, func(ctx context.Context) (bosh.Task, error) {
-		return dir.Director.Deploy(ctx, manifest)
+	return b.startTask(ctx, id, op, dir, p.Call(dir.Director))
+}
+
+// preview reads what dep would change on dir and judges it
+// (operation.Prepare): a refusal is a 422 naming each change, a Director
+// that cannot be asked a 503-like failure; nothing is written either way.
+func (b *Broker) preview(ctx context.Context, dir NamedDirector, dep operation.Deploy) (*operation.Preview, error) {
+	p, err := operation.Prepare(ctx, retried{b: b, d: dir}, dep)
+	var refused *operation.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		b.log.Warn("refused by the change guard", "instance", dep.Instance, "operation", dep.Operation, "changes", refused.Error())
+		b.appendEvent(ctx, dep.Instance, vault.Event{Kind: eventRefused, Deployment: dep.Deployment, Message: refused.Error(),
+			Details: p.Details()})
+		return nil, guardRefused(refused)
+	case err != nil:
+		b.log.Error("could not preview the deploy", "instance", dep.Instance, "operation", dep.Operation, "error", err)
+		return nil, directorUnavailable(dep.Operation, dir.Name)
+	}
+	return p, nil
+}
+
+// retried is a Director's preview, each call asked again after transient
+// faults (atDirector).
+type retried struct {
+	b *Broker
+	d NamedDirector
+}
+
+func (r retried) Manifest(ctx context.Context, name string) (text string, err error) {
+	err = r.b.atDirector(ctx, r.d, "manifest", func(ctx context.Context) (err error) {
+		text, err = r.d.Director.Manifest(ctx, name)
+		return err
 	})
+	return text, err
+}
+
+func (r retried) Diff(ctx context.Context, name string, manifest []byte) (d bosh.DeploymentDiff, err error) {
+	err = r.b.atDirector(ctx, r.d, "diff", func(ctx context.Context) (err error) {
+		d, err = r.d.Director.Diff(ctx, name, manifest)
+		return err
+	})
+	return d, err
 }
 
 // manifestData is what the plan's manifest template sees.

@@ -139,18 +139,18 @@ var _ = Describe("Provision", func() {
 		Expect(a.Body["description"]).To(ContainSubstring(`service "redis" allows at most 3`))
 	})
 
-	It("records failed, never in progress, when the Director cannot be reached", func() {
+	It("refuses with 503 and records nothing when the Director cannot preview the deploy", func() {
 		e = newEnv(func(o *broker.Options) {
 			unreachable := newClient("http://127.0.0.2:1")
 			o.Directors = []broker.NamedDirector{{Director: unreachable, Reader: unreachable}}
 		})
-		e.provision("u-1", "redis-small", nil)
-		status, state, desc := e.lastOperation("u-1")
-		Expect(status).To(Equal(http.StatusOK))
-		Expect(state).To(Equal("failed"))
-		Expect(desc).To(Equal(`provision failed: the BOSH Director "default" is failing (5 attempts); please try again later`))
-		Expect(desc).NotTo(ContainSubstring("127.0.0.2"), "the operator's detail stays in the log")
-		Expect(e.record("u-1").LastOperation.State).To(Equal("failed"))
+		a := e.request("PUT", instancePath("u-1")+"?accepts_incomplete=true", provisionBody("redis-small", nil))
+		Expect(a.Status).To(Equal(http.StatusServiceUnavailable), a.Raw)
+		Expect(a.Body["description"]).To(Equal(`provision refused: the BOSH Director "default" could not preview it; nothing was changed, please try again later`))
+		Expect(a.Raw).NotTo(ContainSubstring("127.0.0.2"), "the operator's detail stays in the log")
+		rec, err := e.store.Record(ctx, "u-1")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rec).To(BeNil())
 	})
 
 	It("reports a failed BOSH task as failed, naming the task", func() {

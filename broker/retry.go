@@ -7,6 +7,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 )
 
 // A Director that hiccups (an answer 5xx or 429, no answer, a timeout:
@@ -65,41 +66,11 @@ func (b *Broker) atDirector(ctx context.Context, d NamedDirector, what string, c
 }
 
 // createTask makes call, which creates a task on d with op's context id,
-// again after transient faults. Before each retry it asks d for a task of
-// that context id: a request the Director took but whose answer was lost
-// must not create a second task.
+// again after transient faults (atDirector); a request the Director took
+// but whose answer was lost is found by its context id, not made twice
+// (operation.Start).
 func (b *Broker) createTask(ctx context.Context, d NamedDirector, contextID, what string, call func(context.Context) (bosh.Task, error)) (bosh.Task, error) {
-	var task bosh.Task
-	tried := false
-	err := b.atDirector(ctx, d, what, func(ctx context.Context) error {
-		if tried {
-			found, err := taskOfContext(ctx, d, contextID)
-			if err != nil || found.ID != 0 {
-				task = found
-				return err
-			}
-		}
-		tried = true
-		var err error
-		task, err = call(bosh.WithContextID(ctx, contextID))
-		if err != nil && task.ID != 0 { // created, not read back: not created again
-			return retry.Terminal(err)
-		}
-		return err
-	})
-	return task, err
-}
-
-// taskOfContext is d's task of contextID; a zero task when there is none.
-func taskOfContext(ctx context.Context, d NamedDirector, contextID string) (bosh.Task, error) {
-	tasks, err := d.Reader.Tasks(ctx, bosh.TaskQuery{ContextID: contextID})
-	if err != nil {
-		return bosh.Task{}, err
-	}
-	for _, t := range tasks {
-		if t.ContextID == contextID {
-			return t, nil
-		}
-	}
-	return bosh.Task{}, nil
+	return operation.Start(ctx, contextID, d.Reader, func(ctx context.Context, try func(context.Context) error) error {
+		return b.atDirector(ctx, d, what, try)
+	}, call)
 }

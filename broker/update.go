@@ -10,6 +10,7 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -56,20 +57,29 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if err := b.noBindingUnderWay(ctx, id, rec); err != nil {
 		return none, err
 	}
-	req, err := b.updateRequest(id, rec, d)
+	// What the record asks: while an update is in progress, what it asks
+	// (its pending change); else what was last applied. A failed update
+	// applied nothing: the same update sent again deploys again.
+	asked := rec
+	if busy && rec.LastOperation.Pending != nil {
+		asked = rec.Clone()
+		rec.LastOperation.Pending.Apply(asked)
+	}
+	req, err := b.updateRequest(id, asked, d)
 	if err != nil && !busy {
 		return none, err
 	}
 	// An update carrying the plan's maintenance_info version to an instance
 	// rendered from another is an upgrade, whatever else it changes.
-	upgrade := err == nil && maintenanceVersion(d.MaintenanceInfo) != "" && rec.MaintenanceVersion != planVersion(req.plan)
-	unchanged := err == nil && req.plan.ID == rec.PlanID && sameParams(req.params, rec.Parameters) && !upgrade
+	upgrade := err == nil && maintenanceVersion(d.MaintenanceInfo) != "" && asked.MaintenanceVersion != planVersion(req.plan)
+	unchanged := err == nil && req.plan.ID == asked.PlanID && sameParams(req.params, asked.Parameters) && !upgrade
+	failed := rec.LastOperation != nil && rec.LastOperation.Type == opTypeUpdate && rec.LastOperation.State == stateFailed
 	switch {
 	case busy && unchanged: // the update in progress, sent again: the spec wants 202 and its operation
 		return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
 	case busy:
 		return none, concurrency(opTypeUpdate)
-	case unchanged:
+	case unchanged && !failed:
 		return none, b.keepContext(ctx, id, rec, req.context)
 	}
 	return b.update(ctx, req, rec)
@@ -126,24 +136,42 @@ func (b *Broker) keepContext(ctx context.Context, id string, rec *vault.Record, 
 	return nil
 }
 
-// update renders the new manifest, records the update and starts the deploy.
+// update renders the new manifest, previews it against what runs (the
+// change guard: 422 naming what it would change and does not mean), records
+// the update as pending and starts the deploy: the record takes the new
+// plan, parameters and version only once its task has succeeded (finish).
 func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Record) (domain.UpdateServiceSpec, error) {
 	var none domain.UpdateServiceSpec
 	if have := cmp.Or(rec.Director, b.planDirector(catalog.Plan{})); b.several() && b.planDirector(req.plan) != have {
 		return none, badRequest("plan %s is deployed by BOSH Director %q and this instance lives on %q: an update cannot move an instance to another Director",
 			req.plan.ID, b.planDirector(req.plan), have)
 	}
-	manifest, newSecrets, err := b.render(ctx, req)
+	dir, err := b.directorOf(rec)
+	if err != nil {
+		return none, b.internal("the instance's Director is not configured", err, "instance", req.id)
+	}
+	secrets, stored, err := b.instanceSecrets(ctx, req.id)
+	if err != nil {
+		return none, b.internal("could not read the instance's secrets", err, "instance", req.id)
+	}
+	manifest, err := b.renderWith(ctx, req, secrets)
+	if err != nil {
+		return none, err
+	}
+	var newSecrets map[string]any
+	if !stored {
+		newSecrets = secrets
+	}
+	preview, err := b.preview(ctx, dir, operation.Deploy{Operation: opTypeUpdate, Instance: req.id, Deployment: req.deployedName,
+		Manifest: string(manifest), KeepVariables: true, Guard: operation.Guard{Expected: b.meantByUpdate(ctx, req, rec, secrets, manifest)}})
 	if err != nil {
 		return none, err
 	}
 	op := newOperation(opTypeUpdate, "update in progress: deploying the new manifest")
+	op.Pending = &vault.Pending{PlanID: req.plan.ID, Parameters: req.params, MaintenanceVersion: planVersion(req.plan), // rendered from the plan's current templates
+		Context: req.context}
 	next := rec.Clone()
-	next.PlanID, next.Parameters, next.LastOperation = req.plan.ID, req.params, op
-	next.MaintenanceVersion = planVersion(req.plan) // rendered from the plan's current templates
-	if req.context != nil {
-		next.Context = req.context
-	}
+	next.LastOperation = op
 	if err := b.reserve(ctx, req, next, rec, req.plan.ID != rec.PlanID); err != nil {
 		if errors.Is(err, errInstanceConflict) {
 			return none, concurrency("another operation")
@@ -153,14 +181,44 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	b.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	task := b.deploy(wctx, req.id, rec.Director, op, newSecrets, manifest)
-	details := map[string]string{"service_id": req.svc.ID, "plan_id": req.plan.ID}
+	task := b.deploy(wctx, req.id, dir, op, newSecrets, preview)
+	details := preview.Details()
+	details["service_id"], details["plan_id"] = req.svc.ID, req.plan.ID
 	if req.plan.ID != rec.PlanID {
 		details["previous_plan_id"] = rec.PlanID
 	}
-	if v := next.MaintenanceVersion; v != rec.MaintenanceVersion {
+	if v := op.Pending.MaintenanceVersion; v != rec.MaintenanceVersion {
 		details["maintenance_info_version"], details["previous_maintenance_info_version"] = v, rec.MaintenanceVersion
 	}
 	b.accepted(wctx, req.id, req.deployedName, op, task, details)
 	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
+}
+
+// meantByUpdate is what an update means to change: what rendering the
+// manifest from the instance's applied plan and parameters (with the same
+// secrets, bindings and templates) and from what it asks differ in. A
+// record whose own rendering fails means nothing: every guarded change
+// must then be allowed.
+func (b *Broker) meantByUpdate(ctx context.Context, req instanceRequest, rec *vault.Record, secrets map[string]any, asked []byte) []operation.Change {
+	svc, plan, err := b.findPlan(rec.ServiceID, rec.PlanID)
+	if err != nil {
+		return nil
+	}
+	was := req
+	was.svc, was.plan, was.params = svc, plan, instanceParams(rec)
+	before, err := b.renderWith(ctx, was, secrets)
+	if err != nil {
+		return nil
+	}
+	return meant(before, asked)
+}
+
+// meant is the changes between two renderings (nil when either does not
+// parse: nothing meant).
+func meant(before, after []byte) []operation.Change {
+	changes, err := operation.Compare(string(before), string(after))
+	if err != nil {
+		return nil
+	}
+	return changes
 }

@@ -324,6 +324,8 @@ func classOf(e entry, g groups, numbers map[string][2]string) (Change, bool) {
 		return Change{Release, path, verb + " " + describe(e)}, true
 	case top == "stemcells":
 		return Change{Stemcell, path, verb + " " + describe(e)}, true
+	case top == "properties" || top == "addons" && containsAny(e.path, "properties"):
+		return propertyChange(e, where, verb), true
 	case top != "instance_groups" || len(e.path) < 2:
 		if top == "networks" || top == "azs" {
 			return Change{Other, path, "the cloud config's " + top + " " + verb + " (cloud config changed since the last deploy)"}, true

@@ -74,6 +74,14 @@ func (s *Store) BackupAll(ctx context.Context, id string) (string, error) {
 	return s.backup(ctx, id, true)
 }
 
+// BackupRunning is BackupAll with the manifest part being running, the
+// manifest the Director runs now (not the one Vault records, which may
+// differ: an adopted instance, a change behind the broker's back): taken
+// before every deploy, it holds what the deploy replaces.
+func (s *Store) BackupRunning(ctx context.Context, id, running string) (string, error) {
+	return s.backupOf(ctx, id, true, nil, &running)
+}
+
 // InstanceDocs are an instance's metadata and manifest documents as the
 // caller read them (Metadata and ReadManifest), to be written over with
 // check-and-set on the versions read (PutMetadata, ReplaceManifest).
@@ -98,18 +106,18 @@ type InstanceDocs struct {
 // the listing of the backups, at once.
 func (s *Store) BackupFrom(ctx context.Context, id string, docs InstanceDocs) (string, error) {
 	if docs.Manifest == nil {
-		return s.backupOf(ctx, id, false, nil)
+		return s.backupOf(ctx, id, false, nil, nil)
 	}
-	return s.backupOf(ctx, id, false, &docs)
+	return s.backupOf(ctx, id, false, &docs, nil)
 }
 
 func (s *Store) backup(ctx context.Context, id string, secrets bool) (string, error) {
-	return s.backupOf(ctx, id, secrets, nil)
+	return s.backupOf(ctx, id, secrets, nil, nil)
 }
 
 // backupOf takes a backup of id; docs (nil: none) holds parts the caller
-// read.
-func (s *Store) backupOf(ctx context.Context, id string, secrets bool, docs *InstanceDocs) (string, error) {
+// read, running (nil: none) the manifest the Director runs.
+func (s *Store) backupOf(ctx context.Context, id string, secrets bool, docs *InstanceDocs, running *string) (string, error) {
 	if !s.opts.Backup.Enabled {
 		return "", nil
 	}
@@ -122,6 +130,9 @@ func (s *Store) backupOf(ctx context.Context, id string, secrets bool, docs *Ins
 		names, err = s.backupNames(ctx, id)
 		return err
 	})
+	if err == nil && running != nil {
+		st.manifest, err = json.Marshal(*running)
+	}
 	if err == nil && st.empty() {
 		err = ErrNotFound
 	}

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -113,8 +114,46 @@ type Operation struct {
 	Description string `json:"description,omitempty"`
 	StartedAt   string `json:"started_at,omitempty"` // RFC 3339
 	ContextID   string `json:"context_id,omitempty"`
+	// Pending is what the operation asks of the record, applied to it
+	// (Apply) only once its task has succeeded: a failed operation leaves
+	// the record as it was last applied. nil: nothing.
+	Pending *Pending `json:"pending,omitempty"`
 	// Extra holds fields not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// Pending is what an update asks the record to become: its plan,
+// parameters, maintenance_info version and platform context.
+type Pending struct {
+	PlanID             string            `json:"plan_id"`
+	Parameters         map[string]any    `json:"parameters,omitempty"`
+	MaintenanceVersion string            `json:"maintenance_info_version,omitempty"`
+	Context            map[string]string `json:"context,omitempty"`
+}
+
+// UnmarshalJSON decodes a pending change, its parameters' numbers kept
+// as json.Number (as a record's are).
+func (p *Pending) UnmarshalJSON(data []byte) error {
+	type plain Pending
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v plain
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	*p = Pending(v)
+	return nil
+}
+
+// Apply makes r what p asks (nil: nothing changes).
+func (p *Pending) Apply(r *Record) {
+	if p == nil {
+		return
+	}
+	r.PlanID, r.Parameters, r.MaintenanceVersion = p.PlanID, cloneMap(p.Parameters), p.MaintenanceVersion
+	if p.Context != nil {
+		r.Context = maps.Clone(p.Context)
+	}
 }
 
 func (r *Record) fields() []field { return r.fieldsTo(nil) }
@@ -183,6 +222,7 @@ func (o *Operation) fields() []field {
 		{"description", &o.Description, false},
 		{"started_at", &o.StartedAt, false},
 		{"context_id", &o.ContextID, false},
+		{"pending", &o.Pending, false},
 	}
 }
 
@@ -203,6 +243,11 @@ func (o *Operation) clone() *Operation {
 	}
 	c := *o
 	c.Extra = cloneExtra(o.Extra)
+	if o.Pending != nil {
+		p := *o.Pending
+		p.Parameters, p.Context = cloneMap(o.Pending.Parameters), maps.Clone(o.Pending.Context)
+		c.Pending = &p
+	}
 	return &c
 }
 
