@@ -171,8 +171,8 @@ func (b *Broker) credentials(ctx context.Context, id string, binding catalog.Bin
 		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
 	}
 	if !ok && plan.Credentials != nil && plan.Credentials.UsesSecrets() {
-		return nil, b.internal("the instance has no secrets in Vault for its credentials",
-			errors.New("no secrets at "+credentialsPath(id)+"; an update of the instance generates them"), "instance", id)
+		b.log.Warn("bind refused: the instance has no secrets in Vault for its credentials", "instance", id, "path", credentialsPath(id))
+		return nil, secretsNotHeld("bind")
 	}
 	data := catalog.CredentialsData{
 		ManifestData: catalog.ManifestData{

@@ -189,8 +189,8 @@ func (b *Broker) renderBindings(ctx context.Context, id string, rec *vault.Recor
 		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
 	}
 	if !stored && plan.Manifest.UsesSecrets() {
-		return nil, b.internal("the instance has no secrets in Vault for its manifest",
-			errors.New("no secrets at "+credentialsPath(id)), "instance", id)
+		b.log.Warn("binding operation refused: the instance has no secrets in Vault for its manifest", "instance", id, "path", credentialsPath(id))
+		return nil, secretsNotHeld("the binding's operation was")
 	}
 	bindings, err := b.liveBindings(ctx, id, plan, skip, extra)
 	if err != nil {

@@ -113,3 +113,14 @@ func directorUnavailable(opType, director string) error {
 		fmt.Errorf("%s refused: the BOSH Director %q could not preview it; nothing was changed, please try again later", opType, director),
 		http.StatusServiceUnavailable, "director-unavailable").Build()
 }
+
+// secretsNotHeld is the 422 of an operation on an instance whose secrets
+// the broker does not hold (its credentials are the Director's
+// configuration-server variables, or Vault lost them): nothing is
+// generated over what runs.
+func secretsNotHeld(opType string) error {
+	return apiresponses.NewFailureResponseBuilder(
+		fmt.Errorf("%s refused: this instance's credentials are not held by the broker (they live in the BOSH Director's "+
+			"configuration server, or were lost); nothing was changed: ask your operator", opType),
+		http.StatusUnprocessableEntity, "secrets-not-held").Build()
+}

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 )
 
 // secretAlphabet is what generated passwords are made of: letters and
@@ -67,3 +69,22 @@ func (b *Broker) instanceSecrets(ctx context.Context, id string) (secrets map[st
 	}
 	return newSecrets(), false, nil
 }
+
+// heldSecrets are the secrets to render an existing instance's manifest
+// with: its stored ones, else stand-ins (operation.StandIns) that the
+// running manifest's configuration-server variables replace. An instance
+// that runs is never given generated secrets: they would replace the
+// password its applications use.
+func (b *Broker) heldSecrets(ctx context.Context, id string) (map[string]any, error) {
+	s, ok, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+	switch {
+	case err != nil:
+		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
+	case ok:
+		return s, nil
+	}
+	return operation.StandIns(secretKeys...), nil
+}
+
+// secretKeys are the keys of an instance's secrets (newSecrets).
+var secretKeys = []string{"username", "password"}

@@ -19,9 +19,13 @@ import (
 // catalog's `updatable: true` lets instances change to a plan), and is
 // subject to the new plan's limit. New parameters are
 // deep-merged over the recorded ones (as the manifest merges them). The
-// record takes the new plan and parameters, the manifest is rendered again
-// (same deployment name, same secrets; new ones, stored first, for an
-// instance adopted without any) and deployed; 202. maintenance_info, when
+// manifest is rendered again (same deployment name, same secrets; none is
+// generated for an instance without stored ones: the running manifest's
+// configuration-server variables are kept, and a template that needs a
+// secret where none runs is refused with 422), previewed with the
+// Director's diff and guarded (422 naming each change it does not mean),
+// the running manifest backed up and the new one deployed; 202. The record
+// takes the new plan and parameters once the deploy's task has succeeded. maintenance_info, when
 // sent, must be the plan's version (422 MaintenanceInfoConflict); sent to an
 // instance rendered from another version, it makes the update an upgrade
 // (rendered again from the plan's current templates and deployed, even with
@@ -150,22 +154,22 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	if err != nil {
 		return none, b.internal("the instance's Director is not configured", err, "instance", req.id)
 	}
-	secrets, stored, err := b.instanceSecrets(ctx, req.id)
+	secrets, err := b.heldSecrets(ctx, req.id)
 	if err != nil {
-		return none, b.internal("could not read the instance's secrets", err, "instance", req.id)
+		return none, err
 	}
 	manifest, err := b.renderWith(ctx, req, secrets)
 	if err != nil {
 		return none, err
 	}
-	var newSecrets map[string]any
-	if !stored {
-		newSecrets = secrets
-	}
 	preview, err := b.preview(ctx, dir, operation.Deploy{Operation: opTypeUpdate, Instance: req.id, Deployment: req.deployedName,
 		Manifest: string(manifest), KeepVariables: true, Guard: operation.Guard{Expected: b.meantByUpdate(ctx, req, rec, secrets, manifest)}})
 	if err != nil {
 		return none, err
+	}
+	if err := operation.CheckHeld(preview.Manifest); err != nil {
+		b.log.Warn("update refused: the broker holds no secrets of the instance", "instance", req.id, "error", err)
+		return none, secretsNotHeld(opTypeUpdate)
 	}
 	op := newOperation(opTypeUpdate, "update in progress: deploying the new manifest")
 	op.Pending = &vault.Pending{PlanID: req.plan.ID, Parameters: req.params, MaintenanceVersion: planVersion(req.plan), // rendered from the plan's current templates
@@ -181,7 +185,7 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	b.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	task := b.deploy(wctx, req.id, dir, op, newSecrets, preview)
+	task := b.deploy(wctx, req.id, dir, op, nil, preview) // an update generates no secret over what runs
 	details := preview.Details()
 	details["service_id"], details["plan_id"] = req.svc.ID, req.plan.ID
 	if req.plan.ID != rec.PlanID {

@@ -56,20 +56,20 @@ var _ = Describe("Update", func() {
 		Expect(update("u-3", map[string]any{"service_id": "redis", "parameters": map[string]any{"a": 1}}).Status).To(Equal(http.StatusOK))
 	})
 
-	It("gives an instance adopted without secrets new ones, stored before the manifest uses them", func() {
+	It("generates no secret over a running instance that has none stored: a template that needs one is refused", func() {
 		deployed("redis-large-u-5", e)
 		putRecord(e, "u-5", &vault.Record{ServiceID: "redis", PlanID: "redis-large", DeploymentName: "redis-large-u-5"})
+		before, err := e.client.Manifest(ctx, "redis-large-u-5")
+		Expect(err).NotTo(HaveOccurred())
 		a := update("u-5", map[string]any{"service_id": "redis", "parameters": map[string]any{"instances": 2}})
-		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
-		e.eventuallyState("u-5", "succeeded")
-		secrets, ok, err := e.store.Secret(ctx, "u-5/credentials")
+		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity), a.Raw)
+		Expect(a.Body["description"]).To(ContainSubstring("credentials are not held by the broker"))
+		_, ok, err := e.store.Secret(ctx, "u-5/credentials")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(ok).To(BeTrue(), "the new secrets are stored")
-		Expect(secrets["password"]).To(HaveLen(32))
-		text, _, err := e.store.Manifest(ctx, "u-5")
+		Expect(ok).To(BeFalse(), "no secret generated")
+		after, err := e.client.Manifest(ctx, "redis-large-u-5")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(text).To(ContainSubstring("password: "+secrets["password"].(string)), "the manifest uses them")
-		Expect(text).NotTo(ContainSubstring("no value"))
+		Expect(after).To(Equal(before), "nothing deployed")
 	})
 
 	It("refuses an update while another operation is in progress", func() {

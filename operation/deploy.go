@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 )
@@ -161,8 +162,12 @@ func (p *Preview) Details() map[string]string {
 		return map[string]string{}
 	}
 	out := Summary(p.Changes)
-	if len(p.Kept) > 0 {
-		out["variables_kept"] = fmt.Sprint(len(p.Kept))
+	if len(p.Kept) > 0 { // what the broker did not put there and kept
+		kept := p.Kept
+		if len(kept) > 20 {
+			kept = append(kept[:20:20], fmt.Sprintf("and %d more", len(p.Kept)-20))
+		}
+		out["kept"] = strings.Join(kept, ", ")
 	}
 	if p.Backup != "" {
 		out["backup"] = p.Backup

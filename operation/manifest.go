@@ -283,12 +283,15 @@ func scalarSet(list *yaml.Node) map[string]bool {
 	return out
 }
 
-// KeepVariables keeps in rendered every configuration-server variable of
-// running that the rendering would replace: where running has a scalar
-// holding a ((name)) and rendered has another scalar at the same place
-// (mappings by key, named list items by name, other lists by position),
-// rendered takes running's, and the variable's definition (running's
-// variables entry of that name) is carried over when rendered has none.
+// KeepVariables keeps in rendered what running has that the broker did
+// not put there and the rendering would drop: every configuration-server
+// variable (where running has a scalar holding a ((name)) and rendered has
+// another scalar at the same place: mappings by key, named list items by
+// name, other lists by position, rendered takes running's) and every
+// errand instance group that rendered lacks and whose jobs' releases
+// rendered has (an operator's smoke tests); the definitions of the
+// variables they use (running's variables entries) are carried over when
+// rendered has none.
 // It answers the manifest to deploy (rendered itself when nothing was
 // kept) and the places kept ("instance_groups/redis/jobs/redis/properties/password").
 // The broker did not put those variables there: an operator or an older
@@ -312,6 +315,7 @@ func KeepVariables(running, rendered string) (string, []string, error) {
 	if err := k.keep(r, doc.Content[0], nil, 0); err != nil {
 		return "", nil, err
 	}
+	k.keepErrands(r, doc.Content[0])
 	if len(k.kept) == 0 {
 		return rendered, nil, nil
 	}
@@ -391,6 +395,67 @@ func variableName(ref string) string {
 	name = strings.TrimPrefix(name, "!")
 	name, _, _ = strings.Cut(name, ".")
 	return name
+}
+
+// keepErrands appends to rendered's instance groups the errands of running
+// that rendered has no group of that name for, when every release their
+// jobs name is among rendered's releases (else the guard names the
+// errand's removal).
+func (k *keeper) keepErrands(running, rendered *yaml.Node) {
+	rg, have := deref(pairsOf(running)["instance_groups"]), deref(pairsOf(rendered)["instance_groups"])
+	if rg == nil || have == nil || rg.Kind != yaml.SequenceNode || have.Kind != yaml.SequenceNode || !named(have) {
+		return
+	}
+	releases := map[string]bool{}
+	if rel := deref(pairsOf(rendered)["releases"]); rel != nil && rel.Kind == yaml.SequenceNode {
+		for _, r := range rel.Content {
+			releases[nameOf(r)] = true
+		}
+	}
+	names := byName(have)
+	for _, g := range rg.Content {
+		g = deref(g)
+		name := nameOf(g)
+		if name == "" || names[name] != nil || g.Kind != yaml.MappingNode || !isErrand(g) || !releasesOf(g, releases) {
+			continue
+		}
+		have.Content = append(have.Content, g)
+		names[name] = g
+		k.kept = append(k.kept, "instance_groups/"+name)
+		for _, ref := range variableRef.FindAllString(text(g), -1) {
+			k.refs[variableName(ref)] = true
+		}
+	}
+}
+
+// isErrand says whether an instance group has lifecycle errand.
+func isErrand(g *yaml.Node) bool {
+	l := deref(pairsOf(g)["lifecycle"])
+	return l != nil && l.Kind == yaml.ScalarNode && l.Value == "errand"
+}
+
+// releasesOf says whether every job of group g names a release in releases.
+func releasesOf(g *yaml.Node, releases map[string]bool) bool {
+	jobs := deref(pairsOf(g)["jobs"])
+	if jobs == nil || jobs.Kind != yaml.SequenceNode {
+		return false
+	}
+	for _, j := range jobs.Content {
+		r := deref(pairsOf(deref(j))["release"])
+		if deref(j).Kind != yaml.MappingNode || r == nil || !releases[r.Value] {
+			return false
+		}
+	}
+	return true
+}
+
+// text is a node written as YAML ("" when it cannot be).
+func text(n *yaml.Node) string {
+	out, err := yaml.Marshal(n)
+	if err != nil {
+		return ""
+	}
+	return string(out)
 }
 
 // carryDefinitions copies running's definitions of the kept variables that
