@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -88,6 +89,19 @@ func deepMerge(dst, src map[string]any) map[string]any {
 // reconciler's redeploys (remediation, rollback) deploy an owned instance
 // only through it, never a manifest found on a Director.
 func (b *Broker) RenderManifest(ctx context.Context, id string, rec *vault.Record) (string, error) {
+	return b.renderRecord(ctx, id, rec, false)
+}
+
+// RenderHeld is RenderManifest for an instance whose deployment runs: one
+// without stored secrets is rendered with stand-ins
+// (operation.StandIns), which the running manifest's configuration-server
+// variables replace (operation.KeepVariables) and operation.CheckHeld
+// refuses where they could not. No secret is generated over what runs.
+func (b *Broker) RenderHeld(ctx context.Context, id string, rec *vault.Record) (string, error) {
+	return b.renderRecord(ctx, id, rec, true)
+}
+
+func (b *Broker) renderRecord(ctx context.Context, id string, rec *vault.Record, standIns bool) (string, error) {
 	svc, plan, ok := b.opts.Catalog.Plan(rec.PlanID)
 	switch {
 	case !ok:
@@ -99,7 +113,10 @@ func (b *Broker) RenderManifest(ctx context.Context, id string, rec *vault.Recor
 	if err != nil {
 		return "", fmt.Errorf("reading the secrets of instance %s: %w", id, err)
 	}
-	if !stored && plan.Manifest.UsesSecrets() {
+	switch {
+	case !stored && standIns:
+		secrets = operation.StandIns(secretKeys...)
+	case !stored && plan.Manifest.UsesSecrets():
 		return "", fmt.Errorf("instance %s has no secrets stored for its plan's manifest template", id)
 	}
 	params := rec.Parameters

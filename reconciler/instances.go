@@ -55,6 +55,8 @@ type backupStore interface {
 type restorer interface {
 	// BackupAll backs up every record and secret of an instance.
 	BackupAll(ctx context.Context, id string) (string, error)
+	// BackupRunning is BackupAll with the manifest the Director runs.
+	BackupRunning(ctx context.Context, id, running string) (string, error)
 	// Restore puts a backup back in Vault.
 	Restore(ctx context.Context, id, backupID string) error
 }

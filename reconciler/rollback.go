@@ -112,12 +112,14 @@ func (rb rollback) do(ctx context.Context, res *RollbackResult, deploy bool) err
 		}
 		res.Deployment = plan.req.Deployment
 	}
-	if res.SafetyBackup, err = rb.restore.BackupAll(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
-		return fmt.Errorf("backing up the current state first: %w", err)
-	}
-	if plan != nil {
+	if plan != nil { // the deploy backs up what runs first: the safety backup
 		if err := rb.redeploy(ctx, plan, res); err != nil {
 			return err
+		}
+	}
+	if res.SafetyBackup == "" { // no deploy, or nothing ran to back up: the records are
+		if res.SafetyBackup, err = rb.restore.BackupAll(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
+			return fmt.Errorf("backing up the current state first: %w", err)
 		}
 	}
 	if err := rb.restore.Restore(ctx, id, res.Backup); err != nil && !errors.Is(err, vault.ErrEventNotRecorded) {
@@ -182,7 +184,8 @@ func (rb rollback) plan(ctx context.Context, dep redeploy.Deployer, id, backupID
 		return nil, err
 	}
 	req := redeploy.Request{Instance: id, Deployment: rec.Deployment(id), Manifest: text,
-		What: what, Why: "rollback", Poll: rollbackPoll}
+		What: what, Why: "rollback", Poll: rollbackPoll, Operation: "restore", Backups: rb.restore,
+		KeepVariables: rb.renderer != nil && backupRec.Owned()} // a rendering keeps what runs; a backup's manifest is deployed as it was
 	if err := redeploy.Check(req.Manifest, req.Deployment, req.What); err != nil {
 		return nil, err
 	}
@@ -192,10 +195,13 @@ func (rb rollback) plan(ctx context.Context, dep redeploy.Deployer, id, backupID
 // redeploy deploys the backup's manifest and waits for its task; the
 // instance's history says how it ended.
 func (rb rollback) redeploy(ctx context.Context, p *redeployPlan, res *RollbackResult) error {
-	task, err := redeploy.Deploy(ctx, p.dep, p.req)
+	task, preview, err := redeploy.Deploy(ctx, p.dep, p.req)
 	res.TaskID = task.ID
+	if preview != nil {
+		res.SafetyBackup = preview.Backup
+	}
 	if err != nil && !task.Terminal() {
-		return err // not sent, or not followed to its end
+		return err // refused, not sent, or not followed to its end
 	}
 	details := map[string]string{"backup": res.Backup, "task_id": fmt.Sprint(task.ID), "safety_backup": res.SafetyBackup}
 	if err != nil {

@@ -31,6 +31,7 @@ type (
 	// Backups backs an instance up and reads its newest backup's record.
 	Backups interface {
 		BackupFrom(ctx context.Context, id string, docs vault.InstanceDocs) (string, error)
+		BackupRunning(ctx context.Context, id, running string) (string, error)
 		LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
 	}
 	// Memory keeps the reconciler's own documents (state, history) and
@@ -203,6 +204,15 @@ func (g *BackupStore) BackupFrom(ctx context.Context, id string, docs vault.Inst
 		return "", err
 	}
 	return Call(g.b, ctx, func(ctx context.Context) (string, error) { return g.v.BackupFrom(ctx, id, docs) })
+}
+
+// BackupRunning backs an instance up with the manifest its Director runs,
+// before a deploy replaces it (a write).
+func (g *BackupStore) BackupRunning(ctx context.Context, id, running string) (string, error) {
+	if err := g.fenced(); err != nil {
+		return "", err
+	}
+	return Call(g.b, ctx, func(ctx context.Context) (string, error) { return g.v.BackupRunning(ctx, id, running) })
 }
 
 // LatestBackupRecord reads the record of an instance's newest backup.

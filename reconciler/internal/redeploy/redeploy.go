@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 )
 
@@ -18,11 +19,11 @@ var ErrNoDeployer = errors.New("no director to deploy with")
 // another deployment, not YAML) and a deploy task that did not end done.
 var ErrRefused = errors.New("cannot roll back")
 
-// Deployer deploys a manifest through a Director task and follows it;
-// *bosh.Client has it.
+// Deployer previews a deploy (what runs, the Director's diff), deploys a
+// manifest through a Director task, finds a task by its context id and
+// follows it; *bosh.Client has it.
 type Deployer interface {
-	// Deploy creates or updates the deployment the manifest names.
-	Deploy(ctx context.Context, manifest []byte) (bosh.Task, error)
+	operation.Director
 	// WaitTask polls a task until it ends.
 	WaitTask(ctx context.Context, id int, poll time.Duration) (bosh.Task, error)
 }
@@ -45,6 +46,22 @@ type Request struct {
 	ContextID string
 	// Poll, when not zero, follows the task to its end, asking this often.
 	Poll time.Duration
+	// Operation names the deploy in the change guard's refusal ("upgrade",
+	// "rollback", "remediation").
+	Operation string
+	// KeepVariables keeps what runs that the broker did not put there
+	// (operation.KeepVariables): for a rendering from the plan, never for
+	// a backup's manifest, which is deployed as it was.
+	KeepVariables bool
+	// Guard judges the Director's diff of the deploy.
+	Guard operation.Guard
+	// Backups takes the backup of what runs before the deploy; nil: none,
+	// and a deploy over a deployment that runs is refused
+	// (operation.ErrNoBackup).
+	Backups operation.Backer
+	// Preview is the deploy's preview when its caller made it already
+	// (operation.Prepare); nil: Deploy makes it.
+	Preview *operation.Preview
 }
 
 // Check says whether text is fit to deploy as deployment want: it parses
@@ -61,30 +78,55 @@ func Check(text, want, what string) error {
 	return nil
 }
 
-// Deploy checks the manifest, deploys it with d and, when r.Poll is set,
-// waits for its task: a task that ended other than done is an error
-// wrapping ErrRefused, returned with the task.
-func Deploy(ctx context.Context, d Deployer, r Request) (bosh.Task, error) {
+// Deploy takes the deploy through the one operation: it checks the
+// manifest, previews it with the Director's diff and guards it (a refusal
+// is an *operation.RefusedError, nothing deployed), backs up what runs,
+// creates its task under its context id (a lost answer found by it, not
+// made twice) and, when r.Poll is set, waits for it: a task that ended
+// other than done is an error wrapping ErrRefused, returned with the task.
+// The preview comes back for the caller's history.
+func Deploy(ctx context.Context, d Deployer, r Request) (bosh.Task, *operation.Preview, error) {
 	if err := Check(r.Manifest, r.Deployment, r.What); err != nil {
-		return bosh.Task{}, err
+		return bosh.Task{}, nil, err
+	}
+	p := r.Preview
+	if p == nil {
+		var err error
+		p, err = operation.Prepare(ctx, d, operation.Deploy{Operation: r.Operation, Instance: r.Instance,
+			Deployment: r.Deployment, Manifest: r.Manifest, KeepVariables: r.KeepVariables, Guard: r.Guard})
+		if err != nil {
+			return bosh.Task{}, p, fmt.Errorf("deploying %s: %w", r.What, err)
+		}
+	}
+	if err := operation.CheckHeld(p.Manifest); err != nil {
+		return bosh.Task{}, p, fmt.Errorf("deploying %s: %w", r.What, err)
+	}
+	switch {
+	case p.Backup != "" || !p.Exists: // backed up by the caller, or nothing runs
+	case r.Backups == nil:
+		return bosh.Task{}, p, fmt.Errorf("deploying %s: %w", r.What, operation.ErrNoBackup)
+	default:
+		if _, err := p.BackUp(ctx, r.Backups); err != nil {
+			return bosh.Task{}, p, fmt.Errorf("deploying %s: %w", r.What, err)
+		}
 	}
 	cid := r.ContextID
 	if cid == "" {
 		cid = "blacksmith-" + r.Why + "-" + r.Instance
 	}
-	task, err := d.Deploy(bosh.WithContextID(ctx, cid), []byte(r.Manifest))
-	if err != nil {
-		return bosh.Task{}, fmt.Errorf("deploying %s: %w", r.What, err)
+	task, err := p.Start(ctx, d, cid, nil)
+	if err != nil && task.ID == 0 {
+		return bosh.Task{}, p, fmt.Errorf("deploying %s: %w", r.What, err)
 	}
 	if r.Poll == 0 {
-		return task, nil
+		return task, p, nil
 	}
 	id := task.ID
 	if task, err = d.WaitTask(ctx, id, r.Poll); err != nil {
-		return bosh.Task{ID: id}, fmt.Errorf("waiting for task %d: %w", id, err)
+		return bosh.Task{ID: id}, p, fmt.Errorf("waiting for task %d: %w", id, err)
 	}
 	if task.State != bosh.TaskDone {
-		return task, fmt.Errorf("%w: task %d ended %s: %s", ErrRefused, task.ID, task.State, task.Result)
+		return task, p, fmt.Errorf("%w: task %d ended %s: %s", ErrRefused, task.ID, task.State, task.Result)
 	}
-	return task, nil
+	return task, p, nil
 }

@@ -15,6 +15,10 @@ import (
 type Renderer interface {
 	// RenderManifest is instance id's manifest as rec would be deployed.
 	RenderManifest(ctx context.Context, id string, rec *vault.Record) (string, error)
+	// RenderHeld is RenderManifest for an instance that runs: without
+	// stored secrets it renders stand-ins (operation.StandIns) for the
+	// running manifest's variables to replace, generating none.
+	RenderHeld(ctx context.Context, id string, rec *vault.Record) (string, error)
 }
 
 // Source is what a redeploy may deploy of an instance: what the broker

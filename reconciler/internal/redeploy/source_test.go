@@ -20,6 +20,10 @@ func (r renderer) RenderManifest(_ context.Context, _ string, rec *vault.Record)
 	return "rendered for " + rec.PlanID, r.err
 }
 
+func (r renderer) RenderHeld(ctx context.Context, id string, rec *vault.Record) (string, error) {
+	return r.RenderManifest(ctx, id, rec)
+}
+
 func sha(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])

@@ -156,8 +156,8 @@ func (m *remedy) redeploy(ctx context.Context, id, name string) (int, error) {
 	}}); err != nil {
 		return 0, fmt.Errorf("stamping the attempt: %w", err)
 	}
-	task, err := redeploy.Deploy(ctx, dep, redeploy.Request{Instance: id, Deployment: name, Manifest: text,
-		What: what, Why: "remediate"})
+	task, _, err := redeploy.Deploy(ctx, dep, redeploy.Request{Instance: id, Deployment: name, Manifest: text,
+		What: what, Why: "remediate", Operation: "remediation", Backups: m.vault.Backups})
 	return task.ID, err
 }
 

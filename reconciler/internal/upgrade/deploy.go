@@ -5,10 +5,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -43,17 +43,18 @@ func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Recor
 	}
 }
 
-// backUp backs every record of the instance up before its deploy: false
-// when it could not (r says why), and nothing is deployed.
+// backUp backs up what runs and every record of the instance before its
+// deploy: false when it could not (r says why: skipped, a precondition),
+// and nothing is deployed.
 func backUp(ctx context.Context, b Backups, c Candidate, p *prepared, r *Result) bool {
-	backup, err := b.BackupAll(ctx, c.InstanceID)
+	backup, err := p.preview.BackUp(ctx, b)
 	switch {
-	case err != nil:
-		r.State, r.Reason = Failed, "backing up its records: "+err.Error()+"; nothing deployed"
-		return false
-	case backup == "": // backups are off: a failed upgrade would have nothing to be rolled back to
+	case errors.Is(err, operation.ErrNoBackup): // backups are off: a failed upgrade would have nothing to be rolled back to
 		r.State, r.Reason = Skipped, "no backup was taken (reconciler.backup.enabled is false): an upgrade is "+
 			"rolled back to its backup's manifest, so none is deployed without one"
+		return false
+	case err != nil:
+		r.State, r.Reason = Skipped, err.Error()+"; nothing deployed"
 		return false
 	}
 	p.backup, r.Backup = backup, backup
@@ -93,14 +94,20 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 	// not read back, or its id not recorded, would run unfollowed.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	task, err := redeploy.Deploy(wctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
-		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID})
-	if err != nil {
-		if task, err = madeAnyway(wctx, t, up, err, u.Log); err != nil {
-			u.mark().unmark(wctx, up)
-			r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error() // One quarantines it
+	task, _, err := redeploy.Deploy(wctx, t.Deployer, redeploy.Request{Instance: c.InstanceID, Deployment: c.Deployment,
+		Manifest: rendered, What: "the manifest rendered from plan " + c.PlanID + "'s version " + c.To, ContextID: up.ContextID,
+		Preview: p.preview})
+	if err != nil && task.ID == 0 {
+		u.mark().unmark(wctx, up)
+		if bosh.Transient(err) { // the Director is failing: nothing is wrong with the plan
+			r.State, r.Reason = Skipped, "the Director could not be asked to deploy: "+err.Error()+"; nothing deployed"
 			return nil
 		}
+		r.State, r.Reason = Failed, "the Director did not take the deploy: "+err.Error() // One quarantines it
+		return nil
+	}
+	if err != nil {
+		u.Log.Warn("the upgrade's task was created but not read back", "instance", c.InstanceID, "task", task.ID, "error", err)
 	}
 	up.taskID, r.TaskID = task.ID, task.ID
 	if err := u.mark().setOp(wctx, up, func(o *vault.Operation) { o.TaskID = task.ID }); err != nil {
@@ -112,18 +119,3 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 	return up
 }
 
-// madeAnyway is the upgrade's task when the Director made it although the
-// deploy's answer was an error (deployErr): found by its context id. With
-// no Tasks to ask, or none found, deployErr stands.
-func madeAnyway(ctx context.Context, t Target, up *upgrade, deployErr error, log *slog.Logger) (bosh.Task, error) {
-	if t.Tasks == nil || errors.Is(deployErr, redeploy.ErrRefused) {
-		return bosh.Task{}, deployErr
-	}
-	tasks, err := t.Tasks.Tasks(ctx, bosh.TaskQuery{ContextID: up.ContextID})
-	if err != nil || len(tasks) == 0 {
-		return bosh.Task{}, deployErr
-	}
-	log.Warn("the Director made the upgrade's task although its answer was an error", "instance", up.InstanceID,
-		"task", tasks[0].ID, "error", deployErr)
-	return tasks[0], nil
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -122,6 +123,9 @@ func (u *Upgrader) redeployBackup(ctx context.Context, up *upgrade) (bosh.Task, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, u.TaskTimeout)
 	defer cancel()
-	return redeploy.Deploy(ctx, up.target.Deployer, redeploy.Request{Instance: up.InstanceID, Deployment: up.Deployment,
-		Manifest: text, What: "the manifest of backup " + up.Backup, Why: "rollback", Poll: u.Poll})
+	task, _, err := redeploy.Deploy(ctx, up.target.Deployer, redeploy.Request{Instance: up.InstanceID, Deployment: up.Deployment,
+		Manifest: text, What: "the manifest of backup " + up.Backup, Why: "rollback", Poll: u.Poll,
+		Operation: "rollback", Guard: operation.Guard{All: true}, // what ran before the upgrade, exactly
+		Backups: u.Backups})
+	return task, err
 }

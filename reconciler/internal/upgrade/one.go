@@ -11,7 +11,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -41,7 +41,7 @@ type Documents interface {
 
 // Backups takes and reads an instance's backups; *vault.Store has it.
 type Backups interface {
-	BackupAll(ctx context.Context, id string) (string, error)
+	BackupRunning(ctx context.Context, id, running string) (string, error)
 	BackupManifest(ctx context.Context, id, backupID string) (string, bool, error)
 }
 
@@ -94,6 +94,9 @@ type Upgrader struct {
 	Poll, TaskTimeout time.Duration
 	// DryRun decides without writing or deploying anything.
 	DryRun bool
+	// Allow are the classes of guarded change an operator allowed for
+	// this fleet upgrade (recorded in each instance's history).
+	Allow []operation.Class
 	// Fleet names the fleet upgrade in history events and the journal.
 	Fleet string
 	Now   func() time.Time
@@ -155,9 +158,10 @@ func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result, slot Slot)
 type prepared struct {
 	rec      *vault.Record
 	target   Target
-	rendered string
-	same     bool   // the rendering holds the values of what runs
+	rendered string // what is deployed: the plan's rendering, what runs kept (preview.Manifest)
+	same     bool   // the Director's diff finds nothing to change
 	backup   string // taken before the deploy (backUp)
+	preview  *operation.Preview
 }
 
 // prepare reads and judges the instance under its hold, reads what runs
@@ -191,12 +195,11 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		r.State, r.Reason = Skipped, fmt.Sprintf("its Director %q is not configured to deploy", c.Director)
 		return nil
 	}
-	running, why := u.running(ctx, c, t)
-	if why != "" {
+	if why := u.running(ctx, c, t); why != "" {
 		r.State, r.Reason = Skipped, why
 		return nil
 	}
-	rendered, err := u.Renderer.RenderManifest(ctx, c.InstanceID, rec)
+	rendered, err := u.Renderer.RenderHeld(ctx, c.InstanceID, rec)
 	if err == nil {
 		err = redeploy.Check(rendered, c.Deployment, "the rendered manifest")
 	}
@@ -204,8 +207,31 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		r.State, r.Reason = Failed, "the plan's templates do not render for its recorded parameters: "+err.Error()+"; nothing deployed"
 		return nil
 	}
-	same, err := match.SameValues(rendered, running)
-	return &prepared{rec: rec, target: t, rendered: rendered, same: err == nil && same}
+	p, err := operation.Prepare(ctx, t.Deployer, operation.Deploy{Operation: "upgrade", Instance: c.InstanceID,
+		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: u.Allow}})
+	if why := notPrepared(err, p); why != "" {
+		r.State, r.Reason = Skipped, why
+		return nil
+	}
+	return &prepared{rec: rec, target: t, rendered: p.Manifest, same: !p.Changed(), preview: p}
+}
+
+// notPrepared says why an upgrade whose preview ended in err (or whose
+// manifest still needs secrets the broker does not hold) is skipped: a
+// precondition that stopped it, never a failure of the plan; "" when none.
+func notPrepared(err error, p *operation.Preview) string {
+	var refused *operation.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return refused.Error() + "; allow the changes for this instance (upgrade-all --allow CLASS,...) if they are meant"
+	case err != nil:
+		return err.Error() + "; nothing deployed"
+	}
+	if err := operation.CheckHeld(p.Manifest); err != nil {
+		return err.Error() + ": its credentials live in the Director's configuration server, or Vault lost them; " +
+			"restore its secrets (blacksmith restore) or upgrade it by hand; nothing deployed"
+	}
+	return ""
 }
 
 // judge says whether rec may be upgraded to c.To now (InFlight), or why not.
@@ -225,33 +251,34 @@ func judge(rec *vault.Record, c Candidate) (string, string) {
 	return InFlight, ""
 }
 
-// running is what the instance's Director runs, when it is what Vault
-// records and not a manifest recorded as drift; else why not.
-func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) (string, string) {
+// running says why the upgrade is skipped when what the instance's
+// Director runs is not what Vault records, or is a manifest recorded as
+// drift; "" when it may go on.
+func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) string {
 	text, err := t.Director.Manifest(ctx, c.Deployment)
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
-		return "", fmt.Sprintf("its deployment is gone from Director %s: the next run flags the orphan", t.Name)
+		return fmt.Sprintf("its deployment is gone from Director %s: the next run flags the orphan", t.Name)
 	case err != nil:
-		return "", fmt.Sprintf("Director %s cannot be reached: %v", t.Name, err)
+		return fmt.Sprintf("Director %s cannot be reached: %v", t.Name, err)
 	}
 	stored, ok, err := u.Documents.Manifest(ctx, c.InstanceID)
 	if err != nil {
-		return "", "reading its manifest in Vault: " + err.Error()
+		return "reading its manifest in Vault: " + err.Error()
 	}
 	if !ok || stored != text {
-		return "", "what its Director runs is not the manifest Vault records (changed behind the broker's back, " +
+		return "what its Director runs is not the manifest Vault records (changed behind the broker's back, " +
 			"or not recorded yet): the next reconciler run records it; upgrade it once that is settled"
 	}
 	md, err := u.Documents.Metadata(ctx, c.InstanceID)
 	if err != nil {
-		return "", "reading its metadata in Vault: " + err.Error()
+		return "reading its metadata in Vault: " + err.Error()
 	}
 	if redeploy.Drifts(md, nil)[digest(text)] {
-		return "", "it runs a manifest recorded as drift (changed behind the broker's back), which a failed upgrade " +
+		return "it runs a manifest recorded as drift (changed behind the broker's back), which a failed upgrade " +
 			"could not be rolled back to: restore or redeploy it first"
 	}
-	return text, ""
+	return ""
 }
 
 func (u *Upgrader) hold(ctx context.Context, id string) (context.Context, func(), error) {
