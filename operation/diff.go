@@ -64,6 +64,22 @@ func ParseClass(s string) (Class, error) {
 	return c, nil
 }
 
+// ParseClasses reads a comma-separated allowance ("network,az"), at most
+// one of each class.
+func ParseClasses(s string) ([]Class, error) {
+	var out []Class
+	for _, part := range strings.Split(s, ",") {
+		c, err := ParseClass(part)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
 // Change is one change a deploy would make.
 type Change struct {
 	Class Class `json:"class"`

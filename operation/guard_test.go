@@ -3,6 +3,7 @@ package operation_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -279,5 +280,18 @@ var _ = Describe("Start", func() {
 		var api *bosh.APIError
 		Expect(errors.As(err, &api)).To(BeTrue())
 		Expect(api.StatusCode).To(Equal(400))
+	})
+})
+
+var _ = Describe("Compare of a hostile manifest", func() {
+	It("refuses a manifest of aliases of aliases rather than walking it for ever", func() {
+		var b strings.Builder
+		b.WriteString("l0: &l0 [x, x]\n")
+		for i := 1; i < 40; i++ {
+			fmt.Fprintf(&b, "l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := operation.Compare(b.String(), "name: x\n"); done <- err }()
+		Eventually(done, 10*time.Second).Should(Receive(MatchError(ContainSubstring("more than 1000000 values"))))
 	})
 })

@@ -45,40 +45,65 @@ func Compare(before, after string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	var entries []entry
-	if err := walkPair(b, a, nil, "", &entries, 0); err != nil {
+	w := &walker{budget: maxVisits}
+	if err := walkPair(b, a, nil, "", w, 0); err != nil {
 		return nil, err
 	}
-	return classify(entries), nil
+	return classify(w.entries), nil
 }
 
-var errTooDeep = errors.New("the manifest nests deeper than 64 levels")
+var (
+	errTooDeep  = errors.New("the manifest nests deeper than 64 levels")
+	errTooLarge = fmt.Errorf("the manifests hold more than %d values to compare (aliases expanded)", maxVisits)
+)
+
+// maxVisits bounds the values a comparison visits: aliases are followed,
+// and a manifest of aliases of aliases (hostile: what a shared Director
+// runs) would otherwise be walked for ever.
+const maxVisits = 1_000_000
+
+// walker collects a comparison's entries within its budget of visits.
+type walker struct {
+	entries []entry
+	budget  int
+}
+
+// visit spends one visit of the budget.
+func (w *walker) visit() error {
+	if w.budget--; w.budget < 0 {
+		return errTooLarge
+	}
+	return nil
+}
 
 // walkPair appends the entries that change before into after, at path
 // under key (both may be nil: absent).
-func walkPair(before, after *yaml.Node, path []string, key string, out *[]entry, depth int) error {
+func walkPair(before, after *yaml.Node, path []string, key string, w *walker, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
+	}
+	if err := w.visit(); err != nil {
+		return err
 	}
 	before, after = deref(before), deref(after)
 	switch {
 	case before == nil && after == nil:
 		return nil
 	case before != nil && after != nil && before.Kind == yaml.MappingNode && after.Kind == yaml.MappingNode:
-		return walkMaps(before, after, withKey(path, key), out, depth)
+		return walkMaps(before, after, withKey(path, key), w, depth)
 	case before != nil && after != nil && before.Kind == yaml.SequenceNode && after.Kind == yaml.SequenceNode:
-		return walkLists(before, after, withKey(path, key), out, depth)
+		return walkLists(before, after, withKey(path, key), w, depth)
 	case before != nil && after != nil && before.Kind == yaml.ScalarNode && after.Kind == yaml.ScalarNode:
 		if before.Value != after.Value {
-			*out = append(*out, entry{path: path, key: key, value: before.Value, removed: true},
+			w.entries = append(w.entries, entry{path: path, key: key, value: before.Value, removed: true},
 				entry{path: path, key: key, value: after.Value})
 		}
 		return nil
 	}
-	if err := leaves(before, path, key, true, out, depth); err != nil {
+	if err := leaves(before, path, key, true, w, depth); err != nil {
 		return err
 	}
-	return leaves(after, path, key, false, out, depth)
+	return leaves(after, path, key, false, w, depth)
 }
 
 func withKey(path []string, key string) []string {
@@ -88,18 +113,18 @@ func withKey(path []string, key string) []string {
 	return append(path[:len(path):len(path)], key)
 }
 
-func walkMaps(before, after *yaml.Node, path []string, out *[]entry, depth int) error {
+func walkMaps(before, after *yaml.Node, path []string, w *walker, depth int) error {
 	bm, am := pairsOf(before), pairsOf(after)
 	for i := 0; i+1 < len(before.Content); i += 2 {
 		k := before.Content[i].Value
-		if err := walkPair(before.Content[i+1], am[k], path, k, out, depth+1); err != nil {
+		if err := walkPair(before.Content[i+1], am[k], path, k, w, depth+1); err != nil {
 			return err
 		}
 	}
 	for i := 0; i+1 < len(after.Content); i += 2 {
 		k := after.Content[i].Value
 		if _, ok := bm[k]; !ok {
-			if err := walkPair(nil, after.Content[i+1], path, k, out, depth+1); err != nil {
+			if err := walkPair(nil, after.Content[i+1], path, k, w, depth+1); err != nil {
 				return err
 			}
 		}
@@ -107,24 +132,24 @@ func walkMaps(before, after *yaml.Node, path []string, out *[]entry, depth int) 
 	return nil
 }
 
-func walkLists(before, after *yaml.Node, path []string, out *[]entry, depth int) error {
+func walkLists(before, after *yaml.Node, path []string, w *walker, depth int) error {
 	if named(before) && named(after) {
 		bn, an := byName(before), byName(after)
 		for _, item := range before.Content {
 			name := nameOf(item)
 			if other, ok := an[name]; ok {
-				if err := walkPair(item, other, append(path[:len(path):len(path)], name), "", out, depth+1); err != nil {
+				if err := walkPair(item, other, append(path[:len(path):len(path)], name), "", w, depth+1); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := itemLeaves(item, path, name, true, out, depth); err != nil {
+			if err := itemLeaves(item, path, name, true, w, depth); err != nil {
 				return err
 			}
 		}
 		for _, item := range after.Content {
 			if name := nameOf(item); bn[name] == nil {
-				if err := itemLeaves(item, path, name, false, out, depth); err != nil {
+				if err := itemLeaves(item, path, name, false, w, depth); err != nil {
 					return err
 				}
 			}
@@ -138,12 +163,12 @@ func walkLists(before, after *yaml.Node, path []string, out *[]entry, depth int)
 			if i < len(after.Content) {
 				other = after.Content[i]
 			}
-			if err := walkPair(item, other, path, "", out, depth+1); err != nil {
+			if err := walkPair(item, other, path, "", w, depth+1); err != nil {
 				return err
 			}
 		}
 		for _, item := range after.Content[min(len(before.Content), len(after.Content)):] {
-			if err := walkPair(nil, item, path, "", out, depth+1); err != nil {
+			if err := walkPair(nil, item, path, "", w, depth+1); err != nil {
 				return err
 			}
 		}
@@ -152,12 +177,12 @@ func walkLists(before, after *yaml.Node, path []string, out *[]entry, depth int)
 	{
 		for _, c := range before.Content {
 			if !as[deref(c).Value] {
-				*out = append(*out, entry{path: path, value: deref(c).Value, removed: true})
+				w.entries = append(w.entries, entry{path: path, value: deref(c).Value, removed: true})
 			}
 		}
 		for _, c := range after.Content {
 			if !bs[deref(c).Value] {
-				*out = append(*out, entry{path: path, value: deref(c).Value})
+				w.entries = append(w.entries, entry{path: path, value: deref(c).Value})
 			}
 		}
 	}
@@ -165,15 +190,15 @@ func walkLists(before, after *yaml.Node, path []string, out *[]entry, depth int)
 }
 
 // itemLeaves appends a named item removed or added: its name line, then its leaves.
-func itemLeaves(item *yaml.Node, path []string, name string, removed bool, out *[]entry, depth int) error {
+func itemLeaves(item *yaml.Node, path []string, name string, removed bool, w *walker, depth int) error {
 	p := append(path[:len(path):len(path)], name)
-	*out = append(*out, entry{path: p, key: "name", value: name, removed: removed, item: true})
+	w.entries = append(w.entries, entry{path: p, key: "name", value: name, removed: removed, item: true})
 	item = deref(item)
 	for i := 0; i+1 < len(item.Content); i += 2 {
 		if item.Content[i].Value == "name" {
 			continue
 		}
-		if err := leaves(item.Content[i+1], p, item.Content[i].Value, removed, out, depth+1); err != nil {
+		if err := leaves(item.Content[i+1], p, item.Content[i].Value, removed, w, depth+1); err != nil {
 			return err
 		}
 	}
@@ -181,9 +206,12 @@ func itemLeaves(item *yaml.Node, path []string, name string, removed bool, out *
 }
 
 // leaves appends every scalar of n (nil: none) as removed or added.
-func leaves(n *yaml.Node, path []string, key string, removed bool, out *[]entry, depth int) error {
+func leaves(n *yaml.Node, path []string, key string, removed bool, w *walker, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
+	}
+	if err := w.visit(); err != nil {
+		return err
 	}
 	n = deref(n)
 	if n == nil {
@@ -191,11 +219,11 @@ func leaves(n *yaml.Node, path []string, key string, removed bool, out *[]entry,
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
-		*out = append(*out, entry{path: path, key: key, value: n.Value, removed: removed})
+		w.entries = append(w.entries, entry{path: path, key: key, value: n.Value, removed: removed})
 	case yaml.MappingNode:
 		p := withKey(path, key)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := leaves(n.Content[i+1], p, n.Content[i].Value, removed, out, depth+1); err != nil {
+			if err := leaves(n.Content[i+1], p, n.Content[i].Value, removed, w, depth+1); err != nil {
 				return err
 			}
 		}
@@ -203,12 +231,12 @@ func leaves(n *yaml.Node, path []string, key string, removed bool, out *[]entry,
 		p := withKey(path, key)
 		for _, c := range n.Content {
 			if name := nameOf(c); name != "" {
-				if err := itemLeaves(c, p, name, removed, out, depth+1); err != nil {
+				if err := itemLeaves(c, p, name, removed, w, depth+1); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := leaves(c, p, "", removed, out, depth+1); err != nil {
+			if err := leaves(c, p, "", removed, w, depth+1); err != nil {
 				return err
 			}
 		}

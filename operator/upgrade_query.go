@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
@@ -19,7 +20,7 @@ const (
 // upgradeParams are the query parameters POST /b/upgrades takes: a fleet
 // upgrade changes deployments, so a misspelt one (which would widen the
 // scope to every instance) is refused rather than ignored.
-var upgradeParams = []string{"dry_run", "service", "plan", "director", "instance",
+var upgradeParams = []string{"dry_run", "service", "plan", "director", "instance", "allow",
 	"canaries", "max_in_flight", "max_failures", "attempt_limit"}
 
 // upgradeQuery reads the request of POST /b/upgrades: ?dry_run=BOOL, the
@@ -54,6 +55,13 @@ func upgradeQuery(q url.Values) (reconciler.UpgradeRequest, error) {
 	}
 	if err := namedInstances(q["instance"], &req.Scope); err != nil {
 		return req, err
+	}
+	if v, given, err := once(q, "allow"); err != nil {
+		return req, err
+	} else if given {
+		if req.Allow, err = operation.ParseClasses(v); err != nil {
+			return req, fmt.Errorf("allow=%q: %w", v, err)
+		}
 	}
 	for _, f := range []struct {
 		name string

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -57,6 +58,10 @@ type UpgradeRequest struct {
 	// Trigger says who asked (UpgradeByOperator, UpgradeByCommand; the
 	// background mode is UpgradeByBackground). Default UpgradeByOperator.
 	Trigger string
+	// Allow are the classes of guarded change the operator allows for
+	// this fleet upgrade ("network", "az", ...: operation.Guarded); the
+	// change guard refuses the others.
+	Allow []operation.Class
 	// Progress is told of each instance whose state changed (nil: nobody).
 	Progress func(UpgradeResult)
 }
@@ -151,7 +156,7 @@ func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (UpgradeReport, 
 		return UpgradeReport{}, err
 	}
 	defer u.done()
-	u.fleet(req.DryRun, live.Snapshot().Trigger).Run(ctx, live)
+	u.fleet(live.Snapshot()).Run(ctx, live)
 	return live.Snapshot(), nil
 }
 
@@ -187,8 +192,7 @@ func (u *Upgrades) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case live := <-u.start:
-			rep := live.Snapshot()
-			u.fleet(rep.DryRun, rep.Trigger).Run(ctx, live)
+			u.fleet(live.Snapshot()).Run(ctx, live)
 			u.done()
 		}
 	}
@@ -257,6 +261,12 @@ func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
 	}
 	rep := UpgradeReport{ID: newRunID(), Trigger: req.Trigger, DryRun: req.DryRun, Rules: rules, Scope: req.Scope,
 		StartedAt: m.now()}
+	for _, c := range req.Allow {
+		if !c.IsGuarded() {
+			return nil, fmt.Errorf("%w: allow: %q is not a class of guarded change", ErrBadUpgrade, c)
+		}
+		rep.Allow = append(rep.Allow, string(c))
+	}
 	if rep.Trigger == "" {
 		rep.Trigger = upgrade.ByOperator
 	}
@@ -275,10 +285,14 @@ func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
 // fleet is what a fleet upgrade is made of. Its gate stops new starts once
 // this daemon no longer leads, and, for the background mode, outside the
 // window.
-func (u *Upgrades) fleet(dryRun bool, trigger string) upgrade.Fleet {
+func (u *Upgrades) fleet(rep UpgradeReport) upgrade.Fleet {
 	m := u.m
 	up := u.upgrader // a copy: each fleet upgrade its own
-	up.DryRun = dryRun
+	up.DryRun = rep.DryRun
+	trigger := rep.Trigger
+	for _, c := range rep.Allow {
+		up.Allow = append(up.Allow, operation.Class(c))
+	}
 	index := m.stores.index
 	gate := func() string {
 		switch {

@@ -13,12 +13,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
 // upgradeAllCommand is `blacksmith upgrade-all -c FILE [--dry-run]
 // [--canaries N] [--max-in-flight N] [--max-failures N] [--attempt-limit N]
-// [--service S] [--plan P] [--director D] [--instance ID]... [--json]`: one
+// [--service S] [--plan P] [--director D] [--instance ID]... [--allow CLASSES] [--json]`: one
 // fleet upgrade of the outdated instances in scope, under the fleet rules
 // (reconciler.upgrades, overridden by the flags). Progress goes to stderr,
 // the final table (or the report as JSON) to stdout. Exit 0 only when every
@@ -39,6 +40,12 @@ func upgradeAllCommand(args []string, stdout, stderr io.Writer, env func(string)
 		fs.Func("instance", "only this instance (repeat for more; tried even when quarantined)", func(v string) error {
 			req.Scope.Instances = append(req.Scope.Instances, v)
 			return nil
+		})
+		fs.Func("allow", "classes of guarded change to allow, comma-separated (network, az, errand, instance-group, job, "+
+			"disk, instances, variable, secret): recorded in each instance's history", func(v string) error {
+			classes, err := operation.ParseClasses(v)
+			req.Allow = append(req.Allow, classes...)
+			return err
 		})
 		fs.BoolVar(&asJSON, "json", false, "print the report as JSON instead of the table")
 	})

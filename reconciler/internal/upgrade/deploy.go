@@ -67,7 +67,8 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 	rec, t, rendered, backup := p.rec, p.target, p.rendered, p.backup
 	up := &upgrade{target: t, rendered: rendered, Entry: Entry{InstanceID: c.InstanceID, ContextID: "blacksmith-upgrade-" + rand.Text()[:16],
 		Deployment: c.Deployment, Director: rec.Director, ServiceID: c.ServiceID, PlanID: c.PlanID, From: c.From, To: c.To,
-		Backup: backup, ManifestSHA256: digest(rendered), Previous: rec.LastOperation, StartedAt: u.Now(), Fleet: u.Fleet}}
+		Backup: backup, ManifestSHA256: digest(rendered), Previous: rec.LastOperation, StartedAt: u.Now(), Fleet: u.Fleet},
+		preview: p.preview.Details()}
 	op := &vault.Operation{Type: "update", State: vault.OperationInProgress, ContextID: up.ContextID,
 		Description: fmt.Sprintf("upgrade in progress: to version %s of plan %s", c.To, c.PlanID),
 		StartedAt:   up.StartedAt.UTC().Format(time.RFC3339Nano)}

@@ -3,6 +3,7 @@ package upgrade
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
@@ -65,10 +66,12 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
 		return
 	}
 	r.State = Upgraded
+	details := map[string]string{}
+	maps.Copy(details, up.preview) // what the Director's diff said it changes, what was kept and allowed
+	maps.Copy(details, map[string]string{"from": up.From, "to": up.To, "task_id": fmt.Sprint(up.taskID), "backup": up.Backup,
+		"deployed": "true", "manifest_sha256": up.ManifestSHA256})
 	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgraded", Deployment: up.Deployment,
-		Message: fmt.Sprintf("upgraded from %s to %s by task %d", orUnknown(up.From), up.To, up.taskID),
-		Details: map[string]string{"from": up.From, "to": up.To, "task_id": fmt.Sprint(up.taskID), "backup": up.Backup,
-			"deployed": "true", "manifest_sha256": up.ManifestSHA256}})
+		Message: fmt.Sprintf("upgraded from %s to %s by task %d", orUnknown(up.From), up.To, up.taskID), Details: details})
 	u.mark().end(ctx, up, Upgraded, "")
 	u.Log.Info("instance upgraded", "instance", up.InstanceID, "to", up.To, "task", up.taskID)
 }

@@ -27,6 +27,10 @@ type Report struct {
 	DryRun    bool      `json:"dry_run"`
 	Rules     Rules     `json:"rules"`
 	Scope     Scope     `json:"scope"`
+	// Allow are the classes of guarded change the operator allowed for
+	// this fleet upgrade (operation.Guarded); each instance's history
+	// records the changes they let through.
+	Allow     []string  `json:"allow,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 	Running   bool      `json:"running"`

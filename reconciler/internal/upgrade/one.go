@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -109,6 +110,7 @@ type upgrade struct {
 	target   Target
 	rendered string // "" when resumed: the Director's manifest is recorded
 	taskID   int
+	preview  map[string]string // the diff's summary for the history (nil when resumed)
 }
 
 // One upgrades candidate c top to bottom: check and render under the
@@ -142,7 +144,8 @@ func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result, slot Slot)
 		u.recordOnly(ctx, c, p.rec, r)
 		return nil
 	case u.DryRun:
-		r.State, r.Reason = WouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s", c.PlanID, c.To)
+		r.State, r.Reason = WouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s (%s)",
+			c.PlanID, c.To, summary(p.preview))
 		return nil
 	case !backUp(ctx, u.Backups, c, p, r):
 		return nil
@@ -211,9 +214,26 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: u.Allow}})
 	if why := notPrepared(err, p); why != "" {
 		r.State, r.Reason = Skipped, why
+		var refused *operation.RefusedError
+		if errors.As(err, &refused) && !u.DryRun {
+			u.event(ctx, c.InstanceID, vault.Event{Kind: "refused", Deployment: c.Deployment, Message: refused.Error(),
+				Details: p.Details()})
+		}
 		return nil
 	}
 	return &prepared{rec: rec, target: t, rendered: p.Manifest, same: !p.Changed(), preview: p}
+}
+
+// summary is a preview's changes in a few words, for a dry run's reason.
+func summary(p *operation.Preview) string {
+	d := p.Details()
+	out := d["changes"] + " change(s)"
+	for _, k := range []string{"diff_groups", "diff_releases", "diff_stemcells", "diff_properties", "kept", "allowed"} {
+		if v := d[k]; v != "" {
+			out += "; " + strings.TrimPrefix(k, "diff_") + ": " + v
+		}
+	}
+	return out
 }
 
 // notPrepared says why an upgrade whose preview ended in err (or whose
