@@ -119,4 +119,3 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 		"task", task.ID, "backup", backup, "canary", r.Canary)
 	return up
 }
-

@@ -22,11 +22,11 @@ const (
 // Report is one fleet upgrade: what it was asked, and what it did to each
 // instance in scope.
 type Report struct {
-	ID        string    `json:"id"`
-	Trigger   string    `json:"trigger"`
-	DryRun    bool      `json:"dry_run"`
-	Rules     Rules     `json:"rules"`
-	Scope     Scope     `json:"scope"`
+	ID      string `json:"id"`
+	Trigger string `json:"trigger"`
+	DryRun  bool   `json:"dry_run"`
+	Rules   Rules  `json:"rules"`
+	Scope   Scope  `json:"scope"`
 	// Allow are the classes of guarded change the operator allowed for
 	// this fleet upgrade (operation.Guarded); each instance's history
 	// records the changes they let through.
