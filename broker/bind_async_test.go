@@ -71,6 +71,40 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		e.eventuallyState(id, "succeeded")
 	})
 
+	It("keeps the bindings' truth through a restore of an older backup: unbound stays unbound, a later binding stays", func() {
+		bind := func(bid string) {
+			GinkgoHelper()
+			Expect(e.request("PUT", bindingPath(bid)+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusAccepted))
+			Eventually(func() string { return poll(bid, "bind") }).WithTimeout(10 * time.Second).Should(Equal("succeeded"))
+		}
+		bind("pb-old")
+		backup, err := e.store.BackupAll(ctx, id) // holds pb-old, listed
+		Expect(err).NotTo(HaveOccurred())
+		Expect(e.request("DELETE", bindingPath("pb-old")+query, nil).Status).To(Equal(http.StatusAccepted))
+		Eventually(func() string { return poll("pb-old", "unbind") }).WithTimeout(10 * time.Second).Should(Equal("gone"))
+		bind("pb-new")
+		creds := e.request("GET", bindingPath("pb-new"), nil).Body["credentials"]
+
+		rep, err := e.store.RestoreReported(ctx, id, backup)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Bindings).To(ConsistOf(
+			And(HaveField("BindingID", "pb-old"), HaveField("Outcome", "skipped"), HaveField("Reason", ContainSubstring("unbound"))),
+			And(HaveField("BindingID", "pb-new"), HaveField("Outcome", "listed"))))
+		Expect(e.request("GET", bindingPath("pb-old"), nil).Status).To(Equal(http.StatusNotFound), "not brought back")
+		got := e.request("GET", bindingPath("pb-new"), nil)
+		Expect(got.Status).To(Equal(http.StatusOK), "not dropped")
+		Expect(got.Body["credentials"]).To(Equal(creds))
+		list, _, err := e.store.Secret(ctx, id+"/binding-ids")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list["ids"]).To(ConsistOf("pb-new"))
+
+		// The next deploy declares the live binding's user only.
+		up := e.request("PATCH", instancePath(id)+"?accepts_incomplete=true", map[string]any{"service_id": "redis", "parameters": map[string]any{"maxmemory": "1gb"}})
+		Expect(up.Status).To(Equal(http.StatusAccepted), up.Raw)
+		e.eventuallyState(id, "succeeded")
+		Expect(users()).To(Equal([]string{"pb-new=" + creds.(map[string]any)["username"].(string)}))
+	})
+
 	It("gives each binding its own user, deployed through a task, and takes it away on unbind after a backup", func() {
 		refused := e.request("PUT", bindingPath("pb-a"), bindBody)
 		Expect(refused.Status).To(Equal(http.StatusUnprocessableEntity), refused.Raw)

@@ -57,8 +57,8 @@ type restorer interface {
 	BackupAll(ctx context.Context, id string) (string, error)
 	// BackupRunning is BackupAll with the manifest the Director runs.
 	BackupRunning(ctx context.Context, id, running string) (string, error)
-	// Restore puts a backup back in Vault.
-	Restore(ctx context.Context, id, backupID string) error
+	// RestoreReported puts a backup back in Vault, saying what it did with the bindings.
+	RestoreReported(ctx context.Context, id, backupID string) (vault.RestoreReport, error)
 }
 
 // RecordedMatch is how the reconciler tied the instance to its deployment,

@@ -35,6 +35,9 @@ type RollbackResult struct {
 	Deployment string `json:"deployment,omitempty"`
 	// Note says what happens next.
 	Note string `json:"note"`
+	// Bindings says what the restore did with each binding: restored,
+	// kept (live), listed (made after the backup) or skipped (unbound).
+	Bindings []vault.BindingRestore `json:"bindings,omitempty"`
 }
 
 // Rollback puts backup backupID of instance id back (the newest when
@@ -122,7 +125,9 @@ func (rb rollback) do(ctx context.Context, res *RollbackResult, deploy bool) err
 			return fmt.Errorf("backing up the current state first: %w", err)
 		}
 	}
-	if err := rb.restore.Restore(ctx, id, res.Backup); err != nil && !errors.Is(err, vault.ErrEventNotRecorded) {
+	rep, err := rb.restore.RestoreReported(ctx, id, res.Backup)
+	res.Bindings = rep.Bindings
+	if err != nil && !errors.Is(err, vault.ErrEventNotRecorded) {
 		return fmt.Errorf("restoring backup %s: %w", res.Backup, err)
 	}
 	res.Note = "Vault records restored; the next reconciler run re-derives the manifest from BOSH"

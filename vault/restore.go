@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,28 +24,43 @@ import (
 // record is written last; then a "restored" Event is appended to id's
 // history (AppendEvent). When only that append fails, the restore is
 // complete and the error matches ErrEventNotRecorded.
+//
+// The instance's bindings keep their truth (RestoreReport says how): a
+// binding the history says was unbound is not brought back, a live
+// binding's document is left as it is, one made after the backup is kept,
+// and their list is the backup's and the live one's, less the unbound.
 func (s *Store) Restore(ctx context.Context, id, backupID string) error {
+	_, err := s.RestoreReported(ctx, id, backupID)
+	return err
+}
+
+// RestoreReported is Restore, answering what it did with the bindings.
+func (s *Store) RestoreReported(ctx context.Context, id, backupID string) (RestoreReport, error) {
 	if err := validID(id); err != nil {
-		return err
+		return RestoreReport{}, err
 	}
 	if _, ok := parseBackupName(backupID); !ok {
-		return fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
+		return RestoreReport{}, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
 	}
 	b, err := s.readBackup(ctx, id, backupID)
 	if err == nil {
 		err = s.restorable(s.kv.display(s.backupPath(id, backupID)), b)
 	}
 	if err != nil {
-		return fmt.Errorf("restoring %s from %s: %w", id, backupID, err)
+		return RestoreReport{}, fmt.Errorf("restoring %s from %s: %w", id, backupID, err)
+	}
+	rep, err := s.restoreBindingsTruth(ctx, id, b)
+	if err != nil {
+		return RestoreReport{}, fmt.Errorf("restoring %s from %s: nothing changed: %w", id, backupID, err)
 	}
 	saved, err := s.BackupAll(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("restoring %s: backing up the current state first: %w", id, err)
+		return rep, fmt.Errorf("restoring %s: backing up the current state first: %w", id, err)
 	}
 	if err := s.putBack(ctx, id, backupID, b); err != nil {
-		return err
+		return rep, err
 	}
-	return s.recordRestore(ctx, id, backupID, saved)
+	return rep, s.recordRestore(ctx, id, backupID, saved, rep)
 }
 
 // putBack writes the parts of backup b (backupID) of id, the index record
@@ -94,10 +110,13 @@ func (s *Store) restorable(path string, b *backupParts) error {
 
 // recordRestore appends the "restored" event of a complete restore of id
 // from backupID; saved is the backup of the state it replaced ("" if none).
-func (s *Store) recordRestore(ctx context.Context, id, backupID, saved string) error {
+func (s *Store) recordRestore(ctx context.Context, id, backupID, saved string, rep RestoreReport) error {
 	details := map[string]string{"backup": backupID}
 	if saved != "" {
 		details["previous_state_backup"] = saved
+	}
+	for _, br := range rep.Bindings { // bounded by the backup's and the live bindings (at most maxSecretPaths)
+		details["binding_"+br.Outcome] = strings.TrimPrefix(details["binding_"+br.Outcome]+", "+br.BindingID, ", ")
 	}
 	e := Event{Kind: "restored", Actor: "operator", Message: "restored from backup " + backupID, Details: details}
 	if err := s.AppendEvent(ctx, id, e); err != nil {

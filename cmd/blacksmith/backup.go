@@ -56,10 +56,12 @@ func restoreCommand(args []string, stdout, stderr io.Writer, env func(string) (s
 		if err != nil {
 			return err
 		}
-		if err := store.Restore(ctx, id, backup); err != nil {
+		rep, err := store.RestoreReported(ctx, id, backup)
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "restored instance %s from backup %s (%s)\n", id, backup, describeParts(parts))
+		printBindings(stdout, rep.Bindings)
 		fmt.Fprintln(stdout, "the Vault records are repaired; the next reconciler run re-derives the manifest from BOSH")
 		fmt.Fprintln(stdout, "(to run the backup's manifest on BOSH too, use blacksmith restore --redeploy)")
 		return nil
@@ -85,8 +87,16 @@ func rollback(ctx context.Context, cfg *config.Config, log *slog.Logger, store *
 	if res.SafetyBackup != "" {
 		fmt.Fprintf(stdout, "the state before the rollback is in backup %s\n", res.SafetyBackup)
 	}
+	printBindings(stdout, res.Bindings)
 	fmt.Fprintln(stdout, res.Note)
 	return nil
+}
+
+// printBindings says what a restore did with each binding.
+func printBindings(w io.Writer, bindings []vault.BindingRestore) {
+	for _, b := range bindings {
+		fmt.Fprintf(w, "binding %s: %s (%s)\n", b.BindingID, b.Outcome, b.Reason)
+	}
 }
 
 // describeParts says what a backup holds: "record, metadata, manifest, 3 secrets".
