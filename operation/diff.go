@@ -111,29 +111,15 @@ type entry struct {
 // bounded in bytes by the client; this bounds the work on it.
 const maxDiffLines = 200_000
 
-// Classify reads the Director's diff of a deploy into the changes it
-// makes. A diff of a deployment that does not exist yet (every line added,
-// none holding another) changes nothing that runs: nil. A diff over
-// maxDiffLines is one Other change saying so.
+// Classify reads the Director's diff of a deploy over a deployment that
+// runs into the changes it makes (a new deployment changes nothing that
+// runs: Prepare does not classify its diff). A diff over maxDiffLines is
+// one Other change saying so.
 func Classify(lines []bosh.DiffLine) []Change {
 	if len(lines) > maxDiffLines {
 		return []Change{{Class: Other, Path: "", Detail: fmt.Sprintf("a diff of %d lines, over %d: not read", len(lines), maxDiffLines)}}
 	}
-	if isCreation(lines) {
-		return nil
-	}
 	return classify(parseDiff(lines))
-}
-
-// isCreation says whether every line is added (the Director diffs a new
-// deployment against nothing).
-func isCreation(lines []bosh.DiffLine) bool {
-	for _, l := range lines {
-		if l.Change != "added" && strings.TrimSpace(l.Text) != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // frame is a line that holds the ones below it.

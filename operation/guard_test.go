@@ -167,10 +167,17 @@ var _ = Describe("the change guard, from the Director's own diff", func() {
 	})
 
 	It("finds nothing to guard in a deployment that does not exist yet", func() {
-		d, err := client.Diff(ctx, "redis-small-new", []byte(strings.Replace(running, "redis-small-inst", "redis-small-new", 1)))
+		p, err := operation.Prepare(ctx, client, operation.Deploy{Operation: "provision", Instance: "new",
+			Deployment: "redis-small-new", Manifest: strings.Replace(running, "redis-small-inst", "redis-small-new", 1)})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.Lines).NotTo(BeEmpty())
-		Expect(operation.Classify(d.Lines)).To(BeEmpty())
+		Expect(p.Exists).To(BeFalse())
+		Expect(p.Changes).To(BeEmpty())
+		Expect(p.Changed()).To(BeTrue(), "a new deployment is a change")
+	})
+
+	It("sees a change that only adds top-level lines to a deployment that runs", func() {
+		changes := diffed(running + "tags:\n  templates: one-one\n")
+		Expect(changes).To(ContainElement(And(HaveField("Class", operation.Other), HaveField("Path", "tags/templates"))))
 	})
 
 	It("lets a change through that the operation means, or an operator allowed for the instance", func() {
