@@ -75,6 +75,9 @@ type Store interface {
 	Backup(ctx context.Context, id string) (string, error)
 	BackupAll(ctx context.Context, id string) (string, error)
 	BackupRunning(ctx context.Context, id, running string) (string, error)
+	// AllowedNow are the classes of guarded change an operator allowed
+	// for the instance's operations (blacksmith allow-changes), nil: none.
+	AllowedNow(ctx context.Context, id string, now time.Time) ([]string, error)
 	Backups(ctx context.Context, id string) ([]string, error)
 	BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error)
 	Manifest(ctx context.Context, id string) (string, bool, error)

@@ -111,6 +111,33 @@ var _ = Describe("an operation guarded by the Director's diff", func() {
 		Expect(kindsOf(events("adopted-1"))).To(ContainElement("refused"))
 	})
 
+	It("deploys the update an operator allowed for the instance, its history naming what the allowance let through", func() {
+		confirmedAdoption("adopted-1", adoptedManifest)
+		Expect(e.store.PutAllowance(ctx, "adopted-1", vault.Allowance{Classes: []string{"network", "az"}, By: "spec",
+			At: time.Now().UTC().Format(time.RFC3339), Until: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})).To(Succeed())
+		a := e.request("PATCH", instancePath("adopted-1")+"?accepts_incomplete=true",
+			map[string]any{"service_id": "redis", "plan_id": "redis-small", "parameters": map[string]any{"maxmemory": "128mb"}})
+		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+		e.eventuallyState("adopted-1", "succeeded")
+		after := running("redis-small-adopted-1")
+		Expect(after).To(ContainSubstring("name: default"))
+		Expect(after).To(ContainSubstring("((redis_password))"), "an allowance of networks and zones is no allowance of the password")
+		var update vault.Event
+		for _, ev := range events("adopted-1") {
+			if ev.Kind == "update" {
+				update = ev
+			}
+		}
+		Expect(update.Details).To(HaveKeyWithValue("allowed", And(ContainSubstring("network at instance_groups/redis/networks"),
+			ContainSubstring("az at instance_groups/redis/azs"))))
+
+		Expect(e.store.PutAllowance(ctx, "adopted-1", vault.Allowance{Classes: []string{"network"}, By: "spec",
+			At: "2026-01-01T00:00:00Z", Until: "2026-01-01T01:00:00Z"})).To(Succeed())
+		allowed, err := e.store.AllowedNow(ctx, "adopted-1", time.Now())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(allowed).To(BeEmpty(), "an allowance past its end allows nothing")
+	})
+
 	It("deploys an update that keeps the variable, the errand and the network, after a backup of what ran", func() {
 		// The operator's deployment on the plan's own network and zone: the
 		// update then changes a property and keeps the rest.

@@ -194,6 +194,7 @@ func (b *Broker) deploy(ctx context.Context, id string, dir NamedDirector, op *v
 // (operation.Prepare): a refusal is a 422 naming each change, a Director
 // that cannot be asked a 503-like failure; nothing is written either way.
 func (b *Broker) preview(ctx context.Context, dir NamedDirector, dep operation.Deploy) (*operation.Preview, error) {
+	dep.Guard.Allow = append(dep.Guard.Allow, b.allowed(ctx, dep.Instance)...)
 	p, err := operation.Prepare(ctx, retried{b: b, d: dir}, dep)
 	var refused *operation.RefusedError
 	switch {
@@ -207,6 +208,23 @@ func (b *Broker) preview(ctx context.Context, dir NamedDirector, dep operation.D
 		return nil, directorUnavailable(dep.Operation, dir.Name)
 	}
 	return p, nil
+}
+
+// allowed are the classes of guarded change an operator allowed for the
+// instance now; an allowance that cannot be read allows nothing (logged).
+func (b *Broker) allowed(ctx context.Context, id string) []operation.Class {
+	names, err := b.opts.Store.AllowedNow(ctx, id, time.Now())
+	if err != nil {
+		b.log.Warn("could not read the instance's allowance: none applies", "instance", id, "error", err)
+		return nil
+	}
+	var out []operation.Class
+	for _, n := range names {
+		if c, err := operation.ParseClass(n); err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // retried is a Director's preview, each call asked again after transient

@@ -16,6 +16,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
 )
 
@@ -52,6 +53,10 @@ type stores struct {
 	// renderer renders an owned instance's manifest for a rollback's
 	// redeploy; nil: the backup's manifest, unless recorded as drift.
 	renderer redeploy.Renderer
+	// allowances keeps an operator's allowances of guarded changes.
+	allowances interface {
+		PutAllowance(ctx context.Context, id string, a vault.Allowance) error
+	}
 }
 
 // New checks opts and returns a Manager; it does no I/O.
@@ -108,7 +113,7 @@ func New(opts Options) (*Manager, error) {
 			Health: tracker, HealthPoll: opts.HealthPoll, Catalog: opts.Catalog, Platform: platformTracker,
 		},
 		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State, listed: &listCache{},
-			renderer: opts.Renderer},
+			renderer: opts.Renderer, allowances: s},
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),

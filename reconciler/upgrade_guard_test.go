@@ -55,6 +55,15 @@ var _ = Describe("a fleet upgrade through the change guard", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(status.Quarantined).To(BeEmpty(), "nothing set aside")
 
+		// An operator's allowance for one instance lets that one through.
+		_, err = f.m.AllowChanges(context.Background(), f.ids[1], []operation.Class{operation.Network}, time.Hour, "spec")
+		Expect(err).NotTo(HaveOccurred())
+		rep = f.upgrade(reconciler.UpgradeRequest{})
+		Expect(states(rep)).To(Equal(map[string]string{f.ids[0]: upgrade.Skipped, f.ids[1]: upgrade.Upgraded}))
+		Expect(eventKinds(f.ids[1], f.e.store)).To(ContainElement("changes_allowed"))
+		_, err = f.m.AllowChanges(context.Background(), f.ids[1], []operation.Class{"everything"}, time.Hour, "spec")
+		Expect(err).To(MatchError(ContainSubstring(`"everything" is not a class of guarded change`)))
+
 		rep = f.upgrade(reconciler.UpgradeRequest{Allow: []operation.Class{operation.Network}})
 		Expect(rep.Allow).To(Equal([]string{"network"}))
 		for _, r := range rep.Instances {

@@ -9,8 +9,10 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -192,6 +194,36 @@ func adoptCommand(args []string, stdout, stderr io.Writer, env func(string) (str
 		}
 		fmt.Fprintf(stdout, "instance %s is the broker's own now: deployment %s on %s, plan %s (found by the reconciler at %s)\n",
 			rest[0], rec.Deployment(rest[0]), director, rec.PlanID, rec.AdoptedAt)
+		return nil
+	})
+}
+
+// allowChangesCommand is `blacksmith allow-changes [--for DURATION] -c FILE
+// INSTANCE CLASSES`: the operator allows the instance's next operations
+// (an update, a bind, a fleet upgrade) to make the guarded changes of
+// CLASSES (comma-separated: network, az, errand, instance-group, job,
+// disk, instances, variable, secret) for DURATION (default 1h, at most
+// 168h). Each operation's history names the changes it let through.
+func allowChangesCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
+	lasting := time.Hour
+	extra := func(fs *flag.FlagSet) {
+		fs.DurationVar(&lasting, "for", time.Hour, "how long the allowance lasts (at most 168h)")
+	}
+	return withStoreFlags("allow-changes", args, stderr, env, extra, 2, 2, func(ctx context.Context, cfg *config.Config, log *slog.Logger, store *vault.Store, rest []string) error {
+		classes, err := operation.ParseClasses(rest[1])
+		if err != nil {
+			return err
+		}
+		m, err := oneShotManager(cfg, log, store)
+		if err != nil {
+			return err
+		}
+		a, err := m.AllowChanges(ctx, rest[0], classes, lasting, "operator (blacksmith allow-changes)")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "instance %s: its operations may change %s until %s (each one's history says what it let through)\n",
+			rest[0], strings.Join(a.Classes, ", "), a.Until)
 		return nil
 	})
 }

@@ -57,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return adoptCommand(args, stdout, stderr, env)
 	case "upgrade-all":
 		return upgradeAllCommand(args, stdout, stderr, env)
+	case "allow-changes":
+		return allowChangesCommand(args, stdout, stderr, env)
 	case "orphan-deployments":
 		return orphanDeploymentsCommand(args, stdout, stderr, env)
 	case "export-legacy":
@@ -91,9 +93,13 @@ func usage(w io.Writer) {
                                             Director: the broker binds, updates and deletes it
   blacksmith upgrade-all [--dry-run] [--canaries N] [--max-in-flight N] [--max-failures N]
                          [--attempt-limit N] [--service S] [--plan P] [--director D]
-                         [--instance ID]... [--json] -c FILE
+                         [--instance ID]... [--allow CLASSES] [--json] -c FILE
                                             upgrade the instances behind their plan's version, canaries
                                             first; exit 0 only when every one in scope is current
+  blacksmith allow-changes [--for DURATION] -c FILE INSTANCE CLASSES
+                                            let the instance's next operations make the guarded changes
+                                            of CLASSES (network,az,errand,instance-group,job,disk,
+                                            instances,variable,secret) for DURATION (default 1h)
   blacksmith orphan-deployments [--json] -c FILE
                                             list the deployments whose instance the platform (cf) does
                                             not have; exit 10 when there are some, 0 when none, 1 when

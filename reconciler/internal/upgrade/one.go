@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ type Documents interface {
 	Manifest(ctx context.Context, id string) (string, bool, error)
 	PutManifest(ctx context.Context, id, text string) error
 	Metadata(ctx context.Context, id string) (*vault.Metadata, error)
+	// AllowedNow are the classes an operator allowed for the instance
+	// (blacksmith allow-changes).
+	AllowedNow(ctx context.Context, id string, now time.Time) ([]string, error)
 }
 
 // Backups takes and reads an instance's backups; *vault.Store has it.
@@ -211,7 +215,7 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		return nil
 	}
 	p, err := operation.Prepare(ctx, t.Deployer, operation.Deploy{Operation: "upgrade", Instance: c.InstanceID,
-		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: u.Allow}})
+		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: u.allowed(ctx, c.InstanceID)}})
 	if why := notPrepared(err, p); why != "" {
 		r.State, r.Reason = Skipped, why
 		var refused *operation.RefusedError
@@ -299,6 +303,22 @@ func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) string {
 			"could not be rolled back to: restore or redeploy it first"
 	}
 	return ""
+}
+
+// allowed are the classes the fleet upgrade allows and those an operator
+// allowed for the instance; an allowance that cannot be read adds nothing.
+func (u *Upgrader) allowed(ctx context.Context, id string) []operation.Class {
+	out := slices.Clone(u.Allow)
+	names, err := u.Documents.AllowedNow(ctx, id, u.Now())
+	if err != nil {
+		u.Log.Warn("could not read the instance's allowance: none applies", "instance", id, "error", err)
+	}
+	for _, n := range names {
+		if c, err := operation.ParseClass(n); err == nil && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (u *Upgrader) hold(ctx context.Context, id string) (context.Context, func(), error) {
