@@ -16,8 +16,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
-	"github.com/blacksmith-reconciler/blacksmith/vault"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // Manager runs the reconciler: at start, every interval and on demand, one
