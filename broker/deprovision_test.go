@@ -132,7 +132,7 @@ var _ = Describe("Deprovision", func() {
 		Expect(back).To(Equal(binding))
 	})
 
-	It("backs up a binding before an unbind deletes it", func() {
+	It("backs up a binding before an unbind deletes it; a restore does not bring it back", func() {
 		e.provisioned("d-7", "redis-small")
 		Expect(e.request("PUT", instancePath("d-7")+"/service_bindings/b-7",
 			map[string]any{"service_id": "redis", "plan_id": "redis-small", "app_guid": "app"}).Status).To(Equal(http.StatusCreated))
@@ -146,11 +146,17 @@ var _ = Describe("Deprovision", func() {
 		parts, err := e.store.BackupParts(ctx, "d-7", backups[0])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(parts.Secrets).To(ContainElement("d-7/bindings/b-7"))
-		Expect(e.store.Restore(ctx, "d-7", backups[0])).To(Succeed())
-		back, ok, err := e.store.Secret(ctx, "d-7/bindings/b-7")
+		kept, ok, err := e.store.BackupSecret(ctx, "d-7", backups[0], "d-7/bindings/b-7")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
-		Expect(back).To(Equal(binding))
+		Expect(kept["credentials"]).To(HaveKeyWithValue("password", binding["credentials"].(map[string]any)["password"]),
+			"the backup holds the binding as it was")
+		rep, err := e.store.RestoreReported(ctx, "d-7", backups[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(rep.Bindings).To(ConsistOf(And(HaveField("BindingID", "b-7"), HaveField("Outcome", "skipped"))))
+		_, ok, err = e.store.Secret(ctx, "d-7/bindings/b-7")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "the platform unbound it: a restore does not bring its credentials back")
 	})
 
 	It("refuses clients that do not accept asynchronous operations with 422", func() {
