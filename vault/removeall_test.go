@@ -239,9 +239,16 @@ var _ = Describe("Backups that hold secrets", func() {
 				Expect(store.PutSecret(ctx, "r1/bindings/b3", map[string]any{"app_guid": "app-b3"})).To(Succeed())
 				rotated := rawGet(srv, mount, version, "r1/credentials").Data
 
-				Expect(store.Restore(ctx, "r1", taken)).To(Succeed())
-				Expect(secretData("r1")).To(Equal(secrets))
+				rep, err := store.RestoreReported(ctx, "r1", taken)
+				Expect(err).NotTo(HaveOccurred())
+				restored := secretData("r1")
+				Expect(restored["binding-ids"]).To(Equal(`{"ids":["b1","b2","b3"]}`), "a binding made after the backup stays listed")
+				delete(restored, "binding-ids")
+				delete(secrets, "binding-ids")
+				Expect(restored).To(Equal(secrets))
 				Expect(rawGet(srv, mount, version, "r1/bindings/b3").Data).To(Equal(`{"app_guid":"app-b3"}`), "not in the backup: left alone")
+				Expect(rep.Bindings).To(ConsistOf(HaveField("Outcome", "kept"), HaveField("Outcome", "kept"),
+					And(HaveField("BindingID", "b3"), HaveField("Outcome", "listed"))))
 
 				preRestore := backupsOf("r1")[0]
 				Expect(store.Restore(ctx, "r1", preRestore)).To(Succeed())
