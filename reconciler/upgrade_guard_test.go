@@ -15,27 +15,16 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// movedCatalog is redis-small at version, deploying release on network.
+// movedCatalog is redis-small at version, deploying release on network
+// (upgradeTemplate's, moved).
 func movedCatalog(version, release, network string) *catalog.Catalog {
 	GinkgoHelper()
-	tpl, err := catalog.ParseTemplate("manifest.yml", strings.Replace(`name: ignored
-releases: [{name: redis, version: "RELEASE"}]
-stemcells: [{alias: default, os: ubuntu-jammy, version: "1.506"}]
-instance_groups:
-- name: redis
-  instances: 1
-  azs: [z1]
-  vm_type: small
-  stemcell: default
-  networks: [{name: NETWORK}]
-  jobs: [{name: redis, release: redis, properties: {password: {{ .Secrets.password }}}}]
-`, "NETWORK", network, 1))
+	tpl, err := catalog.ParseTemplate("manifest.yml", strings.Replace(upgradeTemplate(release).Text(),
+		"networks: [{name: services}]", "networks: [{name: "+network+"}]", 1))
 	Expect(err).NotTo(HaveOccurred())
-	tpl, err = catalog.ParseTemplate("manifest.yml", strings.Replace(tpl.Text(), "RELEASE", release, 1))
-	Expect(err).NotTo(HaveOccurred())
-	return &catalog.Catalog{Services: []catalog.Service{{ID: "redis", Name: "redis", Bindable: true, Plans: []catalog.Plan{
-		{ID: "redis-small", Name: "small", ServiceID: "redis", Manifest: tpl, MaintenanceInfo: &catalog.MaintenanceInfo{Version: version}},
-	}}}}
+	cat := upgradeCatalog(version, release)
+	cat.Services[0].Plans[0].Manifest = tpl
+	return cat
 }
 
 var _ = Describe("a fleet upgrade through the change guard", func() {
