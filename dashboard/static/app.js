@@ -653,7 +653,7 @@ async function loadInstance() {
     facts("quarantine", q ? [["failures", q.failures], ["since", when(q.since)], ["next attempt", when(q.next_attempt)], ["last error", q.last_error]] : []);
     $("backups-count").textContent = "(" + v.backups.length + ")";
     $("backups").replaceChildren(...v.backups.map((b) => el("li", b)));
-    rows("history", v.history, (h) => [when(h.time), h.kind, by(h), h.message]);
+    rows("history", v.history, (h) => [when(h.time), h.kind, by(h), [h.message, diffNote(h)].filter(Boolean).join(" — ")]);
     showError(v.problems && v.problems.length ? v.problems.join("; ") : null);
   } catch (e) {
     showError(e.message);
@@ -746,6 +746,20 @@ function renderInstanceVersion(v, recorded) {
 // named is "name (guid)", or whichever of the two there is.
 function named(name, guid) {
   return name && guid ? name + " (" + guid + ")" : name || guid || "";
+}
+
+// diffNote is what an operation's event says of the Director's diff: how
+// many changes, the groups, properties, releases and stemcells it changed,
+// what was kept of what runs, what an allowance let through, the backup.
+function diffNote(h) {
+  const d = h.details || {};
+  if (d.changes === undefined) return "";
+  const parts = ["changes " + d.changes];
+  for (const [key, label] of [["diff_groups", "groups"], ["diff_properties", "properties"], ["diff_releases", "releases"],
+    ["diff_stemcells", "stemcells"], ["kept", "kept"], ["allowed", "allowed"], ["backup", "backup"]]) {
+    if (d[key]) parts.push(label + ": " + d[key]);
+  }
+  return parts.join("; ");
 }
 
 // by is who made a history event: its actor, and the platform user who asked.
