@@ -53,18 +53,25 @@ func (b *Broker) Deprovision(ctx context.Context, id string, d domain.Deprovisio
 	b.log.Info("deprovisioning", "instance", id, "deployment", rec.Deployment(id))
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	return b.deleteDeployment(wctx, id, rec, op)
+	return b.deleteDeployment(wctx, id, rec, op, "")
 }
 
-// deleteDeployment asks the Director to delete the deployment and records
-// its task; a deployment that is already gone is cleaned up at once (200).
-func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) (domain.DeprovisionServiceSpec, error) {
+// deleteDeployment backs up what runs (unless backup names the one its
+// caller took), asks the Director to delete the deployment and records its
+// task; a deployment that is already gone is cleaned up at once (200).
+func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Record, op *vault.Operation, backup string) (domain.DeprovisionServiceSpec, error) {
 	async := domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}
 	name := rec.Deployment(id)
 	dir, err := b.directorOf(rec)
 	if err != nil {
 		b.ended(ctx, id, op, stateFailed, "deprovision failed: the instance's Director is not configured", 0)
 		return domain.DeprovisionServiceSpec{}, b.internal("the instance's Director is not configured", err, "instance", id)
+	}
+	if backup == "" {
+		if _, err := b.backupRunning(ctx, dir, id, name); err != nil {
+			b.failOp(ctx, id, op, "deprovision failed: what runs could not be backed up; nothing was deleted", err)
+			return async, nil
+		}
 	}
 	task, err := b.createTask(ctx, dir, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
 		return dir.Director.DeleteDeployment(ctx, name, false)
@@ -123,4 +130,23 @@ func (b *Broker) cleanup(ctx context.Context, id string) error {
 		b.gone.Store(id, true) // the operation's release deletes the instance's lease document
 	}
 	return nil
+}
+
+// backupRunning backs the instance up with the manifest its Director runs
+// (every record and secret too), before a delete: Vault's manifest when
+// the deployment is gone or cannot be read. "" when backups are off.
+func (b *Broker) backupRunning(ctx context.Context, dir NamedDirector, id, name string) (string, error) {
+	running, err := retried{b: b, d: dir}.Manifest(ctx, name)
+	switch {
+	case err == nil:
+		return b.opts.Store.BackupRunning(ctx, id, running)
+	case errors.Is(err, bosh.ErrDeploymentNotFound):
+	default:
+		b.log.Warn("could not read what runs before deleting it: Vault's manifest is backed up", "instance", id, "error", err)
+	}
+	backup, err := b.opts.Store.BackupAll(ctx, id)
+	if errors.Is(err, vault.ErrNotFound) {
+		return "", nil
+	}
+	return backup, err
 }

@@ -199,6 +199,31 @@ var _ = Describe("an operation guarded by the Director's diff", func() {
 		Expect(stored).To(BeFalse())
 	})
 
+	It("backs up the manifest the Director runs before a deprovision deletes it, not only the one Vault records", func() {
+		e.provisioned("del-1", "redis-small")
+		recorded, _, err := e.store.Manifest(ctx, "del-1")
+		Expect(err).NotTo(HaveOccurred())
+		changed := strings.Replace(recorded, "maxmemory: 64mb", "maxmemory: 99mb", 1) // changed behind the broker's back
+		Expect(changed).NotTo(Equal(recorded))
+		task, err := e.client.Deploy(ctx, []byte(changed))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = e.client.WaitTask(ctx, task.ID, 20*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		runs := running("redis-small-del-1")
+		a := e.request("DELETE", instancePath("del-1")+"?service_id=redis&plan_id=redis-small&accepts_incomplete=true", nil)
+		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
+		Eventually(func() int { s, _, _ := e.lastOperation("del-1"); return s }).WithTimeout(10 * time.Second).Should(Equal(http.StatusGone))
+		backups, err := e.store.Backups(ctx, "del-1")
+		Expect(err).NotTo(HaveOccurred())
+		var manifests []string
+		for _, b := range backups {
+			text, _, err := e.store.BackupManifest(ctx, "del-1", b)
+			Expect(err).NotTo(HaveOccurred())
+			manifests = append(manifests, text)
+		}
+		Expect(manifests).To(ContainElement(runs), "what ran when it was deleted")
+	})
+
 	Describe("an update whose task fails", func() {
 		It("leaves the record as last applied; the same update sent again deploys again; the next does not carry the failed one", func() {
 			e.provisioned("f-1", "redis-small")

@@ -56,10 +56,11 @@ func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) 
 	case rec.OperationInProgress():
 		return "", 0, refuse("not deleted: a %s is in progress", rec.LastOperation.Type)
 	}
-	if _, err := b.directorOf(rec); err != nil {
+	dir, err := b.directorOf(rec)
+	if err != nil {
 		return "", 0, refuse("not deleted: its Director is not configured")
 	}
-	backup, err = b.opts.Store.BackupAll(ctx, id)
+	backup, err = b.backupRunning(ctx, dir, id, rec.Deployment(id))
 	switch {
 	case err != nil:
 		return "", 0, fmt.Errorf("backing it up: %w", err)
@@ -74,7 +75,7 @@ func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) 
 	b.log.Warn("deleting an orphan deployment", "instance", id, "deployment", rec.Deployment(id), "backup", backup, "reason", reason)
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	if _, err := b.deleteDeployment(wctx, id, rec, op); err != nil {
+	if _, err := b.deleteDeployment(wctx, id, rec, op, backup); err != nil {
 		return backup, 0, err
 	}
 	after, err := b.opts.Store.Record(wctx, id)
