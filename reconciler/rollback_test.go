@@ -2,11 +2,13 @@ package reconciler_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -107,6 +109,34 @@ var _ = Describe("history and rollback", func() {
 		Expect(view.Backups).To(ContainElement(res.SafetyBackup))
 		Expect(kinds(view.History)).To(ContainElements("redeployed", "drift", "created"))
 		Expect(view.Quarantine).To(BeNil())
+	})
+
+	It("previews a restore with the Director's diff: one that would move what runs is refused, naming it; the safety backup holds what ran", func() {
+		original := e.manifest(name)
+		Expect(original).To(ContainSubstring("name: services"))
+		old, err := e.store.BackupAll(ctx, id) // the seeded manifest, on the services network
+		Expect(err).NotTo(HaveOccurred())
+		moved := strings.ReplaceAll(original, "name: services", "name: moved-by-hand")
+		Expect(e.sim.PutDeployment(moved)).To(Succeed())
+		tasks := e.sim.Stats().Tasks
+
+		_, err = e.m.Rollback(ctx, id, old, true)
+		var refused *operation.RefusedError
+		Expect(errors.As(err, &refused)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring("network at instance_groups/"))
+		Expect(e.sim.Stats().Tasks).To(Equal(tasks), "nothing deployed")
+		Expect(e.manifest(name)).To(Equal(moved))
+
+		Expect(e.sim.PutDeployment(strings.Replace(original, "canaries: 1", "canaries: 2", 1))).To(Succeed()) // a change the guard lets through
+		runs := e.manifest(name)
+		res, err := e.m.Rollback(ctx, id, old, true)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Redeployed).To(BeTrue())
+		safety, ok, err := e.store.BackupManifest(ctx, id, res.SafetyBackup)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(safety).To(Equal(runs), "the safety backup holds the manifest the Director ran, before the deploy")
+		Expect(e.manifest(name)).To(Equal(original))
 	})
 
 	It("refuses to deploy a backup's manifest for another deployment, and changes nothing", func() {
