@@ -10,6 +10,7 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -146,20 +147,15 @@ func (b *Broker) findTask(ctx context.Context, id string, rec *vault.Record, op 
 		}
 		return task, err == nil, err
 	}
-	tasks, err := dir.Reader.Tasks(ctx, bosh.TaskQuery{ContextID: op.ContextID})
-	if err != nil {
+	t, err := operation.Find(ctx, dir.Reader, op.ContextID)
+	if err != nil || t.ID == 0 {
 		return task, false, err
 	}
-	for _, t := range tasks {
-		if t.ContextID == op.ContextID {
-			b.log.Info("found an unrecorded bosh task by its context id", "instance", id, "task", t.ID)
-			if err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) { o.TaskID = t.ID }); err != nil {
-				b.log.Warn("could not record the bosh task", "instance", id, "task", t.ID, "error", err)
-			}
-			return t, true, nil
-		}
+	b.log.Info("found an unrecorded bosh task by its context id", "instance", id, "task", t.ID)
+	if err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) { o.TaskID = t.ID }); err != nil {
+		b.log.Warn("could not record the bosh task", "instance", id, "task", t.ID, "error", err)
 	}
-	return task, false, nil
+	return t, true, nil
 }
 
 // lostTask answers for an operation whose task the Director does not know:

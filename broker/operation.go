@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -45,15 +46,7 @@ func (b *Broker) setOp(ctx context.Context, id, contextID string, f func(*vault.
 // applies), provided that its LastOperation still is the one with
 // contextID.
 func (b *Broker) setRecordOp(ctx context.Context, id, contextID string, f func(*vault.Record)) error {
-	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
-		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != contextID {
-			return nil, nil
-		}
-		next := cur.Clone()
-		f(next)
-		return next, nil
-	}})
-	if err != nil {
+	if err := operation.ChangeOp(ctx, b.opts.Store, id, contextID, f); err != nil {
 		return fmt.Errorf("updating the last operation of instance %s: %w", id, err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package upgrade
 import (
 	"context"
 
+	"github.com/blacksmith-reconciler/blacksmith/operation"
+
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -39,29 +41,17 @@ func (m marker) finishOp(ctx context.Context, up *upgrade, f func(*vault.Record)
 		return err
 	}
 	defer release()
-	return m.change(hctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != up.ContextID {
-			return nil, nil
-		}
-		next := cur.Clone()
+	return operation.ChangeOp(hctx, m.records, up.InstanceID, up.ContextID, func(next *vault.Record) {
 		next.LastOperation = up.Previous
 		if f != nil {
 			f(next)
 		}
-		return next, nil
 	})
 }
 
 // setOp changes the upgrade's operation in the record, while it is its.
 func (m marker) setOp(ctx context.Context, up *upgrade, f func(*vault.Operation)) error {
-	return m.change(ctx, up.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-		if cur == nil || cur.LastOperation == nil || cur.LastOperation.ContextID != up.ContextID {
-			return nil, nil
-		}
-		next := cur.Clone()
-		f(next.LastOperation)
-		return next, nil
-	})
+	return operation.ChangeOp(ctx, m.records, up.InstanceID, up.ContextID, func(next *vault.Record) { f(next.LastOperation) })
 }
 
 // end takes the upgrade out of the journal (quarantining the instance when

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 )
 
 // Resume finishes the upgrade a journal entry holds: its daemon stopped
@@ -34,8 +34,8 @@ func (u *Upgrader) Resume(ctx context.Context, e Entry) (res Result) {
 	}
 	up := &upgrade{Entry: e, target: t, taskID: rec.LastOperation.TaskID}
 	if up.taskID == 0 && t.Tasks != nil { // its id was never recorded: the task has the upgrade's context id
-		if tasks, err := t.Tasks.Tasks(ctx, bosh.TaskQuery{ContextID: e.ContextID}); err == nil && len(tasks) > 0 {
-			up.taskID = tasks[0].ID
+		if task, err := operation.Find(ctx, t.Tasks, e.ContextID); err == nil {
+			up.taskID = task.ID
 		}
 	}
 	r.TaskID = up.taskID
