@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -80,7 +81,7 @@ func (m *Manager) serve(ctx context.Context, req *request) Summary {
 	select {
 	case s = <-done:
 	case <-ctx.Done():
-		s = m.stopRun(done, cancel)
+		s = awaitStop(m.log, m.cfg.StopTimeout, done, cancel)
 	}
 	for _, w := range req.waiters {
 		w <- s
@@ -91,15 +92,15 @@ func (m *Manager) serve(ctx context.Context, req *request) Summary {
 
 // stopRun waits for the run up to Config.StopTimeout, then cancels it and
 // waits for it to return.
-func (m *Manager) stopRun(done <-chan Summary, cancel context.CancelFunc) Summary {
-	m.log.Info("reconciler stopping: waiting for the run in progress", "timeout", m.cfg.StopTimeout)
-	t := time.NewTimer(m.cfg.StopTimeout)
+func awaitStop(log *slog.Logger, timeout time.Duration, done <-chan Summary, cancel context.CancelFunc) Summary {
+	log.Info("reconciler stopping: waiting for the run in progress", "timeout", timeout)
+	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case s := <-done:
 		return s
 	case <-t.C:
-		m.log.Warn("reconciler stop timeout: cancelling the run in progress")
+		log.Warn("reconciler stop timeout: cancelling the run in progress")
 		cancel()
 		return <-done
 	}

@@ -215,7 +215,7 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		return nil
 	}
 	p, err := operation.Prepare(ctx, t.Deployer, operation.Deploy{Operation: "upgrade", Instance: c.InstanceID,
-		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: u.allowed(ctx, c.InstanceID)}})
+		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: allowed(ctx, u, c.InstanceID)}})
 	if why := notPrepared(err, p); why != "" {
 		r.State, r.Reason = Skipped, why
 		var refused *operation.RefusedError
@@ -305,9 +305,10 @@ func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) string {
 	return ""
 }
 
-// allowed are the classes the fleet upgrade allows and those an operator
-// allowed for the instance; an allowance that cannot be read adds nothing.
-func (u *Upgrader) allowed(ctx context.Context, id string) []operation.Class {
+// allowed are the classes the fleet upgrade u allows and those an
+// operator allowed for the instance; an allowance that cannot be read
+// adds nothing.
+func allowed(ctx context.Context, u *Upgrader, id string) []operation.Class {
 	out := slices.Clone(u.Allow)
 	names, err := u.Documents.AllowedNow(ctx, id, u.Now())
 	if err != nil {
