@@ -1,6 +1,8 @@
 package reconciler_test
 
 import (
+	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +68,36 @@ var _ = Describe("opt-in remediation of orphans", func() {
 		rebuilt, err := e.m.RebuildIndex(ctx(), false)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rebuilt.Orphans).To(BeEmpty(), "a purged instance is not brought back by rebuild-index")
+	})
+
+	It("holds the instance for its redeploy: one the broker holds is not redeployed, one held is read again first", func() {
+		newRemediating(config.RemediateRedeploy, 5)
+		var held []string
+		busy := ""
+		e.m = e.newManagerWith(func(o *reconciler.Options) {
+			o.Now = func() time.Time { return time.Unix(0, now.Load()) }
+			o.Directors[0].Deployer = e.bosh
+			o.Hold = func(ctx context.Context, id string) (context.Context, func(), error) {
+				if id == busy {
+					return ctx, nil, fmt.Errorf("%w: the broker's update", reconciler.ErrInstanceBusy)
+				}
+				held = append(held, id)
+				return ctx, func() {}, nil
+			}
+		})
+		a, b := e.names[0], e.names[1]
+		busy = instanceID(b)
+		e.sim.RemoveDeployment(a)
+		e.sim.RemoveDeployment(b)
+		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(2))
+		later(2 * time.Hour)
+		tasks := e.sim.Stats().Tasks
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Remediated).To(ConsistOf(
+			And(HaveField("InstanceID", instanceID(a)), HaveField("TaskID", BeNumerically(">", 0)), HaveField("Error", "")),
+			And(HaveField("InstanceID", busy), HaveField("TaskID", 0), HaveField("Error", ContainSubstring("taking the instance's hold")))))
+		Expect(held).To(Equal([]string{instanceID(a)}))
+		Expect(e.sim.Stats().Tasks).To(Equal(tasks+1), "the held one only")
 	})
 
 	It("redeploys an orphan's stored manifest through a task; never one with an operation in progress", func() {

@@ -18,6 +18,7 @@ type (
 		Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
 		UpdateOver(ctx context.Context, changes map[string]vault.Change, base *vault.Index, atOnce int) (vault.UpdateResult, error)
 		Reshard(ctx context.Context, to int) (vault.ReshardReport, error)
+		Record(ctx context.Context, id string) (*vault.Record, error)
 	}
 	// Documents reads and writes an instance's metadata and manifest.
 	Documents interface {
@@ -126,6 +127,11 @@ func (g *IndexStore) Index(ctx context.Context) (*vault.Index, error) {
 // changed since prev was read.
 func (g *IndexStore) IndexFrom(ctx context.Context, prev *vault.Index) (*vault.Index, error) {
 	return Call(g.b, ctx, func(ctx context.Context) (*vault.Index, error) { return g.v.IndexFrom(ctx, prev) })
+}
+
+// Record reads one instance's index record (nil when it has none).
+func (g *IndexStore) Record(ctx context.Context, id string) (*vault.Record, error) {
+	return Call(g.b, ctx, func(ctx context.Context) (*vault.Record, error) { return g.v.Record(ctx, id) })
 }
 
 // Update applies index changes (a write).

@@ -62,6 +62,9 @@ type Parts struct {
 	Ignore []*regexp.Regexp
 	// Ops settles stuck operations; nil: they are listed, not settled.
 	Ops Operations
+	// Hold holds an instance against the broker's operations (its lock,
+	// its lease with HA) while a remediation deploys it; nil: not held.
+	Hold func(ctx context.Context, id string) (context.Context, func(), error)
 	// Renderer renders an owned instance's manifest for a remediation; nil:
 	// only a manifest Vault keeps that is not recorded as drift is redeployed.
 	Renderer redeploy.Renderer

@@ -3,6 +3,7 @@ package run
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -30,6 +31,7 @@ type remedy struct {
 	cfg       config.RemediationConfig
 	directors *fleet.Directors
 	renderer  redeploy.Renderer // nil: no rendering
+	hold      func(ctx context.Context, id string) (context.Context, func(), error) // nil: not held
 	fleet     *fleet.Fleet
 	vault     guard.Guarded
 	scope     report.Scope
@@ -45,7 +47,7 @@ type remedy struct {
 
 // remedy is the run's remediation.
 func (r *run) remedy() *remedy {
-	return &remedy{cfg: r.p.Config.Remediation, directors: r.p.Directors, renderer: r.p.Renderer, fleet: r.fleet, vault: r.vault, scope: r.opts.Scope,
+	return &remedy{cfg: r.p.Config.Remediation, directors: r.p.Directors, renderer: r.p.Renderer, hold: r.p.Hold, fleet: r.fleet, vault: r.vault, scope: r.opts.Scope,
 		index: r.index, listed: r.listed, id: r.id, start: r.start, dryRun: r.opts.DryRun, ledger: r.ledger, hist: r.hist, log: r.log}
 }
 
@@ -126,6 +128,22 @@ func (m *remedy) redeploy(ctx context.Context, id, name string) (int, error) {
 	if dep == nil {
 		return 0, redeploy.ErrNoDeployer
 	}
+	if m.hold != nil { // no broker operation starts meanwhile; one that started since the run read the index is seen
+		hctx, release, err := m.hold(ctx, id)
+		if err != nil {
+			return 0, fmt.Errorf("taking the instance's hold: %w", err)
+		}
+		defer release()
+		ctx = hctx
+		cur, err := m.vault.Index.Record(ctx, id)
+		switch {
+		case err != nil:
+			return 0, fmt.Errorf("reading its record again: %w", err)
+		case cur == nil || !cur.Orphaned || cur.OperationInProgress():
+			return 0, fmt.Errorf("%w: the instance changed since the run read it (gone, no longer orphaned, or an operation started)", redeploy.ErrRefused)
+		}
+		rec = cur
+	}
 	stored, ok, err := m.vault.Documents.Manifest(ctx, id)
 	if err != nil {
 		return 0, err
@@ -157,7 +175,7 @@ func (m *remedy) redeploy(ctx context.Context, id, name string) (int, error) {
 		return 0, fmt.Errorf("stamping the attempt: %w", err)
 	}
 	task, _, err := redeploy.Deploy(ctx, dep, redeploy.Request{Instance: id, Deployment: name, Manifest: text,
-		What: what, Why: "remediate", Operation: "remediation", Backups: m.vault.Backups})
+		What: what, ContextID: "blacksmith-remediate-" + rand.Text()[:16], Operation: "remediation", Backups: m.vault.Backups})
 	return task.ID, err
 }
 
