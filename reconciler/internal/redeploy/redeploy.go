@@ -2,6 +2,7 @@ package redeploy
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -39,7 +40,9 @@ type Request struct {
 	Manifest string
 	// What names the manifest in errors ("the manifest of backup X").
 	What string
-	// Why names the deploy in the task's context id: blacksmith-{Why}-{Instance}.
+	// Why names the deploy in the task's context id: blacksmith-{Why}-{16
+	// random characters} (the instance's id, up to 64 characters, would make
+	// it longer than the 64 the Director takes).
 	Why string
 	// ContextID, when set, is the task's context id instead (an upgrade's
 	// operation, which the broker finds its task by).
@@ -112,7 +115,7 @@ func Deploy(ctx context.Context, d Deployer, r Request) (bosh.Task, *operation.P
 	}
 	cid := r.ContextID
 	if cid == "" {
-		cid = "blacksmith-" + r.Why + "-" + r.Instance
+		cid = "blacksmith-" + r.Why + "-" + rand.Text()[:16]
 	}
 	task, err := p.Start(ctx, d, cid, nil)
 	if err != nil && task.ID == 0 {

@@ -3,7 +3,6 @@ package run
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -175,7 +174,7 @@ func (m *remedy) redeploy(ctx context.Context, id, name string) (int, error) {
 		return 0, fmt.Errorf("stamping the attempt: %w", err)
 	}
 	task, _, err := redeploy.Deploy(ctx, dep, redeploy.Request{Instance: id, Deployment: name, Manifest: text,
-		What: what, ContextID: "blacksmith-remediate-" + rand.Text()[:16], Operation: "remediation", Backups: m.vault.Backups})
+		What: what, Why: "remediate", Operation: "remediation", Backups: m.vault.Backups})
 	return task.ID, err
 }
 
