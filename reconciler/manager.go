@@ -106,7 +106,7 @@ func New(opts Options) (*Manager, error) {
 		cfg: opts.Config, log: opts.Logger, now: opts.Now, metrics: met,
 		parts: run.Parts{
 			Config: opts.Config, Directors: directors, Matcher: matcher, Ignore: ignore, Ops: opts.Operations, Renderer: opts.Renderer,
-			Hold: opts.Hold,
+			Hold:     opts.Hold,
 			Notifier: opts.Notifier, Counters: met, Now: opts.Now, Log: opts.Logger,
 			Vault:  guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
 			Cache:  fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),

@@ -29,7 +29,7 @@ type remover interface {
 type remedy struct {
 	cfg       config.RemediationConfig
 	directors *fleet.Directors
-	renderer  redeploy.Renderer // nil: no rendering
+	renderer  redeploy.Renderer                                                     // nil: no rendering
 	hold      func(ctx context.Context, id string) (context.Context, func(), error) // nil: not held
 	fleet     *fleet.Fleet
 	vault     guard.Guarded
