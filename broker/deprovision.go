@@ -9,6 +9,7 @@ import (
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -98,16 +99,13 @@ func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Rec
 // startOp records op as rec's last operation, provided that the record did
 // not change since it was read.
 func (b *Broker) startOp(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) error {
-	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
-		if !sameVersion(cur, rec) {
-			return nil, errRaced
-		}
+	err := operation.Mark(ctx, b.opts.Store, id, rec, func(cur *vault.Record) *vault.Record {
 		next := cur.Clone()
 		next.LastOperation = op
-		return next, nil
-	}})
+		return next
+	})
 	switch {
-	case errors.Is(err, errRaced):
+	case errors.Is(err, operation.ErrRaced):
 		return concurrency("another operation")
 	case err != nil:
 		return b.internal("could not write the instance's record", err, "instance", id)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -75,9 +76,6 @@ type limiter struct {
 	mu sync.Mutex
 }
 
-// errRaced means another writer changed the record between the read and the write.
-var errRaced = errors.New("the instance's record changed meanwhile")
-
 // reserve writes rec as req's record when the record is still prev (nil:
 // absent) and, with limits, when req's plan and service limits allow it.
 func (b *Broker) reserve(ctx context.Context, req instanceRequest, rec, prev *vault.Record, limits bool) error {
@@ -95,14 +93,9 @@ func (b *Broker) reserve(ctx context.Context, req instanceRequest, rec, prev *va
 			return err
 		}
 	}
-	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{req.id: func(cur *vault.Record) (*vault.Record, error) {
-		if !sameVersion(cur, prev) {
-			return nil, errRaced
-		}
-		return rec, nil
-	}})
+	err := operation.Mark(ctx, b.opts.Store, req.id, prev, func(*vault.Record) *vault.Record { return rec })
 	switch {
-	case errors.Is(err, errRaced):
+	case errors.Is(err, operation.ErrRaced):
 		return errInstanceConflict
 	case errors.Is(err, vault.ErrTooLarge):
 		b.log.Warn("refused: the instance's record would be too large", "instance", req.id, "error", err)
@@ -111,18 +104,6 @@ func (b *Broker) reserve(ctx context.Context, req instanceRequest, rec, prev *va
 		return b.internal("could not write the instance's record", err, "instance", req.id)
 	}
 	return nil
-}
-
-// sameVersion says whether cur is still the record read before as prev.
-func sameVersion(cur, prev *vault.Record) bool {
-	if cur == nil || prev == nil {
-		return cur == nil && prev == nil
-	}
-	if cur.LastOperation == nil || prev.LastOperation == nil {
-		return cur.LastOperation == nil && prev.LastOperation == nil
-	}
-	return cur.LastOperation.ContextID == prev.LastOperation.ContextID &&
-		cur.LastOperation.State == prev.LastOperation.State
 }
 
 // checkLimits refuses req when its plan or service has reached its limit.

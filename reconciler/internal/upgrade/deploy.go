@@ -21,13 +21,10 @@ func (u *Upgrader) recordOnly(ctx context.Context, c Candidate, rec *vault.Recor
 		return
 	}
 	err := u.exclusive(ctx, func(ctx context.Context) error {
-		return u.mark().change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-			if !sameOperation(cur, rec) {
-				return nil, errRaced
-			}
+		return operation.Mark(ctx, u.Records, c.InstanceID, rec, func(cur *vault.Record) *vault.Record {
 			next := cur.Clone()
 			next.MaintenanceVersion = c.To
-			return next, nil
+			return next
 		})
 	})
 	if err != nil {
@@ -73,13 +70,10 @@ func (u *Upgrader) deploy(ctx context.Context, c Candidate, p *prepared, r *Resu
 		Description: fmt.Sprintf("upgrade in progress: to version %s of plan %s", c.To, c.PlanID),
 		StartedAt:   up.StartedAt.UTC().Format(time.RFC3339Nano)}
 	err := u.exclusive(ctx, func(ctx context.Context) error {
-		return u.mark().change(ctx, c.InstanceID, func(cur *vault.Record) (*vault.Record, error) {
-			if !sameOperation(cur, rec) {
-				return nil, errRaced
-			}
+		return operation.Mark(ctx, u.Records, c.InstanceID, rec, func(cur *vault.Record) *vault.Record {
 			next := cur.Clone()
 			next.LastOperation = op
-			return next, nil
+			return next
 		})
 	})
 	if err != nil {

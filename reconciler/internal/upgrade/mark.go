@@ -61,8 +61,3 @@ func (m marker) end(ctx context.Context, up *upgrade, state, reason string) {
 		m.log.Warn("could not write the upgrade journal", "instance", up.InstanceID, "error", err)
 	}
 }
-
-func (m marker) change(ctx context.Context, id string, f vault.Change) error {
-	_, err := m.records.Update(ctx, map[string]vault.Change{id: f})
-	return err
-}

@@ -25,9 +25,6 @@ var ErrBusy = errors.New("another operation holds the instance")
 // recordTimeout bounds the write of a task's id once the task exists.
 const recordTimeout = 30 * time.Second
 
-// errRaced is a record that changed between its read and a write.
-var errRaced = errors.New("the instance's record changed meanwhile")
-
 // Records reads and changes index records; *vault.Store has it.
 type Records interface {
 	Record(ctx context.Context, id string) (*vault.Record, error)
@@ -344,21 +341,9 @@ func (u *Upgrader) event(ctx context.Context, id string, e vault.Event) {
 	}
 }
 
-// sameOperation says whether cur still has the operation rec had.
-func sameOperation(cur, rec *vault.Record) bool {
-	if cur == nil {
-		return false
-	}
-	a, b := cur.LastOperation, rec.LastOperation
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return a.ContextID == b.ContextID && a.State == b.State
-}
-
 // skipOrBusy is the state of an attempt that met err while doing what.
 func skipOrBusy(err error, what string) (string, string) {
-	if errors.Is(err, ErrBusy) || errors.Is(err, errRaced) {
+	if errors.Is(err, ErrBusy) || errors.Is(err, operation.ErrRaced) {
 		return busy, what + ": " + err.Error()
 	}
 	return Skipped, what + ": " + err.Error()
