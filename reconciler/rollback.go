@@ -45,9 +45,10 @@ type RollbackResult struct {
 // instance's Director through a task and waits for it, so that BOSH runs
 // what the records say and the next run has nothing to undo; without, it
 // repairs Vault only and the next run re-derives the manifest from BOSH. It
-// holds the run lock (no run interleaves), refuses while the broker's
-// operation on the instance is in progress, and backs the current state up
-// first.
+// holds the run lock (no run interleaves) and the instance (Options.Hold:
+// no broker operation starts meanwhile; ErrBusy while another holds it),
+// refuses while the broker's operation on the instance is in progress,
+// and backs the current state up first.
 func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bool) (RollbackResult, error) {
 	res := RollbackResult{InstanceID: id, Backup: backupID}
 	if redeploy && m.parts.Directors.Deployer("") == nil {
@@ -64,6 +65,14 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 		return res, fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
 	}
 	defer func() { <-m.runLock }()
+	if hold := m.parts.Hold; hold != nil { // no broker operation starts while the backup is put back
+		hctx, unhold, err := hold(ctx, id)
+		if err != nil {
+			return res, fmt.Errorf("%w: taking the instance's hold: %w", ErrBusy, err)
+		}
+		defer unhold()
+		ctx = hctx
+	}
 	rb := rollback{records: m.stores.records, backups: m.stores.backups, restore: m.stores.restore, history: m.stores.history,
 		renderer: m.stores.renderer, directors: m.parts.Directors, log: m.log}
 	if err := rb.do(ctx, &res, redeploy); err != nil {
