@@ -71,6 +71,27 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		e.eventuallyState(id, "succeeded")
 	})
 
+	It("refuses a bind whose deploy would change more than its binding's user, storing nothing", func() {
+		recorded, err := e.client.Manifest(ctx, "redis-small-"+id)
+		Expect(err).NotTo(HaveOccurred())
+		moved := strings.NewReplacer("{name: default}", "{name: services}", "- name: default", "- name: services").
+			Replace(recorded) // its network, changed behind the broker's back
+		Expect(moved).NotTo(Equal(recorded))
+		task, err := e.client.Deploy(ctx, []byte(moved))
+		Expect(err).NotTo(HaveOccurred())
+		_, err = e.client.WaitTask(ctx, task.ID, 20*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		tasks := e.director.Stats().Tasks
+
+		a := e.request("PUT", bindingPath("pb-x")+"?accepts_incomplete=true", bindBody)
+		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity), a.Raw)
+		Expect(a.Body["description"]).To(ContainSubstring("network at instance_groups/redis/networks"))
+		Expect(e.director.Stats().Tasks).To(Equal(tasks), "nothing deployed")
+		_, ok, err := e.store.Secret(ctx, id+"/bindings/pb-x")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeFalse(), "no binding stored")
+	})
+
 	It("keeps the bindings' truth through a restore of an older backup: unbound stays unbound, a later binding stays", func() {
 		bind := func(bid string) {
 			GinkgoHelper()
