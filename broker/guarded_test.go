@@ -235,6 +235,9 @@ var _ = Describe("an operation guarded by the Director's diff", func() {
 			rec := e.record("f-1")
 			Expect(rec.Parameters).NotTo(HaveKey("maxmemory"), "a failed update applies nothing")
 			Expect(rec.LastOperation.Pending).To(BeNil())
+			stored, _, err := e.store.Manifest(ctx, "f-1")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(stored).To(Equal(running("redis-small-f-1")), "Vault records what runs, not what failed")
 
 			tasks := e.director.Stats().Tasks
 			again := e.request("PATCH", instancePath("f-1")+"?accepts_incomplete=true", patch)

@@ -213,6 +213,8 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 	b.log.Info("operation ended", "instance", id, "operation", op.Type, "state", state, "task", task.ID, "result", task.Result)
 	if state == stateSucceeded {
 		b.backup(ctx, id)
+	} else if op.Type == opTypeUpdate {
+		b.recordRunning(ctx, id, rec)
 	}
 	return progress{answer: domain.LastOperation{State: domain.LastOperationState(state), Description: desc}}, nil
 }
@@ -223,5 +225,23 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 func (b *Broker) backup(ctx context.Context, id string) {
 	if _, err := b.opts.Store.Backup(ctx, id); err != nil {
 		b.log.Warn("could not back up the instance's records", "instance", id, "error", err)
+	}
+}
+
+// recordRunning stores what the Director runs as the instance's manifest
+// after a failed update (the deploy stored the one it asked for): the
+// reconciler and the next upgrade then compare against what runs, not
+// against what failed. A failure is only logged: the next run records it.
+func (b *Broker) recordRunning(ctx context.Context, id string, rec *vault.Record) {
+	dir, err := b.directorOf(rec)
+	if err != nil {
+		return
+	}
+	text, err := dir.Director.Manifest(ctx, rec.Deployment(id))
+	if err == nil {
+		err = b.opts.Store.PutManifest(ctx, id, text)
+	}
+	if err != nil {
+		b.log.Warn("could not record what runs after a failed update; the next reconciler run does", "instance", id, "error", err)
 	}
 }
