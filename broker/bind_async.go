@@ -317,6 +317,8 @@ func (b *Broker) followBinding(ctx context.Context, id, bid string, rec *vault.R
 		op.State = stateFailed
 		if task.Succeeded() {
 			op.State = stateSucceeded
+		} else {
+			b.recordRunning(ctx, id, rec) // not the manifest that failed
 		}
 	}
 	if err := b.setBindingOp(ctx, id, bid, op.ContextID, op); err != nil {

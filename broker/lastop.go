@@ -229,7 +229,8 @@ func (b *Broker) backup(ctx context.Context, id string) {
 }
 
 // recordRunning stores what the Director runs as the instance's manifest
-// after a failed update (the deploy stored the one it asked for): the
+// after a failed update or binding operation (the deploy stored the one it
+// asked for): the
 // reconciler and the next upgrade then compare against what runs, not
 // against what failed. A failure is only logged: the next run records it.
 func (b *Broker) recordRunning(ctx context.Context, id string, rec *vault.Record) {
