@@ -55,6 +55,10 @@ type Deploy struct {
 	KeepVariables bool
 	// Guard judges the diff; its Operation is set from Operation.
 	Guard Guard
+	// Running is what the deployment runs when the caller read it already
+	// (the Director's manifest: an upgrade compares it with Vault's first);
+	// nil: Prepare reads it.
+	Running *string
 }
 
 // Preview is a deploy read against what runs and judged, ready to be backed
@@ -84,7 +88,13 @@ type Preview struct {
 // read. The Preview comes back with a refusal too, for the report.
 func Prepare(ctx context.Context, d Previewer, dep Deploy) (*Preview, error) {
 	p := &Preview{Deploy: dep}
-	running, err := d.Manifest(ctx, dep.Deployment)
+	var running string
+	var err error
+	if dep.Running != nil {
+		running = *dep.Running
+	} else {
+		running, err = d.Manifest(ctx, dep.Deployment)
+	}
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
 	case err != nil:

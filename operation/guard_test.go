@@ -235,16 +235,22 @@ var _ = Describe("KeepVariables", func() {
 })
 
 var _ = Describe("Start", func() {
-	It("finds the task of an answer that was lost, instead of making a second", func() {
-		director, client := newDirector()
-		calls := 0
-		task, err := operation.Start(context.Background(), "blacksmith-update-lost", client, nil, func(ctx context.Context) (bosh.Task, error) {
-			calls++
+	// lost deploys through client and answers as if the answer were lost,
+	// counting its calls.
+	lost := func(client *bosh.Client, calls *int) func(context.Context) (bosh.Task, error) {
+		return func(ctx context.Context) (bosh.Task, error) {
+			*calls++
 			if _, err := client.Deploy(ctx, []byte(running)); err != nil {
 				return bosh.Task{}, err
 			}
 			return bosh.Task{}, errors.New("connection reset: the answer was lost")
-		})
+		}
+	}
+
+	It("finds the task of an answer that was lost, instead of making a second", func() {
+		_, client := newDirector()
+		calls := 0
+		task, err := operation.Start(context.Background(), "blacksmith-update-lost", client, nil, lost(client, &calls))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(calls).To(Equal(1))
 		Expect(task.ID).NotTo(BeZero())
@@ -252,7 +258,6 @@ var _ = Describe("Start", func() {
 		tasks, err := client.Tasks(context.Background(), bosh.TaskQuery{ContextID: "blacksmith-update-lost"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(tasks).To(HaveLen(1))
-		_ = director
 	})
 
 	It("asks before each retry and makes no second task", func() {
@@ -267,13 +272,7 @@ var _ = Describe("Start", func() {
 			}
 			return err
 		}
-		task, err := operation.Start(context.Background(), "blacksmith-update-retry", client, attempts, func(ctx context.Context) (bosh.Task, error) {
-			calls++
-			if _, err := client.Deploy(ctx, []byte(running)); err != nil {
-				return bosh.Task{}, err
-			}
-			return bosh.Task{}, errors.New("timeout")
-		})
+		task, err := operation.Start(context.Background(), "blacksmith-update-retry", client, attempts, lost(client, &calls))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(calls).To(Equal(1))
 		Expect(task.ContextID).To(Equal("blacksmith-update-retry"))

@@ -199,7 +199,8 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		r.State, r.Reason = Skipped, fmt.Sprintf("its Director %q is not configured to deploy", c.Director)
 		return nil
 	}
-	if why := u.running(ctx, c, t); why != "" {
+	running, why := u.running(ctx, c, t)
+	if why != "" {
 		r.State, r.Reason = Skipped, why
 		return nil
 	}
@@ -212,7 +213,8 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		return nil
 	}
 	p, err := operation.Prepare(ctx, t.Deployer, operation.Deploy{Operation: "upgrade", Instance: c.InstanceID,
-		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: allowed(ctx, u, c.InstanceID)}})
+		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: allowed(ctx, u, c.InstanceID)},
+		Running: &running})
 	if why := notPrepared(err, p); why != "" {
 		r.State, r.Reason = Skipped, why
 		var refused *operation.RefusedError
@@ -272,34 +274,34 @@ func judge(rec *vault.Record, c Candidate) (string, string) {
 	return InFlight, ""
 }
 
-// running says why the upgrade is skipped when what the instance's
-// Director runs is not what Vault records, or is a manifest recorded as
-// drift; "" when it may go on.
-func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) string {
+// running is what the instance's Director runs, when it is what Vault
+// records and not a manifest recorded as drift; else why the upgrade is
+// skipped.
+func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) (string, string) {
 	text, err := t.Director.Manifest(ctx, c.Deployment)
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
-		return fmt.Sprintf("its deployment is gone from Director %s: the next run flags the orphan", t.Name)
+		return "", fmt.Sprintf("its deployment is gone from Director %s: the next run flags the orphan", t.Name)
 	case err != nil:
-		return fmt.Sprintf("Director %s cannot be reached: %v", t.Name, err)
+		return "", fmt.Sprintf("Director %s cannot be reached: %v", t.Name, err)
 	}
 	stored, ok, err := u.Documents.Manifest(ctx, c.InstanceID)
 	if err != nil {
-		return "reading its manifest in Vault: " + err.Error()
+		return "", "reading its manifest in Vault: " + err.Error()
 	}
 	if !ok || stored != text {
-		return "what its Director runs is not the manifest Vault records (changed behind the broker's back, " +
+		return "", "what its Director runs is not the manifest Vault records (changed behind the broker's back, " +
 			"or not recorded yet): the next reconciler run records it; upgrade it once that is settled"
 	}
 	md, err := u.Documents.Metadata(ctx, c.InstanceID)
 	if err != nil {
-		return "reading its metadata in Vault: " + err.Error()
+		return "", "reading its metadata in Vault: " + err.Error()
 	}
 	if redeploy.Drifts(md, nil)[digest(text)] {
-		return "it runs a manifest recorded as drift (changed behind the broker's back), which a failed upgrade " +
+		return "", "it runs a manifest recorded as drift (changed behind the broker's back), which a failed upgrade " +
 			"could not be rolled back to: restore or redeploy it first"
 	}
-	return ""
+	return text, ""
 }
 
 // allowed are the classes the fleet upgrade u allows and those an
