@@ -121,7 +121,7 @@ var _ = Describe("the platform cross-check", func() {
 		Expect(p.client.Requests() - before).To(BeEquivalentTo(2))
 		Expect(rep.Instances).To(Equal(5))
 		Expect(rep.Counts).To(Equal(map[string]int{"in_step": 2, "orphan_deployment": 1, "platform_only": 1, "orphan": 1,
-			"creating": 1, "absent": 0}))
+			"creating": 1, "absent": 0, "not_the_platforms": 0}))
 		Expect(rep.OrphanDeployments).To(ConsistOf(And(HaveField("InstanceID", ids[2]), HaveField("Deployment", e.names[2]),
 			HaveField("Reads", 2), HaveField("AbsentSince", Not(BeZero())))))
 		Expect(rep.PlatformOnly).To(ConsistOf(And(HaveField("InstanceID", lost), HaveField("PlanID", "redis-small"),

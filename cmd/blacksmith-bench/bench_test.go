@@ -190,7 +190,7 @@ var _ = Describe("the bench", func() {
 			HaveKeyWithValue("runs_each", float64(platformRuns)), HaveKeyWithValue("platform_state", "known"),
 			HaveKeyWithValue("platform_fresh", true), HaveKeyWithValue("platform_instances", 200.0),
 			HaveKeyWithValue("platform_counts", map[string]any{"in_step": 200.0, "orphan_deployment": 0.0, "platform_only": 0.0,
-				"orphan": 0.0, "creating": 0.0, "absent": 0.0}),
+				"orphan": 0.0, "creating": 0.0, "absent": 0.0, "not_the_platforms": 0.0}),
 			HaveKeyWithValue("platform_problem_count", 0.0), HaveKeyWithValue("manifests_fetched", 0.0),
 			HaveKeyWithValue("health_checked", 0.0), HaveKeyWithValue("cc_request_bound", 4.0)), doc)
 		Expect(doc["without_s"]).To(HaveLen(platformRuns))

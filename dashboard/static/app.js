@@ -336,7 +336,8 @@ function outdatedFacts(o) {
 // what the cross-check is for: always shown; the others only when some are.
 const platformCounts = [["in step", "in_step", true], ["orphan deployments", "orphan_deployment", true],
   ["platform only", "platform_only", true], ["orphans the platform has", "orphan", false],
-  ["orphans the platform lacks too", "absent", false], ["creating on the platform", "creating", false]];
+  ["orphans the platform lacks too", "absent", false], ["creating on the platform", "creating", false],
+  ["not the platform's to judge", "not_the_platforms", false]];
 
 // renderPlatform shows the instances held against the platform's (the Cloud
 // Controller's) by the last complete run; p absent: no platform configured,

@@ -132,7 +132,26 @@ func judge(v *View, in Input, id string, rec *vault.Record) string {
 	if rec.OperationInProgress() || (rec.Created != 0 && (in.Start.Sub(created) < in.Grace || !created.Before(v.ReadAt))) {
 		return ""
 	}
+	if !v.CouldList(rec) {
+		return report.NotPlatforms
+	}
 	return report.OrphanDeployment
+}
+
+// CloudFoundry is the OSB context's platform of an instance Cloud Foundry
+// made.
+const CloudFoundry = "cloudfoundry"
+
+// CouldList says whether the platform read could have listed rec's
+// instance: its plan is among the broker's plans the platform lists, and
+// its recorded context names Cloud Foundry (or none: a record made before
+// contexts were kept). An instance another platform made (Kubernetes, say)
+// or of a plan the platform does not list is not the platform's to judge.
+func (v *View) CouldList(rec *vault.Record) bool {
+	if p := rec.Context["platform"]; p != "" && p != CloudFoundry {
+		return false
+	}
+	return v.PlanIDs[rec.PlanID]
 }
 
 // Fill completes the report's orphan deployments with the absent
@@ -169,4 +188,4 @@ func Unknown(reason string, requests int, took time.Duration, last *View) report
 
 // States are the states a report counts, for the gauges.
 var States = []string{report.InStep, report.OrphanDeployment, report.PlatformOnly, report.OrphanOnPlatform,
-	report.Creating, Absent}
+	report.Creating, Absent, report.NotPlatforms}

@@ -37,7 +37,7 @@ type world struct {
 func newWorld() *world {
 	return &world{
 		index:   map[string]*vault.Record{},
-		view:    &platform.View{ReadAt: readAt, Instances: map[string]platform.Instance{}},
+		view:    &platform.View{ReadAt: readAt, Instances: map[string]platform.Instance{}, Plans: 1, PlanIDs: map[string]bool{"small": true}},
 		listed:  map[string]bool{},
 		away:    map[string]bool{},
 		claimed: map[string]bool{},
@@ -180,6 +180,23 @@ var _ = Describe("Classify", func() {
 			Expect(j.Report.OrphanDeployments).To(Equal([]report.PlatformInstance{{InstanceID: "a",
 				State: report.OrphanDeployment, Deployment: "small-a", PlanID: "small", Director: "east"}}))
 			Expect(j.Report.PlatformOnly).To(BeEmpty())
+		})
+
+		It("is not the platform's to judge when another platform made it, or its plan is none the platform lists", func() {
+			k8s := w.has("k8s", record())
+			k8s.Context = map[string]string{"platform": "kubernetes", "namespace": "prod-db"}
+			w.runs("k8s")
+			unlisted := w.has("unlisted", record())
+			unlisted.PlanID = "large" // the platform lists the broker's plan small only
+			w.runs("unlisted")
+			cf := w.has("cf", record())
+			cf.Context = map[string]string{"platform": "cloudfoundry"}
+			w.runs("cf")
+			j := w.classify()
+			Expect(j.States).To(Equal(map[string]string{"k8s": report.NotPlatforms, "unlisted": report.NotPlatforms,
+				"cf": report.OrphanDeployment}))
+			Expect(j.OrphanDeployments).To(Equal([]string{"cf"}), "only the platform's own is ever retired")
+			Expect(j.Report.Counts[report.NotPlatforms]).To(Equal(2))
 		})
 
 		It("reports the record's deployment_name as its deployment", func() {
@@ -437,9 +454,9 @@ var _ = Describe("Classify", func() {
 			Expect(j.Report.PlatformOnly).To(BeEmpty())
 		})
 
-		It("lists the six states of the gauges", func() {
+		It("lists the seven states of the gauges", func() {
 			Expect(platform.States).To(ConsistOf(report.InStep, report.OrphanDeployment, report.PlatformOnly,
-				report.OrphanOnPlatform, report.Creating, platform.Absent))
+				report.OrphanOnPlatform, report.Creating, platform.Absent, report.NotPlatforms))
 		})
 
 		It("shows the view: when read, its requests, duration, plans and instances; known, not fresh", func() {

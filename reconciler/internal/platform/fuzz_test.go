@@ -31,7 +31,7 @@ type fuzzWorld struct {
 func buildFuzzWorld(data []byte, limit uint8, graceS uint16, startS int16) *fuzzWorld {
 	w := &fuzzWorld{
 		index:   map[string]*vault.Record{},
-		view:    &platform.View{ReadAt: readAt, Instances: map[string]platform.Instance{}, Plans: 2, Requests: 3},
+		view:    &platform.View{ReadAt: readAt, Instances: map[string]platform.Instance{}, Plans: 2, Requests: 3, PlanIDs: map[string]bool{"small": true, "large": true}},
 		listed:  map[string]bool{},
 		claimed: map[string]bool{},
 		prev:    platform.Doc{Absent: map[string]platform.Entry{}},

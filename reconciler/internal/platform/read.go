@@ -28,8 +28,10 @@ type View struct {
 	// Took is how long the read took, Requests how many it made.
 	Took     time.Duration
 	Requests int
-	// Plans is how many plans the broker has on the platform.
-	Plans int
+	// Plans is how many plans the broker has on the platform; PlanIDs
+	// their ids in the broker's catalog.
+	Plans   int
+	PlanIDs map[string]bool
 	// Instances are the broker's managed instances, by guid.
 	Instances map[string]Instance
 }
@@ -87,7 +89,10 @@ func Read(ctx context.Context, r Reader, broker string, now func() time.Time) (*
 	if err != nil {
 		return nil, fmt.Errorf("reading the instances of broker %q's %d plans: %w", broker, len(plans), err)
 	}
-	v := &View{ReadAt: start, Plans: len(plans), Instances: make(map[string]Instance, len(list))}
+	v := &View{ReadAt: start, Plans: len(plans), PlanIDs: make(map[string]bool, len(plans)), Instances: make(map[string]Instance, len(list))}
+	for _, p := range plans {
+		v.PlanIDs[p.CatalogID] = true
+	}
 	for _, in := range list {
 		v.Instances[in.GUID] = Instance{Name: in.Name, Space: in.SpaceName, SpaceGUID: in.SpaceGUID, Org: in.OrgName,
 			PlanID: byGUID[in.PlanGUID], OpType: in.LastOperation.Type, OpState: in.LastOperation.State,

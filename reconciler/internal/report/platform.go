@@ -27,6 +27,11 @@ const (
 	// Creating: the platform has it in a create in progress or failed, Vault
 	// does not: no orphan of either kind.
 	Creating = "creating"
+	// NotPlatforms: Vault and the Director have it and the platform read
+	// does not list it, but could not have: its plan is none of the plans
+	// the platform lists for this broker, or its record says another
+	// platform made it (its context). Reported, never retired.
+	NotPlatforms = "not_the_platforms"
 )
 
 // MaxPlatformListed bounds each list of a PlatformReport; the counts are whole.
