@@ -44,6 +44,23 @@ var _ = Describe("failures", func() {
 		Expect(err).NotTo(MatchError(cf.ErrNotFound))
 	})
 
+	It("returns no list when its pages hold fewer instances than its first page announced (one deleted while it was read)", func() {
+		before, err := c.ServiceInstances(ctxFor(5*time.Second), plans)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(before).To(HaveLen(5))
+		cc.SetLatency(200 * time.Millisecond)
+		cc.ResetStats()
+		go func() {
+			defer GinkgoRecover()
+			waitForRequests(cc, listKey, 2) // the first page (total_results 5) is read, the second waits the latency
+			Expect(cc.RemoveInstance(before[4].GUID)).To(BeTrue())
+		}()
+		instances, err := c.ServiceInstances(ctxFor(10*time.Second), plans)
+		Expect(err).To(MatchError(cf.ErrUnavailable), "never read as a platform without the instances it left out")
+		Expect(err).To(MatchError(ContainSubstring("the first announced 5 (total_results)")))
+		Expect(instances).To(BeNil())
+	})
+
 	It("returns no list when a page in the middle is cut short", func() {
 		cc.SetLatency(200 * time.Millisecond)
 		cc.ResetStats()

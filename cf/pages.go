@@ -31,9 +31,13 @@ func DecodePage[R, I any](endpoint string, body []byte) (Page[R, I], error) {
 }
 
 // list reads every page from first on, following next links toward the
-// API only, handing each page to each.
+// API only, handing each page to each. A listing is whole only when its
+// pages hold as many resources as its first page's total_results says:
+// otherwise it is an error (ErrUnavailable: read it again), so that a
+// platform that leaves instances out is never read as one without them.
 func list[R, I any](ctx context.Context, c *Client, endpoint string, first *url.URL, each func(Page[R, I]) error) error {
 	seen := map[string]bool{}
+	read, announced := 0, -1
 	for u := first; u != nil; {
 		if len(seen) == MaxPages {
 			return fmt.Errorf("cloud controller: GET %s: more than %d pages: %w", endpoint, MaxPages, ErrAnswerTooLarge)
@@ -47,12 +51,19 @@ func list[R, I any](ctx context.Context, c *Client, endpoint string, first *url.
 		if err != nil {
 			return err
 		}
+		if announced < 0 {
+			announced = p.Pagination.TotalResults
+		}
+		read += len(p.Resources)
 		if err := each(p); err != nil {
 			return err
 		}
 		if u, err = c.next(endpoint, p, seen); err != nil {
 			return err
 		}
+	}
+	if read != announced {
+		return &unavailable{fmt.Errorf("cloud controller: GET %s: the pages hold %d resources, the first announced %d (total_results): not a whole listing", endpoint, read, announced)}
 	}
 	return nil
 }
