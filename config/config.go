@@ -330,6 +330,12 @@ type RemediationConfig struct {
 	// does) once the platform was read without it for min_age. Default report; env
 	// BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS.
 	OrphanDeployments string `yaml:"orphan_deployments"`
+	// OrphanDeploymentsMaxShare is the absolute floor of retirement: when more than this share
+	// of the records (0 to 1), or more than max_per_run, look like orphan deployments at once,
+	// none is deleted, whatever the fleet's size (the platform read is more likely wrong than
+	// the fleet); the refusal is reported. Default 0.1; env
+	// BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS_MAX_SHARE.
+	OrphanDeploymentsMaxShare float64 `yaml:"orphan_deployments_max_share"`
 }
 
 // Remediation modes.
@@ -418,7 +424,7 @@ func Default() *Config {
 			History:             HistoryConfig{Keep: 200},
 			RunLog:              50,
 			Remediation: RemediationConfig{Mode: RemediateNone, MinAge: 24 * time.Hour, MaxPerRun: 5,
-				OrphanDeployments: OrphanDeploymentsReport},
+				OrphanDeployments: OrphanDeploymentsReport, OrphanDeploymentsMaxShare: 0.1},
 			Upgrades: UpgradesConfig{Mode: UpgradeReport, MaxPerRun: 10, Canaries: 1, MaxInFlight: 5, MaxFailures: 1,
 				AttemptLimit: 5, TaskTimeout: 2 * time.Hour},
 		},

@@ -139,6 +139,7 @@ var options = []option{
 	{"reconciler.remediation.max_per_run", "BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Remediation.MaxPerRun }, 5, "2", 2, "20", 20, nil},
 	{"reconciler.remediation.orphan_deployments", "BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS", func(c *config.Config) any { return c.Reconciler.Remediation.OrphanDeployments }, "report", "delete", "delete", "report", "report",
 		cfPartners("")},
+	{"reconciler.remediation.orphan_deployments_max_share", "BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS_MAX_SHARE", func(c *config.Config) any { return c.Reconciler.Remediation.OrphanDeploymentsMaxShare }, 0.1, "0.05", 0.05, "0.5", 0.5, nil},
 	{"reconciler.upgrades.mode", "BLACKSMITH_RECONCILER_UPGRADES_MODE", func(c *config.Config) any { return c.Reconciler.Upgrades.Mode }, "report", "auto", "auto", "off", "off", nil},
 	{"reconciler.upgrades.max_per_run", "BLACKSMITH_RECONCILER_UPGRADES_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Upgrades.MaxPerRun }, 10, "3", 3, "50", 50, nil},
 	{"reconciler.upgrades.window", "BLACKSMITH_RECONCILER_UPGRADES_WINDOW", func(c *config.Config) any { return c.Reconciler.Upgrades.Window }, "", "02:00-04:00", "02:00-04:00", "22:30-01:15", "22:30-01:15", nil},

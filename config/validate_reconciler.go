@@ -62,6 +62,9 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 		ck.fail("reconciler.remediation.orphan_deployments", "must be report or delete, got %q", r.Remediation.OrphanDeployments)
 	}
 	validateUpgrades(r.Upgrades, ck)
+	if s := r.Remediation.OrphanDeploymentsMaxShare; s < 0 || s > 1 {
+		ck.fail("reconciler.remediation.orphan_deployments_max_share", "must be between 0 and 1, got %v", s)
+	}
 	if r.MinConfidence < 0 || r.MinConfidence > 1 {
 		ck.fail("reconciler.min_confidence", "must be between 0 and 1, got %v", r.MinConfidence)
 	}

@@ -233,6 +233,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		f := newFleet(3, func(c *config.ReconcilerConfig) {
 			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
 			c.Remediation.MinAge = minAge
+			c.Remediation.OrphanDeploymentsMaxShare = 0.5 // 1 of 3; the default floor (10%) is its own spec
 		})
 		p := newPlatform()
 		kept, orphan, other := f.ids[0], f.ids[1], f.ids[2]
@@ -289,6 +290,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
 			c.Remediation.MinAge = 0
 			c.Remediation.MaxPerRun = 5
+			c.Remediation.OrphanDeploymentsMaxShare = 1
 		}})
 		p := newPlatform()
 		b := newTestBroker(e)
@@ -319,11 +321,32 @@ var _ = Describe("the remediation of orphan deployments", func() {
 	})
 })
 
+var _ = Describe("the absolute floor of retirement", func() {
+	It("deletes nothing of a small fleet the platform lists none of, at the defaults (max_per_run 5, 10%)", func() {
+		e := newEnv(envOptions{seed: 5, config: func(c *config.ReconcilerConfig) {
+			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
+			c.Remediation.MinAge = 0
+		}})
+		p := newPlatform() // the broker's plans, none of its instances
+		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(e) })
+		for range 3 {
+			e.run(reconciler.RunOptions{})
+		}
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Platform.Counts["orphan_deployment"]).To(Equal(5), "5 is not more than max_per_run: the old guard let them all go")
+		Expect(s.Platform.Deleted).To(BeEmpty())
+		Expect(s.Platform.Refused).To(ContainSubstring("5 of the 5 instances look like orphan deployments"))
+		Expect(s.Platform.Refused).To(ContainSubstring("orphan_deployments_max_share"))
+		Expect(e.deployed()).To(HaveLen(5))
+	})
+})
+
 var _ = Describe("the orphan deployments' proof in Vault", func() {
 	It("deletes nothing in a run that could not keep the proof it carried on", func() {
 		e := newEnv(envOptions{seed: 1, proxy: true, config: func(c *config.ReconcilerConfig) {
 			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
 			c.Remediation.MinAge = 0
+			c.Remediation.OrphanDeploymentsMaxShare = 1
 		}})
 		p := newPlatform()
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(e) })

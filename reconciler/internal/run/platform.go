@@ -154,8 +154,8 @@ func retire(ctx context.Context, r *run, j *platform.Judged, doc platform.Doc) {
 	if len(ready) == 0 {
 		return
 	}
-	if n := len(j.OrphanDeployments); n > cfg.MaxPerRun && 2*n > len(r.index) {
-		j.Report.Refused = fmt.Sprintf("%d of the %d instances look like orphan deployments: the platform read is more likely wrong (cf.broker_name, another platform's Cloud Controller) than the fleet; none is deleted", n, len(r.index))
+	if why := tooManyOrphans(len(j.OrphanDeployments), len(r.index), cfg); why != "" {
+		j.Report.Refused = why
 		r.ledger.Fail("", errors.New("platform cross-check: "+j.Report.Refused))
 		return
 	}
@@ -200,4 +200,18 @@ func retired(r *run, rem report.Remediation, reason string) {
 		Details: map[string]string{"action": rem.Action, "backup": rem.Backup, "task_id": fmt.Sprint(rem.TaskID)}})
 	r.hist.Notify(notify.Event{Type: notify.Remediated, InstanceID: rem.InstanceID, Deployment: rem.Deployment,
 		Director: r.directorOf(rem.InstanceID, rem.Deployment), Reason: msg, RunID: r.id, Time: r.p.Now().UTC()})
+}
+
+// tooManyOrphans says why nothing is retired when n of the index's records
+// look like orphan deployments at once: more than max_per_run, or more than
+// orphan_deployments_max_share of them, whatever the fleet's size (a
+// platform read that leaves instances out would drain a small fleet, or a
+// large one max_per_run a run); "" when it is not too many.
+func tooManyOrphans(n, records int, cfg config.RemediationConfig) string {
+	if n <= cfg.MaxPerRun && float64(n) <= cfg.OrphanDeploymentsMaxShare*float64(records) {
+		return ""
+	}
+	return fmt.Sprintf("%d of the %d instances look like orphan deployments, more than max_per_run (%d) or %.0f%% of them "+
+		"(orphan_deployments_max_share): the platform read is more likely wrong (cf.broker_name, another platform's Cloud "+
+		"Controller, instances left out) than the fleet; none is deleted", n, records, cfg.MaxPerRun, 100*cfg.OrphanDeploymentsMaxShare)
 }
