@@ -113,6 +113,9 @@ func (m *Matcher) Match(d bosh.Deployment, man *Manifest) (report.Match, bool, s
 		got, reason := try(d, man)
 		if got.Strategy != "" {
 			if reason = BadInstanceID(got); reason == "" {
+				reason = m.badPlan(got)
+			}
+			if reason == "" {
 				return got, true, ""
 			}
 		}
@@ -131,14 +134,54 @@ func BadInstanceID(got report.Match) string {
 	return ""
 }
 
+// badPlan says why a match's plan and service ids (a Director's content:
+// a deployment name, properties.blacksmith) are not ones the broker could
+// have written, or "": ids of the characters of internal/ids, at most
+// ids.MaxLength; with a catalog, a plan and a service it knows, the plan
+// of that service. Nothing is written for such a match: the deployment is
+// unmatched with the reason.
+func (m *Matcher) badPlan(got report.Match) string {
+	for _, f := range []struct{ name, id string }{{"plan_id", got.PlanID}, {"service_id", got.ServiceID}} {
+		if f.id != "" && (len(f.id) > ids.MaxLength || !ids.Chars(f.id)) {
+			return fmt.Sprintf("%s: its %s is not one the broker could have written (ASCII letters, digits, '-', '_' and '.', "+
+				"at most %d characters)", got.Strategy, f.name, ids.MaxLength)
+		}
+	}
+	if m.catalog == nil {
+		return ""
+	}
+	if got.PlanID != "" {
+		svc, _, ok := m.plan(got.PlanID)
+		switch {
+		case !ok:
+			return fmt.Sprintf("%s: plan_id %q is not in the catalog", got.Strategy, got.PlanID)
+		case got.ServiceID != "" && got.ServiceID != svc.ID:
+			return fmt.Sprintf("%s: plan %q is of service %q, not %q", got.Strategy, got.PlanID, svc.ID, got.ServiceID)
+		}
+		return ""
+	}
+	if got.ServiceID != "" && !slices.ContainsFunc(m.services(), func(s catalog.Service) bool { return s.ID == got.ServiceID }) {
+		return fmt.Sprintf("%s: service_id %q is not in the catalog", got.Strategy, got.ServiceID)
+	}
+	return ""
+}
+
 // Refine takes the service and plan of a match from the manifest's
 // properties.blacksmith block when it names the matched instance: the broker
 // renders the plan there on every deploy, while a name keeps the plan the
-// instance was created with.
+// instance was created with. Ids the matcher would refuse (badPlan) are not
+// taken: the match keeps its own.
 func (m *Matcher) Refine(got report.Match, p *Props) report.Match {
 	if p == nil || p.InstanceID != got.InstanceID {
 		return got
 	}
+	if refined := m.refine(got, p); m.badPlan(refined) == "" {
+		return refined
+	}
+	return got
+}
+
+func (m *Matcher) refine(got report.Match, p *Props) report.Match {
 	if p.PlanID != "" {
 		got.PlanID = p.PlanID
 		if svc, _, ok := m.plan(p.PlanID); ok {

@@ -97,8 +97,8 @@ var _ = Describe("matcher", func() {
 			report.Match{InstanceID: "x1", ServiceID: "redis", PlanID: "redis-small", Strategy: report.StrategyMetadata, Confidence: ConfidenceMetadata}),
 		Entry("2 metadata wins over a mapped release",
 			deployment("cache-"+uuid1, "redis"),
-			"properties: {blacksmith: {service_id: other, plan_id: p9, instance_id: i9}}",
-			report.Match{InstanceID: "i9", ServiceID: "other", PlanID: "p9", Strategy: report.StrategyMetadata, Confidence: ConfidenceMetadata}),
+			"properties: {blacksmith: {service_id: kafka, plan_id: kafka-big, instance_id: i9}}",
+			report.Match{InstanceID: "i9", ServiceID: "kafka", PlanID: "kafka-big", Strategy: report.StrategyMetadata, Confidence: ConfidenceMetadata}),
 		Entry("3 release: plan by the name's ending",
 			deployment("team-a-large-"+uuid1, "routing", "redis"), "name: x",
 			report.Match{InstanceID: uuid1, ServiceID: "redis", PlanID: "redis-large", Strategy: report.StrategyRelease, Confidence: ConfidenceRelease}),
@@ -143,6 +143,18 @@ var _ = Describe("matcher", func() {
 			"metadata: properties.blacksmith has no instance_id"),
 		Entry("metadata without plan or service", deployment("x"), "properties: {blacksmith: {instance_id: i1}}",
 			"metadata: properties.blacksmith has no plan_id nor service_id"),
+		Entry("metadata naming a plan the catalog does not know", deployment("x"),
+			"properties: {blacksmith: {service_id: other, plan_id: p9, instance_id: i9}}",
+			`metadata: plan_id "p9" is not in the catalog`),
+		Entry("metadata naming a plan of another service", deployment("x"),
+			"properties: {blacksmith: {service_id: kafka, plan_id: redis-small, instance_id: i9}}",
+			`metadata: plan "redis-small" is of service "redis", not "kafka"`),
+		Entry("metadata naming a service the catalog does not know", deployment("x"),
+			"properties: {blacksmith: {service_id: other, instance_id: i9}}",
+			`metadata: service_id "other" is not in the catalog`),
+		Entry("metadata with a plan id of 20,020 characters, invisible and markup ones among them", deployment("x"),
+			"properties: {blacksmith: {service_id: redis, plan_id: \"<b>\u202E\u2028"+strings.Repeat("p", 20013)+"\", instance_id: i9}}",
+			"metadata: its plan_id is not one the broker could have written"),
 		Entry("mapped release without UUID", deployment("redis-main", "redis"), "",
 			"release: redis maps to service redis but the name has no trailing instance UUID"),
 		Entry("a rule must match the whole name", deployment("xkafka-42"), "", "rule: no rule matches the name"),
@@ -214,5 +226,16 @@ var _ = Describe("matcher", func() {
 		}))
 		_, err = New(nil, config.ReconcilerConfig{Releases: map[string]string{"redis": "rediss"}})
 		Expect(err).NotTo(HaveOccurred(), "without a catalog there is nothing to check against")
+	})
+})
+
+var _ = Describe("Refine", func() {
+	It("takes the plan from properties.blacksmith only when the matcher would take it", func() {
+		m, err := New(testCatalog, testMatchConfig)
+		Expect(err).NotTo(HaveOccurred())
+		named := report.Match{InstanceID: uuid1, ServiceID: "redis", PlanID: "redis-small", Strategy: report.StrategyName, Confidence: ConfidenceName}
+		Expect(m.Refine(named, &Props{InstanceID: uuid1, PlanID: "redis-large"}).PlanID).To(Equal("redis-large"))
+		Expect(m.Refine(named, &Props{InstanceID: uuid1, PlanID: "p9"})).To(Equal(named), "a plan the catalog does not know")
+		Expect(m.Refine(named, &Props{InstanceID: uuid1, PlanID: "redis-large", ServiceID: "\u202Eevil"})).To(Equal(named))
 	})
 })
