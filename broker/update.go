@@ -25,8 +25,8 @@ import (
 // secret where none runs is refused with 422), previewed with the
 // Director's diff and guarded (422 naming each change it does not mean),
 // the running manifest backed up and the new one deployed; 202. The record
-// takes the new plan and parameters once the deploy's task has succeeded. maintenance_info, when
-// sent, must be the plan's version (422 MaintenanceInfoConflict); sent to an
+// takes the new plan and parameters once the deploy's task has succeeded.
+// maintenance_info, when sent, must be the plan's version (422 MaintenanceInfoConflict); sent to an
 // instance rendered from another version, it makes the update an upgrade
 // (rendered again from the plan's current templates and deployed, even with
 // nothing else changed). A request that changes nothing is answered 200 at
