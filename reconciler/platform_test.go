@@ -87,7 +87,7 @@ func (h *listener) of(kind string) []notify.Event {
 
 var _ = Describe("the platform cross-check", func() {
 	It("holds each instance against the platform by guid: in step, orphan deployment, platform only, an orphan the platform has, a create in progress", func() {
-		e := newEnv(envOptions{seed: 4})
+		e := newEnv(envOptions{seed: 4, config: func(c *config.ReconcilerConfig) { c.Remediation.MinAge = 0 }}) // every read counts
 		p := newPlatform()
 		ids := []string{instanceID(e.names[0]), instanceID(e.names[1]), instanceID(e.names[2]), instanceID(e.names[3])}
 		plan := func(i int) string { return e.names[i][:len(e.names[i])-37] }
@@ -159,7 +159,7 @@ var _ = Describe("the platform cross-check", func() {
 	})
 
 	It("calls the platform unknown when the Cloud Controller fails or cuts a page short: nothing judged, the proof kept", func() {
-		e := newEnv(envOptions{seed: 2})
+		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.Remediation.MinAge = 0 }}) // every read counts
 		p := newPlatform()
 		p.add(instanceID(e.names[0]), e.names[0][:len(e.names[0])-37], ccsim.StateSucceeded)
 		reg := prometheus.NewRegistry()
@@ -229,7 +229,7 @@ var _ = Describe("the platform cross-check", func() {
 
 var _ = Describe("the remediation of orphan deployments", func() {
 	It("deletes an orphan deployment only once the platform has been read without it for min_age, after a full backup, never from an unknown platform", func() {
-		minAge := 1500 * time.Millisecond
+		minAge := 2 * time.Second // three reads a second apart at least
 		f := newFleet(3, func(c *config.ReconcilerConfig) {
 			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
 			c.Remediation.MinAge = minAge
@@ -249,7 +249,11 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		dry := f.e.run(reconciler.RunOptions{DryRun: true})
 		Expect(dry.Platform.Deleted).To(BeEmpty(), "still within min_age")
 
-		time.Sleep(minAge)
+		time.Sleep(minAge/2 + 100*time.Millisecond)
+		Expect(f.e.run(reconciler.RunOptions{}).Platform.Deleted).To(BeEmpty(), "two reads")
+		Expect(f.e.run(reconciler.RunOptions{Force: true}).Platform.Deleted).To(BeEmpty(), "a forced run at once counts for nothing")
+		Expect(platformDoc(f.e)).To(HaveKeyWithValue(orphan, HaveKeyWithValue("reads", 2.0)))
+		time.Sleep(minAge/2 + 100*time.Millisecond)
 		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"))
@@ -352,12 +356,13 @@ var _ = Describe("the orphan deployments' proof in Vault", func() {
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(e) })
 		e.run(reconciler.RunOptions{}) // the record is made: younger than the view
 		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(BeEmpty(), "one read")
-		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(HaveLen(1), "proven: tried (and refused: an adoption)")
+		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(BeEmpty(), "two reads")
+		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(HaveLen(1), "proven by three: tried (and refused: an adoption)")
 
 		e.proxy.failWrites("blacksmith/state/platform", -1)
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Platform.Deleted).To(BeEmpty(), "the proof of this read could not be kept: nothing tried from the one before")
-		Expect(platformDoc(e)).To(HaveKeyWithValue(instanceID(e.names[0]), HaveKeyWithValue("reads", 2.0)))
+		Expect(platformDoc(e)).To(HaveKeyWithValue(instanceID(e.names[0]), HaveKeyWithValue("reads", 3.0)))
 		e.proxy.heal()
 		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(HaveLen(1))
 	})

@@ -22,17 +22,38 @@ type Doc struct {
 // Entry is one orphan deployment's proof.
 type Entry struct {
 	// Since is the first read without it (Unix seconds), Reads how many
-	// whole reads since (that one included) have not found it.
+	// whole reads since (that one included) have not found it and counted.
 	Since int64 `json:"since"`
 	Reads int   `json:"reads"`
+	// Last is the last read that counted (Unix seconds; 0: Since, a proof
+	// written before reads were spread). A read counts only a spacing
+	// after it: forced runs in a row prove nothing.
+	Last int64 `json:"last,omitempty"`
+}
+
+// MinReads is how many whole reads, spread over min_age, prove that the
+// platform does not have an instance: the first and the last min_age
+// apart, each min_age/(MinReads-1) after the one before.
+const MinReads = 3
+
+// Spacing is how long after the last counted read another one counts.
+func Spacing(minAge time.Duration) time.Duration { return minAge / (MinReads - 1) }
+
+// last is the last read that counted.
+func (e Entry) last() int64 {
+	if e.Last == 0 {
+		return e.Since
+	}
+	return e.Last
 }
 
 // Next is the document after a whole read at readAt that found the orphan
-// deployments orphans: each one's proof goes on (or starts: fresh), the
+// deployments orphans: each one's proof goes on (one read more when it is
+// spacing after the last one counted) or starts (fresh), the
 // records not judged (unchecked: a Director out of the run, an operation
 // in progress) keep theirs as they are, and every other proof ends (the
 // platform has the instance again, or its deployment is gone).
-func Next(doc Doc, orphans, unchecked []string, readAt time.Time) (next Doc, fresh []string) {
+func Next(doc Doc, orphans, unchecked []string, readAt time.Time, spacing time.Duration) (next Doc, fresh []string) {
 	next = Doc{Absent: make(map[string]Entry, len(orphans))}
 	for _, id := range unchecked {
 		if e, ok := doc.Absent[id]; ok {
@@ -42,7 +63,9 @@ func Next(doc Doc, orphans, unchecked []string, readAt time.Time) (next Doc, fre
 	var started []string
 	for _, id := range orphans {
 		if e, ok := doc.Absent[id]; ok {
-			e.Reads++
+			if readAt.Sub(time.Unix(e.last(), 0)) >= spacing { // a read too soon after the last one is not counted
+				e.Reads, e.Last = e.Reads+1, readAt.Unix()
+			}
 			next.Absent[id] = e
 		} else {
 			started = append(started, id)
@@ -62,7 +85,9 @@ func Next(doc Doc, orphans, unchecked []string, readAt time.Time) (next Doc, fre
 func (d Doc) Equal(o Doc) bool { return maps.Equal(d.Absent, o.Absent) }
 
 // Proven says whether an orphan deployment's absence is proven at now: at
-// least two whole reads without it, the first at least minAge ago.
+// least MinReads whole reads without it, spread (Next's spacing), the
+// first and the last at least minAge apart.
 func (e Entry) Proven(now time.Time, minAge time.Duration) bool {
-	return e.Reads >= 2 && now.Sub(time.Unix(e.Since, 0)) >= minAge
+	first, last := time.Unix(e.Since, 0), time.Unix(e.last(), 0)
+	return e.Reads >= MinReads && last.Sub(first) >= minAge && now.Sub(first) >= minAge
 }

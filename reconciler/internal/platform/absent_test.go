@@ -79,7 +79,7 @@ var _ = Describe("Next", func() {
 	earlier := readAt.Add(-24 * time.Hour).Unix()
 
 	It("starts a new orphan deployment's proof at this read, once, and says it is fresh", func() {
-		next, fresh := platform.Next(platform.Doc{}, []string{"a", "b"}, nil, readAt)
+		next, fresh := platform.Next(platform.Doc{}, []string{"a", "b"}, nil, readAt, 0)
 		Expect(next.Absent).To(Equal(map[string]platform.Entry{"a": {Since: readAt.Unix(), Reads: 1},
 			"b": {Since: readAt.Unix(), Reads: 1}}))
 		Expect(fresh).To(Equal([]string{"a", "b"}))
@@ -87,15 +87,15 @@ var _ = Describe("Next", func() {
 
 	It("carries an existing proof on: one read more, since its first", func() {
 		doc := platform.Doc{Absent: map[string]platform.Entry{"a": {Since: earlier, Reads: 2}}}
-		next, fresh := platform.Next(doc, []string{"a"}, nil, readAt)
-		Expect(next.Absent).To(Equal(map[string]platform.Entry{"a": {Since: earlier, Reads: 3}}))
+		next, fresh := platform.Next(doc, []string{"a"}, nil, readAt, 0)
+		Expect(next.Absent).To(Equal(map[string]platform.Entry{"a": {Since: earlier, Reads: 3, Last: readAt.Unix()}}))
 		Expect(fresh).To(BeEmpty())
 		Expect(doc.Absent["a"]).To(Equal(platform.Entry{Since: earlier, Reads: 2}), "the old document is not changed")
 	})
 
 	It("keeps the proof of a record not judged as it is, and starts none for one", func() {
 		doc := platform.Doc{Absent: map[string]platform.Entry{"u": {Since: earlier, Reads: 4}}}
-		next, fresh := platform.Next(doc, nil, []string{"u", "v"}, readAt)
+		next, fresh := platform.Next(doc, nil, []string{"u", "v"}, readAt, 0)
 		Expect(next.Absent).To(Equal(map[string]platform.Entry{"u": {Since: earlier, Reads: 4}}))
 		Expect(fresh).To(BeEmpty())
 	})
@@ -103,11 +103,11 @@ var _ = Describe("Next", func() {
 	It("ends every other proof: the platform has the instance again, or its deployment is gone", func() {
 		doc := platform.Doc{Absent: map[string]platform.Entry{"back": {Since: earlier, Reads: 5},
 			"gone": {Since: earlier, Reads: 1}, "a": {Since: earlier, Reads: 1}}}
-		next, fresh := platform.Next(doc, []string{"a"}, nil, readAt)
-		Expect(next.Absent).To(Equal(map[string]platform.Entry{"a": {Since: earlier, Reads: 2}}))
+		next, fresh := platform.Next(doc, []string{"a"}, nil, readAt, 0)
+		Expect(next.Absent).To(Equal(map[string]platform.Entry{"a": {Since: earlier, Reads: 2, Last: readAt.Unix()}}))
 		Expect(fresh).To(BeEmpty())
 
-		next, fresh = platform.Next(doc, nil, nil, readAt)
+		next, fresh = platform.Next(doc, nil, nil, readAt, 0)
 		Expect(next.Absent).NotTo(BeNil())
 		Expect(next.Absent).To(BeEmpty())
 		Expect(fresh).To(BeEmpty())
@@ -116,9 +116,9 @@ var _ = Describe("Next", func() {
 	It("does all at once", func() {
 		doc := platform.Doc{Absent: map[string]platform.Entry{"old": {Since: earlier, Reads: 1},
 			"held": {Since: earlier, Reads: 7}, "dropped": {Since: earlier, Reads: 3}}}
-		next, fresh := platform.Next(doc, []string{"new", "old"}, []string{"held", "unseen"}, readAt)
+		next, fresh := platform.Next(doc, []string{"new", "old"}, []string{"held", "unseen"}, readAt, 0)
 		Expect(next.Absent).To(Equal(map[string]platform.Entry{"new": {Since: readAt.Unix(), Reads: 1},
-			"old": {Since: earlier, Reads: 2}, "held": {Since: earlier, Reads: 7}}))
+			"old": {Since: earlier, Reads: 2, Last: readAt.Unix()}, "held": {Since: earlier, Reads: 7}}))
 		Expect(fresh).To(Equal([]string{"new"}))
 	})
 
@@ -140,7 +140,7 @@ var _ = Describe("Next", func() {
 
 		It("starts no proof beyond MaxAbsent", func() {
 			orphans := many("o", platform.MaxAbsent+5)
-			next, fresh := platform.Next(platform.Doc{}, orphans, nil, readAt)
+			next, fresh := platform.Next(platform.Doc{}, orphans, nil, readAt, 0)
 			Expect(next.Absent).To(HaveLen(platform.MaxAbsent))
 			Expect(fresh).To(Equal(orphans[:platform.MaxAbsent]))
 			Expect(next.Absent).NotTo(HaveKey(orphans[platform.MaxAbsent]))
@@ -149,15 +149,15 @@ var _ = Describe("Next", func() {
 		It("still carries the existing proofs on, and starts none while the document is full", func() {
 			existing := many("b", platform.MaxAbsent)
 			orphans := append(existing, many("c", 3)...) // the new ones sort after
-			next, fresh := platform.Next(docOf(existing), orphans, nil, readAt)
+			next, fresh := platform.Next(docOf(existing), orphans, nil, readAt, 0)
 			Expect(next.Absent).To(HaveLen(platform.MaxAbsent))
-			Expect(next.Absent[existing[0]]).To(Equal(platform.Entry{Since: earlier, Reads: 2}))
+			Expect(next.Absent[existing[0]]).To(Equal(platform.Entry{Since: earlier, Reads: 2, Last: readAt.Unix()}))
 			Expect(fresh).To(BeEmpty())
 		})
 
 		It("counts the proofs kept for the records not judged", func() {
 			held := many("h", platform.MaxAbsent)
-			next, fresh := platform.Next(docOf(held), []string{"z"}, held, readAt)
+			next, fresh := platform.Next(docOf(held), []string{"z"}, held, readAt, 0)
 			Expect(next.Absent).To(HaveLen(platform.MaxAbsent))
 			Expect(fresh).To(BeEmpty())
 		})
@@ -169,7 +169,7 @@ var _ = Describe("Next", func() {
 		It("starts no proof while the document is full, whatever the new ids sort as", func() {
 			existing := many("b", platform.MaxAbsent)
 			orphans := append([]string{"a"}, existing...) // sorted: the new one first
-			next, fresh := platform.Next(docOf(existing), orphans, nil, readAt)
+			next, fresh := platform.Next(docOf(existing), orphans, nil, readAt, 0)
 			Expect(fresh).To(BeEmpty(), "the document follows MaxAbsent already")
 			Expect(next.Absent).To(HaveLen(platform.MaxAbsent))
 		})
@@ -180,19 +180,48 @@ var _ = Describe("Entry.Proven", func() {
 	since := readAt.Add(-time.Hour)
 	minAge := time.Hour
 
-	DescribeTable("needs two whole reads or more, the first at least minAge ago",
-		func(reads int, now time.Time, minAge time.Duration, proven bool) {
-			Expect(platform.Entry{Since: since.Unix(), Reads: reads}.Proven(now, minAge)).To(Equal(proven))
+	DescribeTable("needs three whole reads or more, the first and the last at least minAge apart",
+		func(reads int, last, now time.Time, minAge time.Duration, proven bool) {
+			Expect(platform.Entry{Since: since.Unix(), Reads: reads, Last: last.Unix()}.Proven(now, minAge)).To(Equal(proven))
 		},
-		Entry("two reads, exactly minAge", 2, readAt, minAge, true),
-		Entry("two reads, a second short of minAge", 2, readAt.Add(-time.Second), minAge, false),
-		Entry("two reads, a nanosecond short of minAge", 2, readAt.Add(-time.Nanosecond), minAge, false),
-		Entry("many reads, long after", 9, readAt.Add(24*time.Hour), minAge, true),
-		Entry("one read, long after", 1, readAt.Add(24*time.Hour), minAge, false),
-		Entry("no read", 0, readAt.Add(24*time.Hour), minAge, false),
-		Entry("two reads, no minimum age, at once", 2, since, time.Duration(0), true),
-		Entry("two reads, now before the first read", 2, since.Add(-time.Second), time.Duration(0), false),
+		Entry("three reads, the last exactly minAge after the first", 3, readAt, readAt, minAge, true),
+		Entry("three reads, the last a second short of minAge", 3, readAt.Add(-time.Second), readAt, minAge, false),
+		Entry("two reads, minAge apart", 2, readAt, readAt, minAge, false),
+		Entry("many reads, long after", 9, readAt.Add(24*time.Hour), readAt.Add(24*time.Hour), minAge, true),
+		Entry("three reads within minutes, asked long after: forced runs in a row prove nothing", 3,
+			since.Add(2*time.Minute), readAt.Add(24*time.Hour), minAge, false),
+		Entry("one read, long after", 1, since, readAt.Add(24*time.Hour), minAge, false),
+		Entry("no read", 0, since, readAt.Add(24*time.Hour), minAge, false),
+		Entry("three reads, no minimum age, at once", 3, since, since, time.Duration(0), true),
+		Entry("three reads, now before the first read", 3, since, since.Add(-time.Second), time.Duration(0), false),
 	)
+
+	It("takes a proof written before reads were spread (no last) as its first read's", func() {
+		Expect(platform.Entry{Since: since.Unix(), Reads: 5}.Proven(readAt.Add(24*time.Hour), minAge)).To(BeFalse())
+		Expect(platform.Entry{Since: since.Unix(), Reads: 5}.Proven(since, 0)).To(BeTrue())
+	})
+})
+
+var _ = Describe("Next, spreading the reads", func() {
+	It("counts a read only a spacing after the last one counted, and proves an absence over min_age only", func() {
+		minAge := time.Hour
+		spacing := platform.Spacing(minAge)
+		Expect(spacing).To(Equal(30 * time.Minute))
+		t0 := readAt
+		doc, _ := platform.Next(platform.Doc{}, []string{"a"}, nil, t0, spacing)
+		for _, forced := range []time.Duration{time.Minute, 2 * time.Minute, 29 * time.Minute} {
+			doc, _ = platform.Next(doc, []string{"a"}, nil, t0.Add(forced), spacing)
+		}
+		Expect(doc.Absent["a"]).To(Equal(platform.Entry{Since: t0.Unix(), Reads: 1}), "forced runs in a row: not counted")
+		doc, _ = platform.Next(doc, []string{"a"}, nil, t0.Add(30*time.Minute), spacing)
+		Expect(doc.Absent["a"].Reads).To(Equal(2))
+		Expect(doc.Absent["a"].Proven(t0.Add(59*time.Minute), minAge)).To(BeFalse())
+		doc, _ = platform.Next(doc, []string{"a"}, nil, t0.Add(59*time.Minute), spacing)
+		Expect(doc.Absent["a"].Reads).To(Equal(2), "too soon after the second")
+		doc, _ = platform.Next(doc, []string{"a"}, nil, t0.Add(60*time.Minute), spacing)
+		Expect(doc.Absent["a"]).To(Equal(platform.Entry{Since: t0.Unix(), Reads: 3, Last: t0.Add(time.Hour).Unix()}))
+		Expect(doc.Absent["a"].Proven(t0.Add(time.Hour), minAge)).To(BeTrue())
+	})
 })
 
 var _ = Describe("Doc", func() {
@@ -210,9 +239,9 @@ var _ = Describe("Doc", func() {
 
 	It("is the same after a Next that changes nothing, so the run writes nothing", func() {
 		doc := platform.Doc{Absent: map[string]platform.Entry{"u": {Since: 5, Reads: 2}}}
-		next, _ := platform.Next(doc, nil, []string{"u"}, readAt)
+		next, _ := platform.Next(doc, nil, []string{"u"}, readAt, 0)
 		Expect(next.Equal(doc)).To(BeTrue())
-		next, _ = platform.Next(doc, []string{"u"}, nil, readAt)
+		next, _ = platform.Next(doc, []string{"u"}, nil, readAt, 0)
 		Expect(next.Equal(doc)).To(BeFalse())
 	})
 

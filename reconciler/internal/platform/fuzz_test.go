@@ -296,7 +296,7 @@ func FuzzClassify(f *testing.F) {
 			}
 		}
 
-		next, fresh := platform.Next(w.prev, j.OrphanDeployments, j.Unchecked, readAt)
+		next, fresh := platform.Next(w.prev, j.OrphanDeployments, j.Unchecked, readAt, 0)
 		for id, e := range next.Absent {
 			old, had := w.prev.Absent[id]
 			switch {

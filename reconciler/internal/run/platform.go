@@ -107,7 +107,7 @@ func crossCheck(ctx context.Context, r *run, pr *platformRead, claims *match.Cla
 // webhooks and the instances' history of the new orphan deployments. kept
 // is false when the proof could not be written (the run deletes nothing).
 func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged, readAt time.Time) (_ platform.Doc, kept bool) {
-	next, fresh := platform.Next(doc, j.OrphanDeployments, j.Unchecked, readAt)
+	next, fresh := platform.Next(doc, j.OrphanDeployments, j.Unchecked, readAt, platform.Spacing(r.p.Config.Remediation.MinAge))
 	if r.opts.DryRun {
 		return next, true
 	}
@@ -131,7 +131,8 @@ func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged
 
 // retire deletes the orphan deployments the remediation allows (in a dry
 // run, lists them): reconciler.remediation.orphan_deployments delete, each
-// proven (platform.Entry.Proven: min_age over at least two whole reads),
+// proven (platform.Entry.Proven: at least three whole reads spread over
+// min_age),
 // its deployment not locked by a task, at most max_per_run, oldest proof
 // first; none when so many look orphaned that the read is more likely
 // wrong than the fleet.
