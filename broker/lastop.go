@@ -230,9 +230,8 @@ func (b *Broker) backup(ctx context.Context, id string) {
 
 // recordRunning stores what the Director runs as the instance's manifest
 // after a failed update or binding operation (the deploy stored the one it
-// asked for): the
-// reconciler and the next upgrade then compare against what runs, not
-// against what failed. A failure is only logged: the next run records it.
+// asked for): the reconciler and the next upgrade then compare against
+// what runs, not against what failed. A failure is only logged: the next run records it.
 func (b *Broker) recordRunning(ctx context.Context, id string, rec *vault.Record) {
 	dir, err := b.directorOf(rec)
 	if err != nil {
@@ -243,6 +242,6 @@ func (b *Broker) recordRunning(ctx context.Context, id string, rec *vault.Record
 		err = b.opts.Store.PutManifest(ctx, id, text)
 	}
 	if err != nil {
-		b.log.Warn("could not record what runs after a failed update; the next reconciler run does", "instance", id, "error", err)
+		b.log.Warn("could not record what runs after a failed operation; the next reconciler run does", "instance", id, "error", err)
 	}
 }

@@ -203,9 +203,12 @@ func (b *Broker) preview(ctx context.Context, dir NamedDirector, dep operation.D
 		b.appendEvent(ctx, dep.Instance, vault.Event{Kind: eventRefused, Deployment: dep.Deployment, Message: refused.Error(),
 			Details: p.Details()})
 		return nil, guardRefused(refused)
-	case err != nil:
+	case errors.Is(err, operation.ErrUnreadable):
 		b.log.Error("could not preview the deploy", "instance", dep.Instance, "operation", dep.Operation, "error", err)
 		return nil, directorUnavailable(dep.Operation, dir.Name)
+	case err != nil: // what runs does not parse as a manifest: nothing is kept or guarded from it
+		return nil, b.internal(dep.Operation+" refused: what the instance's deployment runs could not be read as a manifest; nothing was changed",
+			err, "instance", dep.Instance)
 	}
 	return p, nil
 }
@@ -216,15 +219,8 @@ func (b *Broker) allowed(ctx context.Context, id string) []operation.Class {
 	names, err := b.opts.Store.AllowedNow(ctx, id, time.Now())
 	if err != nil {
 		b.log.Warn("could not read the instance's allowance: none applies", "instance", id, "error", err)
-		return nil
 	}
-	var out []operation.Class
-	for _, n := range names {
-		if c, err := operation.ParseClass(n); err == nil {
-			out = append(out, c)
-		}
-	}
-	return out
+	return operation.KnownClasses(names)
 }
 
 // retried is a Director's preview, each call asked again after transient

@@ -55,10 +55,10 @@ type Deploy struct {
 	KeepVariables bool
 	// Guard judges the diff; its Operation is set from Operation.
 	Guard Guard
-	// Running is what the deployment runs when the caller read it already
-	// (the Director's manifest: an upgrade compares it with Vault's first);
-	// nil: Prepare reads it.
-	Running *string
+	// RunningRead is what the deployment runs when the caller read it
+	// already (the Director's manifest: an upgrade compares it with
+	// Vault's first); nil: Prepare reads it (the Preview's Running).
+	RunningRead *string
 }
 
 // Preview is a deploy read against what runs and judged, ready to be backed
@@ -90,8 +90,8 @@ func Prepare(ctx context.Context, d Previewer, dep Deploy) (*Preview, error) {
 	p := &Preview{Deploy: dep}
 	var running string
 	var err error
-	if dep.Running != nil {
-		running = *dep.Running
+	if dep.RunningRead != nil {
+		running = *dep.RunningRead
 	} else {
 		running, err = d.Manifest(ctx, dep.Deployment)
 	}

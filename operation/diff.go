@@ -80,6 +80,19 @@ func ParseClasses(s string) ([]Class, error) {
 	return out, nil
 }
 
+// KnownClasses are the guarded classes among names (an operator's
+// allowance as Vault keeps it), each once; the others are dropped: an
+// allowance allows nothing it does not name as this build knows it.
+func KnownClasses(names []string) []Class {
+	var out []Class
+	for _, n := range names {
+		if c, err := ParseClass(n); err == nil && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Change is one change a deploy would make.
 type Change struct {
 	Class Class `json:"class"`

@@ -214,7 +214,7 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 	}
 	p, err := operation.Prepare(ctx, t.Deployer, operation.Deploy{Operation: "upgrade", Instance: c.InstanceID,
 		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: allowed(ctx, u, c.InstanceID)},
-		Running: &running})
+		RunningRead: &running})
 	if why := notPrepared(err, p); why != "" {
 		r.State, r.Reason = Skipped, why
 		var refused *operation.RefusedError
@@ -308,17 +308,11 @@ func (u *Upgrader) running(ctx context.Context, c Candidate, t Target) (string, 
 // operator allowed for the instance; an allowance that cannot be read
 // adds nothing.
 func allowed(ctx context.Context, u *Upgrader, id string) []operation.Class {
-	out := slices.Clone(u.Allow)
 	names, err := u.Documents.AllowedNow(ctx, id, u.Now())
 	if err != nil {
 		u.Log.Warn("could not read the instance's allowance: none applies", "instance", id, "error", err)
 	}
-	for _, n := range names {
-		if c, err := operation.ParseClass(n); err == nil && !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return append(slices.Clone(u.Allow), operation.KnownClasses(names)...)
 }
 
 func (u *Upgrader) hold(ctx context.Context, id string) (context.Context, func(), error) {
