@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -268,5 +267,3 @@ func kindsOf(events []vault.Event) []string {
 	}
 	return out
 }
-
-var _ = json.Number("")
