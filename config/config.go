@@ -19,6 +19,9 @@ type Config struct {
 	MoreDirectors []BOSHConfig `yaml:"-"`
 	// Catalog says where the service and plan directories are.
 	Catalog CatalogConfig `yaml:"catalog"`
+	// Operator are the credentials of the operator's API (/b/*) and the dashboard, apart from the
+	// broker's: the platform holds those.
+	Operator OperatorConfig `yaml:"operator"`
 	// Metrics is the Prometheus /metrics endpoint.
 	Metrics MetricsConfig `yaml:"metrics"`
 	// Reconciler tunes the loop that keeps Vault in step with the Director.
@@ -197,6 +200,24 @@ type CatalogConfig struct {
 	// Dirs are directories of <service>/service.yml and <service>/<plan>/plan.yml.
 	// Default none; env BLACKSMITH_CATALOG_DIRS (colon-separated).
 	Dirs []string `yaml:"dirs"`
+}
+
+// OperatorConfig are the operator's credentials: the operator's API (/b/*) and the dashboard take
+// these, never the broker's (broker.username), which the platform holds.
+type OperatorConfig struct {
+	// Admin reads and acts (forced runs, restores, adoptions, upgrades, allowances). Required.
+	Admin Credentials `yaml:"admin"`
+	// Viewer only reads (GET and HEAD: the fleet, the runs, the dashboard). Optional.
+	Viewer Credentials `yaml:"viewer"`
+}
+
+// Credentials are a basic-auth user and password.
+type Credentials struct {
+	// Username is the user. Env BLACKSMITH_OPERATOR_ADMIN_USERNAME or BLACKSMITH_OPERATOR_VIEWER_USERNAME.
+	Username string `yaml:"username"`
+	// Password goes with Username; secret. Env BLACKSMITH_OPERATOR_ADMIN_PASSWORD or
+	// BLACKSMITH_OPERATOR_VIEWER_PASSWORD.
+	Password string `yaml:"password"`
 }
 
 // MetricsConfig is the Prometheus /metrics endpoint.

@@ -100,10 +100,12 @@ func envOf(m map[string]string) func(string) (string, bool) {
 // requiredEnv sets the four required settings through the environment.
 func requiredEnv() map[string]string {
 	return map[string]string{
-		"BLACKSMITH_BROKER_USERNAME": "broker",
-		"BLACKSMITH_BROKER_PASSWORD": "broker-secret",
-		"VAULT_ADDR":                 "http://127.0.0.1:8200",
-		"BOSH_ENVIRONMENT":           "https://127.0.0.1:25555",
+		"BLACKSMITH_BROKER_USERNAME":         "broker",
+		"BLACKSMITH_BROKER_PASSWORD":         "broker-secret",
+		"BLACKSMITH_OPERATOR_ADMIN_USERNAME": "operator",
+		"BLACKSMITH_OPERATOR_ADMIN_PASSWORD": "operator-secret",
+		"VAULT_ADDR":                         "http://127.0.0.1:8200",
+		"BOSH_ENVIRONMENT":                   "https://127.0.0.1:25555",
 	}
 }
 
@@ -124,6 +126,8 @@ const requiredYAML = `
 broker:
   username: broker
   password: broker-secret
+operator:
+  admin: {username: operator, password: operator-secret}
 vault:
   address: http://127.0.0.1:8200
 bosh:

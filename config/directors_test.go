@@ -13,6 +13,8 @@ const twoDirectors = `
 broker:
   username: broker
   password: broker-secret
+operator:
+  admin: {username: operator, password: operator-secret}
 vault:
   address: http://127.0.0.1:8200
 bosh:

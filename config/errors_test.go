@@ -193,6 +193,8 @@ reconciler:
 			`reconciler.interval: invalid duration "abc"`,
 			`BLACKSMITH_RECONCILER_BATCH_SIZE: not an integer: "x"`,
 			"broker.password: required (set it in the file or with BLACKSMITH_BROKER_PASSWORD)",
+			"operator.admin.username: required (set it in the file or with BLACKSMITH_OPERATOR_ADMIN_USERNAME)",
+			"operator.admin.password: required (set it in the file or with BLACKSMITH_OPERATOR_ADMIN_PASSWORD)",
 			"vault.address: required (set it in the file or with VAULT_ADDR)",
 			"bosh.address: required (set it in the file or with BOSH_ENVIRONMENT)",
 			"reconciler.max_concurrency: must be at least 1, got 0",
@@ -210,11 +212,13 @@ reconciler:
 		Expect(p.List[0].Line).To(Equal(2))
 	})
 
-	It("lists the four required settings when nothing is given", func() {
+	It("lists the six required settings when nothing is given", func() {
 		_, err := config.Load("", nil)
 		Expect(problems(err)).To(Equal([]string{
 			"broker.username: required (set it in the file or with BLACKSMITH_BROKER_USERNAME)",
 			"broker.password: required (set it in the file or with BLACKSMITH_BROKER_PASSWORD)",
+			"operator.admin.username: required (set it in the file or with BLACKSMITH_OPERATOR_ADMIN_USERNAME)",
+			"operator.admin.password: required (set it in the file or with BLACKSMITH_OPERATOR_ADMIN_PASSWORD)",
 			"vault.address: required (set it in the file or with VAULT_ADDR)",
 			"bosh.address: required (set it in the file or with BOSH_ENVIRONMENT)",
 		}))

@@ -66,6 +66,7 @@ var _ = Describe("manifests/blacksmith.conf.example", func() {
 		Expect(err).NotTo(HaveOccurred())
 		d := config.Default()
 		d.Broker.Username, d.Broker.Password = c.Broker.Username, c.Broker.Password
+		d.Operator.Admin = c.Operator.Admin
 		d.Vault.Address, d.BOSH.Address = c.Vault.Address, c.BOSH.Address
 		d.Catalog.Dirs = c.Catalog.Dirs
 		d.Reconciler.Releases, d.Reconciler.Rules, d.Reconciler.Ignore = c.Reconciler.Releases, c.Reconciler.Rules, c.Reconciler.Ignore

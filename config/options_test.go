@@ -88,6 +88,10 @@ var options = []option{
 	{"bosh.rate_burst", "BLACKSMITH_BOSH_RATE_BURST", func(c *config.Config) any { return c.BOSH.RateBurst }, 10, "20", 20, "30", 30, nil},
 	{"bosh.max_in_flight", "BLACKSMITH_BOSH_MAX_IN_FLIGHT", func(c *config.Config) any { return c.BOSH.MaxInFlight }, 10, "3", 3, "4", 4, nil},
 	{"catalog.dirs", "BLACKSMITH_CATALOG_DIRS", func(c *config.Config) any { return c.Catalog.Dirs }, []string(nil), "[$CATA]", []string{"$CATA"}, "$CATA:$CATB", []string{"$CATA", "$CATB"}, nil},
+	{"operator.viewer.username", "BLACKSMITH_OPERATOR_VIEWER_USERNAME", func(c *config.Config) any { return c.Operator.Viewer.Username }, "", "file-viewer", "file-viewer", "env-viewer", "env-viewer",
+		map[string]string{"BLACKSMITH_OPERATOR_VIEWER_PASSWORD": "pw"}},
+	{"operator.viewer.password", "BLACKSMITH_OPERATOR_VIEWER_PASSWORD", func(c *config.Config) any { return c.Operator.Viewer.Password }, "", "file-vpw", "file-vpw", "env-vpw", "env-vpw",
+		map[string]string{"BLACKSMITH_OPERATOR_VIEWER_USERNAME": "auditor"}},
 	{"metrics.enabled", "BLACKSMITH_METRICS_ENABLED", func(c *config.Config) any { return c.Metrics.Enabled }, true, "false", false, "true", true, nil},
 	{"metrics.username", "BLACKSMITH_METRICS_USERNAME", func(c *config.Config) any { return c.Metrics.Username }, "", "file-m", "file-m", "env-m", "env-m",
 		map[string]string{"BLACKSMITH_METRICS_PASSWORD": "pw"}},
@@ -165,6 +169,8 @@ func cfPartners(except string) map[string]string {
 var requiredOptions = []option{
 	{"broker.username", "BLACKSMITH_BROKER_USERNAME", func(c *config.Config) any { return c.Broker.Username }, "", "file-admin", "file-admin", "env-admin", "env-admin", nil},
 	{"broker.password", "BLACKSMITH_BROKER_PASSWORD", func(c *config.Config) any { return c.Broker.Password }, "", "file-secret", "file-secret", "env-secret", "env-secret", nil},
+	{"operator.admin.username", "BLACKSMITH_OPERATOR_ADMIN_USERNAME", func(c *config.Config) any { return c.Operator.Admin.Username }, "", "file-op", "file-op", "env-op", "env-op", nil},
+	{"operator.admin.password", "BLACKSMITH_OPERATOR_ADMIN_PASSWORD", func(c *config.Config) any { return c.Operator.Admin.Password }, "", "file-op-secret", "file-op-secret", "env-op-secret", "env-op-secret", nil},
 	{"vault.address", "VAULT_ADDR", func(c *config.Config) any { return c.Vault.Address }, "", "https://vault.invalid:8200", "https://vault.invalid:8200", "http://127.0.0.1:8201", "http://127.0.0.1:8201", nil},
 	{"bosh.address", "BOSH_ENVIRONMENT", func(c *config.Config) any { return c.BOSH.Address }, "", "https://director.invalid:25555", "https://director.invalid:25555", "http://127.0.0.1:25556", "http://127.0.0.1:25556", nil},
 }

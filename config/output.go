@@ -43,6 +43,7 @@ func (c *Config) Redacted() *Config {
 	secrets := []*string{
 		&out.Broker.Password, &out.Vault.Token, &out.BOSH.Password,
 		&out.BOSH.ClientSecret, &out.CF.ClientSecret, &out.Metrics.Password, &out.Notifications.WebhookSecret,
+		&out.Operator.Admin.Password, &out.Operator.Viewer.Password,
 	}
 	for i := range out.MoreDirectors {
 		secrets = append(secrets, &out.MoreDirectors[i].Password, &out.MoreDirectors[i].ClientSecret)

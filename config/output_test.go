@@ -19,6 +19,9 @@ broker:
   listen: 127.0.0.1:3001
   username: admin
   password: broker-s3cret
+operator:
+  admin: {username: operator, password: operator-s3cret}
+  viewer: {username: auditor, password: viewer-s3cret}
 vault:
   address: http://127.0.0.1:8200
   token: vault-s3cret
@@ -67,6 +70,7 @@ cf:
 `
 
 var secrets = []string{"broker-s3cret", "vault-s3cret", "bosh-s3cret", "uaa-s3cret", "metrics-s3cret", "hook-s3cret", "hook2-s3cret",
+	"operator-s3cret", "viewer-s3cret",
 	"cf-s3cret", "hook-url-t0ken", "hook2-url-t0ken"}
 
 var _ = Describe("output", func() {
@@ -190,11 +194,13 @@ var _ = Describe("CheckConfig", func() {
 		Expect(code).NotTo(Equal(0))
 		Expect(stdout).To(BeEmpty())
 		Expect(strings.Split(strings.TrimSpace(stderr), "\n")).To(Equal([]string{
-			"check-config: 6 problem(s) in the configuration:",
+			"check-config: 8 problem(s) in the configuration:",
 			"  broker.bogus: unknown key (" + path + " line 3)",
 			`  reconciler.interval: invalid duration "abc" (` + path + " line 5)",
 			`  BLACKSMITH_RECONCILER_MAX_CONCURRENCY: not an integer: "x"`,
 			"  broker.password: required (set it in the file or with BLACKSMITH_BROKER_PASSWORD)",
+			"  operator.admin.username: required (set it in the file or with BLACKSMITH_OPERATOR_ADMIN_USERNAME)",
+			"  operator.admin.password: required (set it in the file or with BLACKSMITH_OPERATOR_ADMIN_PASSWORD)",
 			"  vault.address: required (set it in the file or with VAULT_ADDR)",
 			"  bosh.address: required (set it in the file or with BOSH_ENVIRONMENT)",
 		}))

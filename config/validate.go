@@ -38,6 +38,7 @@ func boshAddress(a string) string {
 
 func validate(c *Config, ck checker) {
 	validateBroker(c.Broker, ck)
+	validateOperator(c.Operator, c.Broker, ck)
 	validateVault(c.Vault, ck)
 	validateDirectors(c, ck)
 	for i, dir := range c.Catalog.Dirs {
@@ -100,6 +101,25 @@ func checkWebhookURL(key, raw string, ck checker) {
 		ck.fail(key, "must not hold user info (use the secret to sign)")
 	case u.Fragment != "":
 		ck.fail(key, "must not have a fragment")
+	}
+}
+
+// validateOperator wants the operator's admin credentials, a viewer's only
+// whole, and every user name apart from the broker's and each other's: the
+// platform's credentials must never open the operator's API, and a user name
+// has one role.
+func validateOperator(o OperatorConfig, b BrokerConfig, ck checker) {
+	ck.required("operator.admin.username", o.Admin.Username)
+	ck.required("operator.admin.password", o.Admin.Password)
+	ck.pair("operator.viewer.username", o.Viewer.Username, "operator.viewer.password", o.Viewer.Password)
+	users := []struct{ key, name string }{{"broker.username", b.Username}, {"operator.admin.username", o.Admin.Username},
+		{"operator.viewer.username", o.Viewer.Username}}
+	for i, u := range users {
+		for _, v := range users[:i] {
+			if u.name != "" && u.name == v.name {
+				ck.fail(u.key, "must differ from %s: each user name has one role", v.key)
+			}
+		}
 	}
 }
 

@@ -103,6 +103,12 @@ var _ = Describe("validation", func() {
 		Entry("bosh in flight zero", "bosh:\n  max_in_flight: 0\n", "bosh.max_in_flight: must be at least 1, got 0"),
 		Entry("catalog dir missing", "catalog:\n  dirs: [$CATA, /nowhere.invalid]\n", `catalog.dirs[1]: not a directory: "/nowhere.invalid"`),
 		Entry("catalog dir a file", "catalog:\n  dirs: [$CERT]\n", MatchRegexp(`^catalog.dirs\[0\]: not a directory: ".*cert.pem"$`)),
+		Entry("operator viewer without password", "operator:\n  viewer:\n    username: auditor\n",
+			"operator.viewer.password: required when operator.viewer.username is set"),
+		Entry("operator viewer named as the broker", "operator:\n  viewer: {username: broker, password: v}\n",
+			"operator.viewer.username: must differ from broker.username: each user name has one role"),
+		Entry("operator viewer named as the admin", "operator:\n  viewer: {username: operator, password: v}\n",
+			"operator.viewer.username: must differ from operator.admin.username: each user name has one role"),
 		Entry("metrics user without password", "metrics:\n  username: prometheus\n", "metrics.password: required when metrics.username is set"),
 		Entry("unknown orphan_deployments", "reconciler:\n  remediation:\n    orphan_deployments: purge\n",
 			`reconciler.remediation.orphan_deployments: must be report or delete, got "purge"`),
@@ -192,7 +198,8 @@ var _ = Describe("validation", func() {
 
 	It("names the key of an address that is not a URL", func() {
 		path := confFile("vault:\n  address: 127.0.0.1:8200\nbosh:\n  address: ftp://director.invalid\n")
-		_, err := config.Load(path, envOf(map[string]string{"BLACKSMITH_BROKER_USERNAME": "u", "BLACKSMITH_BROKER_PASSWORD": "p"}))
+		_, err := config.Load(path, envOf(map[string]string{"BLACKSMITH_BROKER_USERNAME": "u", "BLACKSMITH_BROKER_PASSWORD": "p",
+			"BLACKSMITH_OPERATOR_ADMIN_USERNAME": "o", "BLACKSMITH_OPERATOR_ADMIN_PASSWORD": "op"}))
 		Expect(problems(err)).To(ConsistOf(
 			`vault.address: not an http(s) URL: "127.0.0.1:8200"`,
 			`bosh.address: not an http(s) URL or host[:port]: "ftp://director.invalid"`))

@@ -45,7 +45,7 @@ func browser() context.Context {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
-	auth := base64.StdEncoding.EncodeToString([]byte(brokerUser + ":" + brokerPass))
+	auth := base64.StdEncoding.EncodeToString([]byte(opUser + ":" + opPass))
 	Expect(chromedp.Run(ctx, network.Enable(),
 		network.SetExtraHTTPHeaders(network.Headers{"Authorization": "Basic " + auth}))).To(Succeed())
 	return ctx
@@ -95,7 +95,7 @@ var _ = Describe("the dashboard, in a real browser", func() {
 
 		d := startDaemon("")
 		Eventually(func() int {
-			code, _ := d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+			code, _ := d.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 			return code
 		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(http.StatusOK))
 
@@ -160,7 +160,7 @@ var _ = Describe("the dashboard, in a real browser", func() {
 	It("refuses a cross-site POST (CSRF) with the operator's credentials", func() {
 		d := startDaemon("")
 		req, _ := http.NewRequest(http.MethodPost, d.url+"/b/reconcile", nil)
-		req.SetBasicAuth(brokerUser, brokerPass)
+		req.SetBasicAuth(opUser, opPass)
 		req.Header.Set("Sec-Fetch-Site", "cross-site")
 		req.Header.Set("Origin", "https://evil.invalid")
 		res, err := http.DefaultClient.Do(req)
@@ -173,7 +173,7 @@ var _ = Describe("the dashboard, in a real browser", func() {
 // runCount is the number of runs in the daemon's run log.
 func runCount(d *daemon) int {
 	GinkgoHelper()
-	code, body := d.get("/b/runs?limit=1000", brokerUser, brokerPass)
+	code, body := d.get("/b/runs?limit=1000", opUser, opPass)
 	Expect(code).To(Equal(http.StatusOK), body)
 	return strings.Count(body, `"run_id"`)
 }

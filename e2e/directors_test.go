@@ -82,7 +82,7 @@ var _ = Describe("several broker VMs on one Vault and several Directors (bosh as
 			}
 		}
 
-		code, body := leader.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body := leader.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		var answer struct {
 			Summary summary `json:"summary"`
@@ -111,7 +111,7 @@ var _ = Describe("several broker VMs on one Vault and several Directors (bosh as
 
 		// The second Director goes away: its instances are unknown, never orphaned.
 		west.session.Kill().Wait(10 * time.Second)
-		code, body = leader.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body = leader.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(json.Unmarshal([]byte(body), &answer)).To(Succeed())
 		s = answer.Summary

@@ -42,6 +42,12 @@ var (
 const (
 	brokerUser = "broker"
 	brokerPass = "e2e-secret"
+	// opUser and opPass are the operator's admin credentials (/b/*, the dashboard).
+	opUser = "operator"
+	opPass = "e2e-op-secret"
+	// viewerUser and viewerPass only read them.
+	viewerUser = "auditor"
+	viewerPass = "e2e-view-secret"
 	simUser    = "admin"
 	simPass    = "admin"
 )
@@ -96,6 +102,9 @@ func writeConfig(listen, vaultAddr, extra string) string {
   listen: %s
   username: %s
   password: %s
+operator:
+  admin: {username: %s, password: %s}
+  viewer: {username: %s, password: %s}
 vault:
   address: %s
   token: %s
@@ -111,7 +120,7 @@ reconciler:
   interval: 1h
   retry_delay: 1s
   stop_timeout: 10s
-%s`, listen, brokerUser, brokerPass, vaultAddr, vaultServer.Token, directorURL, simUser, simPass,
+%s`, listen, brokerUser, brokerPass, opUser, opPass, viewerUser, viewerPass, vaultAddr, vaultServer.Token, directorURL, simUser, simPass,
 		strconv.Quote(catalogDir), extra)
 	path := filepath.Join(GinkgoT().TempDir(), "blacksmith.conf")
 	Expect(os.WriteFile(path, []byte(text), 0o600)).To(Succeed())
@@ -193,7 +202,7 @@ func (d *daemon) reconcile() string {
 	var body string
 	Eventually(func() int {
 		var code int
-		code, body = d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body = d.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		return code
 	}).WithTimeout(60*time.Second).WithPolling(200*time.Millisecond).Should(Equal(http.StatusOK), func() string { return body })
 	return body

@@ -61,7 +61,7 @@ var _ = Describe("several broker VMs on one Vault, the leader paused (SIGSTOP)",
 		}
 		Eventually(func() int { return len(leaders(ds)) }).WithTimeout(20 * time.Second).Should(Equal(1))
 		old := leaders(ds)[0]
-		code, body := old.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body := old.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body) // its run on becoming the leader is over too
 
 		// A deployment the next run adopts (index record, metadata, manifest,
@@ -75,7 +75,7 @@ var _ = Describe("several broker VMs on one Vault, the leader paused (SIGSTOP)",
 		answered := make(chan haReply, 1)
 		go func() {
 			defer GinkgoRecover()
-			code, body := old.do(http.MethodPost, "/b/reconcile?wait=120s", brokerUser, brokerPass)
+			code, body := old.do(http.MethodPost, "/b/reconcile?wait=120s", opUser, opPass)
 			answered <- haReply{code, body}
 		}()
 		Eventually(listings).WithTimeout(20 * time.Second).WithPolling(10 * time.Millisecond).Should(Equal(1))
@@ -91,7 +91,7 @@ var _ = Describe("several broker VMs on one Vault, the leader paused (SIGSTOP)",
 		fresh := leaders(others)[0]
 		GinkgoWriter.Printf("new leader after %s\n", time.Since(paused))
 		second := seedDeployment()
-		code, body = fresh.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body = fresh.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		for _, id := range []string{first, second} {
 			rec, err := store.Record(ctx, id)
@@ -142,7 +142,7 @@ var _ = Describe("several broker VMs on one Vault, the leader paused (SIGSTOP)",
 			ContainSubstring(`msg="this daemon no longer leads the reconciler"`)))
 
 		// The change it saw was there to write: the new leader writes it.
-		code, body = fresh.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body = fresh.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(decode(body)["summary"]).To(HaveKeyWithValue("writes", BeNumerically(">", 0)))
 		Expect(vaultChanges(vaultThen, vaultVersions())).To(ContainElement(ContainSubstring(second)))

@@ -85,6 +85,8 @@ func (w *haWorld) start(reconciler string) *daemon {
   listen: %s
   username: %s
   password: %s
+operator:
+  admin: {username: %s, password: %s}
 vault:
   address: %s
   token: %s
@@ -96,7 +98,7 @@ ha:
   enabled: true
   lease_ttl: 3s
 reconciler:
-%s`, addr, brokerUser, brokerPass, vaultServer.Addr, vaultServer.Token, w.mount, w.bosh, strconv.Quote(w.catalog), reconciler)
+%s`, addr, brokerUser, brokerPass, opUser, opPass, vaultServer.Addr, vaultServer.Token, w.mount, w.bosh, strconv.Quote(w.catalog), reconciler)
 	path := filepath.Join(GinkgoT().TempDir(), "blacksmith.conf")
 	Expect(os.WriteFile(path, []byte(text), 0o600)).To(Succeed())
 	d := &daemon{url: "http://" + addr, config: path}

@@ -18,7 +18,7 @@ type haStatus struct {
 func (d *daemon) ha() haStatus {
 	GinkgoHelper()
 	var st haStatus
-	code, body := d.get("/b/reconcile", brokerUser, brokerPass)
+	code, body := d.get("/b/reconcile", opUser, opPass)
 	if code != http.StatusOK {
 		return st
 	}
@@ -61,7 +61,7 @@ var _ = Describe("several broker VMs on one Vault (ha.enabled)", func() {
 		}
 		for _, d := range ds {
 			if d != leader {
-				code, body := d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+				code, body := d.do(http.MethodPost, "/b/reconcile", opUser, opPass)
 				Expect(code).To(Equal(http.StatusConflict), body)
 				Expect(body).To(ContainSubstring(leader.ha().LeaderID))
 			}
@@ -70,7 +70,7 @@ var _ = Describe("several broker VMs on one Vault (ha.enabled)", func() {
 		// One listing per run of the leader only: force 3 runs on it, none elsewhere.
 		resetSim()
 		for range 3 {
-			code, body := leader.do(http.MethodPost, "/b/reconcile?wait=60s&refresh=false", brokerUser, brokerPass)
+			code, body := leader.do(http.MethodPost, "/b/reconcile?wait=60s&refresh=false", opUser, opPass)
 			Expect(code).To(Equal(http.StatusOK), body)
 		}
 		Expect(listings()).To(Equal(3), "the followers list nothing")
@@ -88,7 +88,7 @@ var _ = Describe("several broker VMs on one Vault (ha.enabled)", func() {
 		Eventually(func() int { return len(leading()) }).WithTimeout(3*time.Second + 5*time.Second).WithPolling(200 * time.Millisecond).Should(Equal(1))
 		third := leading()[0]
 		Expect(third).NotTo(BeIdenticalTo(second))
-		code, body := third.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body := third.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 	})
 })

@@ -79,11 +79,11 @@ var _ = Describe("VM health through the daemon", func() {
 
 		simAdmin(http.MethodPost, "/_sim/agent", map[string]string{"deployment": name, "instance": vms[0].ID, "agent": "unresponsive agent"})
 		d.reconcile()
-		code, body := d.get("/b/instances/"+instance, brokerUser, brokerPass)
+		code, body := d.get("/b/instances/"+instance, opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(decode(body)["health"]).To(And(HaveKeyWithValue("status", "unhealthy"),
 			HaveKeyWithValue("reason", ContainSubstring("unresponsive agent")), HaveKey("since")))
-		_, body = d.get("/b/reconcile", brokerUser, brokerPass)
+		_, body = d.get("/b/reconcile", opUser, opPass)
 		Expect(decode(body)["health"]).To(HaveKeyWithValue("instances", ContainElement(HaveKeyWithValue("instance_id", instance))))
 		_, metrics := d.get("/metrics", "", "")
 		Expect(metrics).To(MatchRegexp(`(?m)^blacksmith_instances_unhealthy [1-9]`))
@@ -91,7 +91,7 @@ var _ = Describe("VM health through the daemon", func() {
 
 		simAdmin(http.MethodPost, "/_sim/resurrect", map[string]string{"deployment": name, "instance": vms[0].ID})
 		d.reconcile()
-		_, body = d.get("/b/instances/"+instance, brokerUser, brokerPass)
+		_, body = d.get("/b/instances/"+instance, opUser, opPass)
 		Expect(decode(body)["health"]).To(HaveKeyWithValue("status", "healthy"))
 		_, metrics = d.get("/metrics", "", "")
 		Expect(metrics).To(MatchRegexp(`(?m)^blacksmith_instances_unhealthy 0$`))

@@ -82,7 +82,7 @@ var _ = Describe("An instance's whole life", Ordered, func() {
 	})
 
 	It("gets the instance back, same ids and fields, from POST /b/reconcile?wait=60s", func() {
-		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		ans := decode(body)
 		Expect(ans["run_id"]).NotTo(BeEmpty())

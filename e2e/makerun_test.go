@@ -40,7 +40,7 @@ var _ = Describe("make run (ci/run-local.sh)", func() {
 
 		d := &daemon{url: "http://127.0.0.1:3000"}
 		Eventually(func() map[string]any {
-			code, body := d.do("GET", "/b/reconcile", "broker", "broker")
+			code, body := d.do("GET", "/b/reconcile", "operator", "operator")
 			if code != 200 {
 				return nil
 			}
@@ -55,10 +55,10 @@ var _ = Describe("make run (ci/run-local.sh)", func() {
 		// The first run restored three of the platform's instances from their deployments (reported platform-only,
 		// restorable from a deployment); the next one holds them in step.
 		Eventually(func() int {
-			code, _ := d.do("POST", "/b/reconcile?wait=60s", "broker", "broker")
+			code, _ := d.do("POST", "/b/reconcile?wait=60s", "operator", "operator")
 			return code
 		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(Equal(200))
-		code, body := d.do("GET", "/b/reconcile", "broker", "broker")
+		code, body := d.do("GET", "/b/reconcile", "operator", "operator")
 		Expect(code).To(Equal(200))
 		Expect(decode(body)).To(HaveKeyWithValue("platform", And(HaveKeyWithValue("state", "known"),
 			HaveKeyWithValue("counts", And(HaveKeyWithValue("orphan_deployment", 1.0), HaveKeyWithValue("platform_only", 1.0),

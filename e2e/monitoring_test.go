@@ -60,10 +60,14 @@ var _ = Describe("Monitoring: the alerting rules and the Grafana dashboard", fun
 		d.reconcile()
 		for _, path := range []string{"/v2/catalog", "/b/reconcile", "/v2/service_instances/e2e-monitoring-1",
 			"/v2/service_instances/e2e-monitoring-1/last_operation", "/b/runs", "/b/instances/e2e-monitoring-1", "/dashboard"} {
-			code, body := d.get(path, brokerUser, brokerPass)
+			user, pass := brokerUser, brokerPass
+			if !strings.HasPrefix(path, "/v2/") {
+				user, pass = opUser, opPass
+			}
+			code, body := d.get(path, user, pass)
 			Expect(code).NotTo(BeZero(), body)
 		}
-		code, body := d.do(http.MethodPost, "/b/instances/e2e-monitoring-1/restore", brokerUser, brokerPass)
+		code, body := d.do(http.MethodPost, "/b/instances/e2e-monitoring-1/restore", opUser, opPass)
 		Expect(code).To(Equal(http.StatusNotFound), body)
 		code, text := d.get("/metrics", "", "")
 		Expect(code).To(Equal(http.StatusOK))

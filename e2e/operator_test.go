@@ -48,6 +48,33 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 		}
 	})
 
+	It("takes the operator's credentials apart from the broker's: the platform's get 401 on /b/* and the dashboard, a viewer only reads", func() {
+		operatorRoutes := [][2]string{
+			{"GET", "/b/reconcile"}, {"POST", "/b/reconcile?dry_run=true"}, {"GET", "/b/runs"}, {"GET", "/b/instances"},
+			{"GET", "/b/instances/x"}, {"POST", "/b/instances/x/restore"}, {"POST", "/b/instances/x/adopt"},
+			{"GET", "/b/upgrades"}, {"POST", "/b/upgrades?dry_run=true"}, {"GET", "/dashboard"}, {"GET", "/dashboard/"},
+		}
+		for _, r := range operatorRoutes {
+			code, body := d.do(r[0], r[1], brokerUser, brokerPass)
+			Expect(code).To(Equal(http.StatusUnauthorized), "the broker's credentials on %s %s: %s", r[0], r[1], body)
+			code, body = d.do(r[0], r[1], opUser, opPass)
+			Expect(code).NotTo(BeElementOf(http.StatusUnauthorized, http.StatusForbidden), "the admin on %s %s: %s", r[0], r[1], body)
+			code, body = d.do(r[0], r[1], viewerUser, viewerPass)
+			if r[0] == "GET" {
+				Expect(code).NotTo(BeElementOf(http.StatusUnauthorized, http.StatusForbidden), "the viewer on %s %s: %s", r[0], r[1], body)
+			} else {
+				Expect(code).To(Equal(http.StatusForbidden), "the viewer on %s %s: %s", r[0], r[1], body)
+				Expect(decode(body)["description"]).To(ContainSubstring("only read"))
+			}
+		}
+		for _, creds := range [][2]string{{opUser, opPass}, {viewerUser, viewerPass}} {
+			code, body := d.get("/v2/catalog", creds[0], creds[1])
+			Expect(code).To(Equal(http.StatusUnauthorized), "the operator's credentials on the OSB API: %s", body)
+		}
+		_, body := d.get("/healthz", brokerUser, brokerPass)
+		Expect(decode(body)["checks"]).To(HaveKeyWithValue("vault", "ok"))
+	})
+
 	It("answers 412 without the API version header", func() {
 		req, _ := http.NewRequest(http.MethodGet, d.url+"/v2/catalog", nil)
 		req.SetBasicAuth(brokerUser, brokerPass)
@@ -64,25 +91,25 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 	})
 
 	It("serves GET /b/reconcile, a dry run's plan, and 504 when ?wait ends first", func() {
-		code, body := d.get("/b/reconcile", brokerUser, brokerPass)
+		code, body := d.get("/b/reconcile", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(decode(body)).To(HaveKey("phase"))
 
-		code, body = d.do(http.MethodPost, "/b/reconcile?dry_run=true&wait=60s", brokerUser, brokerPass)
+		code, body = d.do(http.MethodPost, "/b/reconcile?dry_run=true&wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		Expect(decode(body)["summary"]).To(HaveKeyWithValue("dry_run", true))
 
-		code, body = d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		code, body = d.do(http.MethodPost, "/b/reconcile", opUser, opPass)
 		Expect(code).To(Equal(http.StatusAccepted), body)
 		Expect(decode(body)["run_id"]).NotTo(BeEmpty())
 
 		simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 1500})
 		DeferCleanup(func() { simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 0}) })
-		code, body = d.do(http.MethodPost, "/b/reconcile?wait=200ms", brokerUser, brokerPass)
+		code, body = d.do(http.MethodPost, "/b/reconcile?wait=200ms", opUser, opPass)
 		Expect(code).To(Equal(http.StatusGatewayTimeout), body)
 		Expect(decode(body)["error"]).To(ContainSubstring("GET /b/reconcile"))
 
-		code, _ = d.do(http.MethodPost, "/b/reconcile?wait=soon", brokerUser, brokerPass)
+		code, _ = d.do(http.MethodPost, "/b/reconcile?wait=soon", opUser, opPass)
 		Expect(code).To(Equal(http.StatusBadRequest))
 	})
 
@@ -112,11 +139,11 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 			return got
 		}
 		before := scrape()
-		code, _ := d.get("/b/reconcile", brokerUser, brokerPass)
+		code, _ := d.get("/b/reconcile", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK))
-		code, _ = d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		code, _ = d.do(http.MethodPost, "/b/reconcile", opUser, opPass)
 		Expect(code).To(Equal(http.StatusAccepted))
-		code, _ = d.do(http.MethodPost, "/b/reconcile?wait=soon", brokerUser, brokerPass)
+		code, _ = d.do(http.MethodPost, "/b/reconcile?wait=soon", opUser, opPass)
 		Expect(code).To(Equal(http.StatusBadRequest))
 		code, _ = d.do(http.MethodPost, "/b/reconcile", brokerUser, "wrong")
 		Expect(code).To(Equal(http.StatusUnauthorized))
@@ -175,10 +202,10 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(store.Remove(context.Background(), "e2e-orphan-1")).To(Succeed()) })
 
-		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		runID := decode(body)["run_id"]
-		code, body = d.get("/b/reconcile", brokerUser, brokerPass)
+		code, body = d.get("/b/reconcile", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 		st := decode(body)
 		Expect(st).To(HaveKeyWithValue("running", false))
@@ -192,10 +219,10 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 	It("stops on SIGTERM with exit code 0, letting the run in progress finish", func() {
 		simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 300})
 		DeferCleanup(func() { simAdmin(http.MethodPost, "/_sim/config", map[string]any{"latency_ms": 0}) })
-		code, body := d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		code, body := d.do(http.MethodPost, "/b/reconcile", opUser, opPass)
 		Expect(code).To(Equal(http.StatusAccepted), body)
 		Eventually(func() any {
-			_, body := d.get("/b/reconcile", brokerUser, brokerPass)
+			_, body := d.get("/b/reconcile", opUser, opPass)
 			return decode(body)["running"]
 		}).WithTimeout(10 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
 
@@ -223,7 +250,7 @@ var _ = Describe("Starting without Vault", func() {
 		_, body := d.get("/healthz", "", "")
 		Expect(decode(body)["checks"]).To(HaveKeyWithValue("vault", "unavailable"))
 		Expect(body).NotTo(ContainSubstring("127.0.0.2"), "no internal address to an unauthenticated caller")
-		_, body = d.get("/healthz", brokerUser, brokerPass)
+		_, body = d.get("/healthz", opUser, opPass)
 		Expect(decode(body)["checks"]).To(HaveKeyWithValue("vault", And(ContainSubstring("not connected yet"), ContainSubstring("127.0.0.2:1"))))
 		code, _ := d.get("/v2/catalog", brokerUser, brokerPass)
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
@@ -249,7 +276,7 @@ var _ = Describe("Starting without the Director", func() {
 		code, body := d.get("/healthz", "", "")
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
 		Expect(decode(body)["checks"]).To(And(HaveKeyWithValue("vault", "ok"), HaveKeyWithValue("director", Not(Equal("ok")))))
-		code, body = d.do(http.MethodPost, "/b/reconcile", brokerUser, brokerPass)
+		code, body = d.do(http.MethodPost, "/b/reconcile", opUser, opPass)
 		Expect(code).To(Equal(http.StatusServiceUnavailable), body)
 		Eventually(func() string { return string(d.session.Err.Contents()) }).
 			Should(MatchRegexp(`cannot connect yet; retrying.*to="bosh director" attempt=2`))

@@ -76,7 +76,7 @@ func catalogOn(director string) string {
 var _ = Describe("a tenant's instance on a shared Director", func() {
 	reconcile := func(d *daemon) {
 		GinkgoHelper()
-		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", brokerUser, brokerPass)
+		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)
 	}
 
@@ -100,7 +100,7 @@ var _ = Describe("a tenant's instance on a shared Director", func() {
 		rec, err := w.store.Record(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec).To(And(HaveField("Director", "west"), HaveField("DeploymentName", name), HaveField("Orphaned", false)))
-		_, body := d.get("/b/reconcile", brokerUser, brokerPass)
+		_, body := d.get("/b/reconcile", opUser, opPass)
 		Expect(body).To(And(ContainSubstring(`"loser_director": "east"`), ContainSubstring(id)), "the conflict is reported")
 
 		bound, err := client.Bind(&osb.BindRequest{BindingID: "b1", InstanceID: id, ServiceID: "redis", PlanID: "redis-small",

@@ -15,7 +15,7 @@ import (
 
 // secretKeys are the keys check-config prints as <redacted> when set.
 var secretKeys = []string{"broker.password", "vault.token", "bosh.password", "bosh.client_secret", "cf.client_secret",
-	"metrics.password", "notifications.webhook_secret"}
+	"metrics.password", "notifications.webhook_secret", "operator.admin.password", "operator.viewer.password"}
 
 // pemFiles are the properties whose PEM text the job writes to a file of its
 // config/ folder, and the daemon reads from there.

@@ -74,7 +74,7 @@ func reconcileStatus(user, pass string, busy int32, polls *atomic.Int32) http.Ha
 }
 
 var _ = Describe("bin/drain", func() {
-	const user, pass = "broker", "p\"a\\s s:w$rd'\nline two"
+	const user, pass = "operator", "p\"a\\s s:w$rd'\nline two"
 	var polls atomic.Int32
 
 	BeforeEach(func() {
@@ -84,11 +84,15 @@ var _ = Describe("bin/drain", func() {
 
 	// drain renders the job for a broker listening on listen and runs its
 	// drain script as BOSH does before a stop.
-	drain := func(listen, stopTimeout string, tls bool) (*gexec.Session, time.Duration) {
+	drain := func(listen, stopTimeout string, tls bool, viewer ...string) (*gexec.Session, time.Duration) {
 		GinkgoHelper()
 		props := requiredProps()
-		props["broker"] = map[string]any{"username": user, "password": pass, "listen": listen,
+		props["broker"] = map[string]any{"username": "broker", "password": "broker-secret", "listen": listen,
 			"tls": map[string]any{"enabled": tls}}
+		props["operator"] = map[string]any{"admin": map[string]any{"username": user, "password": pass}}
+		if len(viewer) == 2 {
+			props["operator"].(map[string]any)["viewer"] = map[string]any{"username": viewer[0], "password": viewer[1]}
+		}
 		props["reconciler"] = map[string]any{"stop_timeout": stopTimeout}
 		dir := GinkgoT().TempDir()
 		Expect(renderJob(props, dir)).To(Succeed())
@@ -119,6 +123,13 @@ var _ = Describe("bin/drain", func() {
 		Expect(took).To(And(BeNumerically(">=", time.Second), BeNumerically("<", 10*time.Second)))
 		Expect(polls.Load()).To(BeNumerically(">=", 1))
 		Expect(session.Err).To(gbytes.Say(`still in progress after 2 s`))
+	})
+
+	It("reads with the viewer's credentials when there is a viewer", func() {
+		server := httptest.NewServer(reconcileStatus("auditor", "view-pw", 1, &polls))
+		DeferCleanup(server.Close)
+		drain(server.Listener.Addr().String(), "30s", false, "auditor", "view-pw")
+		Expect(polls.Load()).To(BeEquivalentTo(2), "answered only to the viewer's credentials")
 	})
 
 	It("asks a broker that serves HTTPS over HTTPS", func() {

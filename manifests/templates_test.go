@@ -16,9 +16,10 @@ import (
 // requiredProps sets the job's four required properties, and nothing else.
 func requiredProps() map[string]any {
 	return map[string]any{
-		"broker": map[string]any{"username": "broker", "password": "broker-secret"},
-		"vault":  map[string]any{"address": "https://vault.example.com:8200"},
-		"bosh":   map[string]any{"address": "https://director.example.com:25555"},
+		"broker":   map[string]any{"username": "broker", "password": "broker-secret"},
+		"operator": map[string]any{"admin": map[string]any{"username": "operator", "password": "operator-secret"}},
+		"vault":    map[string]any{"address": "https://vault.example.com:8200"},
+		"bosh":     map[string]any{"address": "https://director.example.com:25555"},
 	}
 }
 
@@ -66,6 +67,8 @@ func otherProps(tls *certificate) map[string]any {
 			"more_directors": []any{map[string]any{"name": "west", "address": "https://director-west.test:25555",
 				"client_id": "blacksmith", "client_secret": "west-pw", "ca_cert": tls.ca, "rate_limit": 5.0}}},
 		"catalog": map[string]any{"dirs": []any{"/var/vcap/jobs/forge-a/catalog", "/var/vcap/jobs/forge-b/catalog"}},
+		"operator": map[string]any{"admin": map[string]any{"username": "ops", "password": `o"p: #s's\w$rd`},
+			"viewer": map[string]any{"username": "auditor", "password": "view-pw"}},
 		"metrics": map[string]any{"enabled": false, "username": "prometheus", "password": "prom-pw"},
 		"ha":      map[string]any{"enabled": true, "lease_ttl": "45s", "id": "vm-a"},
 		"cf": map[string]any{"api": "https://api.sys.test", "client_id": "blacksmith-reconciler", "client_secret": "cf-pw",
@@ -129,6 +132,15 @@ var _ = Describe("the blacksmith job's templates", func() {
 		Entry("vault.address", "vault", "address"),
 		Entry("bosh.address", "bosh", "address"),
 	)
+
+	It("do not render without the operator's admin credentials", func() {
+		for _, key := range []string{"username", "password"} {
+			props := requiredProps()
+			delete(props["operator"].(map[string]any)["admin"].(map[string]any), key)
+			err := renderJob(props, GinkgoT().TempDir())
+			Expect(err).To(MatchError(ContainSubstring(`Can't find property '["operator.admin.%s"]'`, key)))
+		}
+	})
 
 	It("render from the spec defaults a blacksmith.conf with every property, which check-config accepts", func() {
 		props := requiredProps()

@@ -24,11 +24,11 @@ type healthAnswer struct {
 
 // HealthHandler serves /healthz: 200 {"status":"ok"} when every check passes
 // within timeout (the checks run at once), else 503 {"status":"unavailable"}. Each check says "ok"
-// or "unavailable"; a request carrying the given basic-auth credentials
-// (the broker's) gets the error text instead, which may name internal
+// or "unavailable"; a request carrying the credentials of one of the users
+// (the operator's) gets the error text instead, which may name internal
 // addresses. The failures are in the operator's log (debug level: load
 // balancers probe often); log nil means slog.Default().
-func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, username, password string, log *slog.Logger) http.Handler {
+func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, users []basicauth.User, log *slog.Logger) http.Handler {
 	names := make([]string, 0, len(checks))
 	for n := range checks {
 		names = append(names, n)
@@ -40,7 +40,7 @@ func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, usernam
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		detail := username != "" && basicauth.Authorized(r, username, password)
+		detail := basicauth.RoleOf(r, users) != basicauth.None
 		ans := healthAnswer{Status: "ok", Checks: make(map[string]string, len(checks))}
 		errs := make([]error, len(names))
 		var wg sync.WaitGroup

@@ -11,17 +11,18 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
 )
 
 var _ = Describe("HealthHandler", func() {
-	It("answers 200 when every check passes and 503 naming the failing one otherwise, its error only to the broker's credentials", func() {
+	It("answers 200 when every check passes and 503 naming the failing one otherwise, its error only to the operator's credentials", func() {
 		failing := errors.New("dial tcp 10.0.0.9:8200: vault is sealed")
 		var vaultErr error
 		h := operator.HealthHandler(map[string]operator.HealthCheck{
 			"vault":    func(context.Context) error { return vaultErr },
 			"director": func(context.Context) error { return nil },
-		}, time.Second, "admin", "pw", nil)
+		}, time.Second, []basicauth.User{{Username: "admin", Password: "pw", Role: basicauth.Viewer}}, nil)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 		Expect(rec.Code).To(Equal(http.StatusOK))
@@ -55,7 +56,7 @@ var _ = Describe("HealthHandler", func() {
 			"director":      hang, // sorted first: in turn, the others would get no time left
 			"director-west": func(ctx context.Context) error { return ctx.Err() },
 			"vault":         func(ctx context.Context) error { return ctx.Err() },
-		}, 200*time.Millisecond, "", "", nil)
+		}, 200*time.Millisecond, nil, nil)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 		Expect(rec.Code).To(Equal(http.StatusServiceUnavailable))

@@ -62,7 +62,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Broker.Listen, err)
 	}
-	d := &daemon{parts: p, gate: newGate(cfg.Broker.Username, cfg.Broker.Password), health: h}
+	d := &daemon{parts: p, gate: newGate(append(operatorUsers(cfg.Operator),
+		basicauth.User{Username: cfg.Broker.Username, Password: cfg.Broker.Password, Role: basicauth.Admin})), health: h}
 	b := cfg.Broker
 	srv := &http.Server{
 		Handler:           d.routes(),
@@ -88,7 +89,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 func (d *daemon) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", operator.HealthHandler(operator.Cached(d.health.checks(), healthEvery, healthTimeout), healthTimeout,
-		d.cfg.Broker.Username, d.cfg.Broker.Password, d.log.With("component", "health")))
+		operatorUsers(d.cfg.Operator), d.log.With("component", "health")))
 	mux.Handle("/livez", operator.LiveHandler())
 	if m := d.cfg.Metrics; m.Enabled {
 		mux.Handle("/metrics", operator.MetricsHandler(d.registry, m.Username, m.Password))
@@ -155,16 +156,18 @@ func (d *daemon) run(ctx context.Context) error {
 	return m.Start(ctx)
 }
 
-// api serves the broker's OSB API and, next to it, the operator's
-// endpoints (/b/reconcile, /b/instances/, /b/runs) and the dashboard: all
-// behind the broker's credentials and counted in the broker's request
-// metrics; any other path gets the broker's 404. The operator's side also
-// refuses cross-origin browser requests that change anything (CSRF: the
-// dashboard's browser holds the credentials).
+// api serves the broker's OSB API (behind the broker's credentials) and,
+// next to it, the operator's endpoints (/b/reconcile, /b/instances/,
+// /b/runs, /b/upgrades) and the dashboard, behind the operator's
+// credentials only (operator.admin acts, operator.viewer reads; the
+// broker's get 401); all counted in the broker's request metrics; any other
+// path gets the broker's 404. The operator's side also refuses cross-origin
+// browser requests that change anything (CSRF: the dashboard's browser holds
+// the credentials).
 func (d *daemon) api(b *broker.Broker, rec *reconciler.Manager) http.Handler {
+	users := operatorUsers(d.cfg.Operator)
 	guard := func(h http.Handler) http.Handler {
-		return b.Observe(basicauth.Require(d.cfg.Broker.Username, d.cfg.Broker.Password,
-			http.NewCrossOriginProtection().Handler(h)))
+		return b.Observe(basicauth.RequireRole(users, http.NewCrossOriginProtection().Handler(h)))
 	}
 	log := d.log.With("component", "operator")
 	mux := http.NewServeMux()
@@ -210,21 +213,21 @@ func connect[T any](ctx context.Context, log *slog.Logger, what string, report f
 	return v, nil
 }
 
-// gate answers /v2/* and /b/* with 503 (behind the broker's credentials)
-// until the broker is open.
+// gate answers /v2/* and /b/* with 503 (to the broker's or the operator's
+// credentials, 401 otherwise) until the broker is open.
 type gate struct {
 	h        atomic.Pointer[http.Handler]
 	starting http.Handler
 }
 
-func newGate(username, password string) *gate {
+func newGate(users []basicauth.User) *gate {
 	starting := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "5")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = w.Write([]byte(`{"description":"blacksmith is starting: waiting for Vault (see /healthz)"}` + "\n"))
 	})
-	return &gate{starting: basicauth.Require(username, password, starting)}
+	return &gate{starting: basicauth.RequireRole(users, starting)}
 }
 
 func (g *gate) open(h http.Handler) { g.h.Store(&h) }
@@ -236,4 +239,14 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.starting.ServeHTTP(w, r)
+}
+
+// operatorUsers are the operator's credentials: the admin, and the viewer
+// when one is configured.
+func operatorUsers(o config.OperatorConfig) []basicauth.User {
+	users := []basicauth.User{{Username: o.Admin.Username, Password: o.Admin.Password, Role: basicauth.Admin}}
+	if o.Viewer.Username != "" {
+		users = append(users, basicauth.User{Username: o.Viewer.Username, Password: o.Viewer.Password, Role: basicauth.Viewer})
+	}
+	return users
 }

@@ -15,14 +15,19 @@ const unauthorized = "{\n  \"description\": \"unauthorized: wrong or missing cre
 func Require(username, password string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !Authorized(r, username, password) {
-			w.Header().Set("WWW-Authenticate", `Basic realm="blacksmith"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(unauthorized))
+			deny(w)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// deny answers 401, asking for basic auth.
+func deny(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="blacksmith"`)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write([]byte(unauthorized))
 }
 
 // Authorized says whether r carries the given basic-auth credentials,

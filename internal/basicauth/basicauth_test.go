@@ -40,3 +40,46 @@ var _ = Describe("Require", func() {
 		Entry("no Authorization header", false, "", "", http.StatusUnauthorized),
 	)
 })
+
+var _ = Describe("RequireRole", func() {
+	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	users := []basicauth.User{{Username: "operator", Password: "op-pw", Role: basicauth.Admin},
+		{Username: "auditor", Password: "view-pw", Role: basicauth.Viewer}, {Username: "", Password: "", Role: basicauth.Admin}}
+
+	DescribeTable("lets each user do what its role allows",
+		func(method, user, pass string, want int) {
+			req := httptest.NewRequest(method, "/b/reconcile", nil)
+			if user != "" || pass != "" {
+				req.SetBasicAuth(user, pass)
+			}
+			rec := httptest.NewRecorder()
+			basicauth.RequireRole(users, next).ServeHTTP(rec, req)
+			Expect(rec.Code).To(Equal(want))
+			if want >= 400 {
+				Expect(rec.Header().Get("Content-Type")).To(Equal("application/json"))
+				var body map[string]string
+				Expect(json.Unmarshal(rec.Body.Bytes(), &body)).To(Succeed())
+				Expect(body["description"]).NotTo(BeEmpty())
+			}
+		},
+		Entry("the admin reads", "GET", "operator", "op-pw", http.StatusOK),
+		Entry("the admin acts", "POST", "operator", "op-pw", http.StatusOK),
+		Entry("the viewer reads", "GET", "auditor", "view-pw", http.StatusOK),
+		Entry("the viewer asks for headers", "HEAD", "auditor", "view-pw", http.StatusOK),
+		Entry("the viewer may not act", "POST", "auditor", "view-pw", http.StatusForbidden),
+		Entry("nor delete", "DELETE", "auditor", "view-pw", http.StatusForbidden),
+		Entry("the viewer's name with the admin's password", "POST", "auditor", "op-pw", http.StatusUnauthorized),
+		Entry("an unlisted user", "GET", "broker", "broker-pw", http.StatusUnauthorized),
+		Entry("empty credentials never match the empty user", "GET", "", "", http.StatusUnauthorized),
+		Entry("no Authorization header", "GET", "", "", http.StatusUnauthorized),
+	)
+
+	It("names the role of the credentials", func() {
+		req := httptest.NewRequest("GET", "/", nil)
+		Expect(basicauth.RoleOf(req, users)).To(Equal(basicauth.None))
+		req.SetBasicAuth("auditor", "view-pw")
+		Expect(basicauth.RoleOf(req, users)).To(Equal(basicauth.Viewer))
+		req.SetBasicAuth("operator", "op-pw")
+		Expect(basicauth.RoleOf(req, users)).To(Equal(basicauth.Admin))
+	})
+})
