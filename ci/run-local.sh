@@ -5,7 +5,7 @@
 #   Vault     http://127.0.0.1:8200   (root token "root", in-memory)
 #   Director  https://127.0.0.1:25555 (admin/admin, CA in tmp/run/director-ca.pem)
 #   CC        http://127.0.0.1:9022   (Cloud Controller v3 simulator; UAA client blacksmith-cc/secret)
-#   Broker    http://127.0.0.1:3000   (broker/broker)
+#   Broker    http://127.0.0.1:3000   (OSB: broker/broker; /b/* and /dashboard: operator/operator)
 #
 # Sample state: 4 deployments that match the sample catalog, one that does not
 # (`concourse`), and a legacy Blacksmith `db` in Vault naming two of them plus an
@@ -90,7 +90,7 @@ done
 echo "make run: Director deployments: $(curl -sf "${ca[@]}" -u admin:admin https://127.0.0.1:25555/deployments | python3 -c 'import json,sys; print(", ".join(d["name"] for d in json.load(sys.stdin)))')"
 echo "make run: legacy Blacksmith db in Vault: $id1 (deployed), $orphan (orphan-to-be)"
 echo "make run: the platform lacks $id1 (an orphan deployment) and has $platform_only (platform only)"
-echo "make run: blacksmith on http://127.0.0.1:3000 (broker/broker); Ctrl-C stops everything"
+echo "make run: blacksmith on http://127.0.0.1:3000 (OSB broker/broker; /b/* and /dashboard operator/operator, viewer/viewer); Ctrl-C stops everything"
 "$blacksmith_bin" -c manifests/run/blacksmith.conf &
 pids+=($!)
 wait "${pids[-1]}"
