@@ -27,6 +27,37 @@ var _ = Describe("Client calls against the simulator", func() {
 		Expect(d.PutDeployment(manifest("redis-a"))).To(Succeed())
 	})
 
+	It("stops a deployment hard and starts it again as the bosh CLI does, each a task under the context id", func() {
+		vms, err := c.VMs(ctx, "redis-a")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(vms).NotTo(BeEmpty())
+		d.ResetStats()
+		t, err := c.ChangeState(bosh.WithContextID(ctx, "ctx-stop-1"), "redis-a", bosh.StateDetached)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.Stats().Requests).To(HaveKeyWithValue("PUT /deployments/:name/jobs/:job", 1))
+		t, err = c.WaitTask(ctx, t.ID, 20*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(t.Succeeded()).To(BeTrue(), "%+v", t)
+		Expect(t.ContextID).To(Equal("ctx-stop-1"))
+		Expect(c.VMs(ctx, "redis-a")).To(BeEmpty(), "a hard stop deletes the VMs")
+		inst, err := c.Instances(ctx, "redis-a")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(inst).To(ContainElement(And(HaveField("Job", vms[0].Job), HaveField("ID", vms[0].ID), HaveField("CID", ""))),
+			"and keeps the instances, without VMs")
+
+		t, err = c.ChangeState(ctx, "redis-a", bosh.StateStarted)
+		Expect(err).NotTo(HaveOccurred())
+		t, err = c.WaitTask(ctx, t.ID, 20*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(t.Succeeded()).To(BeTrue())
+		Expect(c.VMs(ctx, "redis-a")).To(HaveLen(len(vms)))
+
+		_, err = c.ChangeState(ctx, "redis-a", "paused")
+		Expect(err).To(MatchError(ContainSubstring(`unknown state "paused"`)))
+		_, err = c.ChangeState(ctx, "nope", bosh.StateStopped)
+		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))
+	})
+
 	It("reads /info without credentials", func() {
 		info, err := bosh.New(bosh.Options{Address: d.URL(), ClientID: "x", ClientSecret: "y"})
 		Expect(err).NotTo(HaveOccurred())

@@ -109,6 +109,33 @@ func (c *Client) DeleteDeployment(ctx context.Context, name string, force bool) 
 	return t, nil
 }
 
+// The states ChangeState brings a deployment's instances to, as the bosh
+// CLI's start, stop and stop --hard ask them.
+const (
+	StateStarted  = "started"
+	StateStopped  = "stopped"
+	StateDetached = "detached" // stop --hard: the VMs deleted, the persistent disks kept
+)
+
+// ChangeState brings every instance of the deployment to state (StateStarted,
+// StateStopped or StateDetached) as `bosh -d NAME start|stop [--hard]` does:
+// PUT /deployments/NAME/jobs/* with an empty text/yaml body; the Director
+// redeploys the manifest it holds with the new state, in a task it returns.
+func (c *Client) ChangeState(ctx context.Context, name, state string) (Task, error) {
+	if name == "" {
+		return Task{}, fmt.Errorf("changing the state of a deployment: %w", errNoName)
+	}
+	if state != StateStarted && state != StateStopped && state != StateDetached {
+		return Task{}, fmt.Errorf("changing the state of deployment %s: unknown state %q", name, state)
+	}
+	t, err := c.createTask(ctx, request{method: http.MethodPut, path: deploymentPath(name) + "/jobs/*",
+		query: url.Values{"state": {state}}, endpoint: epJobs, body: []byte{}, contentType: "text/yaml"})
+	if err != nil {
+		return t, fmt.Errorf("bringing deployment %s to %s: %w", name, state, err)
+	}
+	return t, nil
+}
+
 // errNoName refuses an empty deployment name before any request is sent:
 // "/deployments/" + "" is another route, or none.
 var errNoName = errors.New("the deployment name is empty")

@@ -16,6 +16,7 @@ const (
 	epVMs         = "/deployments/:name/vms"
 	epInstances   = "/deployments/:name/instances"
 	epDiff        = "/deployments/:name/diff"
+	epJobs        = "/deployments/:name/jobs/:job"
 	epTasks       = "/tasks"
 	epTask        = "/tasks/:id"
 	epTaskOutput  = "/tasks/:id/output"
@@ -30,7 +31,7 @@ const (
 var routes = [][2]string{
 	{"GET", epInfo}, {"GET", epDeployments}, {"POST", epDeployments},
 	{"GET", epDeployment}, {"DELETE", epDeployment}, {"GET", epVMs},
-	{"GET", epInstances}, {"POST", epDiff}, {"GET", epTasks}, {"GET", epTask},
+	{"GET", epInstances}, {"POST", epDiff}, {"PUT", epJobs}, {"GET", epTasks}, {"GET", epTask},
 	{"GET", epTaskOutput}, {"GET", epEvents}, {"GET", epReleases},
 	{"GET", epStemcells}, {"POST", epToken},
 }
