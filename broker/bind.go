@@ -128,6 +128,9 @@ func (b *Broker) bindable(ctx context.Context, id string) (*vault.Record, error)
 	if rec.Adopted {
 		return nil, errAwaitsAdoption
 	}
+	if rec.Retiring != nil {
+		return nil, errRetiring
+	}
 	svc, _, ok := b.opts.Catalog.Plan(rec.PlanID)
 	if !ok {
 		return nil, badRequest("the instance's plan %q is no longer in the catalog", rec.PlanID)

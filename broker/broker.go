@@ -23,6 +23,9 @@ type Director interface {
 	Diff(ctx context.Context, name string, manifest []byte) (bosh.DeploymentDiff, error)
 	Deploy(ctx context.Context, manifest []byte) (bosh.Task, error)
 	DeleteDeployment(ctx context.Context, name string, force bool) (bosh.Task, error)
+	// ChangeState stops (hard) or starts a deployment's instances: an
+	// orphan deployment's retirement.
+	ChangeState(ctx context.Context, name, state string) (bosh.Task, error)
 	Task(ctx context.Context, id int) (bosh.Task, error)
 }
 

@@ -71,6 +71,14 @@ var errAwaitsAdoption = apiresponses.NewFailureResponseBuilder(
 	errors.New("this instance was found on a BOSH Director and awaits an operator's confirmation (blacksmith adopt); until then it cannot be bound, updated or deleted"),
 	http.StatusUnprocessableEntity, "awaits-adoption").Build()
 
+// errRetiring is the 422 of a bind or update of an instance whose VMs the
+// reconciler stopped because the platform did not list it (an orphan
+// deployment's retirement): deploying it would neither start it nor be
+// wanted; the next run that finds the platform listing it starts it.
+var errRetiring = apiresponses.NewFailureResponseBuilder(
+	errors.New("this instance's VMs are stopped: the platform did not list it and the broker is retiring it; it is started again once the platform lists it (within one reconciler run); please try again then"),
+	http.StatusUnprocessableEntity, "retiring").Build()
+
 // limitReached is a 422 telling the user which limit refused the instance.
 func limitReached(what string, limit int) error {
 	return apiresponses.NewFailureResponseBuilder(

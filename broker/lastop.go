@@ -203,6 +203,9 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 		o.State, o.Description, o.TaskID = state, desc, task.ID
 		if state == stateSucceeded { // what the operation asked is the instance's now
 			o.Pending.Apply(next)
+			if op.Type == opTypeStart { // started again: the retirement is over
+				next.Retiring = nil
+			}
 		}
 		o.Pending = nil
 	})

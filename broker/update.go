@@ -51,6 +51,9 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if rec.Adopted {
 		return none, errAwaitsAdoption
 	}
+	if rec.Retiring != nil {
+		return none, errRetiring
+	}
 	if err := judgeIDs(rec, b.opts.Catalog, d.ServiceID, d.PlanID); err != nil {
 		return none, err
 	}

@@ -347,10 +347,15 @@ type RemediationConfig struct {
 	// BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN.
 	MaxPerRun int `yaml:"max_per_run"`
 	// OrphanDeployments is what is done to a deployment the broker records that the platform (cf)
-	// does not have: report, or delete it (through a task, after a full backup, as a deprovision
-	// does) once the platform was read without it for min_age. Default report; env
+	// does not have: report, or delete it in two steps once the platform was read without it for
+	// min_age: its VMs stopped (hard, persistent disks kept, after a full backup), then the
+	// deployment deleted (as a deprovision does) once retirement_period has passed without the
+	// platform listing it again (a listing starts it again). Default report; env
 	// BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS.
 	OrphanDeployments string `yaml:"orphan_deployments"`
+	// RetirementPeriod is how long an orphan deployment stays stopped before it is deleted.
+	// Default 168h (7 days); env BLACKSMITH_RECONCILER_REMEDIATION_RETIREMENT_PERIOD.
+	RetirementPeriod time.Duration `yaml:"retirement_period"`
 	// OrphanDeploymentsMaxShare is the absolute floor of retirement: when more than this share
 	// of the records (0 to 1), or more than max_per_run, look like orphan deployments at once,
 	// none is deleted, whatever the fleet's size (the platform read is more likely wrong than
@@ -445,7 +450,7 @@ func Default() *Config {
 			History:             HistoryConfig{Keep: 200},
 			RunLog:              50,
 			Remediation: RemediationConfig{Mode: RemediateNone, MinAge: 24 * time.Hour, MaxPerRun: 5,
-				OrphanDeployments: OrphanDeploymentsReport, OrphanDeploymentsMaxShare: 0.1},
+				OrphanDeployments: OrphanDeploymentsReport, OrphanDeploymentsMaxShare: 0.1, RetirementPeriod: 7 * 24 * time.Hour},
 			Upgrades: UpgradesConfig{Mode: UpgradeReport, MaxPerRun: 10, Canaries: 1, MaxInFlight: 5, MaxFailures: 1,
 				AttemptLimit: 5, TaskTimeout: 2 * time.Hour},
 		},

@@ -100,6 +100,7 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", "reconciler.remediation.max_per_run"},
 	{"BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS", "reconciler.remediation.orphan_deployments"},
 	{"BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS_MAX_SHARE", "reconciler.remediation.orphan_deployments_max_share"},
+	{"BLACKSMITH_RECONCILER_REMEDIATION_RETIREMENT_PERIOD", "reconciler.remediation.retirement_period"},
 	{"BLACKSMITH_RECONCILER_UPGRADES_MODE", "reconciler.upgrades.mode"},
 	{"BLACKSMITH_RECONCILER_UPGRADES_MAX_PER_RUN", "reconciler.upgrades.max_per_run"},
 	{"BLACKSMITH_RECONCILER_UPGRADES_WINDOW", "reconciler.upgrades.window"},

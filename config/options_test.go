@@ -143,6 +143,7 @@ var options = []option{
 	{"reconciler.remediation.max_per_run", "BLACKSMITH_RECONCILER_REMEDIATION_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Remediation.MaxPerRun }, 5, "2", 2, "20", 20, nil},
 	{"reconciler.remediation.orphan_deployments", "BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS", func(c *config.Config) any { return c.Reconciler.Remediation.OrphanDeployments }, "report", "delete", "delete", "report", "report",
 		cfPartners("")},
+	{"reconciler.remediation.retirement_period", "BLACKSMITH_RECONCILER_REMEDIATION_RETIREMENT_PERIOD", func(c *config.Config) any { return c.Reconciler.Remediation.RetirementPeriod }, 168 * time.Hour, "72h", 72 * time.Hour, "30m", 30 * time.Minute, nil},
 	{"reconciler.remediation.orphan_deployments_max_share", "BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS_MAX_SHARE", func(c *config.Config) any { return c.Reconciler.Remediation.OrphanDeploymentsMaxShare }, 0.1, "0.05", 0.05, "0.5", 0.5, nil},
 	{"reconciler.upgrades.mode", "BLACKSMITH_RECONCILER_UPGRADES_MODE", func(c *config.Config) any { return c.Reconciler.Upgrades.Mode }, "report", "auto", "auto", "off", "off", nil},
 	{"reconciler.upgrades.max_per_run", "BLACKSMITH_RECONCILER_UPGRADES_MAX_PER_RUN", func(c *config.Config) any { return c.Reconciler.Upgrades.MaxPerRun }, 10, "3", 3, "50", 50, nil},

@@ -56,6 +56,7 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 	}
 	ck.notNegative("reconciler.remediation.min_age", r.Remediation.MinAge)
 	ck.between("reconciler.remediation.max_per_run", r.Remediation.MaxPerRun, 1, 1000)
+	ck.notNegative("reconciler.remediation.retirement_period", r.Remediation.RetirementPeriod)
 	switch r.Remediation.OrphanDeployments {
 	case OrphanDeploymentsReport, OrphanDeploymentsDelete:
 	default:

@@ -83,7 +83,7 @@ func otherProps(tls *certificate) map[string]any {
 			"stuck_operation_after": "40m", "history": map[string]any{"keep": 30, "max_age": "720h"},
 			"run_log": 20, "min_confidence": 0.5, "health_sweep": "36h",
 			"remediation": map[string]any{"mode": "purge", "min_age": "48h", "max_per_run": 2, "orphan_deployments": "delete",
-				"orphan_deployments_max_share": 0.25},
+				"orphan_deployments_max_share": 0.25, "retirement_period": "72h"},
 			"upgrades": map[string]any{"mode": "auto", "max_per_run": 3, "window": "02:00-04:00", "canaries": 2,
 				"max_in_flight": 7, "max_failures": 0, "attempt_limit": 9, "task_timeout": "90m"},
 			"releases": map[string]any{"redis": "redis"}, "rules": []any{rule}, "ignore": []any{"cf", "concourse-.*"}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"time"
 )
 
 // Record is one instance's index entry. Fields this package does not know are
@@ -62,6 +63,11 @@ type Record struct {
 	Adopted             bool   `json:"adopted,omitempty"`
 	AdoptedAt           string `json:"adopted_at,omitempty"`
 	AdoptionConfirmedAt string `json:"adoption_confirmed_at,omitempty"`
+	// Retiring is set while the reconciler retires the instance's deployment
+	// as an orphan deployment (the platform does not list the instance): its
+	// VMs stopped, its deletion due once the platform has not listed it
+	// again for a period; nil otherwise.
+	Retiring *Retirement `json:"retiring,omitempty"`
 
 	// Extra holds every field not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -106,9 +112,34 @@ func (r *Record) OperationInProgress() bool {
 // reconciler's next run settles it, without waiting for it to be stuck.
 const RetireContextPrefix = "blacksmith-retire-"
 
+// Retirement is the first step of an orphan deployment's retirement: its
+// VMs stopped (persistent disks kept), its deletion due after DeleteAfter
+// unless the platform lists the instance again before then, which starts
+// it again and ends the retirement.
+type Retirement struct {
+	// StoppedAt is when the reconciler stopped its VMs (RFC 3339).
+	StoppedAt string `json:"stopped_at"`
+	// DeleteAfter is when its deletion is due (RFC 3339).
+	DeleteAfter string `json:"delete_after"`
+	// Backup is the backup of what ran, taken before the stop.
+	Backup string `json:"backup,omitempty"`
+	// Reason is why: the platform's reads that did not list it.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Due says whether the retirement's deletion is due at now; a time that
+// does not parse is never due.
+func (r *Retirement) Due(now time.Time) bool {
+	if r == nil {
+		return false
+	}
+	t, err := time.Parse(time.RFC3339, r.DeleteAfter)
+	return err == nil && !now.Before(t)
+}
+
 // Operation is the broker's last asynchronous operation on an instance.
 type Operation struct {
-	Type        string `json:"type"`  // "provision", "update" or "deprovision"
+	Type        string `json:"type"`  // "provision", "update", "deprovision", or the reconciler's "stop" and "start"
 	State       string `json:"state"` // OperationInProgress, OperationSucceeded or OperationFailed
 	TaskID      int    `json:"task_id,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -185,6 +216,7 @@ func (r *Record) fieldsTo(dst []field) []field {
 		field{"adopted", &r.Adopted, false},
 		field{"adopted_at", &r.AdoptedAt, false},
 		field{"adoption_confirmed_at", &r.AdoptionConfirmedAt, false},
+		field{"retiring", &r.Retiring, false},
 	)
 }
 
@@ -210,6 +242,10 @@ func (r *Record) Clone() *Record {
 	c.Parameters = cloneMap(r.Parameters)
 	c.Context = maps.Clone(r.Context)
 	c.LastOperation = r.LastOperation.clone()
+	if r.Retiring != nil {
+		ret := *r.Retiring
+		c.Retiring = &ret
+	}
 	c.Extra = cloneExtra(r.Extra)
 	return &c
 }

@@ -48,6 +48,7 @@ func loggable(s report.Summary) report.Summary {
 	if p := s.Platform; p != nil {
 		cut := *p
 		cut.OrphanDeployments, cut.PlatformOnly, cut.Deleted = cutList(p.OrphanDeployments), cutList(p.PlatformOnly), cutList(p.Deleted)
+		cut.Stopped, cut.Started = cutList(p.Stopped), cutList(p.Started)
 		s.Platform = &cut
 	}
 	errs := make([]string, len(s.Errors))

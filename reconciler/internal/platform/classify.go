@@ -60,8 +60,12 @@ func Classify(v *View, in Input) Judged {
 		counts[state]++
 		if state == report.OrphanDeployment {
 			j.OrphanDeployments = append(j.OrphanDeployments, id)
-			listed = append(listed, report.PlatformInstance{InstanceID: id, State: state, Deployment: rec.Deployment(id),
-				PlanID: rec.PlanID, Director: rec.Director})
+			pi := report.PlatformInstance{InstanceID: id, State: state, Deployment: rec.Deployment(id),
+				PlanID: rec.PlanID, Director: rec.Director}
+			if rec.Retiring != nil {
+				pi.DeleteAfter, _ = time.Parse(time.RFC3339, rec.Retiring.DeleteAfter)
+			}
+			listed = append(listed, pi)
 		}
 	}
 	var only []report.PlatformInstance

@@ -66,8 +66,14 @@ type PlatformReport struct {
 	// each, by instance id.
 	OrphanDeployments []PlatformInstance `json:"orphan_deployments"`
 	PlatformOnly      []PlatformInstance `json:"platform_only"`
-	// Deleted are the orphan deployments this run deleted (or, in a dry
-	// run, would delete); Refused says why none was, when some were ready.
+	// Stopped are the orphan deployments whose VMs this run stopped (the
+	// first step of their retirement), Started the retiring ones it started
+	// again (the platform lists them again), Deleted the ones it deleted
+	// (the second step, their retirement_period over); in a dry run, what
+	// it would do. Refused says why none was stopped or deleted, when some
+	// were ready.
+	Stopped []Remediation `json:"stopped,omitempty"`
+	Started []Remediation `json:"started,omitempty"`
 	Deleted []Remediation `json:"deleted,omitempty"`
 	Refused string        `json:"refused,omitempty"`
 }
@@ -87,6 +93,9 @@ type PlatformInstance struct {
 	// deployment, Reads how many reads since have not found it.
 	AbsentSince time.Time `json:"absent_since,omitzero"`
 	Reads       int       `json:"reads,omitempty"`
+	// DeleteAfter is, for an orphan deployment whose VMs are stopped (its
+	// retirement's first step), when its deletion is due.
+	DeleteAfter time.Time `json:"delete_after,omitzero"`
 	// Restorable says what a platform-only instance can be restored from:
 	// "deployment" (the next runs adopt it), "backup" (blacksmith restore)
 	// or "nothing".

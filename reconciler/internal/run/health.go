@@ -80,7 +80,7 @@ func planHealth(r *run, doc health.Doc, rep *report.HealthReport) (due map[strin
 	due = map[string]string{}
 	add := func(name string) bool { // false: not a listed deployment of a known instance, or busy
 		id, ok := r.byDep[name]
-		if !ok || !r.listed[name] {
+		if !ok || !r.listed[name] || r.index[id].Retiring != nil { // a retiring instance's VMs are stopped on purpose
 			return false
 		}
 		if rec := r.index[id]; r.locked[name] || (rec != nil && rec.OperationInProgress()) {

@@ -31,11 +31,23 @@ type Operations interface {
 	// exists. An error with state "in progress" means the Director could
 	// not be asked.
 	SettleOperation(ctx context.Context, id string) (state, description string, err error)
-	// DeleteOrphanDeployment deletes the deployment of an instance the
-	// platform does not have, as a deprovision would (a full backup first,
-	// a deprovision operation recorded, a Director task the next run
-	// settles); it refuses, with an error matching broker.ErrNotRetired,
-	// an instance the broker does not own, orphaned or busy.
+	// StopOrphanDeployment is an orphan deployment's retirement's first
+	// step: a full backup, the retirement (its deletion due at deleteAfter)
+	// and a stop operation recorded, its VMs stopped hard (disks kept)
+	// through a task the next run settles; it refuses, with an error that
+	// has a method Refusal() bool, an instance the broker does not own,
+	// orphaned, busy or stopped already.
+	StopOrphanDeployment(ctx context.Context, id, reason string, deleteAfter time.Time) (backup string, task int, err error)
+	// StartRetired ends the retirement of an instance the platform lists
+	// again: its VMs started through a task; the retirement ends when that
+	// task succeeds.
+	StartRetired(ctx context.Context, id, reason string) (task int, err error)
+	// DeleteOrphanDeployment is the retirement's second step: it deletes
+	// the deployment, as a deprovision would (a full backup first, a
+	// deprovision operation recorded, a Director task the next run
+	// settles), only after its stop succeeded and its deletion is due; it
+	// refuses, with an error that has a method Refusal() bool, anything
+	// else.
 	DeleteOrphanDeployment(ctx context.Context, id, reason string) (backup string, task int, err error)
 	// RecoverBindings checks the instance's bindings: one whose
 	// credentials are gone from Vault is put back (from a backup, or from

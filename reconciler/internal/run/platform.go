@@ -129,27 +129,37 @@ func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged
 	return next, true
 }
 
-// retire deletes the orphan deployments the remediation allows (in a dry
-// run, lists them): reconciler.remediation.orphan_deployments delete, each
+// retire carries the orphan deployments' retirement on, in two steps (in a
+// dry run, lists what it would do): a retiring instance the platform lists
+// again is started (whatever the mode); with
+// reconciler.remediation.orphan_deployments delete, an orphan deployment
 // proven (platform.Entry.Proven: at least three whole reads spread over
-// min_age),
-// its deployment not locked by a task, at most max_per_run, oldest proof
-// first; none when so many look orphaned that the read is more likely
-// wrong than the fleet.
+// min_age) and not locked by a task has its VMs stopped (the first step),
+// and one stopped for retirement_period without the platform listing it
+// again is deleted (the second); at most max_per_run of those two a run,
+// oldest proof first; none when so many look orphaned that the read is
+// more likely wrong than the fleet.
 func retire(ctx context.Context, r *run, j *platform.Judged, doc platform.Doc) {
 	cfg := r.p.Config.Remediation
+	if r.p.Ops != nil {
+		unretire(ctx, r, j)
+	}
 	if cfg.OrphanDeployments != config.OrphanDeploymentsDelete || len(j.OrphanDeployments) == 0 {
 		return
 	}
-	type cand struct {
-		id    string
-		since int64
-	}
-	var ready []cand
+	now := r.p.Now()
+	var ready []step
 	for _, id := range j.OrphanDeployments {
 		e, ok := doc.Absent[id]
-		if ok && e.Proven(r.start, cfg.MinAge) && !r.locked[r.index[id].Deployment(id)] {
-			ready = append(ready, cand{id, e.Since})
+		rec := r.index[id]
+		if !ok || !e.Proven(r.start, cfg.MinAge) || r.locked[rec.Deployment(id)] {
+			continue
+		}
+		switch {
+		case !retireStopped(rec):
+			ready = append(ready, step{id: id, since: e.Since, action: actionStop})
+		case rec.Retiring.Due(now) && absentThroughout(e, rec.Retiring, now, cfg.RetirementPeriod):
+			ready = append(ready, step{id: id, since: e.Since, action: config.OrphanDeploymentsDelete})
 		}
 	}
 	if len(ready) == 0 {
@@ -164,39 +174,120 @@ func retire(ctx context.Context, r *run, j *platform.Judged, doc platform.Doc) {
 		j.Report.Refused = "the reconciler runs without the broker: orphan deployments are only reported"
 		return
 	}
-	slices.SortFunc(ready, func(a, b cand) int { return cmp.Or(cmp.Compare(a.since, b.since), cmp.Compare(a.id, b.id)) })
-	done := []report.Remediation{}
+	slices.SortFunc(ready, func(a, b step) int { return cmp.Or(cmp.Compare(a.since, b.since), cmp.Compare(a.id, b.id)) })
 	for _, c := range ready[:min(len(ready), cfg.MaxPerRun)] {
 		if ctx.Err() != nil {
 			break
 		}
 		e := doc.Absent[c.id]
-		rem := report.Remediation{InstanceID: c.id, Deployment: r.index[c.id].Deployment(c.id), Action: config.OrphanDeploymentsDelete}
+		rem := report.Remediation{InstanceID: c.id, Deployment: r.index[c.id].Deployment(c.id), Action: c.action}
+		reason := fmt.Sprintf("the platform has had no instance %s in %d reads since %s (an orphan deployment)",
+			c.id, e.Reads, time.Unix(e.Since, 0).UTC().Format(time.RFC3339))
 		if !r.opts.DryRun {
-			reason := fmt.Sprintf("the platform has had no instance %s in %d reads since %s (an orphan deployment)",
-				c.id, e.Reads, time.Unix(e.Since, 0).UTC().Format(time.RFC3339))
 			var err error
-			rem.Backup, rem.TaskID, err = r.p.Ops.DeleteOrphanDeployment(ctx, c.id, reason)
-			if err != nil {
-				rem.Error = err.Error()
-				var refused interface{ Refusal() bool }
-				if !errors.As(err, &refused) {
-					r.ledger.FailUnlessStopped(ctx, report.InstanceKey(c.id), fmt.Errorf("instance %s: deleting its orphan deployment: %w", c.id, err))
-				}
+			if c.action == actionStop {
+				rem.Backup, rem.TaskID, err = r.p.Ops.StopOrphanDeployment(ctx, c.id, reason, now.Add(cfg.RetirementPeriod))
 			} else {
+				rem.Backup, rem.TaskID, err = r.p.Ops.DeleteOrphanDeployment(ctx, c.id, reason)
+			}
+			if !retireFailed(ctx, r, &rem, err) {
 				retired(r, rem, reason)
 			}
 		}
-		done = append(done, rem)
+		if c.action == actionStop {
+			j.Report.Stopped = append(j.Report.Stopped, rem)
+		} else {
+			j.Report.Deleted = append(j.Report.Deleted, rem)
+		}
 	}
-	j.Report.Deleted = done
 }
 
-// retired writes an orphan deployment's deletion to the history, the log
-// and the webhooks.
+// step is an orphan deployment's next retirement step.
+type step struct {
+	id, action string
+	since      int64
+}
+
+// actionStop is a retirement's first step (report.Remediation.Action); its
+// second is config.OrphanDeploymentsDelete, its end "start".
+const (
+	actionStop  = "stop"
+	actionStart = "start"
+)
+
+// retireStopped says whether the retirement's first step is done: the record is
+// retiring and its last operation is the stop, succeeded.
+func retireStopped(rec *vault.Record) bool {
+	op := rec.LastOperation
+	return rec.Retiring != nil && op != nil && op.Type == actionStop && op.State == vault.OperationSucceeded
+}
+
+// absentThroughout says whether the platform's proof covers the whole
+// retirement: absent since before its VMs were stopped, or for a whole
+// period by the proof's own count (a proof that started again).
+func absentThroughout(e platform.Entry, ret *vault.Retirement, now time.Time, period time.Duration) bool {
+	stoppedAt, err := time.Parse(time.RFC3339, ret.StoppedAt)
+	since := time.Unix(e.Since, 0)
+	return (err == nil && !since.After(stoppedAt)) || now.Sub(since) >= period
+}
+
+// unretire starts again the retiring instances the platform lists again
+// (in a dry run, lists them): their retirement ends when the start
+// succeeds.
+func unretire(ctx context.Context, r *run, j *platform.Judged) {
+	var ids []string
+	for id, rec := range r.index {
+		if rec.Retiring != nil && j.States[id] == report.InStep && !rec.OperationInProgress() {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return
+		}
+		rem := report.Remediation{InstanceID: id, Deployment: r.index[id].Deployment(id), Action: actionStart}
+		reason := fmt.Sprintf("the platform lists instance %s again, whose VMs were stopped on %s to retire it", id, r.index[id].Retiring.StoppedAt)
+		if !r.opts.DryRun {
+			var err error
+			rem.TaskID, err = r.p.Ops.StartRetired(ctx, id, reason)
+			if !retireFailed(ctx, r, &rem, err) {
+				retired(r, rem, reason)
+			}
+		}
+		j.Report.Started = append(j.Report.Started, rem)
+	}
+}
+
+// retireFailed notes a retirement step's error in rem and, unless it is a
+// refusal of the instance as it is now, in the run's errors; false for nil.
+func retireFailed(ctx context.Context, r *run, rem *report.Remediation, err error) bool {
+	if err == nil {
+		return false
+	}
+	rem.Error = err.Error()
+	var refused interface{ Refusal() bool }
+	if !errors.As(err, &refused) {
+		r.ledger.FailUnlessStopped(ctx, report.InstanceKey(rem.InstanceID),
+			fmt.Errorf("instance %s: the %s of its orphan deployment: %w", rem.InstanceID, rem.Action, err))
+	}
+	return true
+}
+
+// retired writes a retirement step (a stop, a start, a deletion) to the
+// history, the log and the webhooks.
 func retired(r *run, rem report.Remediation, reason string) {
-	msg := fmt.Sprintf("orphan deployment deleted (task %d) after backup %s: %s", rem.TaskID, rem.Backup, reason)
-	r.log.Warn("orphan deployment deleted", "instance", rem.InstanceID, "deployment", rem.Deployment, "task", rem.TaskID, "backup", rem.Backup)
+	var msg string
+	switch rem.Action {
+	case actionStop:
+		msg = fmt.Sprintf("orphan deployment's VMs stopped (task %d) after backup %s, its deletion due in %s unless the platform lists it again: %s",
+			rem.TaskID, rem.Backup, r.p.Config.Remediation.RetirementPeriod, reason)
+	case actionStart:
+		msg = fmt.Sprintf("retirement ended: VMs started again (task %d): %s", rem.TaskID, reason)
+	default:
+		msg = fmt.Sprintf("orphan deployment deleted (task %d) after backup %s: %s", rem.TaskID, rem.Backup, reason)
+	}
+	r.log.Warn("orphan deployment: "+rem.Action, "instance", rem.InstanceID, "deployment", rem.Deployment, "task", rem.TaskID, "backup", rem.Backup)
 	r.hist.Add(rem.InstanceID, vault.Event{Kind: "remediated", Deployment: rem.Deployment, Message: msg,
 		Details: map[string]string{"action": rem.Action, "backup": rem.Backup, "task_id": fmt.Sprint(rem.TaskID)}})
 	r.hist.Notify(notify.Event{Type: notify.Remediated, InstanceID: rem.InstanceID, Deployment: rem.Deployment,

@@ -264,6 +264,8 @@ func judge(rec *vault.Record, c Candidate) (string, string) {
 		return Skipped, "orphaned: its deployment is gone"
 	case rec.Adopted:
 		return Skipped, "adopted from BOSH and not confirmed by an operator: confirm the adoption first"
+	case rec.Retiring != nil:
+		return Skipped, "retiring: its VMs are stopped because the platform does not list it; it is upgraded once the platform lists it again"
 	case rec.OperationInProgress():
 		return busy, fmt.Sprintf("its %s operation is in progress", rec.LastOperation.Type)
 	case rec.PlanID != c.PlanID:

@@ -83,6 +83,8 @@ func Select(index map[string]*vault.Record, cat *catalog.Catalog, scope Scope, f
 		case rec.Adopted:
 			sel.Settled = append(sel.Settled, withReason(c.result(Skipped),
 				"adopted from BOSH and not confirmed by an operator: confirm the adoption first"))
+		case rec.Retiring != nil:
+			sel.Settled = append(sel.Settled, withReason(c.result(Skipped), "retiring: its VMs are stopped because the platform does not list it; it is upgraded once the platform lists it again"))
 		case !named[id] && quarantined != nil && quarantined(id) != "":
 			sel.Settled = append(sel.Settled, withReason(c.result(Skipped), quarantined(id)))
 		default:
