@@ -2,11 +2,13 @@ package reconciler_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/blacksmith-reconciler/blacksmith/broker"
@@ -228,11 +230,14 @@ var _ = Describe("the platform cross-check", func() {
 })
 
 var _ = Describe("the remediation of orphan deployments", func() {
-	It("deletes an orphan deployment only once the platform has been read without it for min_age, after a full backup, never from an unknown platform", func() {
+	It("retires an orphan deployment in two steps: its VMs stopped once the platform has been read without it for min_age, "+
+		"deleted after retirement_period, each after a full backup, never from an unknown platform", func() {
 		minAge := 2 * time.Second // three reads a second apart at least
+		period := 2 * time.Second
 		f := newFleet(3, func(c *config.ReconcilerConfig) {
 			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
 			c.Remediation.MinAge = minAge
+			c.Remediation.RetirementPeriod = period
 			c.Remediation.OrphanDeploymentsMaxShare = 0.5 // 1 of 3; the default floor (10%) is its own spec
 		})
 		p := newPlatform()
@@ -242,36 +247,73 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		h := &listener{}
 		f.use(upgradeCatalog("1.0.0", "16.1.0"), func(o *reconciler.Options) { p.options(o); o.Notifier = h })
 		ctx := context.Background()
+		acted := func(s reconciler.Summary) []string {
+			var out []string
+			for _, r := range slices.Concat(s.Platform.Stopped, s.Platform.Deleted, s.Platform.Started) {
+				out = append(out, r.Action+" "+r.InstanceID)
+			}
+			return out
+		}
 
 		s := f.e.run(reconciler.RunOptions{})
 		Expect(s.Platform.OrphanDeployments).To(ConsistOf(HaveField("InstanceID", orphan)))
-		Expect(s.Platform.Deleted).To(BeEmpty(), "one read, and not min_age")
-		dry := f.e.run(reconciler.RunOptions{DryRun: true})
-		Expect(dry.Platform.Deleted).To(BeEmpty(), "still within min_age")
+		Expect(acted(s)).To(BeEmpty(), "one read, and not min_age")
+		Expect(acted(f.e.run(reconciler.RunOptions{DryRun: true}))).To(BeEmpty(), "still within min_age")
 
 		time.Sleep(minAge/2 + 100*time.Millisecond)
-		Expect(f.e.run(reconciler.RunOptions{}).Platform.Deleted).To(BeEmpty(), "two reads")
-		Expect(f.e.run(reconciler.RunOptions{Force: true}).Platform.Deleted).To(BeEmpty(), "a forced run at once counts for nothing")
+		Expect(acted(f.e.run(reconciler.RunOptions{}))).To(BeEmpty(), "two reads")
+		Expect(acted(f.e.run(reconciler.RunOptions{Force: true}))).To(BeEmpty(), "a forced run at once counts for nothing")
 		Expect(platformDoc(f.e)).To(HaveKeyWithValue(orphan, HaveKeyWithValue("reads", 2.0)))
 		time.Sleep(minAge/2 + 100*time.Millisecond)
 		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"))
-		Expect(s.Platform.Deleted).To(BeEmpty(), "never from an unknown platform")
-		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))
+		Expect(acted(s)).To(BeEmpty(), "never from an unknown platform")
 
 		p.cc.ClearFailures()
-		dry = f.e.run(reconciler.RunOptions{DryRun: true})
-		Expect(dry.Platform.Deleted).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("TaskID", 0))), "a dry run lists it")
-		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))
+		dry := f.e.run(reconciler.RunOptions{DryRun: true})
+		Expect(dry.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "stop"), HaveField("TaskID", 0))),
+			"a dry run lists the first step")
+		Expect(f.e.bosh.VMs(ctx, f.deployment(orphan))).NotTo(BeEmpty())
 
+		By("the first step: its VMs stopped, the deployment and its disks kept")
+		s = f.e.run(reconciler.RunOptions{})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Platform.Deleted).To(BeEmpty(), "never deleted before it was stopped")
+		Expect(s.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "stop"),
+			HaveField("Backup", Not(BeEmpty())), HaveField("TaskID", Not(BeZero())), HaveField("Error", ""))))
+		stopBackup := s.Platform.Stopped[0].Backup
+		Eventually(func() (int, error) {
+			vms, err := f.e.bosh.VMs(ctx, f.deployment(orphan))
+			return len(vms), err
+		}).WithTimeout(10 * time.Second).Should(BeZero())
+		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))
+		Expect(f.e.index()[orphan].Retiring).To(And(Not(BeNil()), HaveField("Backup", stopBackup)))
+		Expect(h.of(notify.Remediated)).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Reason", ContainSubstring("VMs stopped")))))
+		_, _, err := f.b.DeleteOrphanDeployment(ctx, orphan, "by hand")
+		Expect(err).To(MatchError(broker.ErrNotRetired), "the broker deletes nothing before the stop is settled and due")
+
+		s = f.e.run(reconciler.RunOptions{})
+		Expect(s.Settled).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("State", "succeeded"))),
+			"the next run settles the stop, no platform polls it")
+		Expect(acted(s)).To(BeEmpty(), "its deletion is not due yet")
+		Expect(f.e.index()[orphan].Retiring).NotTo(BeNil())
+		s = f.e.run(reconciler.RunOptions{})
+		Expect(s.Platform.OrphanDeployments).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("DeleteAfter", Not(BeZero())))))
+
+		By("the second step, once retirement_period has passed without the platform listing it")
+		time.Sleep(period)
+		dry = f.e.run(reconciler.RunOptions{DryRun: true})
+		Expect(dry.Platform.Deleted).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "delete"), HaveField("TaskID", 0))),
+			"a dry run lists the second step")
+		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Platform.Deleted).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "delete"),
 			HaveField("Backup", Not(BeEmpty())), HaveField("TaskID", Not(BeZero())), HaveField("Error", ""))))
 		backup := s.Platform.Deleted[0].Backup
 		Eventually(f.e.deployed).WithTimeout(10 * time.Second).ShouldNot(ContainElement(f.deployment(orphan)))
-		Expect(h.of(notify.Remediated)).To(ConsistOf(HaveField("InstanceID", orphan)))
+		Expect(h.of(notify.Remediated)).To(HaveLen(2))
 
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(s.Settled).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("State", "succeeded"))),
@@ -284,9 +326,61 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		Expect(parts.Record).NotTo(BeNil(), "the backup taken before the task holds the record")
 		events, err := f.e.store.Events(ctx, orphan, 0)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(kindsOf(events)).To(ContainElements("orphan_deployment", "deprovision", "remediated"))
+		Expect(kindsOf(events)).To(ContainElements("orphan_deployment", "stop", "deprovision", "remediated"))
 		f.e.run(reconciler.RunOptions{})
 		Expect(platformDoc(f.e)).To(BeEmpty(), "its proof ends with its records")
+	})
+
+	It("ends a retirement when the platform lists the instance again: its VMs started, never deleted", func() {
+		period := 2 * time.Second
+		f := newFleet(2, func(c *config.ReconcilerConfig) {
+			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
+			c.Remediation.MinAge = 0
+			c.Remediation.RetirementPeriod = period
+			c.Remediation.OrphanDeploymentsMaxShare = 0.5
+		})
+		p := newPlatform()
+		kept, orphan := f.ids[0], f.ids[1]
+		p.add(kept, "redis-small", ccsim.StateSucceeded)
+		f.use(upgradeCatalog("1.0.0", "16.1.0"), p.options)
+		ctx := context.Background()
+		var s reconciler.Summary
+		for range 3 {
+			s = f.e.run(reconciler.RunOptions{})
+		}
+		Expect(s.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Error", ""))))
+		Eventually(func() (int, error) {
+			vms, err := f.e.bosh.VMs(ctx, f.deployment(orphan))
+			return len(vms), err
+		}).WithTimeout(10 * time.Second).Should(BeZero())
+		s = f.e.run(reconciler.RunOptions{}) // settles the stop
+		Expect(f.e.index()[orphan].Retiring).NotTo(BeNil())
+
+		_, err := f.b.Update(ctx, orphan, domain.UpdateDetails{ServiceID: "redis", PlanID: "redis-small"}, true)
+		Expect(err).To(MatchError(ContainSubstring("VMs are stopped")), "a retiring instance is not deployed")
+
+		p.add(orphan, "redis-small", ccsim.StateSucceeded)
+		dry := f.e.run(reconciler.RunOptions{DryRun: true})
+		Expect(dry.Platform.Started).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("TaskID", 0))), "a dry run lists the start")
+		s = f.e.run(reconciler.RunOptions{})
+		Expect(s.Errors).To(BeEmpty())
+		Expect(s.Platform.Started).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "start"),
+			HaveField("TaskID", Not(BeZero())), HaveField("Error", ""))))
+		Eventually(func() (int, error) {
+			vms, err := f.e.bosh.VMs(ctx, f.deployment(orphan))
+			return len(vms), err
+		}).WithTimeout(10 * time.Second).ShouldNot(BeZero())
+		s = f.e.run(reconciler.RunOptions{})
+		Expect(s.Settled).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("State", "succeeded"))))
+		Expect(f.e.index()[orphan].Retiring).To(BeNil(), "the start that succeeded ends the retirement")
+
+		time.Sleep(period)
+		s = f.e.run(reconciler.RunOptions{})
+		Expect(slices.Concat(s.Platform.Stopped, s.Platform.Deleted)).To(BeEmpty())
+		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))
+		events, err := f.e.store.Events(ctx, orphan, 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(kindsOf(events)).To(ContainElements("stop", "start", "remediated"))
 	})
 
 	It("leaves an instance the broker does not own, and refuses a read that makes most of the fleet orphans", func() {
@@ -303,7 +397,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 			e.run(reconciler.RunOptions{})
 		}
 		s := e.run(reconciler.RunOptions{})
-		Expect(s.Platform.Deleted).To(ConsistOf(And(HaveField("InstanceID", instanceID(e.names[0])),
+		Expect(s.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", instanceID(e.names[0])),
 			HaveField("Error", ContainSubstring("adopted from a Director")))))
 		Expect(s.Errors).To(BeEmpty(), "a refusal is not a failure")
 		Expect(e.deployed()).To(ContainElement(e.names[0]))
@@ -319,6 +413,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		}
 		s = many.run(reconciler.RunOptions{})
 		Expect(s.Platform.Counts["orphan_deployment"]).To(Equal(8))
+		Expect(s.Platform.Stopped).To(BeEmpty())
 		Expect(s.Platform.Deleted).To(BeEmpty())
 		Expect(s.Platform.Refused).To(ContainSubstring("8 of the 8 instances look like orphan deployments"))
 		Expect(many.deployed()).To(HaveLen(8))
@@ -338,7 +433,7 @@ var _ = Describe("the absolute floor of retirement", func() {
 		}
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Platform.Counts["orphan_deployment"]).To(Equal(5), "5 is not more than max_per_run: the old guard let them all go")
-		Expect(s.Platform.Deleted).To(BeEmpty())
+		Expect(s.Platform.Stopped).To(BeEmpty())
 		Expect(s.Platform.Refused).To(ContainSubstring("5 of the 5 instances look like orphan deployments"))
 		Expect(s.Platform.Refused).To(ContainSubstring("orphan_deployments_max_share"))
 		Expect(e.deployed()).To(HaveLen(5))
@@ -355,16 +450,16 @@ var _ = Describe("the orphan deployments' proof in Vault", func() {
 		p := newPlatform()
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(e) })
 		e.run(reconciler.RunOptions{}) // the record is made: younger than the view
-		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(BeEmpty(), "one read")
-		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(BeEmpty(), "two reads")
-		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(HaveLen(1), "proven by three: tried (and refused: an adoption)")
+		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(BeEmpty(), "one read")
+		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(BeEmpty(), "two reads")
+		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(HaveLen(1), "proven by three: tried (and refused: an adoption)")
 
 		e.proxy.failWrites("blacksmith/state/platform", -1)
 		s := e.run(reconciler.RunOptions{})
-		Expect(s.Platform.Deleted).To(BeEmpty(), "the proof of this read could not be kept: nothing tried from the one before")
+		Expect(s.Platform.Stopped).To(BeEmpty(), "the proof of this read could not be kept: nothing tried from the one before")
 		Expect(platformDoc(e)).To(HaveKeyWithValue(instanceID(e.names[0]), HaveKeyWithValue("reads", 3.0)))
 		e.proxy.heal()
-		Expect(e.run(reconciler.RunOptions{}).Platform.Deleted).To(HaveLen(1))
+		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(HaveLen(1))
 	})
 })
 
