@@ -55,7 +55,7 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 			Plans: 3, Instances: 41, Counts: counts(40, 2, 1), Unchecked: 0,
 			OrphanDeployments: []reconciler.PlatformInstance{
 				{InstanceID: "a1", State: reconciler.PlatformOrphanDeployment, Deployment: "redis-small-a1", PlanID: "redis-small",
-					AbsentSince: time.Now().Add(-50 * time.Hour).UTC(), Reads: 3},
+					AbsentSince: time.Now().Add(-50 * time.Hour).UTC(), Reads: 3, DeleteAfter: time.Now().Add(100 * time.Hour).UTC()},
 				{InstanceID: "b2", State: reconciler.PlatformOrphanDeployment, Deployment: "redis-small-b2", PlanID: "redis-small",
 					Director: scriptDirector},
 			},
@@ -69,6 +69,8 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 	It("shows the platform's state, the counts, the orphan deployments and the platform-only instances, as text", func() {
 		p := known()
 		p.Counts[reconciler.PlatformCreating] = 2
+		p.Stopped = []reconciler.Remediation{{InstanceID: "e5", Deployment: "redis-small-e5", Action: "stop", TaskID: 11, Backup: "b-0"}}
+		p.Started = []reconciler.Remediation{{InstanceID: "f6", Deployment: "redis-small-f6", Action: "start", TaskID: 13}}
 		p.Deleted = []reconciler.Remediation{{InstanceID: "a1", Deployment: "redis-small-a1", Action: "delete", TaskID: 12, Backup: "b-1"},
 			{InstanceID: "d4", Deployment: "redis-small-d4", Action: "delete", Error: "busy: task 9 runs"}}
 		op.set(status(p), view)
@@ -79,7 +81,8 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 		Expect(tableCells(browser, "platform-orphans")[0][:3]).To(Equal([]string{"a1", "redis-small-a1", "default"}))
 		Expect(tableCells(browser, "platform-orphans")[0][3]).To(ContainSubstring("(for 2d2h)"), "absent since when, and for how long")
 		Expect(tableCells(browser, "platform-orphans")[0][4]).To(Equal("3"))
-		Expect(tableCells(browser, "platform-orphans")[1]).To(Equal([]string{"b2", "redis-small-b2", scriptDirector, "", ""}))
+		Expect(tableCells(browser, "platform-orphans")[0][5]).To(HavePrefix("stopped; deleted after "), "a retiring one says when it goes")
+		Expect(tableCells(browser, "platform-orphans")[1]).To(Equal([]string{"b2", "redis-small-b2", scriptDirector, "", "", ""}))
 		Expect(tableCells(browser, "platform-only")).To(Equal([][]string{
 			{"c3", imgName, `org-a / dev-\u202Eexe`, "create succeeded", "backup"},
 		}), "the platform's name as text, the hidden character escaped")
@@ -100,7 +103,8 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 			"the orphans' counts left out at 0, creating shown when some are")
 		Expect(got[2]).To(Equal("The platform lists 41 of the broker's instances in 3 plans. This run's read: 7 requests, 0.84 s."))
 		Expect(got[3:5]).To(Equal([]string{"(2)", "(1)"}))
-		Expect(got[5]).To(Equal("a1: delete redis-small-a1 (task 12, after backup b-1)d4: delete redis-small-d4 failed: busy: task 9 runs"))
+		Expect(got[5]).To(Equal("e5: stop redis-small-e5 (task 11, after backup b-0)f6: start redis-small-f6 (task 13)" +
+			"a1: delete redis-small-a1 (task 12, after backup b-1)d4: delete redis-small-d4 failed: busy: task 9 runs"))
 		Expect(got[6]).NotTo(ContainSubstring("\u202e"))
 	})
 
@@ -139,7 +143,7 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 		Expect(chromedp.Run(browser, chromedp.Text("#platform-refused", &refused, chromedp.ByQuery),
 			chromedp.Evaluate(`document.getElementById("platform-refused").className`, &class),
 			chromedp.TextContent("#platform-read", &read, chromedp.ByQuery))).To(Succeed())
-		Expect(refused).To(Equal("Orphan deployments not deleted: the reconciler runs without the broker: orphan deployments are only reported"))
+		Expect(refused).To(Equal("Orphan deployments not stopped or deleted: the reconciler runs without the broker: orphan deployments are only reported"))
 		Expect(class).To(Equal("warning"))
 		Expect(read).To(Equal("The platform lists 41 of the broker's instances in 3 plans. "), "no read by this run to tell of")
 	})

@@ -355,13 +355,13 @@ function renderPlatform(p) {
     .concat([["not judged", p.unchecked ? p.unchecked + " (Director out of the run, too young, created after the read or busy)" : ""]]) : []);
   $("platform-read").textContent = shown(platformRead(p, known));
   $("platform-refused").hidden = !p.refused;
-  $("platform-refused").textContent = p.refused ? shown("Orphan deployments not deleted: " + p.refused) : "";
+  $("platform-refused").textContent = p.refused ? shown("Orphan deployments not stopped or deleted: " + p.refused) : "";
   const unjudged = "not judged: the platform is unknown";
   const orphans = p.orphan_deployments || [];
   $("platform-orphans-count").textContent = known ? "(" + (counts.orphan_deployment || 0) + ")" : "";
   $("platform-orphans-more").textContent = firstOf(orphans.length, counts.orphan_deployment);
   rows("platform-orphans", orphans, (x) => [instanceLink(x.instance_id), x.deployment, x.director || el("span", "default", "muted"),
-    since(x.absent_since), x.reads], known ? "none: the platform has every instance Vault and the Directors have" : unjudged);
+    since(x.absent_since), x.reads, retiring(x)], known ? "none: the platform has every instance Vault and the Directors have" : unjudged);
   const only = p.platform_only || [];
   $("platform-only-count").textContent = known ? "(" + (counts.platform_only || 0) + ")" : "";
   $("platform-only-more").textContent = firstOf(only.length, counts.platform_only);
@@ -370,7 +370,7 @@ function renderPlatform(p) {
     return [instanceLink(x.instance_id), rec.name, [rec.organization, rec.space].filter(Boolean).join(" / "),
       [rec.last_operation, when(rec.updated_at)].filter(Boolean).join(", "), restorable(x.restorable)];
   }, known ? "none: Vault has every instance the platform has" : unjudged);
-  const deleted = p.deleted || [];
+  const deleted = [...(p.stopped || []), ...(p.started || []), ...(p.deleted || [])];
   $("platform-deleted-part").hidden = !deleted.length;
   $("platform-deleted-count").textContent = "(" + deleted.length + ")";
   $("platform-deleted").replaceChildren(...deleted.map(remediated));
@@ -406,7 +406,15 @@ function restorable(r) {
   return el("span", r, "badge " + ({ deployment: "success", backup: "partial" }[r] || "failure"));
 }
 
-// remediated is one orphan deployment the last run deleted (or failed to).
+// retiring is an orphan deployment's retirement: its VMs stopped, and when
+// its deletion is due; "" when it is not retiring.
+function retiring(x) {
+  const due = when(x.delete_after);
+  return due ? el("span", "stopped; deleted after " + due, "badge partial") : "";
+}
+
+// remediated is one retirement step of an orphan deployment the last run
+// took (or failed to): stop, start or delete.
 function remediated(d) {
   const li = el("li");
   li.append(instanceLink(d.instance_id), document.createTextNode(": "), el("span", d.action + " " + d.deployment));
