@@ -358,7 +358,7 @@ type RemediationConfig struct {
 	RetirementPeriod time.Duration `yaml:"retirement_period"`
 	// OrphanDeploymentsMaxShare is the absolute floor of retirement: when more than this share
 	// of the records (0 to 1), or more than max_per_run, look like orphan deployments at once,
-	// none is deleted, whatever the fleet's size (the platform read is more likely wrong than
+	// none is stopped or deleted, whatever the fleet's size (the platform read is more likely wrong than
 	// the fleet); the refusal is reported. Default 0.1; env
 	// BLACKSMITH_RECONCILER_REMEDIATION_ORPHAN_DEPLOYMENTS_MAX_SHARE.
 	OrphanDeploymentsMaxShare float64 `yaml:"orphan_deployments_max_share"`
