@@ -37,6 +37,8 @@ type operator struct {
 	// fleet is what GET /b/instances lists; lists are the queries it got.
 	fleet []reconciler.InstanceSummary
 	lists []string
+	// role is the X-Blacksmith-Role every answer names ("": none).
+	role string
 }
 
 // upgradesAnswer is GET /b/upgrades, as the daemon writes it.
@@ -82,6 +84,9 @@ func (o *operator) handler() http.Handler {
 			o.mu.Lock()
 			defer o.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
+			if o.role != "" {
+				w.Header().Set("X-Blacksmith-Role", o.role)
+			}
 			_ = json.NewEncoder(w).Encode(v())
 		}
 	}
@@ -425,5 +430,32 @@ var _ = Describe("the dashboard's outdated instances, in a real browser", func()
 		Expect(show(&reconciler.InstanceVersion{Recorded: "2.0.0", Plan: "2.0.0"})).To(And(
 			ContainSubstring("current"), Not(ContainSubstring("outdated")), Not(ContainSubstring("unknown"))))
 		Expect(show(nil)).To(ContainSubstring("its plan declares no maintenance_info"))
+	})
+})
+
+var _ = Describe("the dashboard for the operator's viewer, in a real browser", func() {
+	It("shows a viewer no button that acts, and says it is read-only; an admin sees them", func() {
+		browser := chromium()
+		visible := func(url, wait string) map[string]bool {
+			GinkgoHelper()
+			var got map[string]bool
+			Expect(chromedp.Run(browser, chromedp.Navigate(url), chromedp.WaitVisible(wait, chromedp.ByQuery),
+				chromedp.Sleep(200*time.Millisecond),
+				chromedp.Evaluate(`Object.fromEntries(["run-now", "dry-run", "upgrade-all", "upgrade-dry-run", "reconcile-one"]
+					.filter((id) => document.getElementById(id))
+					.map((id) => [id, document.getElementById(id).offsetParent !== null])
+					.concat([["read-only", document.querySelector(".read-only").offsetParent !== null]]))`, &got))).To(Succeed())
+			return got
+		}
+		for _, role := range []string{"viewer", "admin"} {
+			op := &operator{role: role}
+			op.set(idle(), healthyView())
+			base := op.serve()
+			acts := role == "admin"
+			Expect(visible(base+"/dashboard", "#state")).To(Equal(map[string]bool{"run-now": acts, "dry-run": acts,
+				"upgrade-all": acts, "upgrade-dry-run": acts, "read-only": !acts}), role)
+			Expect(visible(base+"/dashboard/instances/a1", "#instance-id")).To(Equal(map[string]bool{"reconcile-one": acts,
+				"read-only": !acts}), role)
+		}
 	})
 })

@@ -132,8 +132,13 @@ function showError(err) {
   p.textContent = err ? shown(err) : "";
 }
 
+// getJSON fetches an operator's endpoint; the role its answer names
+// (X-Blacksmith-Role: admin or viewer) marks the page, whose buttons that
+// act a viewer does not see (style.css).
 async function getJSON(url, opts) {
   const res = await fetch(url, Object.assign({ credentials: "same-origin", headers: { Accept: "application/json" } }, opts || {}));
+  const role = res.headers.get("X-Blacksmith-Role");
+  if (role === "admin" || role === "viewer") document.body.dataset.role = role;
   let body = null;
   try { body = await res.json(); } catch (e) { body = null; }
   if (!res.ok && res.status !== 202) {

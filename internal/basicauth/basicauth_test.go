@@ -55,6 +55,9 @@ var _ = Describe("RequireRole", func() {
 			rec := httptest.NewRecorder()
 			basicauth.RequireRole(users, next).ServeHTTP(rec, req)
 			Expect(rec.Code).To(Equal(want))
+			if want == http.StatusOK {
+				Expect(rec.Header().Get(basicauth.RoleHeader)).To(Equal(map[string]string{"operator": "admin", "auditor": "viewer"}[user]))
+			}
 			if want >= 400 {
 				Expect(rec.Header().Get("Content-Type")).To(Equal("application/json"))
 				var body map[string]string

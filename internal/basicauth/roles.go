@@ -24,6 +24,11 @@ type User struct {
 	Role               Role
 }
 
+// RoleHeader names, in each answer RequireRole lets through, the role of
+// the credentials ("admin" or "viewer"): the dashboard hides what a viewer
+// may not do.
+const RoleHeader = "X-Blacksmith-Role"
+
 // forbidden is the JSON body of a 403 to a viewer that asked to act.
 const forbidden = "{\n  \"description\": \"forbidden: these credentials only read (GET, HEAD); acting takes the operator's admin credentials\"\n}\n"
 
@@ -47,10 +52,12 @@ func RequireRole(users []User, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch RoleOf(r, users) {
 		case Admin:
+			w.Header().Set(RoleHeader, "admin")
 			next.ServeHTTP(w, r)
 			return
 		case Viewer:
 			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				w.Header().Set(RoleHeader, "viewer")
 				next.ServeHTTP(w, r)
 				return
 			}
