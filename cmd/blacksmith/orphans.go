@@ -72,13 +72,16 @@ type orphanDeployment struct {
 	Director       string    `json:"director"`
 	AbsentSince    time.Time `json:"absent_since,omitzero"`
 	Reads          int       `json:"reads"`
+	// DeleteAfter is, for one whose VMs are stopped (retiring), when its
+	// deletion is due.
+	DeleteAfter time.Time `json:"delete_after,omitzero"`
 }
 
 func orphanList(rep reconciler.PlatformReport) []orphanDeployment {
 	out := []orphanDeployment{}
 	for _, o := range rep.OrphanDeployments {
 		out = append(out, orphanDeployment{DeploymentName: o.Deployment, InstanceID: o.InstanceID, PlanID: o.PlanID,
-			Director: o.Director, AbsentSince: o.AbsentSince, Reads: o.Reads})
+			Director: o.Director, AbsentSince: o.AbsentSince, Reads: o.Reads, DeleteAfter: o.DeleteAfter})
 	}
 	return out
 }
@@ -86,13 +89,16 @@ func orphanList(rep reconciler.PlatformReport) []orphanDeployment {
 // printOrphanTable prints one line an orphan deployment, then the counts.
 func printOrphanTable(w io.Writer, rep reconciler.PlatformReport, list []orphanDeployment) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEPLOYMENT\tINSTANCE\tPLAN\tDIRECTOR\tABSENT SINCE\tREADS")
+	fmt.Fprintln(tw, "DEPLOYMENT\tINSTANCE\tPLAN\tDIRECTOR\tABSENT SINCE\tREADS\tSTOPPED, DELETED AFTER")
 	for _, o := range list {
-		since, reads := "-", "-"
+		since, reads, due := "-", "-", "-"
 		if !o.AbsentSince.IsZero() {
 			since, reads = o.AbsentSince.UTC().Format(time.RFC3339), strconv.Itoa(o.Reads)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", o.DeploymentName, o.InstanceID, o.PlanID, orDash(o.Director), since, reads)
+		if !o.DeleteAfter.IsZero() {
+			due = o.DeleteAfter.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.DeploymentName, o.InstanceID, o.PlanID, orDash(o.Director), since, reads, due)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
