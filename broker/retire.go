@@ -57,21 +57,13 @@ func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) 
 		return "", 0, fmt.Errorf("taking the instance's hold: %w", err)
 	}
 	defer unlock()
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := b.retirable(ctx, id, "not deleted")
 	switch {
 	case err != nil:
-		return "", 0, fmt.Errorf("reading its record: %w", err)
-	case rec == nil:
-		return "", 0, refuse("not deleted: it has no record any more")
-	case !rec.Owned():
-		return "", 0, refuse("not deleted: it was adopted from a Director and an operator has not confirmed it: the broker did not deploy it")
-	case rec.Orphaned:
-		return "", 0, refuse("not deleted: its deployment is gone (an orphan)")
-	case rec.OperationInProgress():
-		return "", 0, refuse("not deleted: a %s is in progress", rec.LastOperation.Type)
+		return "", 0, err
 	case rec.Retiring == nil:
 		return "", 0, refuse("not deleted: its VMs were not stopped first (the retirement's first step)")
-	case rec.LastOperation == nil || rec.LastOperation.Type != opTypeStop || rec.LastOperation.State != stateSucceeded:
+	case !stopSucceeded(rec):
 		return "", 0, refuse("not deleted: the stop of its VMs did not succeed")
 	case !rec.Retiring.Due(time.Now()):
 		return "", 0, refuse("not deleted: its deletion is due only after %s", rec.Retiring.DeleteAfter)
@@ -129,19 +121,11 @@ func (b *Broker) StopOrphanDeployment(ctx context.Context, id, reason string, de
 		return "", 0, fmt.Errorf("taking the instance's hold: %w", err)
 	}
 	defer unlock()
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := b.retirable(ctx, id, "not stopped")
 	switch {
 	case err != nil:
-		return "", 0, fmt.Errorf("reading its record: %w", err)
-	case rec == nil:
-		return "", 0, refuse("not stopped: it has no record any more")
-	case !rec.Owned():
-		return "", 0, refuse("not stopped: it was adopted from a Director and an operator has not confirmed it: the broker did not deploy it")
-	case rec.Orphaned:
-		return "", 0, refuse("not stopped: its deployment is gone (an orphan)")
-	case rec.OperationInProgress():
-		return "", 0, refuse("not stopped: a %s is in progress", rec.LastOperation.Type)
-	case rec.Retiring != nil && rec.LastOperation != nil && rec.LastOperation.Type == opTypeStop && rec.LastOperation.State == stateSucceeded:
+		return "", 0, err
+	case rec.Retiring != nil && stopSucceeded(rec):
 		return "", 0, refuse("not stopped: its VMs are stopped already")
 	}
 	dir, err := b.directorOf(rec)
@@ -157,7 +141,7 @@ func (b *Broker) StopOrphanDeployment(ctx context.Context, id, reason string, de
 		return "", 0, refuse("not stopped: backups are disabled (reconciler.backup.enabled), and nothing is retired without one")
 	}
 	ret := rec.Retiring
-	if ret == nil {
+	if ret == nil || rec.LastOperation == nil || rec.LastOperation.Type != opTypeStop { // else a stop that failed, tried again
 		ret = &vault.Retirement{StoppedAt: time.Now().UTC().Format(time.RFC3339),
 			DeleteAfter: deleteAfter.UTC().Format(time.RFC3339), Backup: backup, Reason: reason}
 	}
@@ -175,6 +159,33 @@ func (b *Broker) StopOrphanDeployment(ctx context.Context, id, reason string, de
 		"backup", backup, "delete_after", ret.DeleteAfter, "reason", reason)
 	return backup, b.changeState(ctx, dir, id, name, op, bosh.StateDetached,
 		map[string]string{"backup": backup, "delete_after": ret.DeleteAfter}), nil
+}
+
+// retirable reads the instance's record under its hold and refuses it, as
+// a retirement's step no (e.g. "not deleted"), unless the broker owns it,
+// its deployment is not flagged gone and no operation is in progress.
+func (b *Broker) retirable(ctx context.Context, id, no string) (*vault.Record, error) {
+	rec, err := b.opts.Store.Record(ctx, id)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading its record: %w", err)
+	case rec == nil:
+		return nil, refuse("%s: it has no record any more", no)
+	case !rec.Owned():
+		return nil, refuse("%s: it was adopted from a Director and an operator has not confirmed it: the broker did not deploy it", no)
+	case rec.Orphaned:
+		return nil, refuse("%s: its deployment is gone (an orphan)", no)
+	case rec.OperationInProgress():
+		return nil, refuse("%s: a %s is in progress", no, rec.LastOperation.Type)
+	}
+	return rec, nil
+}
+
+// stopSucceeded says whether the record's last operation is a retirement's
+// stop that succeeded.
+func stopSucceeded(rec *vault.Record) bool {
+	op := rec.LastOperation
+	return op != nil && op.Type == opTypeStop && op.State == stateSucceeded
 }
 
 // StartRetired ends the retirement of an instance whose VMs the reconciler
