@@ -8,10 +8,20 @@ import (
 // DocName is the state document of the orphan deployments' proof.
 const DocName = "platform"
 
-// MaxAbsent bounds the orphan deployments the document follows: beyond it,
-// newer ones are reported and never deleted (so many orphans say the
-// platform read is wrong, not that the fleet is).
-const MaxAbsent = 10000
+// MaxAbsent and MaxAbsentBytes bound the orphan deployments the document
+// follows (its JSON within a state document's 256 KiB, whatever the ids'
+// length: 2,500 UUID ids take about 230 KiB): beyond them, newer ones are
+// reported and never retired (so many orphans say the platform read is
+// wrong, not that the fleet is; more than max_per_run or 10% of the fleet
+// are refused anyway).
+const (
+	MaxAbsent      = 2500
+	MaxAbsentBytes = 240 << 10
+)
+
+// entryBytes is about what an entry of id takes in the document's JSON
+// (the id quoted, three numbers and their keys).
+func entryBytes(id string) int { return len(id) + 60 }
 
 // Doc is the state document: each orphan deployment's first whole read of
 // the platform without it, and how many whole reads have not found it.
@@ -55,9 +65,11 @@ func (e Entry) last() int64 {
 // platform has the instance again, or its deployment is gone).
 func Next(doc Doc, orphans, unchecked []string, readAt time.Time, spacing time.Duration) (next Doc, fresh []string) {
 	next = Doc{Absent: make(map[string]Entry, len(orphans))}
+	size := 0
 	for _, id := range unchecked {
 		if e, ok := doc.Absent[id]; ok {
 			next.Absent[id] = e
+			size += entryBytes(id)
 		}
 	}
 	var started []string
@@ -67,14 +79,16 @@ func Next(doc Doc, orphans, unchecked []string, readAt time.Time, spacing time.D
 				e.Reads, e.Last = e.Reads+1, readAt.Unix()
 			}
 			next.Absent[id] = e
+			size += entryBytes(id)
 		} else {
 			started = append(started, id)
 		}
 	}
 	for _, id := range started { // the proofs carried on first: the cap never drops one
-		if len(next.Absent) >= MaxAbsent {
+		if len(next.Absent) >= MaxAbsent || size+entryBytes(id) > MaxAbsentBytes {
 			break
 		}
+		size += entryBytes(id)
 		next.Absent[id] = Entry{Since: readAt.Unix(), Reads: 1}
 		fresh = append(fresh, id)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 var _ = Describe("Fill", func() {
@@ -137,6 +138,25 @@ var _ = Describe("Next", func() {
 			}
 			return doc
 		}
+
+		It("keeps the document within a state document's bounds, whatever the ids' length", func() {
+			for _, length := range []int{36, 255} {
+				orphans := make([]string, 3*platform.MaxAbsent)
+				for i := range orphans {
+					orphans[i] = fmt.Sprintf("%0*d", length, i)
+				}
+				next, _ := platform.Next(platform.Doc{}, orphans, nil, readAt, 0)
+				next, _ = platform.Next(next, orphans, nil, readAt.Add(time.Hour), 0) // every field set
+				data, err := json.Marshal(next)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(len(data)).To(BeNumerically("<=", vault.MaxStateBytes), "ids of %d characters", length)
+				if length == 36 {
+					Expect(next.Absent).To(HaveLen(platform.MaxAbsent))
+				} else {
+					Expect(len(next.Absent)).To(BeNumerically(">", 500))
+				}
+			}
+		})
 
 		It("starts no proof beyond MaxAbsent", func() {
 			orphans := many("o", platform.MaxAbsent+5)
