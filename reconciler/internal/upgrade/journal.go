@@ -3,6 +3,7 @@ package upgrade
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,12 +18,32 @@ import (
 // DocName is the journal's state document ({mount}/blacksmith/state/upgrades).
 const DocName = "upgrades"
 
-// maxQuarantined bounds the quarantine the journal keeps: past it the
-// entries whose wait ends first are dropped (they are tried again sooner).
-const maxQuarantined = 500
+// maxQuarantined and maxQuarantineBytes bound the quarantine the journal
+// keeps, so that the document stays within a state document's 256 KiB
+// whatever its reasons and ids (500 entries with reasons of 1 KiB took
+// over 256 KiB: every later write failed, no upgrade could start): past
+// them the entries whose wait ends first are dropped (they are tried again
+// sooner).
+const (
+	maxQuarantined     = 500
+	maxQuarantineBytes = 200 << 10
+)
 
 // maxReason bounds a reason kept in the journal or a report.
-const maxReason = 1024
+const maxReason = 512
+
+// quarantinedBytes is about what q takes in the document's JSON: its id
+// twice (the key and the field), its texts as JSON writes them (escaped)
+// and the fixed part.
+func quarantinedBytes(q *Quarantined) int {
+	return 2*jsonLen(q.InstanceID) + jsonLen(q.Version) + jsonLen(q.State) + jsonLen(q.Reason) + 160
+}
+
+// jsonLen is the length of s as a JSON string.
+func jsonLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b)
+}
 
 // StateStore keeps state documents; *vault.State has it.
 type StateStore interface {
@@ -209,17 +230,19 @@ func (j *Journal) Held(id string, now time.Time) string {
 		q.NextAttempt.UTC().Format(time.RFC3339), q.Failures, q.Version, q.State, q.Reason)
 }
 
-// trimQuarantine keeps the maxQuarantined entries whose wait ends last.
+// trimQuarantine keeps the entries whose wait ends last, at most
+// maxQuarantined of them and maxQuarantineBytes.
 func trimQuarantine(m map[string]*Quarantined) {
-	if len(m) <= maxQuarantined {
-		return
-	}
 	all := slices.Collect(maps.Values(m))
-	slices.SortFunc(all, func(a, b *Quarantined) int {
-		return cmp.Or(a.NextAttempt.Compare(b.NextAttempt), cmp.Compare(a.InstanceID, b.InstanceID))
+	slices.SortFunc(all, func(a, b *Quarantined) int { // the last to end first
+		return cmp.Or(b.NextAttempt.Compare(a.NextAttempt), cmp.Compare(a.InstanceID, b.InstanceID))
 	})
-	for _, q := range all[:len(all)-maxQuarantined] {
-		delete(m, q.InstanceID)
+	size := 0
+	for i, q := range all {
+		size += quarantinedBytes(q)
+		if i >= maxQuarantined || size > maxQuarantineBytes {
+			delete(m, q.InstanceID)
+		}
 	}
 }
 
