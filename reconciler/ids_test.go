@@ -1,7 +1,10 @@
 package reconciler_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -44,5 +47,27 @@ var _ = Describe("ids from a Director's content", func() {
 			Expect(reasons).To(HaveKeyWithValue(name, ContainSubstring(fmt.Sprintf("metadata: %q cannot be an instance id", id))))
 		}
 		Expect(reasons).To(HaveKeyWithValue(rtl, ContainSubstring("cannot be recorded: not made of ASCII")))
+	})
+})
+
+// A shared Director's content is hostile in size too: a reason, an error or
+// a status that quotes it whole was megabytes, in the log, the status every
+// poll, the quarantine and the run_failed webhook.
+var _ = Describe("megabytes of a Director's content", func() {
+	It("are quoted by their first bytes in reasons, errors and the status", func() {
+		e := newEnv(envOptions{})
+		huge := strings.Repeat("\u0085<a>", 300_000) // about 1.5 MB, its quoting three times that
+		Expect(e.sim.PutDeployment(claimingManifest("huge-id", strconv.Quote(huge)))).To(Succeed())
+
+		e.run(reconciler.RunOptions{})
+		st := e.m.Status()
+		Expect(st.Unmatched).NotTo(BeEmpty())
+		for _, u := range st.Unmatched {
+			Expect(len(u.Reason) + len(u.Deployment)).To(BeNumerically("<=", 2200), "an unmatched deployment")
+		}
+		data, err := json.Marshal(st)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(data)).To(BeNumerically("<", 64<<10), "the whole status")
+		Expect(e.index()).To(BeEmpty())
 	})
 })

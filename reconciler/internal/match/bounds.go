@@ -116,7 +116,7 @@ func mapping(n *yaml.Node, budget *int, depth int) (any, error) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn := n.Content[i]
 		if line, ok := written[nodeKey{kn.Kind, kn.Value}]; ok {
-			return nil, fmt.Errorf("line %d: mapping key %q already defined at line %d", kn.Line, kn.Value, line)
+			return nil, fmt.Errorf("line %d: mapping key %s already defined at line %d", kn.Line, quote(kn.Value), line)
 		}
 		written[nodeKey{kn.Kind, kn.Value}] = kn.Line
 		k, err := value(kn, budget, depth+1)

@@ -3,6 +3,7 @@ package match
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -149,3 +150,18 @@ func BenchmarkParseHostile(b *testing.B) {
 		})
 	}
 }
+
+var _ = Describe("a manifest's key quoted in an error", func() {
+	It("is its first bytes: a key of half a megabyte written twice makes an error of a line", func() {
+		key := strconv.Quote(strings.Repeat("\u0085<k>", 128<<10)) // a YAML double-quoted scalar
+		for name, text := range map[string]string{
+			"top level":  "name: x\n? " + key + "\n: 1\n? " + key + "\n: 2\n",
+			"parameters": blacksmithHead + "      ? " + key + "\n      : 1\n      ? " + key + "\n      : 2\n",
+		} {
+			_, err := Parse(text)
+			Expect(err).To(HaveOccurred(), name)
+			Expect(err.Error()).To(ContainSubstring("already defined"), name)
+			Expect(len(err.Error())).To(BeNumerically("<", 400), name)
+		}
+	})
+})

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -104,7 +105,7 @@ func compileRule(r config.Rule) (rule, error) {
 // made (internal/ids) is not matched: its name would reach a record.
 func (m *Matcher) Match(d bosh.Deployment, man *Manifest) (report.Match, bool, string) {
 	if why := ids.Deployment(d.Name); why != "" {
-		return report.Match{}, false, fmt.Sprintf("deployment name %q cannot be recorded: %s", d.Name, why)
+		return report.Match{}, false, fmt.Sprintf("deployment name %s cannot be recorded: %s", quote(d.Name), why)
 	}
 	var reasons []string
 	for _, try := range []func(bosh.Deployment, *Manifest) (report.Match, string){
@@ -129,7 +130,7 @@ func (m *Matcher) Match(d bosh.Deployment, man *Manifest) (report.Match, bool, s
 // '-', '_' and '.', not reserved), or "". Nothing is written for it.
 func BadInstanceID(got report.Match) string {
 	if why := ids.Instance(got.InstanceID); why != "" {
-		return fmt.Sprintf("%s: %q cannot be an instance id: %s", got.Strategy, got.InstanceID, why)
+		return fmt.Sprintf("%s: %s cannot be an instance id: %s", got.Strategy, quote(got.InstanceID), why)
 	}
 	return ""
 }
@@ -154,14 +155,14 @@ func (m *Matcher) badPlan(got report.Match) string {
 		svc, _, ok := m.plan(got.PlanID)
 		switch {
 		case !ok:
-			return fmt.Sprintf("%s: plan_id %q is not in the catalog", got.Strategy, got.PlanID)
+			return fmt.Sprintf("%s: plan_id %s is not in the catalog", got.Strategy, quote(got.PlanID))
 		case got.ServiceID != "" && got.ServiceID != svc.ID:
-			return fmt.Sprintf("%s: plan %q is of service %q, not %q", got.Strategy, got.PlanID, svc.ID, got.ServiceID)
+			return fmt.Sprintf("%s: plan %s is of service %q, not %s", got.Strategy, quote(got.PlanID), svc.ID, quote(got.ServiceID))
 		}
 		return ""
 	}
 	if got.ServiceID != "" && !slices.ContainsFunc(m.services(), func(s catalog.Service) bool { return s.ID == got.ServiceID }) {
-		return fmt.Sprintf("%s: service_id %q is not in the catalog", got.Strategy, got.ServiceID)
+		return fmt.Sprintf("%s: service_id %s is not in the catalog", got.Strategy, quote(got.ServiceID))
 	}
 	return ""
 }
@@ -193,3 +194,11 @@ func (m *Matcher) refine(got report.Match, p *Props) report.Match {
 	}
 	return got
 }
+
+// maxQuoted bounds what a reason quotes of a Director's content (a name, an
+// id, a manifest's key): the first 64 bytes, so that a hostile manifest
+// cannot make a reason, an error or a status of megabytes.
+const maxQuoted = 64
+
+// quote is s, cut to maxQuoted bytes, as a Go string literal.
+func quote(s string) string { return strconv.Quote(report.Truncate(s, maxQuoted)) }

@@ -25,7 +25,7 @@ func (m *Matcher) byName(d bosh.Deployment, _ *Manifest) (report.Match, string) 
 	}
 	svc, plan, ok := m.plan(prefix)
 	if !ok {
-		return report.Match{}, fmt.Sprintf("name: %q is not a plan id of the catalog", prefix)
+		return report.Match{}, fmt.Sprintf("name: %s is not a plan id of the catalog", quote(prefix))
 	}
 	return report.Match{InstanceID: id, ServiceID: svc.ID, PlanID: plan.ID, Strategy: report.StrategyName, Confidence: ConfidenceName}, ""
 }

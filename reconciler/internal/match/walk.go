@@ -127,7 +127,7 @@ func (w walk) collect(m *yaml.Node, fields []string, depth int) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
 		if line, ok := seen[nodeKey{k.Kind, k.Value}]; ok {
-			return fmt.Errorf("line %d: mapping key %q already defined at line %d", k.Line, k.Value, line)
+			return fmt.Errorf("line %d: mapping key %s already defined at line %d", k.Line, quote(k.Value), line)
 		}
 		seen[nodeKey{k.Kind, k.Value}] = k.Line
 		if isMerge(k) {

@@ -59,18 +59,21 @@ func (s *Ledger) Count(f func(*report.Summary)) {
 
 // Fail records an error; key (may be empty) names the instance or
 // deployment it concerns, each counted once in Summary.Failed.
+// Its text is cut to MaxErrorText (a Director's content may make it
+// megabytes) wherever it goes: the log, the summary, the quarantine.
 func (s *Ledger) Fail(key string, err error) {
-	s.log.Error("reconciler error", "error", err)
+	msg := report.Truncate(err.Error(), MaxErrorText)
+	s.log.Error("reconciler error", "error", msg)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, seen := s.failedID[key]; key != "" && !seen {
-		s.failedID[key] = err.Error()
+		s.failedID[key] = msg
 		s.passing[key] = bosh.Transient(err)
 		s.sum.Failed++
 	}
 	s.sum.ErrorCount++
 	if len(s.sum.Errors) < maxErrorLines {
-		s.sum.Errors = append(s.sum.Errors, err.Error())
+		s.sum.Errors = append(s.sum.Errors, msg)
 	}
 }
 
@@ -95,13 +98,22 @@ func (s *Ledger) Safely(what string, f func()) {
 	f()
 }
 
-// Unmatched records a deployment no strategy could tie to an instance.
+// Unmatched records a deployment no strategy could tie to an instance:
+// counted whole, the first MaxUnmatchedListed listed (the status serves
+// them at every poll), each name and reason cut to MaxErrorText.
 func (s *Ledger) Unmatched(name, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.unmatch = append(s.unmatch, report.Unmatched{Deployment: name, Reason: reason})
+	if len(s.unmatch) < MaxUnmatchedListed {
+		s.unmatch = append(s.unmatch, report.Unmatched{Deployment: report.Truncate(name, MaxErrorText),
+			Reason: report.Truncate(reason, MaxErrorText)})
+	}
 	s.sum.Unmatched++
 }
+
+// MaxUnmatchedListed bounds the unmatched deployments a run lists (the
+// count is whole).
+const MaxUnmatchedListed = 1000
 
 // LowConfidence records a match below the least confidence written (listed
 // Unmatched too, with the reason).
@@ -110,7 +122,9 @@ func (s *Ledger) LowConfidence(name string, mt report.Match, least float64) {
 		mt.InstanceID, mt.Strategy, mt.Confidence, least))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sum.LowConfidence = append(s.sum.LowConfidence, report.LowConfidence{Deployment: name, Match: mt})
+	if len(s.sum.LowConfidence) < maxLoggedItems {
+		s.sum.LowConfidence = append(s.sum.LowConfidence, report.LowConfidence{Deployment: name, Match: mt})
+	}
 }
 
 // Conflict records a deployment that claimed an instance it does not get
