@@ -1,6 +1,7 @@
 package health
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -22,13 +23,32 @@ type Doc struct {
 	Pending   []string         `json:"pending,omitempty"`
 }
 
-// Bounds of the document: the unhealthy instances it keeps (beyond, the
-// newest are not kept; the next runs find them again) and the deployments
-// it carries to the next run.
+// Bounds of the document, so that its JSON stays within a state
+// document's 256 KiB whatever the Director says (10,000 entries took 4 MB:
+// every write failed and health was never tracked again): the unhealthy
+// instances it keeps, by count and bytes (beyond, the newest are not kept
+// nor announced; the next runs find them again), and the deployments it
+// carries to the next run, by count and bytes.
 const (
-	MaxEntries = 10000
-	MaxPending = 10000
+	MaxEntries      = 2000
+	MaxEntriesBytes = 200 << 10
+	MaxPending      = 2000
+	MaxPendingBytes = 32 << 10
 )
+
+// entryBytes is what e takes in the document's JSON (its key, its id,
+// escaped as JSON escapes them).
+func entryBytes(e Entry) int {
+	data, _ := json.Marshal(e)
+	return len(data) + 2*len(e.InstanceID) + 8
+}
+
+// PendingBytes is about what a pending deployment name takes in the
+// document's JSON.
+func PendingBytes(name string) int {
+	data, _ := json.Marshal(name)
+	return len(data) + 1
+}
 
 // DocName is the state document's name.
 const DocName = "health"
@@ -84,9 +104,9 @@ func (v VM) String() string {
 // VM, maxText the text of each: the Director's answers are not trusted to
 // be small.
 const (
-	maxListed  = 20
+	maxListed  = 5
 	maxFailing = 5
-	maxText    = 200
+	maxText    = 128
 )
 
 // Judge reads a deployment's VM states: the VMs of each instance that
@@ -200,26 +220,39 @@ func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
 		next.Unhealthy = map[string]Entry{}
 	}
 	var out []Transition
+	size := 0
+	for _, e := range next.Unhealthy {
+		size += entryBytes(e)
+	}
 	for _, o := range obs {
 		var vms []VM
 		for _, id := range slices.Sorted(maps.Keys(o.VMs)) {
 			vms = append(vms, o.VMs[id]...)
 		}
 		prev, was := next.Unhealthy[o.Instance]
+		e := Entry{InstanceID: o.Instance, Deployment: o.Deployment, Since: now, CheckedAt: now, VMs: vms[:min(len(vms), maxListed)]}
 		switch {
 		case len(vms) == 0 && was:
 			delete(next.Unhealthy, o.Instance)
+			size -= entryBytes(prev)
 			prev.CheckedAt = now
 			out = append(out, Transition{Entry: prev})
-		case len(vms) > 0 && (was || len(next.Unhealthy) < MaxEntries):
-			e := Entry{InstanceID: o.Instance, Deployment: o.Deployment, Since: now, CheckedAt: now, VMs: vms[:min(len(vms), maxListed)]}
-			if was {
-				e.Since = prev.Since
-			} else {
-				out = append(out, Transition{Entry: e, Unhealthy: true})
-			}
+		case len(vms) > 0 && was:
+			e.Since = prev.Since
 			next.Unhealthy[o.Instance] = e
+			size += entryBytes(e) - entryBytes(prev)
+		case len(vms) > 0 && len(next.Unhealthy) < MaxEntries && size+entryBytes(e) <= MaxEntriesBytes:
+			out = append(out, Transition{Entry: e, Unhealthy: true})
+			next.Unhealthy[o.Instance] = e
+			size += entryBytes(e)
 		}
+	}
+	for _, e := range slices.Backward(next.Sorted()) { // entries that grew past the bound: the newest go, untold
+		if size <= MaxEntriesBytes {
+			break
+		}
+		delete(next.Unhealthy, e.InstanceID)
+		size -= entryBytes(e)
 	}
 	slices.SortFunc(out, func(a, b Transition) int { return strings.Compare(a.Entry.InstanceID, b.Entry.InstanceID) })
 	return next, out

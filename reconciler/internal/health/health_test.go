@@ -1,6 +1,7 @@
 package health_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 func yes() *bool { t := true; return &t }
@@ -110,11 +112,42 @@ var _ = Describe("judging and folding VM states", func() {
 			many = append(many, bosh.VMState{ID: "x", Job: long, CID: long, JobState: long, State: "started"})
 		}
 		got := health.Judge(many)["x"]
-		Expect(len(got)).To(BeNumerically("<=", 20))
-		Expect(len(got[0].CID)).To(BeNumerically("<=", 200))
+		Expect(len(got)).To(BeNumerically("<=", 5))
+		Expect(len(got[0].CID)).To(BeNumerically("<=", 128))
 		e := health.Entry{VMs: got}
 		Expect(len(e.Reason())).To(BeNumerically("<=", 1024))
 		wide := health.Judge([]bosh.VMState{{ID: "y", Job: strings.Repeat("é", 150), State: "started", JobState: "failing"}})["y"][0]
 		Expect(utf8.ValidString(wide.Instance)).To(BeTrue(), "cut on a character")
+	})
+
+	It("keeps the document within a state document's bounds, whatever the fleet and the Director say", func() {
+		hostile := strings.Repeat("<\u202e&", 100)
+		t0 := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+		observe := func(n int, text string) []health.Observation {
+			obs := make([]health.Observation, n)
+			for i := range obs {
+				var states []bosh.VMState
+				for j := range 20 {
+					states = append(states, bosh.VMState{ID: fmt.Sprintf("vm-%d", j), Job: text, CID: text, JobState: text, State: "started",
+						Processes: []bosh.ProcessState{{Name: text, State: "failing"}, {Name: text, State: "failing"}}})
+				}
+				id := fmt.Sprintf("6f1e2d3c-4b5a-4978-8a9b-%012d", i)
+				obs[i] = health.Observation{Deployment: "redis-small-" + id, Instance: id, VMs: health.Judge(states)}
+			}
+			return obs
+		}
+		for _, text := range []string{"failing", hostile} {
+			doc, told := health.Apply(health.Doc{}, observe(5000, text), t0)
+			data, err := json.Marshal(doc)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(len(data)).To(BeNumerically("<=", vault.MaxStateBytes))
+			Expect(len(doc.Unhealthy)).To(BeNumerically(">", 0))
+			Expect(told).To(HaveLen(len(doc.Unhealthy)), "what is not kept is not told either")
+			again, told := health.Apply(doc, observe(5000, hostile), t0.Add(time.Hour)) // every entry grows
+			data, err = json.Marshal(again)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(len(data)).To(BeNumerically("<=", vault.MaxStateBytes))
+			Expect(told).To(BeEmpty(), "nothing new is told while the document is full")
+		}
 	})
 })

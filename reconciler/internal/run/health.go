@@ -177,9 +177,11 @@ func askHealth(ctx context.Context, r *run, hf fleet.Healths, due map[string]str
 func pending(lists ...[]string) []string {
 	var out []string
 	seen := map[string]bool{}
+	size := 0
 	for _, name := range slices.Concat(lists...) {
-		if len(out) < health.MaxPending && !seen[name] {
+		if len(out) < health.MaxPending && !seen[name] && size+health.PendingBytes(name) <= health.MaxPendingBytes {
 			seen[name] = true
+			size += health.PendingBytes(name)
 			out = append(out, name)
 		}
 	}
