@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,6 +30,23 @@ type StateStore interface {
 // MaxErrorText bounds an error text kept in a report (a quarantined item's,
 // a Director's, each of a logged run's).
 const MaxErrorText = 1024
+
+// Bounds of the quarantine document, so that its JSON stays within a state
+// document's 256 KiB (50 deployments failing with hostile errors took
+// 300 KB: every save failed and every run with it): the items it keeps, by
+// count and bytes, and a quarantined item's error. While it is full, a new
+// failure is not quarantined (nor announced): the next run tries it again.
+const (
+	MaxQuarantined      = 1000
+	MaxQuarantinedBytes = 200 << 10
+	maxQuarantinedError = 256
+)
+
+// itemBytes is what it takes in the document's JSON (its key too).
+func itemBytes(it *report.Quarantined) int {
+	data, _ := json.Marshal(it)
+	return len(data) + len(it.Key()) + 8
+}
 
 // quarantineDoc is the document kept in Vault.
 type quarantineDoc struct {
@@ -126,12 +144,17 @@ func (q *Quarantine) Settle(now time.Time, failed map[string]string, excused map
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ch := Change{Added: []report.Quarantined{}, Released: []report.Quarantined{}}
+	size := 0
+	for _, it := range q.items {
+		size += itemBytes(it)
+	}
 	for _, key := range slices.Sorted(maps.Keys(q.items)) {
 		it := q.items[key]
 		_, failedNow := failed[key]
 		gone := it.Deployment != "" && !listed[it.Deployment]
 		if ((!q.skipped[key] && !failedNow) || gone) && considered(key) && (gone || !excused[key]) {
 			ch.Released = append(ch.Released, *it)
+			size -= itemBytes(it)
 			delete(q.items, key)
 		}
 	}
@@ -148,12 +171,19 @@ func (q *Quarantine) Settle(now time.Time, failed map[string]string, excused map
 			} else {
 				it.InstanceID = name
 			}
+			it.LastError = report.Truncate(failed[key], maxQuarantinedError)
+			if len(q.items) >= MaxQuarantined || size+itemBytes(it)+64 > MaxQuarantinedBytes {
+				continue // full: not quarantined, tried again by the next run
+			}
 			q.items[key] = it
+		} else {
+			size -= itemBytes(it)
 		}
 		it.Failures++
-		it.LastError = report.Truncate(failed[key], MaxErrorText)
+		it.LastError = report.Truncate(failed[key], maxQuarantinedError)
 		it.LastFailedAt = now
 		it.NextAttempt = now.Add(q.policy.QuarantineWait(it.Failures))
+		size += itemBytes(it)
 		ch.Added = append(ch.Added, *it)
 	}
 	return ch

@@ -2,6 +2,8 @@ package memory_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,6 +14,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 var _ = Describe("the backoff policy", func() {
@@ -73,6 +76,30 @@ var _ = Describe("the quarantine", func() {
 		ch = q4.Settle(start.Add(time.Hour), nil, nil, map[string]bool{"d": true}, noInstance, all)
 		Expect(ch.Released).To(HaveLen(1), "tried and in step")
 		Expect(q4.List()).To(BeEmpty())
+	})
+
+	It("stays within a state document's bounds: while full, a new failure is not quarantined nor announced", func() {
+		hostile := strings.Repeat("<\u202e&", 100_000)
+		failed, listed := map[string]string{}, map[string]bool{}
+		for i := range 5000 {
+			name := fmt.Sprintf("%s-%0200d", "d", i)
+			failed["deployment "+name], listed[name] = hostile, true
+		}
+		q := memory.NewQuarantine(p, start, report.RunOptions{})
+		ch := q.Settle(start, failed, nil, listed, noInstance, all)
+		st := &stateDocs{docs: map[string][]byte{}}
+		Expect(q.Save(ctx, st)).To(Succeed())
+		Expect(len(st.docs["quarantine"])).To(BeNumerically("<=", vault.MaxStateBytes))
+		Expect(ch.Added).To(HaveLen(len(q.List())), "only what is kept is announced")
+		Expect(len(q.List())).To(BeNumerically(">", 50))
+		Expect(len(q.List()[0].LastError)).To(BeNumerically("<=", 260))
+
+		q2 := memory.NewQuarantine(p, start.Add(time.Hour), report.RunOptions{}) // every one tried and failing again
+		load(q2, q)
+		ch = q2.Settle(start.Add(time.Hour), failed, nil, listed, noInstance, all)
+		Expect(q2.Save(ctx, st)).To(Succeed())
+		Expect(len(st.docs["quarantine"])).To(BeNumerically("<=", vault.MaxStateBytes))
+		Expect(ch.Added).To(HaveLen(len(q.List())), "those kept, again; none new")
 	})
 
 	It("neither quarantines nor releases an excused failure (the Directors were failing), and counts no failed run for it", func() {

@@ -13,7 +13,7 @@ type Quarantined struct {
 	InstanceID string `json:"instance_id,omitempty"`
 	// Failures counts the runs in a row it failed in.
 	Failures int `json:"failures"`
-	// LastError is the last failure (at most 1 KiB).
+	// LastError is the last failure (at most 256 bytes).
 	LastError string `json:"last_error"`
 	// Since is when it first failed.
 	Since time.Time `json:"since"`
