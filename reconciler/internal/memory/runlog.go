@@ -26,9 +26,18 @@ type RunLogStore interface {
 
 // LogRun appends a finished run to the run log and prunes the log to its
 // newest keep runs. Each list of the summary is cut to 100 items and each
-// error to 1 KiB (the counts stay whole); the plan is not kept.
+// error to 1 KiB (the counts stay whole), the plan not kept; a summary
+// still over vault.MaxRunSummaryBytes is cut to 10 items and 256 bytes,
+// then to none, so that every run is logged.
 func LogRun(ctx context.Context, store RunLogStore, s report.Summary, keep int) error {
-	raw, err := json.Marshal(loggable(s))
+	var raw []byte
+	var err error
+	for _, b := range []struct{ items, text int }{{maxLoggedItems, MaxErrorText}, {10, 256}, {0, 0}} {
+		raw, err = json.Marshal(loggable(s, b.items, b.text))
+		if err != nil || len(raw) <= vault.MaxRunSummaryBytes {
+			break
+		}
+	}
 	if err == nil {
 		err = store.AppendRun(ctx, vault.RunEntry{ID: s.RunID, StartedAt: s.StartedAt, Summary: raw})
 	}
@@ -38,30 +47,40 @@ func LogRun(ctx context.Context, store RunLogStore, s report.Summary, keep int) 
 	return err
 }
 
-// loggable is s with its lists cut to maxLoggedItems each (the counts stay whole).
-func loggable(s report.Summary) report.Summary {
-	s.Conflicts = cutList(s.Conflicts)
-	s.Quarantined = cutList(s.Quarantined)
-	s.NewlyQuarantined = cutList(s.NewlyQuarantined)
-	s.Released = cutList(s.Released)
+// loggable is s with its lists cut to n items each and its errors to text
+// bytes (the counts stay whole), without the plan.
+func loggable(s report.Summary, n, text int) report.Summary {
+	s.Conflicts, s.LowConfidence, s.Remediated = cutList(s.Conflicts, n), cutList(s.LowConfidence, n), cutList(s.Remediated, n)
+	s.Quarantined, s.NewlyQuarantined, s.Released = cutList(s.Quarantined, n), cutList(s.NewlyQuarantined, n), cutList(s.Released, n)
+	s.Settled = cutList(s.Settled, n)
 	s.Plan = nil
 	if p := s.Platform; p != nil {
 		cut := *p
-		cut.OrphanDeployments, cut.PlatformOnly, cut.Deleted = cutList(p.OrphanDeployments), cutList(p.PlatformOnly), cutList(p.Deleted)
-		cut.Stopped, cut.Started = cutList(p.Stopped), cutList(p.Started)
+		cut.OrphanDeployments, cut.PlatformOnly, cut.Deleted = cutList(p.OrphanDeployments, n), cutList(p.PlatformOnly, n), cutList(p.Deleted, n)
+		cut.Stopped, cut.Started = cutList(p.Stopped, n), cutList(p.Started, n)
 		s.Platform = &cut
 	}
-	errs := make([]string, len(s.Errors))
-	for i, e := range s.Errors {
-		errs[i] = report.Truncate(e, MaxErrorText)
+	if b := s.Bindings; b != nil {
+		cut := *b
+		cut.Restored, cut.Lost = cutList(b.Restored, n), cutList(b.Lost, n)
+		s.Bindings = &cut
+	}
+	if o := s.Outdated; o != nil {
+		cut := *o
+		cut.Instances = cutList(o.Instances, n)
+		s.Outdated = &cut
+	}
+	errs := make([]string, 0, min(len(s.Errors), max(n, 1)))
+	for _, e := range cutList(s.Errors, max(n, 1)) { // the first error stays: it says why the run failed
+		errs = append(errs, report.Truncate(e, max(text, 256)))
 	}
 	s.Errors = errs
 	return s
 }
 
-func cutList[T any](l []T) []T {
-	if len(l) > maxLoggedItems {
-		return l[:maxLoggedItems]
+func cutList[T any](l []T, n int) []T {
+	if len(l) > n {
+		return l[:n:n]
 	}
 	return l
 }

@@ -66,16 +66,21 @@ func StuckOperations(index map[string]*vault.Record, start time.Time, after time
 	return ids
 }
 
+// maxSettledListed bounds the stuck operations a summary lists (a run
+// settles at most maxSettledPerRun of them).
+const maxSettledListed = 2 * maxSettledPerRun
+
 // settle settles the stuck operations (at most maxSettledPerRun), not in a
-// dry run, which lists them; each outcome goes to the summary and the
-// instance's history.
+// dry run, which lists them (at most maxSettledListed, oldest first); each
+// outcome goes to the summary and the instance's history.
 func (s *settler) settle(ctx context.Context) {
 	ids := StuckOperations(s.index, s.start, s.after)
 	if len(ids) == 0 {
 		return
 	}
 	var settled []report.Settled
-	for i, id := range ids {
+	for i, id := range ids[:min(len(ids), maxSettledListed)] { // the others wait for the next runs, unlisted
+
 		op := s.index[id].LastOperation
 		st := report.Settled{InstanceID: id, Type: op.Type, StartedAt: op.StartedAt, State: vault.OperationInProgress,
 			Description: "not settled: a dry run, or more stuck operations than one run settles"}
