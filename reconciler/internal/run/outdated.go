@@ -67,9 +67,11 @@ func versionProblems(r *run) {
 	}
 }
 
-// announceOutdated tells the webhooks of the instances of list not
-// announced yet for the version their plan now wants, and keeps what was
-// told in the outdated document.
+// announceOutdated keeps in the outdated document the instances of list
+// to announce (not announced yet for the version their plan now wants,
+// versions.MaxFreshPerRun a run), then tells the webhooks of them: a
+// document that could not be written announces nothing (the next run
+// does), never the same instances every run.
 func announceOutdated(ctx context.Context, r *run, list []report.Outdated) {
 	var doc versions.Doc
 	if _, err := r.vault.Memory.ReadState(ctx, versions.DocName, &doc); err != nil {
@@ -77,6 +79,12 @@ func announceOutdated(ctx context.Context, r *run, list []report.Outdated) {
 		return
 	}
 	next, fresh := versions.Announce(doc, list)
+	if !next.Equal(doc) {
+		if err := r.vault.Memory.WriteState(ctx, versions.DocName, next); err != nil {
+			r.log.Warn("the outdated document could not be written; the next run announces", "error", err)
+			return
+		}
+	}
 	for _, o := range fresh {
 		had := o.Version
 		if had == "" {
@@ -86,11 +94,6 @@ func announceOutdated(ctx context.Context, r *run, list []report.Outdated) {
 		r.log.Info("instance outdated", "instance", o.InstanceID, "deployment", o.Deployment, "reason", reason)
 		r.hist.Notify(notify.Event{Type: notify.Outdated, InstanceID: o.InstanceID, Deployment: o.Deployment,
 			Director: r.directorOf(o.InstanceID, o.Deployment), Reason: reason, RunID: r.id, Time: r.p.Now().UTC()})
-	}
-	if !next.Equal(doc) {
-		if err := r.vault.Memory.WriteState(ctx, versions.DocName, next); err != nil {
-			r.log.Warn("the outdated document could not be written; the next run announces again", "error", err)
-		}
 	}
 }
 

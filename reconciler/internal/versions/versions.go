@@ -134,18 +134,39 @@ func isHex(s string) bool {
 	return true
 }
 
+// MaxAnnounced bounds the instances the document keeps (12 bytes each:
+// 18,000 take 216 KB, within a state document's 256 KiB; 100,000 took
+// 1.2 MB, so the write failed and every run announced them all again);
+// MaxFreshPerRun those a run announces (a webhook's queue holds 1,000
+// events: a fleet-wide version bump would push every other event out).
+// The others are announced by the next runs.
+const (
+	MaxAnnounced   = 18000
+	MaxFreshPerRun = 500
+)
+
 // Announce returns the instances of list to announce (not announced yet
-// for the version their plan now wants) and the document after: those
-// announced, the others no longer outdated dropped.
+// for the version their plan now wants; at most MaxFreshPerRun, and only
+// while the document has room) and the document after: those announced,
+// the others no longer outdated dropped.
 func Announce(doc Doc, list []report.Outdated) (Doc, []report.Outdated) {
 	next := Doc{Announced: map[string]string{}}
-	var fresh []report.Outdated
+	var waiting []report.Outdated
 	for _, o := range list {
 		k := Key(o.InstanceID)
-		if doc.Announced[k] != o.Want {
-			fresh = append(fresh, o)
+		if doc.Announced[k] == o.Want {
+			next.Announced[k] = o.Want
+		} else {
+			waiting = append(waiting, o)
 		}
-		next.Announced[k] = o.Want
+	}
+	var fresh []report.Outdated
+	for _, o := range waiting {
+		if len(fresh) >= MaxFreshPerRun || len(next.Announced) >= MaxAnnounced {
+			break
+		}
+		next.Announced[Key(o.InstanceID)] = o.Want
+		fresh = append(fresh, o)
 	}
 	return next, fresh
 }

@@ -67,20 +67,30 @@ var _ = Describe("outdated instances", func() {
 })
 
 var _ = Describe("the document of what was announced", func() {
-	It("keeps 10,000 instances within a state document's bounds, and reads back what it wrote", func() {
+	It("keeps the instances of a fleet-wide version bump within a state document's bounds, a few hundred a run, and reads back what it wrote", func() {
 		var list []report.Outdated
-		for i := range 10000 {
+		for i := range 100_000 {
 			list = append(list, report.Outdated{InstanceID: fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), Want: []string{"2.0.0", "2.1.0-rc.1"}[i%2]})
 		}
-		doc, fresh := versions.Announce(versions.Doc{}, list)
-		Expect(fresh).To(HaveLen(10000))
-		data, err := json.Marshal(doc)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(len(data)).To(BeNumerically("<", vault.MaxStateBytes/2), "%d bytes", len(data))
-		var back versions.Doc
-		Expect(json.Unmarshal(data, &back)).To(Succeed())
-		Expect(back.Equal(doc)).To(BeTrue())
-		_, again := versions.Announce(back, list)
+		doc := versions.Doc{}
+		told := 0
+		for run := 0; ; run++ {
+			next, fresh := versions.Announce(doc, list)
+			Expect(len(fresh)).To(BeNumerically("<=", versions.MaxFreshPerRun), "run %d", run)
+			told += len(fresh)
+			data, err := json.Marshal(next)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(len(data)).To(BeNumerically("<=", vault.MaxStateBytes), "run %d: %d bytes", run, len(data))
+			var back versions.Doc
+			Expect(json.Unmarshal(data, &back)).To(Succeed())
+			Expect(back.Equal(next)).To(BeTrue())
+			if len(fresh) == 0 {
+				break
+			}
+			doc = back
+		}
+		Expect(told).To(Equal(versions.MaxAnnounced), "each told once, until the document is full")
+		_, again := versions.Announce(doc, list)
 		Expect(again).To(BeEmpty(), "none announced twice")
 	})
 
