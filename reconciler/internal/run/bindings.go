@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -19,8 +20,32 @@ const MaxBindingChecks = 300
 // next run goes on, and the bindings found lost (by instance, then binding).
 const BindingsDocName = "bindings"
 
-// maxLostKept bounds the lost bindings the document keeps.
-const maxLostKept = 10000
+// maxLostBytes bounds the lost bindings the document keeps (their JSON
+// within a state document's 256 KiB: 10,000 took 1.6 MB, the write failed
+// and every run checked the same instances, telling the same losses);
+// maxLostReason each one's reason. A loss the document cannot keep is not
+// told: a later check, with room, tells it.
+const (
+	maxLostBytes  = 200 << 10
+	maxLostReason = 256
+)
+
+// lostBytes is about what a lost binding takes in the document's JSON.
+func lostBytes(id, bid, reason string) int {
+	data, _ := json.Marshal([]string{id, bid, reason})
+	return len(data) + 8
+}
+
+// lostSize is what the lost bindings take in the document's JSON.
+func lostSize(lost map[string]map[string]string) int {
+	size := 0
+	for id, m := range lost {
+		for bid, reason := range m {
+			size += lostBytes(id, bid, reason)
+		}
+	}
+	return size
+}
 
 // BindingsDoc is the bindings' check's state document.
 type BindingsDoc struct {
@@ -75,6 +100,7 @@ func checkBindings(ctx context.Context, r *run) {
 func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDoc, rep *report.BindingsReport) {
 	was := doc.Lost[id]
 	delete(doc.Lost, id)
+	size := lostSize(doc.Lost)
 	name := r.index[id].Deployment(id)
 	for _, bid := range slices.Sorted(maps.Keys(outcomes)) {
 		o := outcomes[bid]
@@ -84,13 +110,15 @@ func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDo
 		case strings.HasPrefix(o, "unlisted"):
 			rep.Unlisted++
 		default:
-			reason := strings.TrimPrefix(o, "lost: ")
+			reason := report.Truncate(strings.TrimPrefix(o, "lost: "), maxLostReason)
+			if size+lostBytes(id, bid, reason) > maxLostBytes {
+				continue // no room: neither kept nor told
+			}
+			size += lostBytes(id, bid, reason)
 			if doc.Lost[id] == nil {
 				doc.Lost[id] = map[string]string{}
 			}
-			if len(doc.Lost) <= maxLostKept {
-				doc.Lost[id][bid] = reason
-			}
+			doc.Lost[id][bid] = reason
 			if _, known := was[bid]; known {
 				continue
 			}
