@@ -97,7 +97,17 @@ func (c *Client) Task(ctx context.Context, id int) (Task, error) {
 	if err := c.getJSON(ctx, request{path: taskPath(id), endpoint: epTask}, &t); err != nil {
 		return Task{}, fmt.Errorf("getting task %d: %w", id, err)
 	}
-	return t, nil
+	return t.bounded(), nil
+}
+
+// bounded is t with its texts cut (shorten): a Director's task result,
+// description or user reaches logs, operations' descriptions, histories
+// and webhooks, and is not trusted to be small (a result of a megabyte was
+// logged whole). Its deployment and context id, which are compared, are
+// kept.
+func (t Task) bounded() Task {
+	t.Result, t.Description, t.User = shorten(t.Result), shorten(t.Description), shorten(t.User)
+	return t
 }
 
 // Tasks lists the tasks q selects, newest first.
@@ -105,6 +115,9 @@ func (c *Client) Tasks(ctx context.Context, q TaskQuery) ([]Task, error) {
 	var out []Task
 	if err := c.getJSON(ctx, request{path: "/tasks", query: q.values(), endpoint: epTasks}, &out); err != nil {
 		return nil, fmt.Errorf("listing tasks: %w", err)
+	}
+	for i := range out {
+		out[i] = out[i].bounded()
 	}
 	return out, nil
 }

@@ -245,7 +245,7 @@ func (b *Broker) deployBinding(ctx context.Context, id, bid string, rec *vault.R
 		fail(op.Type+" failed: could not store the deployment manifest", err)
 		return
 	}
-	task, err := b.createTask(ctx, dir, op.ContextID, op.Type, p.Call(dir.Director))
+	task, err := b.createTask(ctx, dir, p.Deployment, op.ContextID, op.Type, p.Call(dir.Director))
 	if err != nil && task.ID == 0 {
 		fail(notAccepted(op.Type, err), err)
 		return
@@ -288,7 +288,7 @@ func (b *Broker) followBinding(ctx context.Context, id, bid string, rec *vault.R
 	if op.TaskID != 0 {
 		task, err = dir.Director.Task(ctx, op.TaskID)
 	} else {
-		task, err = operation.Find(ctx, dir.Reader, op.ContextID)
+		task, err = operation.Find(ctx, operation.OfDeployment(dir.Reader, rec.Deployment(id)), op.ContextID)
 	}
 	switch {
 	case err != nil && !errors.Is(err, bosh.ErrTaskNotFound):

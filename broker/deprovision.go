@@ -74,7 +74,7 @@ func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Rec
 			return async, nil
 		}
 	}
-	task, err := b.createTask(ctx, dir, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
+	task, err := b.createTask(ctx, dir, name, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
 		return dir.Director.DeleteDeployment(ctx, name, false)
 	})
 	b.accepted(ctx, id, name, op, task.ID, nil) // task.ID is 0 when no task was created

@@ -147,7 +147,7 @@ func (b *Broker) findTask(ctx context.Context, id string, rec *vault.Record, op 
 		}
 		return task, err == nil, err
 	}
-	t, err := operation.Find(ctx, dir.Reader, op.ContextID)
+	t, err := operation.Find(ctx, operation.OfDeployment(dir.Reader, rec.Deployment(id)), op.ContextID)
 	if err != nil || t.ID == 0 {
 		return task, false, err
 	}

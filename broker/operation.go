@@ -77,8 +77,8 @@ func (b *Broker) recordFailure(ctx context.Context, id string, op *vault.Operati
 // context id, asked again after transient faults: createTask), records the
 // task's id and returns it; a call that fails is recorded as op's failure,
 // naming the Director when it kept failing (and 0 returned).
-func (b *Broker) startTask(ctx context.Context, id string, op *vault.Operation, d NamedDirector, call func(context.Context) (bosh.Task, error)) int {
-	task, err := b.createTask(ctx, d, op.ContextID, op.Type, call)
+func (b *Broker) startTask(ctx context.Context, id, deployment string, op *vault.Operation, d NamedDirector, call func(context.Context) (bosh.Task, error)) int {
+	task, err := b.createTask(ctx, d, deployment, op.ContextID, op.Type, call)
 	switch {
 	case err != nil && task.ID == 0:
 		b.failOp(ctx, id, op, notAccepted(op.Type, err), err)

@@ -187,7 +187,7 @@ func (b *Broker) deploy(ctx context.Context, id string, dir NamedDirector, op *v
 		b.failOp(ctx, id, op, op.Type+" failed: could not store the deployment manifest", err)
 		return 0
 	}
-	return b.startTask(ctx, id, op, dir, p.Call(dir.Director))
+	return b.startTask(ctx, id, p.Deployment, op, dir, p.Call(dir.Director))
 }
 
 // preview reads what dep would change on dir and judges it

@@ -233,7 +233,7 @@ func (b *Broker) StartRetired(ctx context.Context, id, reason string) (task int,
 func (b *Broker) changeState(ctx context.Context, dir NamedDirector, id, name string, op *vault.Operation, state string, details map[string]string) int {
 	wctx, cancel := b.detached(ctx)
 	defer cancel()
-	task, err := b.createTask(wctx, dir, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
+	task, err := b.createTask(wctx, dir, name, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
 		return dir.Director.ChangeState(ctx, name, state)
 	})
 	b.accepted(wctx, id, name, op, task.ID, details)

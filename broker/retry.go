@@ -69,8 +69,8 @@ func (b *Broker) atDirector(ctx context.Context, d NamedDirector, what string, c
 // again after transient faults (atDirector); a request the Director took
 // but whose answer was lost is found by its context id, not made twice
 // (operation.Start).
-func (b *Broker) createTask(ctx context.Context, d NamedDirector, contextID, what string, call func(context.Context) (bosh.Task, error)) (bosh.Task, error) {
-	return operation.Start(ctx, contextID, d.Reader, func(ctx context.Context, try func(context.Context) error) error {
+func (b *Broker) createTask(ctx context.Context, d NamedDirector, deployment, contextID, what string, call func(context.Context) (bosh.Task, error)) (bosh.Task, error) {
+	return operation.Start(ctx, contextID, operation.OfDeployment(d.Reader, deployment), func(ctx context.Context, try func(context.Context) error) error {
 		return b.atDirector(ctx, d, what, try)
 	}, call)
 }

@@ -149,7 +149,7 @@ func (p *Preview) BackUp(ctx context.Context, b Backer) (string, error) {
 // diff was made with (the Director refuses it when they changed since),
 // finding a lost answer by its context id (Start).
 func (p *Preview) Start(ctx context.Context, d Director, contextID string, attempts Attempts) (bosh.Task, error) {
-	return Start(ctx, contextID, d, attempts, p.Call(d))
+	return Start(ctx, contextID, OfDeployment(d, p.Deployment), attempts, p.Call(d))
 }
 
 // Call is the request that creates the deploy's task on d, with the

@@ -260,6 +260,20 @@ var _ = Describe("Start", func() {
 		Expect(tasks).To(HaveLen(1))
 	})
 
+	It("never takes another deployment's task that carries the operation's context id", func() {
+		director, client := newDirector()
+		Expect(director.PutDeployment(strings.Replace(running, "name: redis-small-inst", "name: tenant-other", 1))).To(Succeed())
+		ctx := context.Background()
+		other, err := client.ChangeState(bosh.WithContextID(ctx, "blacksmith-update-stolen"), "tenant-other", bosh.StateStopped)
+		Expect(err).NotTo(HaveOccurred(), "a tenant's task sent with the operation's context id")
+		found, err := operation.Find(ctx, operation.OfDeployment(client, "redis-small-inst"), "blacksmith-update-stolen")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found.ID).To(BeZero(), "not the operation's")
+		found, err = operation.Find(ctx, client, "blacksmith-update-stolen")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found.ID).To(Equal(other.ID), "found by the context id alone, as before")
+	})
+
 	It("asks before each retry and makes no second task", func() {
 		_, client := newDirector()
 		calls := 0

@@ -3,6 +3,7 @@ package operation
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -69,6 +70,25 @@ func Start(ctx context.Context, contextID string, find TaskFinder, attempts Atte
 func refused(err error) bool {
 	var api *bosh.APIError
 	return errors.As(err, &api) && api.StatusCode >= 400 && api.StatusCode < 500 && api.StatusCode != 429
+}
+
+// OfDeployment is find, asked only for the tasks of deployment: a task of
+// another deployment that carries an operation's context id (a shared
+// Director's user can read the ids in GET /tasks and send one) is never
+// taken for the operation's.
+func OfDeployment(find TaskFinder, deployment string) TaskFinder {
+	return deploymentTasks{find: find, name: deployment}
+}
+
+type deploymentTasks struct {
+	find TaskFinder
+	name string
+}
+
+func (d deploymentTasks) Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error) {
+	q.Deployment = d.name
+	tasks, err := d.find.Tasks(ctx, q)
+	return slices.DeleteFunc(tasks, func(t bosh.Task) bool { return t.Deployment != d.name }), err
 }
 
 // Find is the task of contextID on the Director; a zero task when there is none.

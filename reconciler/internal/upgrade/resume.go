@@ -34,7 +34,7 @@ func (u *Upgrader) Resume(ctx context.Context, e Entry) (res Result) {
 	}
 	up := &upgrade{Entry: e, target: t, taskID: rec.LastOperation.TaskID}
 	if up.taskID == 0 && t.Tasks != nil { // its id was never recorded: the task has the upgrade's context id
-		if task, err := operation.Find(ctx, t.Tasks, e.ContextID); err == nil {
+		if task, err := operation.Find(ctx, operation.OfDeployment(t.Tasks, e.Deployment), e.ContextID); err == nil {
 			up.taskID = task.ID
 		}
 	}
