@@ -74,11 +74,25 @@ func releasesOf(listed []gogobosh.Resource) []vault.Resource {
 	return out
 }
 
-// vmsOf is the VMs as records keep them, in order.
+// Bounds of the VMs an instance's metadata keeps: a Director's listing (up
+// to 32 MiB) is not trusted to be small.
+const (
+	maxVMs     = 1000
+	maxVMIPs   = 16
+	maxVMField = 256
+)
+
+// vmsOf is the VMs as records keep them, in order: at most maxVMs, each
+// with at most maxVMIPs addresses and fields of maxVMField bytes.
 func vmsOf(vms []bosh.VM) []vault.VMSummary {
 	var out []vault.VMSummary
-	for _, v := range vms {
-		out = append(out, vault.VMSummary{ID: v.ID, Job: v.Job, Index: v.Index, AZ: v.AZ, IPs: slices.Clone(v.IPs)})
+	for _, v := range vms[:min(len(vms), maxVMs)] {
+		var ips []string
+		for _, ip := range v.IPs[:min(len(v.IPs), maxVMIPs)] {
+			ips = append(ips, report.Truncate(ip, maxVMField))
+		}
+		out = append(out, vault.VMSummary{ID: report.Truncate(v.ID, maxVMField), Job: report.Truncate(v.Job, maxVMField),
+			Index: v.Index, AZ: report.Truncate(v.AZ, maxVMField), IPs: ips})
 	}
 	slices.SortFunc(out, func(a, b vault.VMSummary) int {
 		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID))
