@@ -459,3 +459,16 @@ var _ = Describe("the dashboard for the operator's viewer, in a real browser", f
 		}
 	})
 })
+
+var _ = Describe("the dashboard's escapes of hidden characters, in a real browser", func() {
+	It("shows every control and format character, separator, private-use or blank one escaped, tab and line feed as they are", func() {
+		browser := chromium()
+		op := &operator{}
+		op.set(idle(), healthyView())
+		base := op.serve()
+		var got string
+		Expect(chromedp.Run(browser, chromedp.Navigate(base+"/dashboard"), chromedp.WaitVisible("#state", chromedp.ByQuery),
+			chromedp.Evaluate(`shown("a\u2800b\uFFFC\u{13430}\u{1BCA0}\u202E\u{E0041}\uE000\u200B\u2028c\td\ne")`, &got))).To(Succeed())
+		Expect(got).To(Equal(`a\u2800b\uFFFC\u{13430}\u{1BCA0}\u202E\u{E0041}\uE000\u200B\u2028c` + "\td\ne"))
+	})
+})

@@ -6,15 +6,19 @@
 const $ = (id) => document.getElementById(id);
 
 // hidden are the characters a Director's content could use to hide text or
-// make it read otherwise: controls (but tab and line feed), invisible and
-// zero-width characters, bidirectional marks, embeddings, overrides and
-// isolates, line and paragraph separators, variation selectors, tags.
-const hidden = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB\u{1D173}-\u{1D17A}\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/gu;
+// make it read otherwise: every control and format character (\p{Cc},
+// \p{Cf}: zero-width characters, bidirectional marks, embeddings, overrides
+// and isolates, tags...) but tab and line feed, line and paragraph
+// separators, private-use and unassigned code points, and the characters
+// that draw nothing though they are letters or symbols (fillers, variation
+// selectors, the blank braille pattern, the object replacement character).
+const hidden = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\uFFFC\u{E0100}-\u{E01EF}]/gu;
 
 // shown is v as text, each hidden character written as its escape
 // (\u202E, \u{E0041}).
 function shown(v) {
   return String(v).replace(hidden, (c) => {
+    if (c === "\t" || c === "\n") return c;
     const hex = c.codePointAt(0).toString(16).toUpperCase();
     return hex.length > 4 ? "\\u{" + hex + "}" : "\\u" + hex.padStart(4, "0");
   });
