@@ -98,7 +98,7 @@ func printOrphanTable(w io.Writer, rep reconciler.PlatformReport, list []orphanD
 		if !o.DeleteAfter.IsZero() {
 			due = o.DeleteAfter.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.DeploymentName, o.InstanceID, o.PlanID, orDash(o.Director), since, reads, due)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(o.DeploymentName), printable(o.InstanceID), printable(o.PlanID), orDash(o.Director), since, reads, due)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

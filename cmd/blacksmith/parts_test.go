@@ -44,3 +44,19 @@ func TestOneShotHolderIsNotTheDaemons(t *testing.T) {
 		t.Fatalf("one-shot id %q (daemon %q), %v", c, d, err)
 	}
 }
+
+// A Director's content printed for an operator's terminal can neither move
+// the cursor nor reorder what is shown.
+func TestPrintableEscapesWhatATerminalObeys(t *testing.T) {
+	for in, want := range map[string]string{
+		"redis-small-a1":              "redis-small-a1",
+		"x\x1b[2J\x1b[Hdone":          `x\u001B[2J\u001B[Hdone`,
+		"ok\rfailed":                  `ok\u000Dfailed`,
+		"redis-\u202etxt.exe":         `redis-\u202Etxt.exe`,
+		"line\u2028two\u200b\u00adés": `line\u2028two\u200B\u00ADés`,
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
@@ -56,7 +58,7 @@ func upgradeAllCommand(args []string, stdout, stderr io.Writer, env func(string)
 	defer stop()
 	req.Trigger = reconciler.UpgradeByCommand
 	req.Progress = func(r reconciler.UpgradeResult) {
-		fmt.Fprintf(stderr, "upgrade-all: %s %s %s\n", r.InstanceID, r.State, r.Reason)
+		fmt.Fprintf(stderr, "upgrade-all: %s %s %s\n", printable(r.InstanceID), r.State, printable(r.Reason))
 	}
 	rep, err := upgradeOnce(ctx, cfg, log, req)
 	switch {
@@ -125,8 +127,8 @@ func printUpgradeTable(w io.Writer, rep reconciler.UpgradeReport) error {
 				task += "," + strconv.Itoa(r.RollbackTaskID)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.InstanceID, r.Deployment, r.PlanID, orDash(r.From), orDash(r.To),
-			r.State, task, r.Reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable(r.InstanceID), printable(r.Deployment), printable(r.PlanID),
+			orDash(r.From), orDash(r.To), r.State, task, printable(r.Reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -156,5 +158,29 @@ func orDash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return printable(s)
+}
+
+// printable is s for an operator's terminal: every control or format
+// character (an escape sequence, a carriage return, a bidirectional
+// override), line or paragraph separator written as its \u escape, so
+// that a Director's content printed in a table can neither move the
+// cursor nor reorder what is shown.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, hiddenRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hiddenRune(r) {
+			fmt.Fprintf(&b, "\\u%04X", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func hiddenRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
 }
