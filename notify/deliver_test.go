@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"net"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -56,6 +58,20 @@ var _ = Describe("delivery", func() {
 		Expect(second.header.Get("X-Blacksmith-Delivery")).To(Equal("my-id"))
 		Expect(string(second.body)).NotTo(ContainSubstring("instance_id"), "empty fields are left out")
 		Eventually(resultsOf(reg, "0")).Should(HaveKeyWithValue("delivered", 2.0))
+	})
+
+	It("cuts an event's texts, whatever a Director's content made them say", func() {
+		r := newReceiver(nil)
+		n, _ := newNotifier(notify.Options{Webhooks: []notify.Webhook{hook(r.URL)}})
+		start(n)
+		huge := strings.Repeat("é<", 1<<19)
+		n.Notify(notify.Event{Type: notify.RunFailed, InstanceID: huge, Deployment: huge, Director: huge, Reason: huge, RunID: "run-8"})
+		Eventually(r.count).Should(Equal(1))
+		got := r.requests()[0]
+		Expect(len(got.body)).To(BeNumerically("<", 16<<10), "some 3 KiB of text, as JSON escapes it")
+		Expect(got.event.Reason).To(HaveSuffix("..."))
+		Expect(utf8.ValidString(got.event.Reason)).To(BeTrue(), "cut on a character")
+		Expect(got.event.RunID).To(Equal("run-8"))
 	})
 
 	It("retries a 500 with the backoff and delivers on the 4th attempt, once", func() {

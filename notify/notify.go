@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -66,6 +67,34 @@ type Event struct {
 	RunID string `json:"run_id,omitempty"`
 	// Time is when it happened; set by Notify when zero (UTC).
 	Time time.Time `json:"time"`
+}
+
+// Bounds of an event's texts: a queue of 1,000 events then holds at most
+// a few megabytes, whatever a Director's content made them say.
+const (
+	maxReason = 1024
+	maxName   = 512
+)
+
+// bounded is e with its texts cut on a character boundary.
+func (e Event) bounded() Event {
+	e.Reason = cut(e.Reason, maxReason)
+	e.InstanceID, e.Deployment, e.Director, e.RunID = cut(e.InstanceID, maxName), cut(e.Deployment, maxName),
+		cut(e.Director, maxName), cut(e.RunID, maxName)
+	return e
+}
+
+// cut keeps at most n bytes of s, "..." marking a cut, on a character
+// boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end := n - len("...")
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "..."
 }
 
 // Webhook is one receiver.
@@ -189,6 +218,7 @@ func (n *Notifier) Notify(e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	e = e.bounded()
 	for _, h := range hooks {
 		if dropped, first := h.queue.push(e); dropped != nil {
 			h.series.dropped.Inc()
