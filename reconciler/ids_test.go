@@ -63,7 +63,7 @@ var _ = Describe("megabytes of a Director's content", func() {
 		st := e.m.Status()
 		Expect(st.Unmatched).NotTo(BeEmpty())
 		for _, u := range st.Unmatched {
-			Expect(len(u.Reason) + len(u.Deployment)).To(BeNumerically("<=", 2200), "an unmatched deployment")
+			Expect(len(u.Reason)+len(u.Deployment)).To(BeNumerically("<=", 2200), "an unmatched deployment")
 		}
 		data, err := json.Marshal(st)
 		Expect(err).NotTo(HaveOccurred())
