@@ -158,7 +158,7 @@ var _ = Describe("The broker, tried as an attacker would", Ordered, func() {
 		fast := &daemon{url: "http://" + addr, config: writeConfig(addr, vaultServer.Addr, "")}
 		text, err := os.ReadFile(fast.config)
 		Expect(err).NotTo(HaveOccurred())
-		text = []byte(strings.Replace(string(text), "vault:", "  read_timeout: 2s\n  idle_timeout: 1s\nvault:", 1))
+		text = []byte(strings.Replace(string(text), "operator:", "  read_timeout: 2s\n  idle_timeout: 1s\noperator:", 1))
 		Expect(os.WriteFile(fast.config, text, 0o600)).To(Succeed())
 		DeferCleanup(fast.stop)
 		fast.start()

@@ -41,8 +41,8 @@ var _ = Describe("Configured options", func() {
 		cfg := writeConfig(addr, vaultServer.Addr, "")
 		text, err := os.ReadFile(cfg)
 		Expect(err).NotTo(HaveOccurred())
-		tlsSection := "  tls:\n    enabled: true\n    cert: " + certPath + "\n    key: " + keyPath + "\nvault:"
-		Expect(os.WriteFile(cfg, []byte(strings.Replace(string(text), "vault:", tlsSection, 1)), 0o600)).To(Succeed())
+		tlsSection := "  tls:\n    enabled: true\n    cert: " + certPath + "\n    key: " + keyPath + "\noperator:" // the broker's section ends there
+		Expect(os.WriteFile(cfg, []byte(strings.Replace(string(text), "operator:", tlsSection, 1)), 0o600)).To(Succeed())
 		d := &daemon{url: "https://" + addr, config: cfg}
 		DeferCleanup(d.stop)
 		d.start()
