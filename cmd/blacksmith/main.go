@@ -2,13 +2,20 @@
 // that creates service instances on a BOSH Director, the reconciler that
 // keeps their records in Vault true, and the operators' HTTP endpoints.
 //
-//	blacksmith [serve] -c FILE              run the daemon (default)
-//	blacksmith check-config -c FILE         validate a configuration, print it redacted
-//	blacksmith reconcile [--dry-run] -c FILE  one reconciler run, its summary as JSON
-//	blacksmith upgrade-all [--dry-run] -c FILE  one fleet upgrade, its table
-//	blacksmith orphan-deployments -c FILE   the deployments the platform has no instance of (exit 10)
-//	blacksmith export-legacy [--apply] -c FILE  the legacy Blacksmith db written back (the way back)
-//	blacksmith version                      print the version
+//	blacksmith [serve] -c FILE                    run the daemon (default)
+//	blacksmith check-config -c FILE               validate a configuration, print it redacted
+//	blacksmith reconcile [--dry-run] -c FILE      one reconciler run, its summary as JSON
+//	blacksmith backups -c FILE INSTANCE           an instance's backups, newest first
+//	blacksmith restore -c FILE INSTANCE [BACKUP]  an instance's records put back from a backup
+//	blacksmith rebuild-index -c FILE              the index rebuilt from BOSH and the instances' documents
+//	blacksmith adopt -c FILE INSTANCE             an adoption confirmed
+//	blacksmith upgrade-all [--dry-run] -c FILE    one fleet upgrade, its table
+//	blacksmith allow-changes -c FILE INSTANCE CLASSES  guarded changes let through for a while
+//	blacksmith orphan-deployments -c FILE         the deployments the platform has no instance of (exit 10)
+//	blacksmith export-legacy [--apply] -c FILE    the legacy Blacksmith db written back (the way back)
+//	blacksmith version                            print the version
+//
+// `blacksmith help` prints each with its flags.
 package main
 
 import (

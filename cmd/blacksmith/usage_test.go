@@ -10,7 +10,8 @@ import (
 )
 
 // The subcommands `blacksmith help` lists are the ones docs/architecture.md's package
-// table and docs/design.md name, and each runs (none is unknown).
+// table, docs/design.md and this command's package comment name, and each runs (none
+// is unknown).
 func TestSubcommandsListedAlike(t *testing.T) {
 	var out bytes.Buffer
 	if code := run([]string{"help"}, &out, &out, func(string) (string, bool) { return "", false }); code != exitOK {
@@ -46,5 +47,17 @@ func TestSubcommandsListedAlike(t *testing.T) {
 		if !slices.Equal(listed, help) {
 			t.Errorf("%s lists the subcommands %v in %q; blacksmith help lists %v", doc, listed, line, help)
 		}
+	}
+	raw, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	comment, _, _ := strings.Cut(string(raw), "package main")
+	var named []string
+	for _, m := range regexp.MustCompile(`(?m)^//\s+blacksmith (?:\[)?([a-z-]+)`).FindAllStringSubmatch(comment, -1) {
+		named = append(named, m[1])
+	}
+	if !slices.Equal(named, help) {
+		t.Errorf("the package comment names the subcommands %v; blacksmith help lists %v", named, help)
 	}
 }
