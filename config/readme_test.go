@@ -2,6 +2,8 @@ package config_test
 
 import (
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -69,3 +71,30 @@ func render(v any) string {
 	}
 	return strings.TrimSpace(func() string { b, _ := yaml.Marshal(v); return string(b) }())
 }
+
+// docs/design.md names every section of the configuration, in order.
+var _ = Describe("the configuration's sections in docs/design.md", func() {
+	It("are the top-level keys of the file, in order", func() {
+		design, err := os.ReadFile("../docs/design.md")
+		Expect(err).NotTo(HaveOccurred())
+		var line string
+		for _, l := range strings.Split(string(design), "\n") {
+			if strings.HasPrefix(l, "Sections: ") {
+				line = l
+			}
+		}
+		Expect(line).NotTo(BeEmpty(), "docs/design.md has a line of sections")
+		var named []string
+		for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(line, -1) {
+			named = append(named, m[1])
+		}
+		var keys []string
+		t := reflect.TypeFor[config.Config]()
+		for i := range t.NumField() {
+			if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+				keys = append(keys, tag)
+			}
+		}
+		Expect(named).To(Equal(keys))
+	})
+})
