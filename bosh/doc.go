@@ -16,8 +16,9 @@
 // labelled with the client's name, so that several Directors can be used
 // side by side.
 //
-// The client never asks for ?format=full VM listings: each of those is a
-// Director task that contacts every agent.
+// VMs lists a deployment's VMs from the Director's database (no task);
+// only VMStates asks for ?format=full, a Director task that contacts every
+// agent, which the reconciler's health sweep spreads over its period.
 //
 // The Director's event log (GET /events) is read a page of at most
 // EventsPage events at a time, newest first, paging back with

@@ -23,7 +23,7 @@ type Reconciler interface {
 
 // ReconcileHandler serves /b/reconcile with rec's runs and status; rec nil
 // answers 503. log (nil: slog.Default()) gets a line for each forced run.
-// It checks no credentials: the daemon mounts it behind the broker's.
+// It checks no credentials: the daemon mounts it behind the operator's.
 func ReconcileHandler(rec Reconciler, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.Default()

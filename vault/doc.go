@@ -27,11 +27,13 @@
 //	                                      broker-limits, instance-{id} (one per instance operated on)
 //	blacksmith/state/{name}, runs/, history/{id}/...   the reconciler's memory, run log, events
 //
-// The index is split into a fixed number of shards (128 by default, recorded
-// in the meta document) by the first 4 bytes of SHA-256 of the instance id, so 25,000 instances
-// are about 200 entries per document: far below Vault's listener limits
-// (10,000 entries per JSON object, 1 MiB per string) that a single map
-// cannot stay under. Update groups changes per shard: one read and at most
+// The index is split into shards (128 at first, the count recorded in the
+// meta document) by the first 4 bytes of SHA-256 of the instance id, so
+// 25,000 instances are about 200 entries per document: far below Vault's
+// listener limits (10,000 entries per JSON object, 1 MiB per string) that a
+// single map cannot stay under. An index that grows past ReshardAbove
+// records a shard is re-sharded (Reshard, ShardsFor: a power-of-two
+// multiple, at most 4,096 shards), moving records shard by shard. Update groups changes per shard: one read and at most
 // one write per touched shard, whatever the number of changes.
 //
 // # Safety

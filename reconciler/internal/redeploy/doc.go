@@ -1,7 +1,9 @@
-// Package redeploy is the one way the reconciler deploys an instance's
-// manifest to its Director: a rollback (a backup's manifest, followed to
-// its end), a remediation (the manifest Vault holds for an orphan, not
-// waited for), and the upgrades to come. It checks that the manifest is the
+// Package redeploy is the reconciler's way to deploy an instance's
+// manifest to its Director (the broker's operations and the fleet
+// upgrades deploy through package operation themselves): a rollback (a
+// backup's manifest, followed to its end), a remediation (the manifest
+// Vault holds for an orphan, not waited for), a restore's redeploy, each
+// previewed and guarded by operation. It checks that the manifest is the
 // instance's deployment before anything is sent, names the task after the
 // instance (X-Bosh-Context-Id blacksmith-{why}-{id}) and tells a manifest
 // unfit to deploy or a task that failed by ErrRefused.
