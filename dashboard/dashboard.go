@@ -24,7 +24,7 @@ const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 's
 
 // Handler serves /dashboard (the overview), /dashboard/instances/{id} (one
 // instance) and /dashboard/static/*. It checks no credentials: the daemon
-// mounts it behind the broker's.
+// mounts it behind the operator's.
 //
 // The pages work wherever the daemon's root is: at the origin's root, or
 // under a path prefix a reverse proxy strips (/blacksmith/dashboard). Each

@@ -30,6 +30,9 @@ import (
 const (
 	brokerUser = "broker"
 	brokerPass = "s3cret"
+	// opUser and opPass are the operator's admin credentials (/b/*).
+	opUser = "operator"
+	opPass = "op-s3cret"
 	apiVersion = "2.17"
 )
 
@@ -73,7 +76,7 @@ func versionedCatalog(version, release string) *catalog.Catalog {
 
 // env is a running reconciler and a broker on a real Vault mount and a
 // Director simulator, served over HTTP as the daemon serves them: the OSB
-// API, and the operator's endpoints behind the broker's credentials,
+// API behind the broker's credentials, and the operator's endpoints behind the operator's,
 // metrics and cross-origin protection.
 type env struct {
 	store    *vault.Store
@@ -141,7 +144,8 @@ func newEnvWith(o envOptions) *env {
 
 	// guard is what the daemon puts in front of the operator's endpoints.
 	guard := func(h http.Handler) http.Handler {
-		return b.Observe(basicauth.Require(brokerUser, brokerPass, http.NewCrossOriginProtection().Handler(h)))
+		return b.Observe(basicauth.RequireRole([]basicauth.User{{Username: opUser, Password: opPass, Role: basicauth.Admin}},
+			http.NewCrossOriginProtection().Handler(h)))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/b/reconcile", guard(operator.ReconcileHandler(m, testLogger())))
@@ -173,10 +177,15 @@ type answer struct {
 	Raw    string
 }
 
-// request sends an authenticated request with body (JSON, "" for none).
+// request sends an authenticated request with body (JSON, "" for none):
+// the broker's credentials to /v2/*, the operator's elsewhere.
 func (e *env) request(method, path, body string) answer {
 	GinkgoHelper()
-	return e.send(method, path, body, func(req *http.Request) { req.SetBasicAuth(brokerUser, brokerPass) })
+	user, pass := opUser, opPass
+	if strings.HasPrefix(path, "/v2/") {
+		user, pass = brokerUser, brokerPass
+	}
+	return e.send(method, path, body, func(req *http.Request) { req.SetBasicAuth(user, pass) })
 }
 
 // send sends a request with body (JSON, "" for none), as set changes it

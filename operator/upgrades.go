@@ -25,7 +25,7 @@ const (
 // UpgradesHandler serves /b/upgrades with rec's fleet upgrades; rec nil
 // answers 503. log (nil: slog.Default()) gets a line for each fleet upgrade
 // started. It checks no credentials and no origin: the daemon mounts it
-// behind the broker's credentials and the cross-origin protection of the
+// behind the operator's credentials and the cross-origin protection of the
 // other /b/ routes.
 func UpgradesHandler(rec Reconciler, log *slog.Logger) http.Handler {
 	if log == nil {

@@ -42,13 +42,13 @@ var _ = Describe("/b/upgrades", func() {
 		return a
 	}
 
-	It("requires the broker's credentials and refuses a cross-origin POST, starting nothing", func() {
+	It("requires the operator's credentials and refuses a cross-origin POST, starting nothing", func() {
 		provisioned("u-1")
 		anonymous := e.send("POST", "/b/upgrades", "", func(*http.Request) {})
 		Expect(anonymous.Status).To(Equal(http.StatusUnauthorized))
 		Expect(e.send("GET", "/b/upgrades", "", func(*http.Request) {}).Status).To(Equal(http.StatusUnauthorized))
 		cross := e.send("POST", "/b/upgrades", "", func(req *http.Request) {
-			req.SetBasicAuth(brokerUser, brokerPass)
+			req.SetBasicAuth(opUser, opPass)
 			req.Header.Set("Sec-Fetch-Site", "cross-site")
 			req.Header.Set("Origin", "https://evil.invalid")
 		})
