@@ -4,11 +4,23 @@ import "time"
 
 // Phases of a run, as Status reports them.
 const (
-	PhaseIdle     = "idle"
-	PhaseScanning = "scanning"
-	PhaseUpdating = "updating"
-	PhaseOrphans  = "orphans"
+	PhaseIdle        = "idle"
+	PhaseScanning    = "scanning"
+	PhaseUpdating    = "updating"
+	PhaseOrphans     = "orphans"
+	PhaseRemediating = "remediating"
+	PhasePlatform    = "platform"
+	PhaseBindings    = "bindings"
+	PhaseQuarantine  = "quarantine"
+	PhaseHealth      = "health"
+	PhaseOutdated    = "outdated"
 )
+
+// PhaseTime is how long one of a run's phases took.
+type PhaseTime struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
 
 // RunOptions says what kind of run to make.
 type RunOptions struct {
@@ -51,6 +63,9 @@ type Summary struct {
 	Duration time.Duration `json:"-"`
 	// DurationSeconds is Duration in seconds.
 	DurationSeconds float64 `json:"duration_seconds"`
+	// Phases are the run's phases it went through, in order, with how long
+	// each took.
+	Phases []PhaseTime `json:"phases"`
 	// DeploymentsSeen is the number of deployments the Director listed.
 	DeploymentsSeen int `json:"deployments_seen"`
 	// Ignored is the number of them reconciler.ignore names (left alone).

@@ -1,8 +1,9 @@
-// Package run is one reconciliation run. Run reads as the run's phases:
-// read every Director's event feed, list every Director and read the index,
-// choose the deployments (ignored, out of scope), reconcile each deployment,
-// settle the broker's stuck operations, flag orphans, remediate, settle the
-// quarantine, keep the feeds' marks, sum up. One deployment goes through one
+// Package run is one reconciliation run. Run reads as the run's phases,
+// the list phases (run.go) that do runs, each reported and timed: platform
+// read, event feeds, listing, quarantine read, choice and claims, index
+// growth, reconcile, stuck operations, orphans, remediation, platform
+// cross-check, bindings, quarantine, feed marks, health, outdated; then the
+// run is summed up. One deployment goes through one
 // function, reconcile (deployment.go), top to bottom: skip rules, fetch,
 // match, claim, desired records, in step?, write, index change; workers
 // call it, and the claimants held until every deployment is observed come
@@ -11,10 +12,11 @@
 // The stages it calls live behind package walls: fleet (the Directors),
 // match (the matching rules), records (an instance's records and the
 // writers), memory (the ledger, quarantine, history), guard (breakers and
-// the lease's fence) and redeploy; the orphaner, the stuck-operation
-// settler and the remediation are the small types of this package
-// (orphans.go, stuck.go, remedy.go). Each is given what it needs, never the
-// run.
+// the lease's fence), redeploy, health, platform, versions; the orphaner,
+// the stuck-operation settler and the remediation are the small types of
+// this package (orphans.go, stuck.go, remedy.go). What the phases hand each
+// other is explicit (between); most phases still take the run itself
+// (health.go, platform.go, bindings.go, outdated.go, grow.go): issue #40.
 //
 // It owns one run from start to Summary; it must not keep anything across
 // runs but through its Parts (the cache of fetched answers, Vault) and must

@@ -97,7 +97,7 @@ func newRun(p Parts, req Request, stop context.CancelCauseFunc) *run {
 			Scope: scopeOrNil(opts.Scope), StartedAt: start, Errors: []string{}, Conflicts: []report.Conflict{},
 			LowConfidence: []report.LowConfidence{}, MatchedBy: map[report.Strategy]int{}, Quarantined: []report.Quarantined{},
 			NewlyQuarantined: []report.Quarantined{}, Released: []report.Quarantined{}, Blockers: []string{},
-			Settled: []report.Settled{}, Remediated: []report.Remediation{}}),
+			Settled: []report.Settled{}, Remediated: []report.Remediation{}, Phases: []report.PhaseTime{}}),
 	}
 	if !opts.DryRun {
 		r.hist = memory.NewHistorian(r.vault.Memory, req.ID, vault.HistoryOptions{Keep: cfg.History.Keep, MaxAge: cfg.History.MaxAge},
@@ -118,46 +118,117 @@ func (r *run) directorOf(id, deployment string) string {
 	return r.p.Directors.First()
 }
 
-// do is the run's phases, in order.
-func (r *run) do(ctx context.Context) error {
-	pr := readPlatform(ctx, r)
-	r.readFeeds(ctx)
-	deps, err := r.list(ctx)
-	if err != nil {
-		return stopped(ctx, err)
-	}
-	if err := r.quar.Load(ctx, r.vault.Memory); err != nil {
-		r.ledger.FailUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
-	}
-	chosen := r.choose(deps)
-	claims := match.NewClaims[*held](r.index, chosen)
-	claims.Preclaim(r.p.Matcher, chosen)
-	growIndex(ctx, r, chosen)
-	r.startWriter(ctx)
-	r.progress.SetPhase(report.PhaseUpdating)
-	r.reconcileAll(ctx, chosen, claims)
-	if ctx.Err() == nil {
-		r.stuck().settle(ctx)
-	}
-	if ctx.Err() == nil {
-		r.progress.SetPhase(report.PhaseOrphans)
-		r.orphans(claims).flag(ctx, deps)
-	}
-	r.writer.Close()
-	if err := stopped(ctx, nil); err != nil {
-		return err
-	}
-	r.remedy().remediate(ctx)
-	crossCheck(ctx, r, pr, claims)
-	checkBindings(ctx, r)
-	r.settleQuarantine(ctx)
-	if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
-		r.saveFeeds(ctx)
-	}
+// between is what a run's phases hand each other, beside the run's own
+// state: the platform's read under way, the deployments listed, those the
+// run deals with, and the claims on the instances.
+type between struct {
+	platform *platformRead
+	deps     []bosh.Deployment
+	chosen   []bosh.Deployment
+	claims   *match.Claims[*held]
+}
+
+// phase is one step of a run: its name (the summary's phases, the docs),
+// the progress phase shown while it runs ("" keeps the one before), and
+// what it does; an error ends the run (its listing failed, or it was
+// stopped).
+type phase struct {
+	name     string
+	progress string
+	run      func(ctx context.Context, r *run, b *between) error
+}
+
+// phases are a run's phases, in order: do runs them, reports each in
+// Progress and times each in Summary.Phases, so that a phase added is
+// reported and timed by construction (and named in the docs: the docs
+// spec reads this list).
+var phases = []phase{
+	{"platform read", report.PhaseScanning, func(ctx context.Context, r *run, b *between) error {
+		b.platform = readPlatform(ctx, r) // in the background, beside the listing
+		return nil
+	}},
+	{"event feeds", "", func(ctx context.Context, r *run, _ *between) error { r.readFeeds(ctx); return nil }},
+	{"listing", "", func(ctx context.Context, r *run, b *between) (err error) {
+		if b.deps, err = r.list(ctx); err != nil {
+			return stopped(ctx, err)
+		}
+		return nil
+	}},
+	{"quarantine read", "", func(ctx context.Context, r *run, _ *between) error {
+		if err := r.quar.Load(ctx, r.vault.Memory); err != nil {
+			r.ledger.FailUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
+		}
+		return nil
+	}},
+	{"choice and claims", "", func(_ context.Context, r *run, b *between) error {
+		b.chosen = r.choose(b.deps)
+		b.claims = match.NewClaims[*held](r.index, b.chosen)
+		b.claims.Preclaim(r.p.Matcher, b.chosen)
+		return nil
+	}},
+	{"index growth", "", func(ctx context.Context, r *run, b *between) error { growIndex(ctx, r, b.chosen); return nil }},
+	{"reconcile", report.PhaseUpdating, func(ctx context.Context, r *run, b *between) error {
+		r.startWriter(ctx)
+		r.reconcileAll(ctx, b.chosen, b.claims)
+		return nil
+	}},
+	{"stuck operations", "", func(ctx context.Context, r *run, _ *between) error {
+		if ctx.Err() == nil {
+			r.stuck().settle(ctx)
+		}
+		return nil
+	}},
+	{"orphans", report.PhaseOrphans, func(ctx context.Context, r *run, b *between) error {
+		if ctx.Err() == nil {
+			r.orphans(b.claims).flag(ctx, b.deps)
+		}
+		r.writer.Close()
+		return stopped(ctx, nil)
+	}},
+	{"remediation", report.PhaseRemediating, func(ctx context.Context, r *run, _ *between) error { r.remedy().remediate(ctx); return nil }},
+	{"platform cross-check", report.PhasePlatform, func(ctx context.Context, r *run, b *between) error {
+		crossCheck(ctx, r, b.platform, b.claims)
+		return nil
+	}},
+	{"bindings", report.PhaseBindings, func(ctx context.Context, r *run, _ *between) error { checkBindings(ctx, r); return nil }},
+	{"quarantine", report.PhaseQuarantine, func(ctx context.Context, r *run, _ *between) error { r.settleQuarantine(ctx); return nil }},
+	{"feed marks", "", func(ctx context.Context, r *run, _ *between) error {
+		if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
+			r.saveFeeds(ctx)
+		}
+		return nil
+	}},
 	// Last, what does not change records: a slow Director or a failing
 	// check holds up nothing above.
-	checkHealth(ctx, r)
-	findOutdated(ctx, r, deps)
+	{"health", report.PhaseHealth, func(ctx context.Context, r *run, _ *between) error { checkHealth(ctx, r); return nil }},
+	{"outdated", report.PhaseOutdated, func(ctx context.Context, r *run, b *between) error { findOutdated(ctx, r, b.deps); return nil }},
+}
+
+// PhaseNames are the names of a run's phases, in order.
+func PhaseNames() []string {
+	out := make([]string, len(phases))
+	for i, ph := range phases {
+		out[i] = ph.name
+	}
+	return out
+}
+
+// do runs the run's phases in order, each reported and timed, until one
+// ends the run.
+func (r *run) do(ctx context.Context) error {
+	var b between
+	for _, ph := range phases {
+		if ph.progress != "" {
+			r.progress.SetPhase(ph.progress)
+		}
+		began := time.Now()
+		err := ph.run(ctx, r, &b)
+		took := report.PhaseTime{Name: ph.name, Seconds: time.Since(began).Seconds()}
+		r.ledger.Count(func(s *report.Summary) { s.Phases = append(s.Phases, took) })
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
