@@ -34,11 +34,6 @@ var oversized = map[string]int{
 	"file operation/manifest.go":           523,
 	"file config/config.go":                473,
 	"file cmd/blacksmith-bench/upgrade.go": 462,
-	"file vault/kv.go":                     423,
-	"file operation/diff.go":               419,
-	"file vault/codec.go":                  417,
-	"file cmd/blacksmith-bench/bench.go":   414,
-	"file broker/guard.go":                 406,
 }
 
 // sizes are the sizes over the limits in the tree under root, by name
