@@ -25,15 +25,12 @@ const (
 // #40), each with the size it may not grow past: a ratchet. A new one fails;
 // one that grows fails; one brought within the limits must leave the list.
 var oversized = map[string]int{
-	"type bosh/sim.Director":               133,
-	"type broker.Broker":                   106,
-	"type vault.Store":                     99,
-	"type cf/sim.CC":                       57,
-	"type bosh.Client":                     28,
-	"interface broker.Store":               13,
-	"file operation/manifest.go":           523,
-	"file config/config.go":                473,
-	"file cmd/blacksmith-bench/upgrade.go": 462,
+	"type bosh/sim.Director": 133,
+	"type broker.Broker":     106,
+	"type vault.Store":       99,
+	"type cf/sim.CC":         57,
+	"type bosh.Client":       28,
+	"interface broker.Store": 13,
 }
 
 // sizes are the sizes over the limits in the tree under root, by name
