@@ -31,7 +31,7 @@ func (basicAuth) expire(string) bool { return false }
 
 // authenticator returns the Director's authenticator, reading GET /info the
 // first time and every time until it succeeds.
-func (c *Client) authenticator(ctx context.Context) (authenticator, error) {
+func (c *conn) authenticator(ctx context.Context) (authenticator, error) {
 	if a, ok := c.auth.Load().(authenticator); ok {
 		return a, nil
 	}
@@ -44,7 +44,7 @@ func (c *Client) authenticator(ctx context.Context) (authenticator, error) {
 	if a, ok := c.auth.Load().(authenticator); ok {
 		return a, nil // detected while this call waited
 	}
-	info, err := c.Info(ctx)
+	info, err := c.info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("detecting authentication: %w", err)
 	}
@@ -58,7 +58,7 @@ func (c *Client) authenticator(ctx context.Context) (authenticator, error) {
 }
 
 // newAuthenticator picks the authenticator for the type that /info names.
-func (c *Client) newAuthenticator(kind, uaaURL string) (authenticator, error) {
+func (c *conn) newAuthenticator(kind, uaaURL string) (authenticator, error) {
 	o := c.opts
 	switch kind {
 	case "basic":

@@ -49,8 +49,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Client talks to one BOSH Director. It is safe for concurrent use.
-type Client struct {
+// Client talks to one BOSH Director. It is safe for concurrent use. Its
+// methods are the Director's endpoints; the connection under them (conn)
+// sends the requests.
+type Client struct{ *conn }
+
+// conn is the HTTP layer of a Client: the requests, their authentication
+// (basic or UAA, detected from /info), the rate limit and the in-flight cap,
+// the bounded answers, the metrics.
+type conn struct {
 	name     string
 	base     *url.URL
 	opts     Options
@@ -80,7 +87,7 @@ func New(opts Options) (*Client, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = tlsConfig
 	transport.MaxIdleConnsPerHost = opts.MaxInFlight
-	c := &Client{
+	c := &conn{
 		name: opts.Name,
 		base: base,
 		opts: opts,
@@ -100,7 +107,7 @@ func New(opts Options) (*Client, error) {
 		c.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), opts.RateBurst)
 	}
 	c.metrics.init(c.name)
-	return c, nil
+	return &Client{conn: c}, nil
 }
 
 // Name returns the Director's name given in Options.Name.

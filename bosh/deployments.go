@@ -145,7 +145,7 @@ func deploymentPath(name string) string { return "/deployments/" + url.PathEscap
 
 // getDeploymentJSON GETs the deployment's path followed by sub and decodes
 // the answer into out; an empty name is refused without a request.
-func (c *Client) getDeploymentJSON(ctx context.Context, name, sub, endpoint string, out any) error {
+func (c *conn) getDeploymentJSON(ctx context.Context, name, sub, endpoint string, out any) error {
 	if name == "" {
 		return errNoName
 	}
@@ -153,12 +153,12 @@ func (c *Client) getDeploymentJSON(ctx context.Context, name, sub, endpoint stri
 }
 
 // getJSON sends a GET (r.method is ignored) and decodes its JSON answer into out.
-func (c *Client) getJSON(ctx context.Context, r request, out any) error {
+func (c *conn) getJSON(ctx context.Context, r request, out any) error {
 	return c.getDecoded(ctx, r, func(body []byte) error { return decodeJSON(body, out) })
 }
 
 // getDecoded sends a GET (r.method is ignored) and reads its answer with decode.
-func (c *Client) getDecoded(ctx context.Context, r request, decode func([]byte) error) error {
+func (c *conn) getDecoded(ctx context.Context, r request, decode func([]byte) error) error {
 	r.method = http.MethodGet
 	res, err := c.do(ctx, r)
 	if err != nil {

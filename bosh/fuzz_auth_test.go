@@ -120,7 +120,7 @@ func FuzzParseToken(f *testing.F) {
 	} {
 		f.Add(s.status, []byte(s.body))
 	}
-	u := &uaaAuth{c: &Client{name: "lab", opts: Options{ClientID: "blacksmith"}}, tokenURL: "https://uaa.bosh.invalid:8443/oauth/token"}
+	u := &uaaAuth{c: &conn{name: "lab", opts: Options{ClientID: "blacksmith"}}, tokenURL: "https://uaa.bosh.invalid:8443/oauth/token"}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		if a, err := parseToken(body); err == nil {
 			if a.AccessToken == "" {

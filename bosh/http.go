@@ -95,7 +95,7 @@ type response struct {
 // do sends r with the Director's credentials and returns a 2xx or 3xx answer;
 // any other answer is an *APIError. A 401 in UAA mode renews the token and
 // sends r once more, body included.
-func (c *Client) do(ctx context.Context, r request) (response, error) {
+func (c *conn) do(ctx context.Context, r request) (response, error) {
 	auth, err := c.authenticator(ctx)
 	if err != nil {
 		return response{}, err
@@ -125,7 +125,7 @@ func (c *Client) do(ctx context.Context, r request) (response, error) {
 }
 
 // newRequest builds r toward the configured address, with a fresh body.
-func (c *Client) newRequest(ctx context.Context, r request) (*http.Request, error) {
+func (c *conn) newRequest(ctx context.Context, r request) (*http.Request, error) {
 	u, err := url.Parse(c.base.String() + r.path)
 	if err != nil {
 		return nil, fmt.Errorf("bosh director %q: %s %s: %w", c.name, r.method, r.path, err)
@@ -149,7 +149,7 @@ func (c *Client) newRequest(ctx context.Context, r request) (*http.Request, erro
 }
 
 // send waits for the rate limiter and a free slot, then sends req.
-func (c *Client) send(ctx context.Context, req *http.Request, endpoint string) (response, error) {
+func (c *conn) send(ctx context.Context, req *http.Request, endpoint string) (response, error) {
 	fail := func(err error) (response, error) {
 		return response{}, fmt.Errorf("bosh director %q: %s %s: %w", c.name, req.Method, req.URL.Path, err)
 	}
@@ -179,7 +179,7 @@ func (c *Client) send(ctx context.Context, req *http.Request, endpoint string) (
 
 // roundTrip sends req, reads the whole answer up to its bound (see
 // answerLimit) and counts it. An answer over its bound is not read further.
-func (c *Client) roundTrip(req *http.Request, endpoint string) (response, error) {
+func (c *conn) roundTrip(req *http.Request, endpoint string) (response, error) {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		c.metrics.request(c.name, req.Method, endpoint, 0)

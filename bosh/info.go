@@ -9,7 +9,10 @@ import (
 )
 
 // Info returns the Director's GET /info, which needs no credentials.
-func (c *Client) Info(ctx context.Context) (gogobosh.Info, error) {
+func (c *Client) Info(ctx context.Context) (gogobosh.Info, error) { return c.info(ctx) }
+
+// info is GET /info, which the authentication's detection reads too.
+func (c *conn) info(ctx context.Context) (gogobosh.Info, error) {
 	r := request{method: http.MethodGet, path: "/info", endpoint: epInfo}
 	req, err := c.newRequest(ctx, r)
 	if err != nil {

@@ -92,7 +92,10 @@ func (q TaskQuery) values() url.Values {
 }
 
 // Task returns a task; ErrTaskNotFound when the Director does not know it.
-func (c *Client) Task(ctx context.Context, id int) (Task, error) {
+func (c *Client) Task(ctx context.Context, id int) (Task, error) { return c.task(ctx, id) }
+
+// task is GET /tasks/:id, which a task's creation reads too.
+func (c *conn) task(ctx context.Context, id int) (Task, error) {
 	var t Task
 	if err := c.getJSON(ctx, request{path: taskPath(id), endpoint: epTask}, &t); err != nil {
 		return Task{}, fmt.Errorf("getting task %d: %w", id, err)
@@ -188,7 +191,7 @@ func parseEvents(body []byte) ([]gogobosh.TaskEvent, error) {
 
 // createTask sends a task-creating request and returns the task its
 // redirect names, read from the configured address with the same credentials.
-func (c *Client) createTask(ctx context.Context, r request) (Task, error) {
+func (c *conn) createTask(ctx context.Context, r request) (Task, error) {
 	res, err := c.do(ctx, r)
 	if err != nil {
 		return Task{}, err
@@ -199,7 +202,7 @@ func (c *Client) createTask(ctx context.Context, r request) (Task, error) {
 	}
 	c.metrics.taskCreated(c.name)
 	c.log.Debug("bosh task created", "task", id, "method", r.method, "endpoint", r.endpoint)
-	t, err := c.Task(ctx, id)
+	t, err := c.task(ctx, id)
 	if err != nil {
 		return Task{ID: id}, err
 	}

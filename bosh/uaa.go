@@ -25,7 +25,7 @@ const (
 // uaaAuth sends UAA client-credential tokens. One goroutine at a time
 // fetches a token; the others wait for it (or for their context).
 type uaaAuth struct {
-	c        *Client
+	c        *conn
 	tokenURL string
 	lock     chan struct{} // held while a token is fetched
 
@@ -39,7 +39,7 @@ type uaaToken struct {
 	renewAt, expiresAt time.Time
 }
 
-func newUAAAuth(c *Client, tokenURL string) *uaaAuth {
+func newUAAAuth(c *conn, tokenURL string) *uaaAuth {
 	return &uaaAuth{c: c, tokenURL: tokenURL, lock: make(chan struct{}, 1)}
 }
 

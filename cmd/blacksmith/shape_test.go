@@ -29,7 +29,6 @@ var oversized = map[string]int{
 	"type broker.Broker":     106,
 	"type vault.Store":       99,
 	"type cf/sim.CC":         57,
-	"type bosh.Client":       28,
 	"interface broker.Store": 13,
 }
 
