@@ -149,7 +149,7 @@ func newEnvWith(o envOptions) *env {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/b/reconcile", guard(operator.ReconcileHandler(m, testLogger())))
-	mux.Handle("/b/upgrades", guard(operator.UpgradesHandler(m, testLogger())))
+	mux.Handle("/b/upgrades", guard(operator.UpgradesHandler(m.Upgrades(), testLogger())))
 	instances := guard(operator.InstancesHandler(m, testLogger()))
 	mux.Handle("/b/instances/", instances)
 	mux.Handle("/b/instances", guard(operator.InstanceListHandler(func(ctx context.Context, q reconciler.InstanceQuery) (reconciler.InstancePage, error) {

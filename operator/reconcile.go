@@ -18,7 +18,6 @@ import (
 type Reconciler interface {
 	Trigger(opts reconciler.RunOptions) (runID string, done <-chan reconciler.Summary, err error)
 	Status() reconciler.Status
-	Upgrades() *reconciler.Upgrades
 }
 
 // ReconcileHandler serves /b/reconcile with rec's runs and status; rec nil

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,16 +23,23 @@ const (
 	maxListed = 10000
 )
 
-// UpgradesHandler serves /b/upgrades with rec's fleet upgrades; rec nil
+// FleetUpgrades starts fleet upgrades and says how they stand;
+// *reconciler.Upgrades has it.
+type FleetUpgrades interface {
+	Start(req reconciler.UpgradeRequest) (reconciler.UpgradeReport, error)
+	Status(ctx context.Context) (reconciler.UpgradeStatus, error)
+}
+
+// UpgradesHandler serves /b/upgrades with up's fleet upgrades; up nil
 // answers 503. log (nil: slog.Default()) gets a line for each fleet upgrade
 // started. It checks no credentials and no origin: the daemon mounts it
 // behind the operator's credentials and the cross-origin protection of the
 // other /b/ routes.
-func UpgradesHandler(rec Reconciler, log *slog.Logger) http.Handler {
+func UpgradesHandler(up FleetUpgrades, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return upgradesHandler{rec: rec, log: log}
+	return upgradesHandler{up: up, log: log}
 }
 
 // upgradesHandler serves /b/upgrades:
@@ -44,7 +52,7 @@ func UpgradesHandler(rec Reconciler, log *slog.Logger) http.Handler {
 //	GET  /b/upgrades?instances=N     the mode, the current or last fleet upgrade (its first N
 //	                                 instances), the upgrades in flight and the upgrade quarantine
 type upgradesHandler struct {
-	rec Reconciler
+	up  FleetUpgrades
 	log *slog.Logger
 }
 
@@ -61,7 +69,7 @@ type upgradesAnswer struct {
 
 // ServeHTTP serves GET (the fleet upgrades) and POST (start one) on /b/upgrades.
 func (h upgradesHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.rec == nil {
+	if h.up == nil {
 		httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Error{Description: "the reconciler is not available"})
 		return
 	}
@@ -83,7 +91,7 @@ func (h upgradesHandler) start(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return
 	}
-	rep, err := h.rec.Upgrades().Start(req)
+	rep, err := h.up.Start(req)
 	if err != nil {
 		h.refuse(w, err)
 		return
@@ -95,7 +103,7 @@ func (h upgradesHandler) start(w http.ResponseWriter, r *http.Request) {
 	httpjson.Write(w, http.StatusAccepted, rep)
 }
 
-// refuse answers why Upgrades().Start refused: a rule out of its bounds (400),
+// refuse answers why FleetUpgrades.Start refused: a rule out of its bounds (400),
 // a fleet upgrade running, a follower or a disabled reconciler (409, as
 // POST /b/reconcile answers the last two), else 503.
 func (h upgradesHandler) refuse(w http.ResponseWriter, err error) {
@@ -121,7 +129,7 @@ func (h upgradesHandler) show(w http.ResponseWriter, r *http.Request) {
 		httpjson.Write(w, http.StatusBadRequest, httpjson.Error{Error: "BadRequest", Description: err.Error()})
 		return
 	}
-	st, err := h.rec.Upgrades().Status(r.Context())
+	st, err := h.up.Status(r.Context())
 	ans := upgradesAnswer{UpgradeStatus: st, Problems: []string{}}
 	if err != nil {
 		h.log.Warn("operator request failed", "what", "reading the upgrade journal", "error", err)

@@ -172,7 +172,7 @@ func (d *daemon) api(b *broker.Broker, rec *reconciler.Manager) http.Handler {
 	log := d.log.With("component", "operator")
 	mux := http.NewServeMux()
 	mux.Handle("/b/reconcile", guard(operator.ReconcileHandler(rec, log)))
-	mux.Handle("/b/upgrades", guard(operator.UpgradesHandler(rec, log)))
+	mux.Handle("/b/upgrades", guard(operator.UpgradesHandler(rec.Upgrades(), log)))
 	instances := guard(operator.InstancesHandler(rec, log))
 	mux.Handle("/b/instances/", instances)
 	mux.Handle("/b/instances", guard(operator.InstanceListHandler(func(ctx context.Context, q reconciler.InstanceQuery) (reconciler.InstancePage, error) {
