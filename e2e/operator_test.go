@@ -254,7 +254,7 @@ var _ = Describe("Starting without Vault", func() {
 			_, body := d.get("/healthz", opUser, opPass)
 			checks, _ := decode(body)["checks"].(map[string]any)
 			return checks
-		}).WithTimeout(10*time.Second).Should(HaveKeyWithValue("vault", And(ContainSubstring("not connected yet"), ContainSubstring("127.0.0.2:1"))))
+		}).WithTimeout(10 * time.Second).Should(HaveKeyWithValue("vault", And(ContainSubstring("not connected yet"), ContainSubstring("127.0.0.2:1"))))
 		code, _ := d.get("/v2/catalog", brokerUser, brokerPass)
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
 		code, _ = d.get("/v2/catalog", brokerUser, "wrong")

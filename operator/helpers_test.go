@@ -31,8 +31,8 @@ const (
 	brokerUser = "broker"
 	brokerPass = "s3cret"
 	// opUser and opPass are the operator's admin credentials (/b/*).
-	opUser = "operator"
-	opPass = "op-s3cret"
+	opUser     = "operator"
+	opPass     = "op-s3cret"
 	apiVersion = "2.17"
 )
 

@@ -120,7 +120,6 @@ func New(opts Options) (*Manager, error) {
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),
 	}
 	m.status.platform = pm
-	m.upgrades = newUpgrades(m, opts, window)
 	if h := opts.HA; h != nil {
 		m.elector = newElector(*h, opts.Logger.With("part", "ha"), opts.Now, func() {
 			select {
@@ -138,6 +137,9 @@ func New(opts Options) (*Manager, error) {
 	if err := met.leaderGauge(opts.Registerer, m.elector.leading); err != nil {
 		return nil, err
 	}
+	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, started: m.queue.isStarted, holdLease: m.holdLease,
+		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
+		now: m.now, log: m.log, metrics: m.metrics}, opts, window)
 	return m, nil
 }
 

@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -68,10 +74,9 @@ type UpgradeRequest struct {
 
 // rules are the fleet rules of req: the configured ones, overridden.
 func (u *Upgrades) rules(req UpgradeRequest) (UpgradeRules, error) {
-	m := u.m
-	c := m.cfg.Upgrades
+	c := u.cfg.Upgrades
 	r := UpgradeRules{Canaries: c.Canaries, MaxInFlight: c.MaxInFlight, MaxFailures: c.MaxFailures,
-		AttemptLimit: c.AttemptLimit, RetryDelay: m.cfg.RetryDelay}
+		AttemptLimit: c.AttemptLimit, RetryDelay: u.cfg.RetryDelay}
 	set := func(dst *int, v *int, name string, least, most int) error {
 		if v == nil {
 			return nil
@@ -93,7 +98,7 @@ func (u *Upgrades) rules(req UpgradeRequest) (UpgradeRules, error) {
 // caller's goroutine (Run), started in the background (Start, and the
 // background mode after each run), shown (Status).
 type Upgrades struct {
-	m        *Manager
+	upgradeParts
 	journal  *upgrade.Journal
 	upgrader upgrade.Upgrader // the template of each fleet upgrade's
 	window   config.Window    // when the background mode may start one
@@ -107,9 +112,37 @@ type Upgrades struct {
 // Upgrades are the Manager's fleet upgrades.
 func (m *Manager) Upgrades() *Upgrades { return m.upgrades }
 
-// newUpgrades are m's fleet upgrades.
-func newUpgrades(m *Manager, opts Options, window config.Window) *Upgrades {
-	u := &Upgrades{m: m, window: window, start: make(chan *upgrade.Live, 1)} // claim lets one in at a time
+// upgradeParts are what the fleet upgrades are given of the Manager, each
+// for what it does: the configuration, who leads, whether the Manager runs
+// (Start's goroutine is there to take an upgrade), the lease a command
+// holds, the run lock (an upgrade's record is marked while no run is in
+// progress), the stores, the catalog and the Directors, the clock, the log
+// and the metrics.
+type upgradeParts struct {
+	cfg       config.ReconcilerConfig
+	lead      leadership
+	started   func() bool
+	holdLease func(context.Context) (release func(), err error)
+	runLock   chan struct{}
+	state     memory.StateStore
+	index     records.Index
+	catalog   *catalog.Catalog
+	directors *fleet.Directors
+	now       func() time.Time
+	log       *slog.Logger
+	metrics   *metrics
+}
+
+// leadership says whether this daemon leads, and who does; *elector has it
+// (nil: no HA, it always leads).
+type leadership interface {
+	leading() bool
+	leader() (id string, since time.Time)
+}
+
+// newUpgrades are the fleet upgrades over p.
+func newUpgrades(p upgradeParts, opts Options, window config.Window) *Upgrades {
+	u := &Upgrades{upgradeParts: p, window: window, start: make(chan *upgrade.Live, 1)} // claim lets one in at a time
 	u.journal = upgrade.NewJournal(opts.Store.State, opts.Config.Quarantine, opts.Now)
 	s := opts.Store
 	u.upgrader = upgrade.Upgrader{Records: s, Documents: s, Backups: s, History: s.History, Journal: u.journal,
@@ -146,7 +179,7 @@ func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (UpgradeReport, 
 		return UpgradeReport{}, err
 	}
 	if !req.DryRun { // a dry run writes nothing: it needs no lease
-		release, err := u.m.holdLease(ctx)
+		release, err := u.holdLease(ctx)
 		if err != nil {
 			return UpgradeReport{}, err
 		}
@@ -165,16 +198,15 @@ func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (UpgradeReport, 
 // refuses while another runs (ErrUpgradeRunning), on a follower
 // (NotLeaderError), and when Start is not running (ErrNotRunning).
 func (u *Upgrades) Start(req UpgradeRequest) (UpgradeReport, error) {
-	m := u.m
-	if !m.elector.leading() {
-		id, since := m.elector.leader()
+	if !u.lead.leading() {
+		id, since := u.lead.leader()
 		return UpgradeReport{}, &NotLeaderError{Leader: id, Since: since}
 	}
 	live, err := u.newLive(req)
 	if err != nil {
 		return UpgradeReport{}, err
 	}
-	if !m.queue.isStarted() {
+	if !u.started() {
 		return UpgradeReport{}, ErrNotRunning
 	}
 	if err := u.claim(live); err != nil {
@@ -202,14 +234,13 @@ func (u *Upgrades) loop(ctx context.Context) {
 // complete run (reconciler.upgrades.mode auto), on the leader, inside the
 // window, unless one runs: at most max_per_run instances are tried.
 func (u *Upgrades) background(s Summary) {
-	m := u.m
-	if m.cfg.Upgrades.Mode != config.UpgradeAuto || s.DryRun || s.Aborted != nil || s.Scope != nil ||
-		!m.elector.leading() || !u.window.Contains(m.now()) {
+	if u.cfg.Upgrades.Mode != config.UpgradeAuto || s.DryRun || s.Aborted != nil || s.Scope != nil ||
+		!u.lead.leading() || !u.window.Contains(u.now()) {
 		return
 	}
 	live, err := u.newLive(UpgradeRequest{Trigger: upgrade.ByBackground})
 	if err != nil {
-		m.log.Warn("the background fleet upgrade could not start", "error", err)
+		u.log.Warn("the background fleet upgrade could not start", "error", err)
 		return
 	}
 	if u.claim(live) != nil { // one runs: it goes on
@@ -235,8 +266,7 @@ type UpgradeStatus struct {
 // Status is the fleet upgrade running or last run, the journal's upgrades
 // under way and the upgrade quarantine (read from Vault).
 func (u *Upgrades) Status(ctx context.Context) (UpgradeStatus, error) {
-	m := u.m
-	st := UpgradeStatus{Mode: m.cfg.Upgrades.Mode, InFlight: []UpgradeEntry{}, Quarantined: []UpgradeQuarantined{}}
+	st := UpgradeStatus{Mode: u.cfg.Upgrades.Mode, InFlight: []UpgradeEntry{}, Quarantined: []UpgradeQuarantined{}}
 	u.mu.Lock()
 	live := u.current
 	u.mu.Unlock()
@@ -244,7 +274,7 @@ func (u *Upgrades) Status(ctx context.Context) (UpgradeStatus, error) {
 		r := live.Snapshot()
 		st.Current = &r
 	}
-	j := upgrade.NewJournal(m.stores.state, m.cfg.Quarantine, m.now) // as Vault has it now, not as this one last loaded it
+	j := upgrade.NewJournal(u.state, u.cfg.Quarantine, u.now) // as Vault has it now, not as this one last loaded it
 	if err := j.Load(ctx); err != nil {
 		return st, err
 	}
@@ -254,13 +284,12 @@ func (u *Upgrades) Status(ctx context.Context) (UpgradeStatus, error) {
 
 // newLive is the report a fleet upgrade for req starts from.
 func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
-	m := u.m
 	rules, err := u.rules(req)
 	if err != nil {
 		return nil, err
 	}
 	rep := UpgradeReport{ID: newRunID(), Trigger: req.Trigger, DryRun: req.DryRun, Rules: rules, Scope: req.Scope,
-		StartedAt: m.now()}
+		StartedAt: u.now()}
 	for _, c := range req.Allow {
 		if !c.IsGuarded() {
 			return nil, fmt.Errorf("%w: allow: %q is not a class of guarded change", ErrBadUpgrade, c)
@@ -271,11 +300,11 @@ func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
 		rep.Trigger = upgrade.ByOperator
 	}
 	if rep.Trigger == upgrade.ByBackground {
-		rep.Rules.MaxInstances = m.cfg.Upgrades.MaxPerRun
+		rep.Rules.MaxInstances = u.cfg.Upgrades.MaxPerRun
 	}
 	progress := req.Progress
 	return upgrade.NewLive(rep, func(prev string, next UpgradeResult) {
-		m.metrics.upgradeState(prev, next.State, rep.DryRun)
+		u.metrics.upgradeState(prev, next.State, rep.DryRun)
 		if progress != nil {
 			progress(next)
 		}
@@ -286,24 +315,23 @@ func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
 // this daemon no longer leads, and, for the background mode, outside the
 // window.
 func (u *Upgrades) fleet(rep UpgradeReport) upgrade.Fleet {
-	m := u.m
 	up := u.upgrader // a copy: each fleet upgrade its own
 	up.DryRun = rep.DryRun
 	trigger := rep.Trigger
 	for _, c := range rep.Allow {
 		up.Allow = append(up.Allow, operation.Class(c))
 	}
-	index := m.stores.index
+	index := u.index
 	gate := func() string {
 		switch {
-		case !m.elector.leading():
+		case !u.lead.leading():
 			return "this daemon no longer leads: the leader goes on"
-		case trigger == upgrade.ByBackground && !u.window.Contains(m.now()):
+		case trigger == upgrade.ByBackground && !u.window.Contains(u.now()):
 			return "outside the upgrade window " + u.window.String()
 		}
 		return ""
 	}
-	return upgrade.Fleet{Upgrader: &up, Journal: up.Journal, Catalog: m.parts.Catalog, First: m.parts.Directors.First(),
+	return upgrade.Fleet{Upgrader: &up, Journal: up.Journal, Catalog: u.catalog, First: u.directors.First(),
 		Gate: gate, Log: up.Log, Index: func(ctx context.Context) (map[string]*vault.Record, error) {
 			idx, err := index.Index(ctx)
 			if err != nil {
@@ -315,7 +343,7 @@ func (u *Upgrades) fleet(rep UpgradeReport) upgrade.Fleet {
 
 // target is the Director an index record names, when it can deploy.
 func (u *Upgrades) target(recorded string) (upgrade.Target, bool) {
-	n, ok := u.m.parts.Directors.Member(recorded)
+	n, ok := u.directors.Member(recorded)
 	if !ok || n.Deployer == nil {
 		return upgrade.Target{}, false
 	}
@@ -325,10 +353,10 @@ func (u *Upgrades) target(recorded string) (upgrade.Target, bool) {
 // exclusive runs f while no run is in progress (it holds the run lock).
 func (u *Upgrades) exclusive(ctx context.Context, f func(context.Context) error) error {
 	select {
-	case u.m.runLock <- struct{}{}:
+	case u.runLock <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
 	}
-	defer func() { <-u.m.runLock }()
+	defer func() { <-u.runLock }()
 	return f(ctx)
 }
