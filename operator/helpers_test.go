@@ -163,6 +163,9 @@ func newEnvWith(o envOptions) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Start(ctx) }()
+	serving := make(chan struct{})
+	go func() { defer close(serving); _ = m.Upgrades().Serve(ctx) }()
+	DeferCleanup(func() { <-serving })
 	DeferCleanup(func() {
 		cancel()
 		Eventually(done).WithTimeout(10 * time.Second).Should(Receive(BeNil()))

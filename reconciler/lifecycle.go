@@ -31,9 +31,6 @@ func (m *Manager) Start(ctx context.Context) error {
 		defer wg.Wait() // the lease is released before Start returns
 	}
 	m.status.follow(ctx, m.runLog)
-	var upgrading sync.WaitGroup
-	upgrading.Go(func() { m.upgrades.loop(ctx) })
-	defer upgrading.Wait() // a fleet upgrade's waits end with ctx; its journal keeps what is under way
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {

@@ -137,7 +137,7 @@ func New(opts Options) (*Manager, error) {
 	if err := met.leaderGauge(opts.Registerer, m.elector.leading); err != nil {
 		return nil, err
 	}
-	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, started: m.queue.isStarted, holdLease: m.holdLease,
+	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,
 		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
 		now: m.now, log: m.log, metrics: m.metrics}, opts, window)
 	return m, nil

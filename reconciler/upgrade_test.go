@@ -343,6 +343,9 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = f.m.Start(runCtx) }()
+		serving := make(chan struct{})
+		go func() { defer close(serving); _ = f.m.Upgrades().Serve(runCtx) }()
+		DeferCleanup(func() { <-serving })
 		DeferCleanup(func() { stop(); <-done })
 		var st reconciler.UpgradeStatus
 		Eventually(func() bool {

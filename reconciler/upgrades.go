@@ -106,22 +106,21 @@ type Upgrades struct {
 	mu      sync.Mutex
 	current *upgrade.Live // the one running, else the last one
 	running bool
-	start   chan *upgrade.Live // to Start's upgrade goroutine
+	serving bool               // Serve runs: it takes what start is given
+	start   chan *upgrade.Live // to Serve
 }
 
 // Upgrades are the Manager's fleet upgrades.
 func (m *Manager) Upgrades() *Upgrades { return m.upgrades }
 
 // upgradeParts are what the fleet upgrades are given of the Manager, each
-// for what it does: the configuration, who leads, whether the Manager runs
-// (Start's goroutine is there to take an upgrade), the lease a command
+// for what it does: the configuration, who leads, the lease a command
 // holds, the run lock (an upgrade's record is marked while no run is in
 // progress), the stores, the catalog and the Directors, the clock, the log
 // and the metrics.
 type upgradeParts struct {
 	cfg       config.ReconcilerConfig
 	lead      leadership
-	started   func() bool
 	holdLease func(context.Context) (release func(), err error)
 	runLock   chan struct{}
 	state     memory.StateStore
@@ -196,7 +195,7 @@ func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (UpgradeReport, 
 // Start starts a fleet upgrade in the background (POST /b/upgrades) and
 // returns its report as it starts; Status shows its progress. It
 // refuses while another runs (ErrUpgradeRunning), on a follower
-// (NotLeaderError), and when Start is not running (ErrNotRunning).
+// (NotLeaderError), and when Serve is not running (ErrNotRunning).
 func (u *Upgrades) Start(req UpgradeRequest) (UpgradeReport, error) {
 	if !u.lead.leading() {
 		id, since := u.lead.leader()
@@ -206,7 +205,7 @@ func (u *Upgrades) Start(req UpgradeRequest) (UpgradeReport, error) {
 	if err != nil {
 		return UpgradeReport{}, err
 	}
-	if !u.started() {
+	if !u.isServing() {
 		return UpgradeReport{}, ErrNotRunning
 	}
 	if err := u.claim(live); err != nil {
@@ -216,13 +215,27 @@ func (u *Upgrades) Start(req UpgradeRequest) (UpgradeReport, error) {
 	return live.Snapshot(), nil
 }
 
-// loop makes the fleet upgrades Start and the background mode ask for, one
-// at a time, until ctx ends (the Manager's Start owns it).
-func (u *Upgrades) loop(ctx context.Context) {
+// Serve makes the fleet upgrades Start and the background mode ask for,
+// one at a time, until ctx ends: a part of the daemon, beside the
+// Manager's Start. A fleet upgrade's waits end with ctx; its journal keeps
+// what is under way.
+func (u *Upgrades) Serve(ctx context.Context) error {
+	u.mu.Lock()
+	if u.serving {
+		u.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	u.serving = true
+	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		u.serving = false
+		u.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case live := <-u.start:
 			u.fleet(live.Snapshot()).Run(ctx, live)
 			u.done()
@@ -230,9 +243,17 @@ func (u *Upgrades) loop(ctx context.Context) {
 	}
 }
 
+// isServing says whether Serve runs.
+func (u *Upgrades) isServing() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.serving
+}
+
 // background starts the background mode's fleet upgrade after a
 // complete run (reconciler.upgrades.mode auto), on the leader, inside the
-// window, unless one runs: at most max_per_run instances are tried.
+// window, unless one runs: at most max_per_run instances are tried. It is
+// handed to Serve (kept until Serve takes it).
 func (u *Upgrades) background(s Summary) {
 	if u.cfg.Upgrades.Mode != config.UpgradeAuto || s.DryRun || s.Aborted != nil || s.Scope != nil ||
 		!u.lead.leading() || !u.window.Contains(u.now()) {

@@ -153,7 +153,12 @@ func (d *daemon) run(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
-	return m.Start(ctx)
+	parts, pctx := errgroup.WithContext(ctx) // the reconciler's loop and the fleet upgrades' beside it
+	parts.Go(func() error { return m.Start(pctx) })
+	if d.cfg.Reconciler.Enabled {
+		parts.Go(func() error { return m.Upgrades().Serve(pctx) })
+	}
+	return parts.Wait()
 }
 
 // api serves the broker's OSB API (behind the broker's credentials) and,
