@@ -158,6 +158,9 @@ type Options struct {
 	Metrics *Metrics
 	// Logger receives the operator's log. Default slog.Default().
 	Logger *slog.Logger
+	// Now is the clock of an orphan deployment's retirement (when its VMs
+	// were stopped, whether its deletion is due). Default time.Now.
+	Now func() time.Time
 }
 
 // Broker implements the Open Service Broker API (domain.ServiceBroker). It
@@ -221,6 +224,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.LostTaskGrace == 0 {
 		o.LostTaskGrace = 2 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.DirectorTimeout == 0 {
 		o.DirectorTimeout = 2 * time.Minute

@@ -65,7 +65,7 @@ func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) 
 		return "", 0, refuse("not deleted: its VMs were not stopped first (the retirement's first step)")
 	case !stopSucceeded(rec):
 		return "", 0, refuse("not deleted: the stop of its VMs did not succeed")
-	case !rec.Retiring.Due(time.Now()):
+	case !rec.Retiring.Due(b.opts.Now()):
 		return "", 0, refuse("not deleted: its deletion is due only after %s", rec.Retiring.DeleteAfter)
 	}
 	dir, err := b.directorOf(rec)
@@ -142,7 +142,7 @@ func (b *Broker) StopOrphanDeployment(ctx context.Context, id, reason string, de
 	}
 	ret := rec.Retiring
 	if ret == nil || rec.LastOperation == nil || rec.LastOperation.Type != opTypeStop { // else a stop that failed, tried again
-		ret = &vault.Retirement{StoppedAt: time.Now().UTC().Format(time.RFC3339),
+		ret = &vault.Retirement{StoppedAt: b.opts.Now().UTC().Format(time.RFC3339),
 			DeleteAfter: deleteAfter.UTC().Format(time.RFC3339), Backup: backup, Reason: reason}
 	}
 	op := newOperation(opTypeStop, "stop by the reconciler, the first step of a retirement: "+reason)

@@ -232,8 +232,8 @@ var _ = Describe("the platform cross-check", func() {
 var _ = Describe("the remediation of orphan deployments", func() {
 	It("retires an orphan deployment in two steps: its VMs stopped once the platform has been read without it for min_age, "+
 		"deleted after retirement_period, each after a full backup, never from an unknown platform", func() {
-		minAge := 2 * time.Second // three reads a second apart at least
-		period := 2 * time.Second
+		minAge := 24 * time.Hour // the defaults, on a clock the spec moves on
+		period := 7 * 24 * time.Hour
 		f := newFleet(3, func(c *config.ReconcilerConfig) {
 			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
 			c.Remediation.MinAge = minAge
@@ -245,6 +245,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		p.add(kept, "redis-small", ccsim.StateSucceeded)
 		p.add(other, "redis-small", ccsim.StateSucceeded)
 		h := &listener{}
+		f.clock = &skewedClock{}
 		f.use(upgradeCatalog("1.0.0", "16.1.0"), func(o *reconciler.Options) { p.options(o); o.Notifier = h })
 		ctx := context.Background()
 		acted := func(s reconciler.Summary) []string {
@@ -260,11 +261,11 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		Expect(acted(s)).To(BeEmpty(), "one read, and not min_age")
 		Expect(acted(f.e.run(reconciler.RunOptions{DryRun: true}))).To(BeEmpty(), "still within min_age")
 
-		time.Sleep(minAge/2 + 100*time.Millisecond)
+		f.clock.advance(minAge/2 + time.Minute)
 		Expect(acted(f.e.run(reconciler.RunOptions{}))).To(BeEmpty(), "two reads")
 		Expect(acted(f.e.run(reconciler.RunOptions{Force: true}))).To(BeEmpty(), "a forced run at once counts for nothing")
 		Expect(platformDoc(f.e)).To(HaveKeyWithValue(orphan, HaveKeyWithValue("reads", 2.0)))
-		time.Sleep(minAge/2 + 100*time.Millisecond)
+		f.clock.advance(minAge/2 + time.Minute)
 		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"))
@@ -301,8 +302,11 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(s.Platform.OrphanDeployments).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("DeleteAfter", Not(BeZero())))))
 
+		f.clock.advance(period - time.Hour)
+		Expect(acted(f.e.run(reconciler.RunOptions{}))).To(BeEmpty(), "an hour before its deletion is due")
+
 		By("the second step, once retirement_period has passed without the platform listing it")
-		time.Sleep(period)
+		f.clock.advance(time.Hour)
 		dry = f.e.run(reconciler.RunOptions{DryRun: true})
 		Expect(dry.Platform.Deleted).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "delete"), HaveField("TaskID", 0))),
 			"a dry run lists the second step")
@@ -332,7 +336,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 	})
 
 	It("ends a retirement when the platform lists the instance again: its VMs started, never deleted", func() {
-		period := 2 * time.Second
+		period := 7 * 24 * time.Hour
 		f := newFleet(2, func(c *config.ReconcilerConfig) {
 			c.Remediation.OrphanDeployments = config.OrphanDeploymentsDelete
 			c.Remediation.MinAge = 0
@@ -342,6 +346,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		p := newPlatform()
 		kept, orphan := f.ids[0], f.ids[1]
 		p.add(kept, "redis-small", ccsim.StateSucceeded)
+		f.clock = &skewedClock{}
 		f.use(upgradeCatalog("1.0.0", "16.1.0"), p.options)
 		ctx := context.Background()
 		var s reconciler.Summary
@@ -374,7 +379,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		Expect(s.Settled).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("State", "succeeded"))))
 		Expect(f.e.index()[orphan].Retiring).To(BeNil(), "the start that succeeded ends the retirement")
 
-		time.Sleep(period)
+		f.clock.advance(period + time.Hour)
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(slices.Concat(s.Platform.Stopped, s.Platform.Deleted)).To(BeEmpty())
 		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))

@@ -57,6 +57,29 @@ type fleet struct {
 	m   *reconciler.Manager
 	reg *prometheus.Registry
 	ids []string
+	// clock, when set, is the broker's and the reconciler's (use).
+	clock *skewedClock
+}
+
+// skewedClock is real time moved on by what a spec advances it: never
+// behind the real time the simulators and Vault keep, it lets a spec take
+// hours of the reconciler's time in moments.
+type skewedClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *skewedClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// advance moves the clock on by d.
+func (c *skewedClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 func newFleet(n int, change func(*config.ReconcilerConfig)) *fleet {
@@ -86,8 +109,12 @@ func newFleet(n int, change func(*config.ReconcilerConfig)) *fleet {
 func (f *fleet) use(cat *catalog.Catalog, change func(*reconciler.Options)) {
 	GinkgoHelper()
 	var err error
-	f.b, err = broker.New(broker.Options{Catalog: cat, Directors: []broker.NamedDirector{{Director: f.e.bosh, Reader: f.e.bosh}},
-		Store: f.e.store, Username: "u", Password: "p", Logger: testLogger()})
+	opts := broker.Options{Catalog: cat, Directors: []broker.NamedDirector{{Director: f.e.bosh, Reader: f.e.bosh}},
+		Store: f.e.store, Username: "u", Password: "p", Logger: testLogger()}
+	if f.clock != nil {
+		opts.Now = f.clock.now
+	}
+	f.b, err = broker.New(opts)
 	Expect(err).NotTo(HaveOccurred())
 	f.reg = prometheus.NewRegistry()
 	f.m = f.e.newManagerWith(func(o *reconciler.Options) {
@@ -95,6 +122,9 @@ func (f *fleet) use(cat *catalog.Catalog, change func(*reconciler.Options)) {
 		o.Catalog, o.Renderer, o.Operations, o.Registerer = cat, f.b, f.b, f.reg
 		o.Hold = f.b.HoldInstance
 		o.UpgradePoll = 20 * time.Millisecond
+		if f.clock != nil {
+			o.Now = f.clock.now
+		}
 		if change != nil {
 			change(o)
 		}
