@@ -75,18 +75,31 @@ type Store interface {
 	Records
 	Secrets
 	History
+	Backups
+	Documents
+}
+
+// Backups are an instance's backups: taken (of its records, of everything,
+// of what its Director runs), listed, and a secret read back from one.
+type Backups interface {
 	Backup(ctx context.Context, id string) (string, error)
 	BackupAll(ctx context.Context, id string) (string, error)
 	BackupRunning(ctx context.Context, id, running string) (string, error)
+	Backups(ctx context.Context, id string) ([]string, error)
+	BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error)
+}
+
+// Documents are an instance's other documents: its manifest, the
+// allowances an operator gave it, and its removal (records, secrets and
+// bindings' credentials, each backed up first).
+type Documents interface {
+	Manifest(ctx context.Context, id string) (string, bool, error)
+	PutManifest(ctx context.Context, id, text string) error
 	// AllowedNow are the classes of guarded change an operator allowed
 	// for the instance's operations (blacksmith allow-changes), nil: none.
 	AllowedNow(ctx context.Context, id string, now time.Time) ([]string, error)
-	Backups(ctx context.Context, id string) ([]string, error)
-	BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error)
-	Manifest(ctx context.Context, id string) (string, bool, error)
 	RemoveAll(ctx context.Context, id string) (string, error)
 	DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error)
-	PutManifest(ctx context.Context, id, text string) error
 }
 
 // Options configures a Broker. Defaults are filled in by New.
