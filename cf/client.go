@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/uaa"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -65,9 +66,7 @@ type Client struct {
 	uaaMu  sync.Mutex
 	uaaURL string // token URL, found on first use
 
-	tokLock chan struct{} // held while a token is fetched
-	tokMu   sync.Mutex
-	tok     token
+	tokens *uaa.Source // the client's UAA token, fetched through send
 }
 
 // Requests is how many requests the client sent so far, to the Cloud
@@ -93,7 +92,7 @@ func New(opts Options) (*Client, error) {
 	transport.TLSClientConfig = cfg
 	transport.Proxy = nil // a proxy from the environment would dial elsewhere
 	transport.MaxIdleConnsPerHost = opts.MaxInFlight
-	return &Client{
+	c := &Client{
 		api:  api,
 		opts: opts,
 		http: &http.Client{Transport: transport, Timeout: opts.Timeout,
@@ -101,8 +100,9 @@ func New(opts Options) (*Client, error) {
 		inFlight: make(chan struct{}, opts.MaxInFlight),
 		requests: newRequestsMetric(opts.Registerer),
 		log:      opts.Logger,
-		tokLock:  make(chan struct{}, 1),
-	}, nil
+	}
+	c.tokens = uaa.NewSource(c.fetchToken, "cloud controller", opts.Logger)
+	return c, nil
 }
 
 func withDefaults(o Options) Options {
