@@ -149,7 +149,7 @@ func (c adminConfig) check() ([]Failure, error) {
 	for _, af := range *c.Failures {
 		f := af.Failure
 		f.Delay = time.Duration(af.DelayMS) * time.Millisecond
-		if err := f.validate(); err != nil {
+		if err := checkFailure(&f); err != nil {
 			return nil, err
 		}
 		out = append(out, f)

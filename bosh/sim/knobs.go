@@ -30,7 +30,7 @@ func (k *knobs) pick(method, tmpl, name string) (Failure, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, f := range k.failures {
-		if !f.matches(method, tmpl, name) || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
+		if !f.Matches(method, tmpl, name) || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
 			continue
 		}
 		picked := *f
@@ -82,7 +82,7 @@ func (d *Director) EventsKept() int {
 // status outside 200..599 (0 = 500), or a negative delay or count is
 // refused with an error matching ErrBadOptions.
 func (d *Director) InjectFailure(f Failure) error {
-	if err := f.validate(); err != nil {
+	if err := checkFailure(&f); err != nil {
 		return err
 	}
 	d.knobs.mu.Lock()

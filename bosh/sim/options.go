@@ -198,7 +198,7 @@ func (o Options) validate() error {
 		}
 	}
 	for _, f := range o.Failures {
-		if err := f.validate(); err != nil {
+		if err := checkFailure(&f); err != nil {
 			return err
 		}
 	}

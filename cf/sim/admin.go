@@ -121,7 +121,7 @@ func (cfg adminConfig) check() ([]Failure, error) {
 	for _, af := range *cfg.Failures {
 		f := af.Failure
 		f.Delay = time.Duration(af.DelayMS) * time.Millisecond
-		if err := f.validate(); err != nil {
+		if err := checkFailure(&f); err != nil {
 			return nil, err
 		}
 		out = append(out, f)

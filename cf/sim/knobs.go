@@ -29,7 +29,7 @@ func (k *knobs) pick(method, tmpl string) (Failure, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, f := range k.failures {
-		if !f.matches(method, tmpl) || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
+		if !f.Matches(method, tmpl, "") || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
 			continue
 		}
 		picked := *f
@@ -67,7 +67,7 @@ func (c *CC) SetTokenTTL(ttl time.Duration) {
 // request decides what happens to it. An invalid failure is refused with an
 // error matching ErrBadOptions.
 func (c *CC) InjectFailure(f Failure) error {
-	if err := f.validate(); err != nil {
+	if err := checkFailure(&f); err != nil {
 		return err
 	}
 	c.knobs.mu.Lock()

@@ -80,7 +80,7 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: rate limit %d is negative", ErrBadOptions, o.RateLimit)
 	}
 	for _, f := range o.Failures {
-		if err := f.validate(); err != nil {
+		if err := checkFailure(&f); err != nil {
 			return err
 		}
 	}
