@@ -43,4 +43,3 @@ func parseKeyValues(kind, spec string, set func(key, value string) error) error 
 	}
 	return nil
 }
-
