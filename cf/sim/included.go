@@ -10,7 +10,7 @@ import (
 // FieldServiceInstanceOrganizationDecorator do: each space (org) once, in
 // creation order, with only the fields asked for. It returns nil when no
 // fields were asked for.
-func (c *CC) includedLocked(fields map[string][]string, page []Instance) map[string]any {
+func (c *store) includedLocked(fields map[string][]string, page []Instance) map[string]any {
 	spaceFields, orgFields := fields["space"], fields["space.organization"]
 	if len(spaceFields) == 0 && len(orgFields) == 0 {
 		return nil

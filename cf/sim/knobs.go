@@ -11,7 +11,7 @@ import (
 type knobs struct {
 	latencyNS, tokenTTLNS atomic.Int64
 
-	mu       sync.Mutex
+	fmu      sync.Mutex // guards failures
 	failures []*Failure
 }
 
@@ -26,8 +26,8 @@ func (k *knobs) tokenTTL() time.Duration { return time.Duration(k.tokenTTLNS.Loa
 
 // pick returns the failure that affects a request, counting it down.
 func (k *knobs) pick(method, tmpl string) (Failure, bool) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.fmu.Lock()
+	defer k.fmu.Unlock()
 	for i, f := range k.failures {
 		if !f.Matches(method, tmpl, "") || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
 			continue
@@ -45,8 +45,8 @@ func (k *knobs) pick(method, tmpl string) (Failure, bool) {
 
 // set replaces every failure with fs, which are valid.
 func (k *knobs) set(fs []Failure) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	k.fmu.Lock()
+	defer k.fmu.Unlock()
 	k.failures = nil
 	for _, f := range fs {
 		k.failures = append(k.failures, &f)
@@ -54,37 +54,37 @@ func (k *knobs) set(fs []Failure) {
 }
 
 // SetLatency sets the delay added to every request but /_sim (negative = 0).
-func (c *CC) SetLatency(l time.Duration) { c.knobs.latencyNS.Store(int64(max(l, 0))) }
+func (c *knobs) SetLatency(l time.Duration) { c.latencyNS.Store(int64(max(l, 0))) }
 
 // SetTokenTTL sets the lifetime of tokens issued from now on (ignored unless positive).
-func (c *CC) SetTokenTTL(ttl time.Duration) {
+func (c *knobs) SetTokenTTL(ttl time.Duration) {
 	if ttl > 0 {
-		c.knobs.tokenTTLNS.Store(int64(ttl))
+		c.tokenTTLNS.Store(int64(ttl))
 	}
 }
 
 // InjectFailure adds a failure; the first added failure that picks a
 // request decides what happens to it. An invalid failure is refused with an
 // error matching ErrBadOptions.
-func (c *CC) InjectFailure(f Failure) error {
+func (c *knobs) InjectFailure(f Failure) error {
 	if err := checkFailure(&f); err != nil {
 		return err
 	}
-	c.knobs.mu.Lock()
-	defer c.knobs.mu.Unlock()
-	c.knobs.failures = append(c.knobs.failures, &f)
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	c.failures = append(c.failures, &f)
 	return nil
 }
 
 // ClearFailures removes every injected failure.
-func (c *CC) ClearFailures() { c.knobs.set(nil) }
+func (c *knobs) ClearFailures() { c.set(nil) }
 
 // Failures returns the failures in effect (with what is left of their Count).
-func (c *CC) Failures() []Failure {
-	c.knobs.mu.Lock()
-	defer c.knobs.mu.Unlock()
-	out := make([]Failure, len(c.knobs.failures))
-	for i, f := range c.knobs.failures {
+func (c *knobs) Failures() []Failure {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	out := make([]Failure, len(c.failures))
+	for i, f := range c.failures {
 		out[i] = *f
 	}
 	return out

@@ -33,7 +33,7 @@ type brokerJSON struct {
 	Links         map[string]href     `json:"links"`
 }
 
-func (c *CC) presentBroker(b Broker) brokerJSON {
+func (c *store) presentBroker(b Broker) brokerJSON {
 	j := brokerJSON{GUID: b.GUID, CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt, Name: b.Name, URL: b.URL,
 		Relationships: map[string]relation{}, Metadata: emptyMetadata(), Links: map[string]href{
 			"self":              {c.url + "/v3/service_brokers/" + b.GUID},
@@ -69,7 +69,7 @@ type offeringJSON struct {
 	Links            map[string]href     `json:"links"`
 }
 
-func (c *CC) presentOffering(o Offering) offeringJSON {
+func (c *store) presentOffering(o Offering) offeringJSON {
 	return offeringJSON{GUID: o.GUID, CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt, Name: o.Name,
 		Description: o.Name + " service", Available: true, Tags: []string{}, Requires: []string{},
 		BrokerCatalog: offeringCatalog{ID: o.CatalogID, Metadata: map[string]any{}, Features: map[string]bool{
@@ -121,7 +121,7 @@ func maintenanceInfo(version string) map[string]string {
 }
 
 // presentPlan needs the plan's broker's space (for space-scoped brokers).
-func (c *CC) presentPlan(p Plan, brokerSpace string) planJSON {
+func (c *store) presentPlan(p Plan, brokerSpace string) planJSON {
 	visibility := "public"
 	if brokerSpace != "" {
 		visibility = "space"
@@ -197,7 +197,7 @@ type upsJSON struct {
 }
 
 // presentInstance needs the instance's plan (zero for user-provided).
-func (c *CC) presentInstance(in Instance, plan Plan) any {
+func (c *store) presentInstance(in Instance, plan Plan) any {
 	self := c.url + "/v3/service_instances/" + in.GUID
 	links := map[string]href{
 		"self":                        {self},

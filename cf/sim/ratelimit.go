@@ -28,21 +28,21 @@ func (c *CC) SetRateLimit(limit int, window time.Duration) {
 	c.limit.limit, c.limit.count, c.limit.reset = max(limit, 0), 0, time.Time{}
 }
 
-// rateLimit counts a request, sets the X-RateLimit-* headers and, past the
+// allow counts a request, sets the X-RateLimit-* headers and, past the
 // limit, answers 429; it reports whether the request may go on.
-func (c *CC) rateLimit(w http.ResponseWriter) bool {
-	c.limit.mu.Lock()
-	if c.limit.limit == 0 {
-		c.limit.mu.Unlock()
+func (l *limiter) allow(w http.ResponseWriter) bool {
+	l.mu.Lock()
+	if l.limit == 0 {
+		l.mu.Unlock()
 		return true
 	}
 	n := time.Now()
-	if !n.Before(c.limit.reset) {
-		c.limit.count, c.limit.reset = 0, n.Add(c.limit.window)
+	if !n.Before(l.reset) {
+		l.count, l.reset = 0, n.Add(l.window)
 	}
-	c.limit.count++
-	limit, count, reset := c.limit.limit, c.limit.count, c.limit.reset
-	c.limit.mu.Unlock()
+	l.count++
+	limit, count, reset := l.limit, l.count, l.reset
+	l.mu.Unlock()
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))

@@ -69,7 +69,7 @@ func (c *CC) serve(rt route) http.Handler {
 		if failing && !c.fail(w, r, f) {
 			return
 		}
-		if rt.v3 && (!c.authenticate(w, r) || !c.rateLimit(w)) {
+		if rt.v3 && (!c.tokens.authenticate(w, r) || !c.limit.allow(w)) {
 			return
 		}
 		if failing && f.CutShort {

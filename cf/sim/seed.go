@@ -19,7 +19,7 @@ var seedCatalog = []struct{ service, plan string }{
 // postgresql-small (maintenance_info version "1.0.0"), one org "seed-org"
 // with a space "seed-space", and n managed instances spread round-robin
 // across the plans, each with a succeeded create. It returns the instances.
-func (c *CC) Seed(brokerName string, n int) ([]Instance, error) {
+func (c *store) Seed(brokerName string, n int) ([]Instance, error) {
 	if n < 0 || n > MaxSeed {
 		return nil, fmt.Errorf("%w: seed %d is not between 0 and %d", ErrBadOptions, n, MaxSeed)
 	}
@@ -48,7 +48,7 @@ func (c *CC) Seed(brokerName string, n int) ([]Instance, error) {
 }
 
 // seedCatalog registers the broker and its catalog, or finds them.
-func (c *CC) seedCatalog(brokerName string) ([]Plan, error) {
+func (c *store) seedCatalog(brokerName string) ([]Plan, error) {
 	c.mu.RLock()
 	var existing []Plan
 	for _, b := range c.brokers.list {
@@ -81,7 +81,7 @@ func (c *CC) seedCatalog(brokerName string) ([]Plan, error) {
 	return plans, nil
 }
 
-func (c *CC) brokerPlansLocked(brokerGUID string) []Plan {
+func (c *store) brokerPlansLocked(brokerGUID string) []Plan {
 	var out []Plan
 	for _, p := range c.plans.list {
 		if o, _ := c.offerings.get(p.OfferingGUID); o.BrokerGUID == brokerGUID {

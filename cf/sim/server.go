@@ -19,20 +19,17 @@ type CC struct {
 	opts Options
 	ln   net.Listener
 	srv  *http.Server
-	url  string
 
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
 
-	knobs  knobs
+	knobs  // latency, token lifetime, injected failures
 	counts counters
 	tokens tokens
 	limit  limiter
-	seedMu sync.Mutex // one Seed at a time, so that a broker is registered once
 
-	mu sync.RWMutex
-	store
+	store // the foundation's orgs, spaces, brokers, offerings, plans and instances, and their lock
 }
 
 // New starts a CC listening on opts.Addr; it is serving on return.
@@ -45,7 +42,7 @@ func New(opts Options) (*CC, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
 	}
-	c := &CC{opts: opts, ln: ln, url: "http://" + ln.Addr().String(), store: newStore()}
+	c := &CC{opts: opts, ln: ln, store: newStore("http://" + ln.Addr().String())}
 	c.knobs.init(opts)
 	c.tokens.init()
 	c.limit.limit, c.limit.window = opts.RateLimit, opts.RateLimitWindow

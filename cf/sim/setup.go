@@ -3,7 +3,7 @@ package sim
 import "fmt"
 
 // AddOrg creates an organization.
-func (c *CC) AddOrg(name string) Org {
+func (c *store) AddOrg(name string) Org {
 	o := Org{GUID: newUUID(), Name: name, CreatedAt: now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -12,7 +12,7 @@ func (c *CC) AddOrg(name string) Org {
 }
 
 // AddSpace creates a space in an org.
-func (c *CC) AddSpace(orgGUID, name string) (Space, error) {
+func (c *store) AddSpace(orgGUID, name string) (Space, error) {
 	s := Space{GUID: newUUID(), Name: name, OrgGUID: orgGUID, CreatedAt: now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -24,13 +24,13 @@ func (c *CC) AddSpace(orgGUID, name string) (Space, error) {
 }
 
 // AddBroker registers a global service broker named name.
-func (c *CC) AddBroker(name string) Broker {
+func (c *store) AddBroker(name string) Broker {
 	b, _ := c.AddSpaceBroker(name, "") // a global broker needs no space
 	return b
 }
 
 // AddSpaceBroker registers a broker scoped to a space ("" = global).
-func (c *CC) AddSpaceBroker(name, spaceGUID string) (Broker, error) {
+func (c *store) AddSpaceBroker(name, spaceGUID string) (Broker, error) {
 	b := Broker{GUID: newUUID(), Name: name, URL: "https://" + name + ".broker.invalid", SpaceGUID: spaceGUID, CreatedAt: now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -43,7 +43,7 @@ func (c *CC) AddSpaceBroker(name, spaceGUID string) (Broker, error) {
 
 // AddOffering adds a service offering (the broker's catalog service
 // catalogID) to a broker.
-func (c *CC) AddOffering(brokerGUID, catalogID, name string) (Offering, error) {
+func (c *store) AddOffering(brokerGUID, catalogID, name string) (Offering, error) {
 	o := Offering{GUID: newUUID(), Name: name, CatalogID: catalogID, BrokerGUID: brokerGUID, CreatedAt: now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -56,7 +56,7 @@ func (c *CC) AddOffering(brokerGUID, catalogID, name string) (Offering, error) {
 
 // AddPlan adds a plan (the broker's catalog plan brokerCatalogID) to an
 // offering; maintenanceVersion is its maintenance_info.version ("" = none).
-func (c *CC) AddPlan(offeringGUID, brokerCatalogID, name, maintenanceVersion string) (Plan, error) {
+func (c *store) AddPlan(offeringGUID, brokerCatalogID, name, maintenanceVersion string) (Plan, error) {
 	p := Plan{GUID: newUUID(), Name: name, CatalogID: brokerCatalogID, OfferingGUID: offeringGUID,
 		MaintenanceVersion: maintenanceVersion, CreatedAt: now()}
 	c.mu.Lock()
@@ -70,7 +70,7 @@ func (c *CC) AddPlan(offeringGUID, brokerCatalogID, name, maintenanceVersion str
 
 // AddInstance adds a managed service instance of a plan in a space (guid ""
 // = a random one); its maintenance_info starts as the plan's.
-func (c *CC) AddInstance(guid, name, planGUID, spaceGUID string, op LastOperation) (Instance, error) {
+func (c *store) AddInstance(guid, name, planGUID, spaceGUID string, op LastOperation) (Instance, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.plans.get(planGUID)
@@ -82,7 +82,7 @@ func (c *CC) AddInstance(guid, name, planGUID, spaceGUID string, op LastOperatio
 }
 
 // AddUserProvidedInstance adds a user-provided service instance in a space.
-func (c *CC) AddUserProvidedInstance(guid, name, spaceGUID string) (Instance, error) {
+func (c *store) AddUserProvidedInstance(guid, name, spaceGUID string) (Instance, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.addInstanceLocked(Instance{GUID: guid, Name: name, Type: TypeUserProvided, SpaceGUID: spaceGUID,
@@ -90,7 +90,7 @@ func (c *CC) AddUserProvidedInstance(guid, name, spaceGUID string) (Instance, er
 			CreatedAt: now(), UpdatedAt: now()}})
 }
 
-func (c *CC) addInstanceLocked(in Instance) (Instance, error) {
+func (c *store) addInstanceLocked(in Instance) (Instance, error) {
 	if _, ok := c.spaces.get(in.SpaceGUID); !ok {
 		return Instance{}, fmt.Errorf("adding instance %q: space %q: %w", in.Name, in.SpaceGUID, ErrNotFound)
 	}
@@ -103,14 +103,14 @@ func (c *CC) addInstanceLocked(in Instance) (Instance, error) {
 }
 
 // RemoveInstance deletes an instance; it reports whether it existed.
-func (c *CC) RemoveInstance(guid string) bool {
+func (c *store) RemoveInstance(guid string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.instances.remove(guid)
 }
 
 // SetLastOperation replaces an instance's last operation.
-func (c *CC) SetLastOperation(guid string, op LastOperation) error {
+func (c *store) SetLastOperation(guid string, op LastOperation) error {
 	return c.updateInstance(guid, func(in *Instance) { in.LastOperation = stamped(op) })
 }
 
@@ -130,11 +130,11 @@ func stamped(op LastOperation) LastOperation {
 }
 
 // SetInstanceMaintenanceVersion sets an instance's maintenance_info.version.
-func (c *CC) SetInstanceMaintenanceVersion(guid, version string) error {
+func (c *store) SetInstanceMaintenanceVersion(guid, version string) error {
 	return c.updateInstance(guid, func(in *Instance) { in.MaintenanceVersion = version })
 }
 
-func (c *CC) updateInstance(guid string, change func(*Instance)) error {
+func (c *store) updateInstance(guid string, change func(*Instance)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	in, ok := c.instances.get(guid)
@@ -148,29 +148,30 @@ func (c *CC) updateInstance(guid string, change func(*Instance)) error {
 }
 
 // Instance returns an instance by guid.
-func (c *CC) Instance(guid string) (Instance, bool) {
+func (c *store) Instance(guid string) (Instance, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.instances.get(guid)
 }
 
 // Plans returns every plan, in the order they were added.
-func (c *CC) Plans() []Plan {
+func (c *store) Plans() []Plan {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return append([]Plan(nil), c.plans.list...)
 }
 
 // InstanceCount is the number of service instances held.
-func (c *CC) InstanceCount() int {
+func (c *store) InstanceCount() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.instances.list)
 }
 
 // RemoveAll deletes every org, space, broker, offering, plan and instance.
-func (c *CC) RemoveAll() {
+func (c *store) RemoveAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.store = newStore()
+	fresh := newStore(c.url)
+	c.orgs, c.spaces, c.brokers, c.offerings, c.plans, c.instances = fresh.orgs, fresh.spaces, fresh.brokers, fresh.offerings, fresh.plans, fresh.instances
 }

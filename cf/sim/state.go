@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -82,6 +83,10 @@ type Instance struct {
 
 // store holds the state; CC.mu guards it.
 type store struct {
+	url    string     // the simulator's, in the links it answers
+	seedMu sync.Mutex // one Seed at a time, so that a broker is registered once
+
+	mu        sync.RWMutex
 	orgs      ordered[Org]
 	spaces    ordered[Space]
 	brokers   ordered[Broker]
@@ -90,8 +95,8 @@ type store struct {
 	instances ordered[Instance]
 }
 
-func newStore() store {
-	return store{orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
+func newStore(url string) store {
+	return store{url: url, orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
 		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance]()}
 }
 

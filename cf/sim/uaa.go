@@ -103,14 +103,14 @@ func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []by
 
 // authenticate checks a /v3 request's bearer token; on failure it has
 // answered the request as the Cloud Controller does.
-func (c *CC) authenticate(w http.ResponseWriter, r *http.Request) bool {
+func (t *tokens) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		writeError(w, http.StatusUnauthorized, errNotAuthenticated)
 		return false
 	}
 	scheme, tok, _ := strings.Cut(h, " ")
-	if !strings.EqualFold(scheme, "bearer") || !c.tokens.valid(strings.TrimSpace(tok)) {
+	if !strings.EqualFold(scheme, "bearer") || !t.valid(strings.TrimSpace(tok)) {
 		writeError(w, http.StatusUnauthorized, errInvalidAuthToken)
 		return false
 	}

@@ -28,7 +28,6 @@ var oversized = map[string]int{
 	"type bosh/sim.Director": 133,
 	"type broker.Broker":     106,
 	"type vault.Store":       99,
-	"type cf/sim.CC":         57,
 }
 
 // sizes are the sizes over the limits in the tree under root, by name
