@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // adminConfig is the body of GET and POST /_sim/config; on POST, absent
@@ -20,10 +22,7 @@ type adminConfig struct {
 }
 
 // adminFailure is a Failure in JSON, its delay in milliseconds.
-type adminFailure struct {
-	Failure
-	DelayMS int64 `json:"delay_ms"`
-}
+type adminFailure = simkit.AdminFailure
 
 // adminSeed is the body of POST /_sim/seed.
 type adminSeed struct {
@@ -92,10 +91,7 @@ func (d *Director) adminReset(w http.ResponseWriter, _ *http.Request) {
 func (d *Director) adminConfig() adminConfig {
 	lat, dur := d.knobs.latency().Milliseconds(), d.knobs.taskDuration().Milliseconds()
 	ttl := int64(d.knobs.tokenTTL().Seconds())
-	fs := []adminFailure{}
-	for _, f := range d.Failures() {
-		fs = append(fs, adminFailure{Failure: f, DelayMS: f.Delay.Milliseconds()})
-	}
+	fs := simkit.AdminFailures(d.Failures())
 	kept := d.EventsKept()
 	return adminConfig{LatencyMS: &lat, TaskDurationMS: &dur, TokenTTLS: &ttl, EventsKept: &kept, Failures: &fs}
 }
@@ -145,16 +141,7 @@ func (c adminConfig) check() ([]Failure, error) {
 	case c.Failures == nil:
 		return nil, nil
 	}
-	out := make([]Failure, 0, len(*c.Failures))
-	for _, af := range *c.Failures {
-		f := af.Failure
-		f.Delay = time.Duration(af.DelayMS) * time.Millisecond
-		if err := checkFailure(&f); err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, nil
+	return simkit.FromAdmin(*c.Failures, checkFailure)
 }
 
 func (d *Director) adminSeed(w http.ResponseWriter, r *http.Request) {

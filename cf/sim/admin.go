@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // adminConfig is the body of GET and POST /_sim/config; on POST, absent
@@ -20,10 +22,7 @@ type adminConfig struct {
 }
 
 // adminFailure is a Failure in JSON, its delay in milliseconds.
-type adminFailure struct {
-	Failure
-	DelayMS int64 `json:"delay_ms"`
-}
+type adminFailure = simkit.AdminFailure
 
 // adminRoutes serves the /_sim admin API: no authentication, no latency,
 // no failures, not counted.
@@ -59,10 +58,7 @@ func (c *CC) adminConfig() adminConfig {
 	c.limit.mu.Lock()
 	limit, window := c.limit.limit, c.limit.window.Milliseconds()
 	c.limit.mu.Unlock()
-	fs := []adminFailure{}
-	for _, f := range c.Failures() {
-		fs = append(fs, adminFailure{Failure: f, DelayMS: f.Delay.Milliseconds()})
-	}
+	fs := simkit.AdminFailures(c.Failures())
 	return adminConfig{LatencyMS: &lat, TokenTTLS: &ttl, RateLimit: &limit, RateLimitWindowMS: &window, Failures: &fs}
 }
 
@@ -117,14 +113,5 @@ func (cfg adminConfig) check() ([]Failure, error) {
 	case cfg.Failures == nil:
 		return nil, nil
 	}
-	out := make([]Failure, 0, len(*cfg.Failures))
-	for _, af := range *cfg.Failures {
-		f := af.Failure
-		f.Delay = time.Duration(af.DelayMS) * time.Millisecond
-		if err := checkFailure(&f); err != nil {
-			return nil, err
-		}
-		out = append(out, f)
-	}
-	return out, nil
+	return simkit.FromAdmin(*cfg.Failures, checkFailure)
 }

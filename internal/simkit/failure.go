@@ -119,3 +119,35 @@ func ParseKeyValues(kind, spec string, set func(key, value string) error) error 
 	}
 	return nil
 }
+
+// AdminFailure is a failure as the simulators' admin API (/_sim/config)
+// reads and writes it: its delay in milliseconds.
+type AdminFailure struct {
+	Failure
+	DelayMS int64 `json:"delay_ms"`
+}
+
+// AdminFailures are failures as the admin API writes them.
+func AdminFailures(fs []Failure) []AdminFailure {
+	out := make([]AdminFailure, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, AdminFailure{Failure: f, DelayMS: f.Delay.Milliseconds()})
+	}
+	return out
+}
+
+// FromAdmin are the failures an admin body asked for, each checked by
+// check (the simulator's own refusals); the first refused is the error and
+// none is returned, so that a refused body changes nothing.
+func FromAdmin(list []AdminFailure, check func(*Failure) error) ([]Failure, error) {
+	out := make([]Failure, 0, len(list))
+	for _, af := range list {
+		f := af.Failure
+		f.Delay = time.Duration(af.DelayMS) * time.Millisecond
+		if err := check(&f); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
