@@ -45,7 +45,9 @@ func checkHealth(ctx context.Context, r *run) {
 	hf := fleet.HealthOf(r.fleet)
 	doc := read.Forget(func(id string) bool {
 		e := read.Unhealthy[id]
-		return r.index[id] != nil && (r.listed[e.Deployment] || !hf.AllListed()) // a deployment gone takes its entry
+		rec := r.index[id]
+		return rec != nil && rec.Retiring == nil && // a retiring instance's VMs are stopped on purpose
+			(r.listed[e.Deployment] || !hf.AllListed()) // a deployment gone takes its entry
 	})
 	rep := report.HealthReport{}
 	due, later := planHealth(r, doc, &rep)
