@@ -26,12 +26,12 @@ var _ = Describe("the Director's event feed", func() {
 	}
 
 	It("starts with a resync, then costs a listing and one page of events while nothing changes, cache expired or not", func() {
-		e := newEnv(envOptions{seed: 6, config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Millisecond }})
+		e := newEnv(envOptions{seed: 6, clock: true, config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Hour }})
 		first := e.run(reconciler.RunOptions{})
 		Expect(first.Feed).To(And(HaveField("Mode", reconciler.FeedResync), HaveField("Reason", ContainSubstring("no event read yet"))))
 		Expect(first.ManifestsFetched).To(Equal(6))
 
-		time.Sleep(5 * time.Millisecond) // every cached copy is older than cache_ttl
+		e.clock.advance(2 * time.Hour) // every cached copy is older than cache_ttl
 		e.sim.ResetStats()
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Feed.Mode).To(Equal(reconciler.FeedWatch))
@@ -117,12 +117,12 @@ var _ = Describe("the Director's event feed", func() {
 	Describe("follows the instance- and VM-level events the deployment field names", func() {
 		DescribeTable("the next scheduled run fetches that deployment alone",
 			func(outOfBand func(e *env, name string)) {
-				e := newEnv(envOptions{seed: 5, sim: sim.Options{TaskDuration: 10 * time.Millisecond},
-					config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Millisecond }})
+				e := newEnv(envOptions{seed: 5, sim: sim.Options{TaskDuration: 10 * time.Millisecond}, clock: true,
+					config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Hour }})
 				e.run(reconciler.RunOptions{})
 				touched := e.names[3]
 				outOfBand(e, touched)
-				time.Sleep(5 * time.Millisecond) // every cached copy is older than cache_ttl: only the feed vouches
+				e.clock.advance(2 * time.Hour) // every cached copy is older than cache_ttl: only the feed vouches
 				e.sim.ResetStats()
 				s := e.run(reconciler.RunOptions{})
 				Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1)))

@@ -87,6 +87,7 @@ type env struct {
 	m     *reconciler.Manager
 	names []string       // seeded deployments, sorted
 	logs  *gbytes.Buffer // the reconciler's logs, debug level and up
+	clock *skewedClock   // the reconciler's clock; nil: the real one
 }
 
 // envOptions tunes newEnv.
@@ -95,11 +96,15 @@ type envOptions struct {
 	sim    sim.Options
 	config func(*config.ReconcilerConfig)
 	proxy  bool // put a fault-injecting proxy in front of Vault
+	clock  bool // give the reconciler a clock the spec moves on (env.clock)
 }
 
 func newEnv(o envOptions) *env {
 	GinkgoHelper()
 	e := &env{cfg: testConfig(), reg: prometheus.NewRegistry(), logs: gbytes.NewBuffer()}
+	if o.clock {
+		e.clock = &skewedClock{}
+	}
 	if o.config != nil {
 		o.config(&e.cfg)
 	}
@@ -141,6 +146,9 @@ func (e *env) newManagerWith(change func(*reconciler.Options)) *reconciler.Manag
 	}
 	if e.reg != nil && change == nil {
 		opts.Registerer = e.reg
+	}
+	if e.clock != nil {
+		opts.Now = e.clock.now
 	}
 	if change != nil {
 		change(&opts)

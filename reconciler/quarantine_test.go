@@ -21,7 +21,7 @@ var _ = Describe("quarantine across runs", func() {
 	}
 
 	It("sets a permanently failing deployment aside: later runs skip it until its backoff expires, at the clean cost, writing nothing", func() {
-		e := newEnv(envOptions{seed: 4, config: quarantineConfig})
+		e := newEnv(envOptions{seed: 4, config: quarantineConfig, clock: true})
 		bad := e.names[2]
 		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: bad})).To(Succeed())
 		manifestGets := func() int { return e.sim.Stats().Requests["GET /deployments/:name"] }
@@ -62,7 +62,7 @@ var _ = Describe("quarantine across runs", func() {
 			"a partial run did all it tried")
 
 		// Once the backoff has expired the next run tries it again: it fails and backs off for twice as long.
-		time.Sleep(time.Until(st.Quarantined[0].NextAttempt))
+		e.clock.advance(st.Quarantined[0].NextAttempt.Sub(e.clock.now()))
 		again := e.run(reconciler.RunOptions{Force: true})
 		Expect(again.Result).To(Equal("failure"))
 		Expect(again.NewlyQuarantined).To(ConsistOf(And(HaveField("Failures", 2),
