@@ -2,7 +2,6 @@ package reconciler_test
 
 import (
 	"context"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -95,7 +94,6 @@ var _ = Describe("outdated instances (what should run, not only what runs)", fun
 		Expect(h.of(notify.Outdated)).To(HaveLen(len(small)-1), "announced once")
 
 		manager("2.1.0") // the plan moves on: every one of them is behind, each announced for 2.1.0
-		time.Sleep(time.Millisecond)
 		s = e.run(reconciler.RunOptions{})
 		Expect(s.Outdated.Count).To(Equal(len(small)))
 		Expect(h.of(notify.Outdated)).To(HaveLen(2*len(small) - 1))
