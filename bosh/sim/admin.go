@@ -18,6 +18,7 @@ type adminConfig struct {
 	TaskDurationMS *int64          `json:"task_duration_ms,omitempty"`
 	TokenTTLS      *int64          `json:"token_ttl_s,omitempty"`
 	EventsKept     *int            `json:"events_kept,omitempty"`
+	RecordEvents   *bool           `json:"record_events,omitempty"`
 	Failures       *[]adminFailure `json:"failures,omitempty"`
 }
 
@@ -92,8 +93,8 @@ func (d *Director) adminConfig() adminConfig {
 	lat, dur := d.knobs.latency().Milliseconds(), d.knobs.taskDuration().Milliseconds()
 	ttl := int64(d.knobs.tokenTTL().Seconds())
 	fs := simkit.AdminFailures(d.Failures())
-	kept := d.EventsKept()
-	return adminConfig{LatencyMS: &lat, TaskDurationMS: &dur, TokenTTLS: &ttl, EventsKept: &kept, Failures: &fs}
+	kept, record := d.EventsKept(), !d.knobs.noEvents.Load()
+	return adminConfig{LatencyMS: &lat, TaskDurationMS: &dur, TokenTTLS: &ttl, EventsKept: &kept, RecordEvents: &record, Failures: &fs}
 }
 
 func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
@@ -117,6 +118,9 @@ func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	if c.EventsKept != nil {
 		d.SetEventsKept(*c.EventsKept)
+	}
+	if c.RecordEvents != nil {
+		d.knobs.noEvents.Store(!*c.RecordEvents)
 	}
 	if c.Failures != nil {
 		d.knobs.setFailures(failures)

@@ -43,7 +43,7 @@ var _ = Describe("the /_sim admin API", func() {
 		Expect(r.status).To(Equal(http.StatusOK))
 		Expect(d.EventsKept()).To(Equal(50))
 		Expect(admin.getJSON("/_sim/config")).To(Equal(map[string]any{"latency_ms": 5.0, "task_duration_ms": 50.0,
-			"token_ttl_s": 60.0, "events_kept": 50.0, "failures": []any{map[string]any{"endpoint": "/deployments", "method": "GET",
+			"token_ttl_s": 60.0, "events_kept": 50.0, "record_events": true, "failures": []any{map[string]any{"endpoint": "/deployments", "method": "GET",
 				"rate": 0.0, "status": 502.0, "delay_ms": 0.0, "count": 1.0}}}))
 		Expect(c.get("/deployments").status).To(Equal(http.StatusBadGateway))
 		Expect(c.get("/deployments").status).To(Equal(http.StatusOK))

@@ -228,3 +228,21 @@ var _ = Describe("GET /events", func() {
 		Expect(err).To(MatchError(ContainSubstring("events kept -1 is less than 1")))
 	})
 })
+
+var _ = Describe("a Director that records no events (director.events.record_events false, its default)", func() {
+	It("answers GET /events with an empty list whatever happens, and records again once turned on", func() {
+		d := start(sim.Options{TaskDuration: -1, NoEvents: true})
+		c := newClient(d)
+		c.waitTask(c.deploy(redisManifest("r1", "16.0.0")))
+		c.waitTask(c.deploy(redisManifest("r1", "16.1.0")))
+		Expect(c.getJSON("/events")).To(BeEmpty())
+		Expect(c.getJSON("/tasks?deployment=r1")).To(HaveLen(2), "tasks are recorded whatever events do")
+
+		admin := c.anonymous()
+		admin.contentType = "application/json"
+		Expect(admin.do(http.MethodPost, "/_sim/config", []byte(`{"record_events": true}`)).status).To(Equal(http.StatusOK))
+		Expect(admin.getJSON("/_sim/config")).To(HaveKeyWithValue("record_events", true))
+		c.waitTask(c.deleteDeployment("r1"))
+		Expect(actionsOf(c.getJSON("/events"))).To(ContainElement("delete r1"))
+	})
+})

@@ -10,6 +10,8 @@ import (
 // knobs are the settings tests turn at run time.
 type knobs struct {
 	latencyNS, taskDurationNS, tokenTTLNS atomic.Int64
+	// noEvents: the Director records no event (director.events.record_events false).
+	noEvents atomic.Bool
 
 	mu       sync.Mutex
 	failures []*Failure
@@ -19,6 +21,7 @@ func (k *knobs) init(opts Options) {
 	k.latencyNS.Store(int64(opts.Latency))
 	k.taskDurationNS.Store(int64(opts.TaskDuration))
 	k.tokenTTLNS.Store(int64(opts.TokenTTL))
+	k.noEvents.Store(opts.NoEvents)
 }
 
 func (k *knobs) latency() time.Duration      { return time.Duration(k.latencyNS.Load()) }

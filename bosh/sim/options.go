@@ -102,6 +102,15 @@ type Options struct {
 	// SetEventsKept). Default 10000, the Director's own default; a
 	// negative value is refused.
 	EventsKept int
+	// NoEvents makes the Director record no event, as a Director at its
+	// own default does: director.events.record_events defaults to false
+	// (cloudfoundry/bosh jobs/director/spec:371-373, config.rb:208 and
+	// 650-651), and then EventManager#create_event returns an event it
+	// does not save (src/bosh-director/lib/bosh/director/api/event_manager.rb:26-29):
+	// GET /events answers [] whatever happens. Default false: events are
+	// recorded (bosh-deployment turns them on), as the project's runs assume
+	// today.
+	NoEvents bool
 	// Name is the Director name in /info. Default "bosh-director-sim".
 	Name string
 	// UUID is the Director UUID in /info. Default: random.

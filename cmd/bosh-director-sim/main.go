@@ -72,6 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	fs.DurationVar(&o.LockTimeout, "lock-timeout", sim.DefaultLockTimeout, "how long a task waits for its deployment's lock")
 	fs.IntVar(&o.Seed, "seed", 0, "deployments to create at start")
 	fs.IntVar(&o.EventsKept, "events-kept", sim.DefaultEventsKept, "events GET /events can reach; older ones are dropped")
+	recordEvents := fs.Bool("record-events", true, "record events (false: GET /events answers [] always, as a Director at its default)")
 	fs.StringVar(&o.ExternalHost, "external-host", "", "host:port put in task redirects (default: the listen address)")
 	fs.StringVar(&o.Name, "name", sim.DefaultName, "Director name in /info")
 	fs.StringVar(&o.UUID, "uuid", "", "Director UUID in /info (default: random)")
@@ -85,6 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 		return o, false, flag.ErrHelp
 	}
 	o.ClientScopes = strings.Split(scopes, ",")
+	o.NoEvents = !*recordEvents
 	return o, *verbose, nil
 }
 
