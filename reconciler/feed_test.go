@@ -37,7 +37,7 @@ var _ = Describe("the Director's event feed", func() {
 		Expect(s.Feed.Mode).To(Equal(reconciler.FeedWatch))
 		Expect(s.ManifestsFetched).To(BeZero(), "the feed vouches for the expired copies")
 		Expect(s.Converged).To(BeTrue(), "%v", s.Blockers)
-		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1, "GET /events": 1}))
+		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /tasks": 1}))
 	})
 
 	It("goes on after a restart from the mark kept in Vault: nothing fetched, the index records vouch", func() {
@@ -147,3 +147,36 @@ var _ = Describe("the Director's event feed", func() {
 })
 
 func ctx() context.Context { return context.Background() }
+
+// A Director at its own default records no events (director.events.record_events
+// false): an empty event log used to be taken for "nothing changed", and an
+// operator's deploy went unseen until resync_period.
+var _ = Describe("a Director that records no events", func() {
+	It("is watched through its tasks: an out-of-band deploy is seen by the next run, and the Director reported", func() {
+		e := newEnv(envOptions{seed: 5, sim: sim.Options{TaskDuration: 10 * time.Millisecond, NoEvents: true}, clock: true,
+			config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Hour }})
+		first := e.run(reconciler.RunOptions{})
+		Expect(first.Feed.Mode).To(Equal(reconciler.FeedResync))
+		quiet := e.run(reconciler.RunOptions{})
+		Expect(quiet.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Tasks", 0), HaveField("NoEvents", false)),
+			"no task, no event: nothing to tell yet")
+
+		touched := e.names[2]
+		changed := strings.TrimRight(e.manifest(touched), "\n") + "\ntags:\n  change: out-of-band\n"
+		task, err := e.bosh.Deploy(context.Background(), []byte(changed)) // an operator's bosh deploy: a task, no event
+		Expect(err).NotTo(HaveOccurred())
+		_, err = e.bosh.WaitTask(context.Background(), task.ID, 10*time.Millisecond)
+		Expect(err).NotTo(HaveOccurred())
+		e.clock.advance(2 * time.Hour) // every cached copy has expired: only a feed vouches
+		e.sim.ResetStats()
+		s := e.run(reconciler.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Events", 0), HaveField("Tasks", 1),
+			HaveField("NoEvents", true)))
+		Expect(s.ManifestsFetched).To(Equal(1), "the task names the deployment it changed; the others are vouched for")
+		stored, _, err := e.store.Manifest(context.Background(), instanceID(touched))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(stored).To(ContainSubstring("change: out-of-band"), "the change is in Vault")
+		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /tasks", 1))
+		Expect(string(e.logs.Contents())).To(ContainSubstring("the Director records no events"))
+	})
+})

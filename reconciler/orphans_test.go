@@ -123,7 +123,7 @@ var _ = Describe("orphans", func() {
 		idx := e.index()
 		Expect(idx[strayID].Orphaned).To(BeFalse())
 		Expect(idx[instanceID(locked)].Orphaned).To(BeFalse())
-		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /tasks", 1), "one task query for the candidates")
+		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /tasks", 2), "the task feed's read and one task query for the candidates")
 	})
 })
 

@@ -65,8 +65,8 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		Expect(second.Matched).To(Equal(7))
 		Expect(second.Converged).To(BeTrue())
 		Expect(e.vaultWrites()).To(Equal(writes+1), "no Vault write but the run log's entry (the feed's mark did not move)")
-		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1, "GET /events": 1}),
-			"two Director requests: the listing and one page of events")
+		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /tasks": 1}),
+			"three Director requests: the listing, one page of events, the task feed")
 		Expect(e.sim.Stats().Tasks).To(BeZero())
 		Expect(e.m.Status().Converged).To(BeTrue())
 

@@ -30,6 +30,11 @@ type feedState struct {
 	// Pending are deployments events named that the run could not fetch
 	// (quarantined, failing): the next runs treat them as named again.
 	Pending []string `json:"pending,omitempty"`
+	// LastTaskID is the task feed's mark: every task up to it was read
+	// (ended, or just before the oldest one still running).
+	LastTaskID int `json:"last_task_id,omitempty"`
+	// NoEvents says the Director was found recording no events.
+	NoEvents bool `json:"no_events,omitempty"`
 }
 
 // maxPending bounds feedState.Pending; beyond it the next run resyncs.
@@ -44,6 +49,8 @@ type watch struct {
 	state  feedState       // as read at the start of the run
 	loaded bool            // the state was read (false: nothing is written back)
 	doc    string          // the state document
+	// taskMark is the task feed's new mark (0: not read).
+	taskMark int
 }
 
 // Feeds are a run's view of every Director's event feed, and the one they
@@ -101,7 +108,17 @@ func (fd *Feeds) Read(ctx context.Context, store memory.StateStore, start time.T
 			events := func(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error) {
 				return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.Event, error) { return m.Director.Events(ctx, q) })
 			}
-			fd.of[i] = readWatch(ctx, store, events, m.feedDoc, start, resync, forced)
+			var tasks taskList
+			if m.Tasks != nil {
+				tasks = func(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error) {
+					return guard.Call(m.breaker, ctx, func(ctx context.Context) ([]bosh.Task, error) { return m.Tasks.Tasks(ctx, q) })
+				}
+			}
+			fd.of[i] = readWatch(ctx, store, events, tasks, m.feedDoc, start, resync, forced)
+			if w := fd.of[i]; w.report.NoEvents && !w.state.NoEvents {
+				fd.fleet.policy.Log.Warn("the Director records no events (director.events.record_events is false): its deployments "+
+					"are watched through its tasks, and Health Monitor alerts never arrive", "director", m.Name)
+			}
 		})
 	}
 	wg.Wait()
@@ -130,6 +147,8 @@ func merge(of []*watch, names []string) *watch {
 		}
 		m.report.Pages += w.report.Pages
 		m.report.Events += w.report.Events
+		m.report.Tasks += w.report.Tasks
+		m.report.NoEvents = m.report.NoEvents || w.report.NoEvents
 		if w.report.Mode != report.FeedWatch {
 			reasons = append(reasons, fmt.Sprintf("Director %s: %s (%s)", names[i], w.report.Mode, w.report.Reason))
 		}
@@ -247,7 +266,7 @@ type events func(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error)
 // readWatch reads the feed state from Vault (document doc) and the events since; forced
 // says the run fetches everything anyway (the feed is still read, to move
 // the mark).
-func readWatch(ctx context.Context, mem memory.StateStore, dir events, doc string, now time.Time, resync time.Duration, forced bool) *watch {
+func readWatch(ctx context.Context, mem memory.StateStore, dir events, tasks taskList, doc string, now time.Time, resync time.Duration, forced bool) *watch {
 	w := &watch{named: map[string]bool{}, health: map[string]bool{}, doc: doc}
 	if _, err := mem.ReadState(ctx, doc, &w.state); err != nil {
 		w.fallback(fmt.Sprintf("the feed state could not be read: %v", err))
@@ -258,6 +277,9 @@ func readWatch(ctx context.Context, mem memory.StateStore, dir events, doc strin
 		w.named[name] = true
 	}
 	newest, err := w.read(ctx, dir)
+	if err == nil && tasks != nil {
+		err = w.readTasks(ctx, tasks, newest == emptyLog)
+	}
 	w.report.LastID, w.report.Changed = newest, len(w.named)
 	switch {
 	case errors.Is(err, errGap):
@@ -355,6 +377,7 @@ func (w *watch) save(ctx context.Context, mem memory.StateStore, now time.Time, 
 	if w.report.LastID != "" {
 		next.LastID = w.report.LastID
 	}
+	next.LastTaskID, next.NoEvents = max(next.LastTaskID, w.taskMark), w.report.NoEvents
 	if w.report.Mode == report.FeedResync {
 		next.ResyncedAt = now
 	}
@@ -362,7 +385,8 @@ func (w *watch) save(ctx context.Context, mem memory.StateStore, now time.Time, 
 	if len(pending) > maxPending { // too many to carry: the next run fetches everything
 		next.Pending, next.ResyncedAt = nil, time.Time{}
 	}
-	if next.LastID == w.state.LastID && next.ResyncedAt.Equal(w.state.ResyncedAt) && slices.Equal(next.Pending, w.state.Pending) {
+	if next.LastID == w.state.LastID && next.ResyncedAt.Equal(w.state.ResyncedAt) && slices.Equal(next.Pending, w.state.Pending) &&
+		next.LastTaskID == w.state.LastTaskID && next.NoEvents == w.state.NoEvents {
 		return nil
 	}
 	if err := mem.WriteState(ctx, w.doc, next); err != nil {

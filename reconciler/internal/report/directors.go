@@ -29,6 +29,15 @@ type FeedReport struct {
 	Trusted int `json:"trusted"`
 	// LastID is the newest event id read (kept for the next run).
 	LastID string `json:"last_id,omitempty"`
+	// Tasks is the number of the Director's tasks since the last run that
+	// change a deployment (GET /tasks: recorded whether events are or not);
+	// their deployments are named as the events' are.
+	Tasks int `json:"tasks"`
+	// NoEvents says the Director records no events (director.events.record_events
+	// false, its default): its event log is empty while its tasks change
+	// deployments. Its deployments are watched through its tasks; Health
+	// Monitor alerts never arrive.
+	NoEvents bool `json:"no_events,omitempty"`
 }
 
 // DirectorReport is what a run saw of one Director.
