@@ -22,7 +22,7 @@ var _ = Describe("judging a run", func() {
 	warm := func(wall float64, requests map[string]int, writes uint64) result {
 		return result{Deployments: 1000, WallS: wall, Matched: 1000, Converged: true, DirectorRequests: requests, VaultWrites: writes}
 	}
-	listing := map[string]int{"GET /deployments": 1, "GET /events": 1}
+	listing := map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /tasks": 1}
 	// swept is a steady run of 1,000 deployments over 24 slots that asked
 	// checked deployments' VM states in requests (and tasks), health the
 	// seconds that took of its 2.7.
@@ -45,7 +45,8 @@ var _ = Describe("judging a run", func() {
 		Entry("cold too slow", cold(2.5, 0), "cold", 2.0, 1.25, false),
 		Entry("cold with an error", cold(2.1, 1), "cold", 2.0, 1.05, false),
 		Entry("warm: one listing, nothing written but the run log", warm(0.5, listing, 1), "warm", 0.01, 50.0, true),
-		Entry("warm with a manifest fetched", warm(0.5, map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
+		Entry("warm with a manifest fetched", warm(0.5, map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /tasks": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
+		Entry("warm without the task feed", warm(0.5, map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
 		Entry("warm without the event feed", warm(0.5, map[string]int{"GET /deployments": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
 		Entry("warm with a Vault write besides the run log", warm(0.5, listing, 2), "warm", 0.01, 50.0, false),
 		Entry("warm over 2 s", warm(2.5, listing, 1), "warm", 0.01, 250.0, false),
@@ -150,7 +151,7 @@ var _ = Describe("the bench", func() {
 
 		Expect(warmRun).To(SatisfyAll(HaveKeyWithValue("scenario", "warm-40"), HaveKeyWithValue("director_tasks", 0.0),
 			HaveKeyWithValue("vault_writes", 1.0), HaveKeyWithValue("converged", true), HaveKeyWithValue("counts_met", true)))
-		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 1.0, "GET /events": 1.0}))
+		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 1.0, "GET /events": 1.0, "GET /tasks": 1.0}))
 		Expect(warmRun).To(HaveKeyWithValue("vault_metadata_checks", 0.0), "the cold run read an empty index: nothing to keep")
 
 		Expect(steady).To(SatisfyAll(HaveKeyWithValue("scenario", "steady-40"), HaveKeyWithValue("feed_mode", "watch"),
@@ -223,7 +224,7 @@ var _ = Describe("the bench", func() {
 		coldRun, warmRun, gap := got[0], got[1], got[4]
 		Expect(coldRun).To(SatisfyAll(HaveKeyWithValue("scenario", "cold-40-2directors"), HaveKeyWithValue("matched", 40.0)))
 		Expect(coldRun["director_requests"]).To(HaveKeyWithValue("GET /deployments", 2.0), "each Director listed once")
-		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 2.0, "GET /events": 2.0}))
+		Expect(warmRun["director_requests"]).To(Equal(map[string]any{"GET /deployments": 2.0, "GET /events": 2.0, "GET /tasks": 2.0}))
 		Expect(warmRun).To(HaveKeyWithValue("counts_met", true))
 		for _, doc := range got[2:] {
 			Expect(doc).To(HaveKeyWithValue("counts_met", true), "%v", doc)

@@ -130,8 +130,9 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 		r.TargetMet = r.Errors == 0 && r.Matched == r.Deployments
 	case "warm":
 		r.LowerBoundS = latency.Seconds()
-		r.Target = "the listing and one event page (of each Director), 0 tasks, 1 Vault write (the run log), under 2 s, converged"
-		r.TargetMet = r.Errors == 0 && total == 2*k && r.DirectorRequests["GET /events"] == k && r.DirectorTasks == 0 &&
+		r.Target = "the listing, one event page and the task list (of each Director), 0 tasks, 1 Vault write (the run log), under 2 s, converged"
+		r.TargetMet = r.Errors == 0 && total == 3*k && r.DirectorRequests["GET /events"] == k && r.DirectorRequests["GET /tasks"] == k &&
+			r.DirectorTasks == 0 &&
 			r.VaultWrites == 1 && r.Converged
 		fast = r.WallS < warmWall
 	case "steady":
@@ -142,12 +143,12 @@ func (r *result) judge(scenario string, latency time.Duration, conc int) {
 		fast = r.WallS-r.HealthS < warmWall && r.PeakRSSBytes < steadyRSS
 	case "steady-1pct":
 		r.LowerBoundS = float64(2*r.Changed) * latency.Seconds() / float64(conc)
-		r.Target = "1 listing + the event pages + 2 requests per changed deployment, each changed instance synced (drift), " +
+		r.Target = "1 listing + the event pages + the task list + 2 requests per changed deployment, each changed instance synced (drift), " +
 			"nothing else but the sweep's share, no error"
 		r.TargetMet = r.Errors == 0 && r.DirectorRequests["GET /deployments"] == k &&
 			r.DirectorRequests["GET /deployments/:name"] == r.Changed &&
 			r.DirectorRequests["GET /deployments/:name/vms"] == r.Changed+r.HealthChecked &&
-			own == k+r.FeedPages+2*r.Changed && r.InstancesSynced == r.Changed && r.Drift == r.Changed && sweepOK
+			own == 2*k+r.FeedPages+2*r.Changed && r.InstancesSynced == r.Changed && r.Drift == r.Changed && sweepOK
 	case "gap":
 		r.LowerBoundS = float64(r.Deployments) * latency.Seconds() / float64(conc)
 		r.Target = "the feed no longer reaches the mark: a resync, every deployment fetched, every change found, no error"
