@@ -178,5 +178,6 @@ var _ = Describe("a Director that records no events", func() {
 		Expect(stored).To(ContainSubstring("change: out-of-band"), "the change is in Vault")
 		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /tasks", 1))
 		Expect(string(e.logs.Contents())).To(ContainSubstring("the Director records no events"))
+		Expect(counter(e.reg, "blacksmith_reconciler_director_no_events", nil)).To(Equal(1.0))
 	})
 })

@@ -74,6 +74,7 @@ type metrics struct {
 	deployments, unmatched   prometheus.Gauge
 	conflicts                prometheus.Gauge
 	lastSuccess, converged   prometheus.Gauge
+	noEvents                 prometheus.Gauge
 	running                  prometheus.Gauge
 	unhealthy                prometheus.Gauge
 	bindingsLost             prometheus.Gauge
@@ -130,7 +131,9 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		fetches:     newCounter(reg, "blacksmith_reconciler_manifest_fetches_total", "Manifests fetched from the Director (cache misses)."),
 		lastSuccess: newGauge(reg, "blacksmith_reconciler_last_success_timestamp_seconds", "Unix time of the end of the last run without errors."),
 		converged:   newGauge(reg, "blacksmith_reconciler_converged", "1 when the last run wrote nothing and met no error, else 0."),
-		running:     newGauge(reg, "blacksmith_reconciler_running", "1 while a run is in progress."),
+		noEvents: newGauge(reg, "blacksmith_reconciler_director_no_events",
+			"1 when the last run found a Director recording no events (director.events.record_events false): watched through its tasks alone, no Health Monitor alert arrives."),
+		running: newGauge(reg, "blacksmith_reconciler_running", "1 while a run is in progress."),
 		upgrades: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "blacksmith_upgrades_total",
 			Help: "Instances a fleet upgrade ended with (dry runs excluded), by result: upgraded, unchanged, current, skipped, failed, rolled_back, rollback_failed, interrupted.",
@@ -180,6 +183,7 @@ func (m *metrics) observe(s Summary, end time.Time) {
 	m.fetches.Add(float64(s.ManifestsFetched))
 	if s.Scope == nil { // a scoped run says nothing of the rest of the estate
 		m.converged.Set(boolGauge(s.Converged))
+		m.noEvents.Set(boolGauge(s.Feed.NoEvents))
 		for _, d := range s.Directors {
 			m.directorUp.WithLabelValues(d.Name).Set(boolGauge(d.Listed))
 			if d.Listed {
