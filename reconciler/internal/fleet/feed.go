@@ -377,7 +377,10 @@ func (w *watch) save(ctx context.Context, mem memory.StateStore, now time.Time, 
 	if w.report.LastID != "" {
 		next.LastID = w.report.LastID
 	}
-	next.LastTaskID, next.NoEvents = max(next.LastTaskID, w.taskMark), w.report.NoEvents
+	if w.taskMark != 0 {
+		next.LastTaskID = w.taskMark
+	}
+	next.NoEvents = w.report.NoEvents
 	if w.report.Mode == report.FeedResync {
 		next.ResyncedAt = now
 	}
