@@ -46,6 +46,26 @@ func (d *Director) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /_sim/config", d.adminSetConfig)
 	mux.HandleFunc("POST /_sim/seed", d.adminSeed)
 	mux.HandleFunc("POST /_sim/next-task", d.adminNextTask)
+	mux.HandleFunc("POST /_sim/tasks-cleanup", func(w http.ResponseWriter, r *http.Request) { // the Director's weekly cleanup, now
+		var body struct {
+			MaxTasks *int `json:"max_tasks"`
+		}
+		if !decodeAdmin(w, r, &body) {
+			return
+		}
+		keep := DefaultMaxTasks
+		if body.MaxTasks != nil {
+			keep = *body.MaxTasks
+		}
+		if keep < 0 {
+			adminError(w, http.StatusBadRequest, fmt.Errorf("max_tasks %d is negative", keep))
+			return
+		}
+		d.mu.Lock()
+		removed := cleanupTasks(d.tasks, keep)
+		d.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]int{"removed": removed})
+	})
 	mux.HandleFunc("POST /_sim/revoke-tokens", func(w http.ResponseWriter, _ *http.Request) {
 		d.RevokeTokens()
 		w.WriteHeader(http.StatusNoContent)

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -164,5 +165,27 @@ var _ = Describe("the task log", func() {
 			"one that begins as the other ends does not overlap it")
 		d.ResetStats()
 		Expect(d.TaskLog()).To(BeEmpty())
+	})
+})
+
+var _ = Describe("the tasks cleanup", func() {
+	It("keeps the newest ended tasks of each type, as the Director's scheduled cleanup does: the others are gone from GET /tasks and answer 404", func() {
+		d := start(sim.Options{TaskDuration: -1})
+		c := newClient(d)
+		admin := c.anonymous()
+		admin.contentType = "application/json"
+		var ids []int
+		for _, v := range []string{"16.0.0", "16.1.0", "16.2.0", "16.3.0"} {
+			id := c.deploy(redisManifest("r1", v))
+			c.waitTask(id)
+			ids = append(ids, id)
+		}
+		r := admin.do(http.MethodPost, "/_sim/tasks-cleanup", []byte(`{"max_tasks": 2}`))
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(string(r.body)).To(MatchJSON(`{"removed": 2}`))
+		Expect(c.getJSON("/tasks?deployment=r1")).To(HaveLen(2))
+		Expect(c.get(fmt.Sprintf("/tasks/%d", ids[0])).status).To(Equal(http.StatusNotFound))
+		Expect(c.get(fmt.Sprintf("/tasks/%d", ids[3])).status).To(Equal(http.StatusOK))
+		Expect(admin.do(http.MethodPost, "/_sim/tasks-cleanup", []byte(`{"max_tasks": -1}`)).status).To(Equal(http.StatusBadRequest))
 	})
 })

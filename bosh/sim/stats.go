@@ -67,6 +67,9 @@ func (d *Director) Stats() Stats {
 	defer d.mu.RUnlock()
 	s.TaskStates = map[string]int{}
 	for _, t := range d.tasks[d.taskBase:] {
+		if t == nil { // removed by a tasks cleanup
+			continue
+		}
 		s.Tasks++
 		s.TaskStates[t.state]++
 	}
@@ -105,6 +108,9 @@ func (d *Director) TaskLog() []TaskEntry {
 	defer d.mu.RUnlock()
 	out := []TaskEntry{}
 	for _, t := range d.tasks[d.taskBase:] {
+		if t == nil {
+			continue
+		}
 		out = append(out, TaskEntry{ID: t.id, Description: t.description, Deployment: t.deployment, ContextID: t.ctxID,
 			State: t.state, Began: t.began, Ended: t.ended})
 	}

@@ -168,3 +168,34 @@ func (d *Director) CancelTask(id int) error {
 	}
 	return nil
 }
+
+// DefaultMaxTasks is how many ended tasks of each type a tasks cleanup
+// keeps: the Director's director.max_tasks default (cloudfoundry/bosh
+// jobs/director/spec:123-125).
+const DefaultMaxTasks = 2000
+
+// cleanupTasks removes, as the Director's scheduled tasks cleanup does
+// (jobs/scheduled_tasks_cleanup.rb, api/task_remover.rb:50-56: by type,
+// the newest max ended tasks kept, queued and processing ones never
+// removed), the ended tasks of each type beyond the newest max (a deploy's
+// create and update are one type, update_deployment);
+// GET /tasks no longer lists them and GET /tasks/:id answers 404. It
+// returns how many it removed. The caller holds the lock.
+func cleanupTasks(tasks []*task, max int) int {
+	kept := map[string]int{}
+	removed := 0
+	for i := len(tasks) - 1; i >= 0; i-- {
+		t := tasks[i]
+		if t == nil || t.state == StateQueued || t.state == StateProcessing {
+			continue
+		}
+		key := fmt.Sprint(t.kind, t.action == "delete") // the Director's types: update_deployment, delete_deployment, ...
+		if kept[key] < max {
+			kept[key]++
+			continue
+		}
+		tasks[i] = nil
+		removed++
+	}
+	return removed
+}

@@ -41,7 +41,7 @@ func (d *Director) listTasks(w http.ResponseWriter, r *http.Request, _ string) {
 	out := []taskView{}
 	d.mu.RLock()
 	for i := len(d.tasks) - 1; i >= 0 && len(out) != limit; i-- {
-		if f.matches(d.tasks[i]) {
+		if d.tasks[i] != nil && f.matches(d.tasks[i]) {
 			out = append(out, d.tasks[i].view())
 		}
 	}
