@@ -21,7 +21,7 @@ var _ = Describe("Client calls against the simulator", func() {
 	)
 
 	BeforeEach(func() {
-		d = startDirector(sim.Options{TaskDuration: 50 * time.Millisecond})
+		d = startDirector(sim.Options{TaskDuration: 50 * time.Millisecond, AgentTimeout: 10 * time.Millisecond})
 		c = newClient(d)
 		ctx = ctxFor(30 * time.Second)
 		Expect(d.PutDeployment(manifest("redis-a"))).To(Succeed())

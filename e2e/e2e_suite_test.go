@@ -72,7 +72,7 @@ var _ = BeforeSuite(func() {
 	Expect(filepath.Join(catalogDir, "redis", "service.yml")).To(BeAnExistingFile())
 
 	addr := freeAddr()
-	sim, err := gexec.Start(exec.Command(simBin, "-listen", addr, "-task-duration", "500ms", "-seed", "3",
+	sim, err := gexec.Start(exec.Command(simBin, "-listen", addr, "-task-duration", "500ms", "-agent-timeout", "100ms", "-seed", "3",
 		"-user", simUser, "-password", simPass), GinkgoWriter, GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { sim.Terminate().Wait(10 * time.Second) })

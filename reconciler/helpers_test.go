@@ -108,6 +108,9 @@ func newEnv(o envOptions) *env {
 	if o.config != nil {
 		o.config(&e.cfg)
 	}
+	if o.sim.AgentTimeout == 0 {
+		o.sim.AgentTimeout = 20 * time.Millisecond // the Director's 5 s, three times, is what the health loop's specs set themselves
+	}
 	var err error
 	e.sim, err = sim.New(o.sim)
 	Expect(err).NotTo(HaveOccurred())

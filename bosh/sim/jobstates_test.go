@@ -23,7 +23,7 @@ var _ = Describe("instance states (bosh start, stop, restart, recreate)", func()
 		c *client
 	)
 	BeforeEach(func() {
-		d = start(sim.Options{TaskDuration: 10 * time.Millisecond})
+		d = start(sim.Options{TaskDuration: 10 * time.Millisecond, AgentTimeout: 50 * time.Millisecond})
 		c = newClient(d)
 		Expect(d.PutDeployment(twoRedis("r1"))).To(Succeed())
 	})
@@ -150,7 +150,10 @@ var _ = Describe("instance states (bosh start, stop, restart, recreate)", func()
 		lines := full("vms")
 		victim := byIndex(lines, "redis", 0)["id"].(string)
 		Expect(d.SetAgent("r1", victim, sim.AgentUnresponsive)).To(Succeed())
+		began := time.Now()
 		got := byIndex(full("vms"), "redis", 0)
+		Expect(time.Since(began)).To(BeNumerically(">=", 150*time.Millisecond),
+			"the task waits three tries of the agent's timeout (vm_state.rb TIMEOUT, GET_STATE_MAX_RETRIES)")
 		Expect(got).To(And(HaveKeyWithValue("job_state", "unresponsive agent"), HaveKeyWithValue("vitals", BeNil()),
 			HaveKeyWithValue("processes", BeEmpty()), HaveKeyWithValue("state", "started")))
 		alerts := c.getJSON("/events?object_type=alert").([]any)

@@ -28,6 +28,9 @@ const (
 	DefaultTaskDuration = 100 * time.Millisecond
 	DefaultWorkers      = 3
 	DefaultLockTimeout  = 10 * time.Second
+	// DefaultAgentTimeout is how long the Director waits for an agent's
+	// get_state in a vm-state task (jobs/vm_state.rb:4, TIMEOUT = 5).
+	DefaultAgentTimeout = 5 * time.Second
 	DefaultName         = "bosh-director-sim"
 	DefaultEventsKept   = 10000
 )
@@ -75,6 +78,19 @@ type Options struct {
 	// Workers is how many tasks run at once; later tasks stay queued, as on a
 	// real Director. Default 3.
 	Workers int
+	// DedicatedStatusWorker gives the first of several workers to the
+	// urgent queue alone (vm-state tasks), as
+	// director.enable_dedicated_status_worker does (jobs/director/spec:81-83,
+	// templates/bpm.yml:55-59). Default false, the Director's default: every
+	// worker takes the oldest task of either queue.
+	DedicatedStatusWorker bool
+	// AgentTimeout is how long a vm-state task waits for each answer of an
+	// unresponsive agent: it asks three times (the first try and
+	// GET_STATE_MAX_RETRIES = 2, agent_client.rb:15 and 31, each with
+	// vm_state.rb's TIMEOUT), its VMs at once, so a deployment with an
+	// unresponsive agent holds its worker 3 x AgentTimeout longer. Default
+	// 5s, the Director's; a negative value means no wait.
+	AgentTimeout time.Duration
 	// LockTimeout is how long a task waits for its deployment's lock before
 	// it ends in error. Default 10s.
 	LockTimeout time.Duration
@@ -168,6 +184,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
+	}
+	switch {
+	case o.AgentTimeout == 0:
+		o.AgentTimeout = DefaultAgentTimeout
+	case o.AgentTimeout < 0:
+		o.AgentTimeout = 0
 	}
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = DefaultLockTimeout

@@ -4,13 +4,27 @@ import "slices"
 
 // taskQueue gives the Director's workers to tasks in the order they were
 // created, as the real Director's delayed_job workers take the oldest
-// queued task first: a task created later never runs before an earlier one
-// still queued. Its fields are guarded by Director.mu.
+// queued task of the queues they serve: a task created later never runs
+// before an earlier one still queued that the same worker could take.
+// Every worker serves the normal and the urgent queue (a vm-state task is
+// urgent: cloudfoundry/bosh src/bosh-director/lib/bosh/director/jobs/vm_state.rb:6)
+// and takes them by age alone (delayed_job's default priority, job_queue.rb:13);
+// with director.enable_dedicated_status_worker and more than one worker, the
+// first serves the urgent queue alone (jobs/director/templates/bpm.yml:55-59,
+// jobs/director/spec:81-83). Its fields are guarded by Director.mu.
 type taskQueue struct {
 	workers int     // how many tasks may run at once
-	running int     // tasks a worker took that have not ended
+	status  bool    // the first worker serves the urgent queue alone
+	running int     // tasks a general worker took that have not ended
+	urgent  bool    // the status worker runs a task
 	waiting []*task // queued tasks, oldest first
 }
+
+// urgent says whether a task is on the urgent queue.
+func (t *task) urgent() bool { return t.kind == kindVMState }
+
+// dedicated says whether the queue has a worker of the urgent queue alone.
+func (q *taskQueue) dedicated() bool { return q.status && q.workers > 1 }
 
 // enqueueLocked queues a new task, or gives it a free worker at once.
 func (q *taskQueue) enqueueLocked(t *task) {
@@ -18,9 +32,22 @@ func (q *taskQueue) enqueueLocked(t *task) {
 	q.admitLocked()
 }
 
-// admitLocked gives free workers to the oldest waiting tasks.
+// admitLocked gives free workers to the oldest waiting tasks they serve:
+// the status worker to the oldest urgent one, the others to the oldest.
 func (q *taskQueue) admitLocked() {
-	for q.running < q.workers && len(q.waiting) > 0 {
+	if q.dedicated() && !q.urgent {
+		if i := slices.IndexFunc(q.waiting, (*task).urgent); i >= 0 {
+			t := q.waiting[i]
+			q.waiting = slices.Delete(q.waiting, i, i+1)
+			q.urgent, t.statusWorker = true, true
+			close(t.admit)
+		}
+	}
+	general := q.workers
+	if q.dedicated() {
+		general--
+	}
+	for q.running < general && len(q.waiting) > 0 {
 		t := q.waiting[0]
 		q.waiting = q.waiting[1:]
 		q.running++
@@ -41,10 +68,14 @@ func (d *Director) withdraw(t *task) bool {
 	return true
 }
 
-// release gives a task's worker back, to the oldest waiting task.
-func (d *Director) release() {
+// release gives a task's worker back, to the oldest waiting task it serves.
+func (d *Director) release(t *task) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.queue.running--
+	if t.statusWorker {
+		d.queue.urgent = false
+	} else {
+		d.queue.running--
+	}
 	d.queue.admitLocked()
 }

@@ -40,11 +40,11 @@ func (d *Director) run(t *task) {
 		// a worker took it meanwhile: it is cancelled at its first checkpoint
 	case <-d.ctx.Done():
 		if !d.withdraw(t) {
-			d.release()
+			d.release(t)
 		}
 		return
 	}
-	defer d.release()
+	defer d.release(t)
 	d.mu.Lock()
 	if t.state == StateQueued {
 		t.began = time.Now()
@@ -122,7 +122,13 @@ func refused(t *task) outcome {
 func (d *Director) runStages(t *task) (outcome, bool) {
 	stages := d.stagesOf(t)
 	if len(stages) == 0 { // a vm-state task shows no stage
-		if !d.checkpoint(t, t.duration) {
+		wait := t.duration
+		if t.kind == kindVMState {
+			d.mu.RLock()
+			wait += agentWait(d.deployments[t.deployment], d.opts.AgentTimeout)
+			d.mu.RUnlock()
+		}
+		if !d.checkpoint(t, wait) {
 			return d.stopped(t), false
 		}
 		if t.outcome != "" {
@@ -161,6 +167,27 @@ func (d *Director) runStages(t *task) (outcome, bool) {
 		d.emit(t, s.line(evFinished, 100))
 	}
 	return outcome{}, true
+}
+
+// agentGetStateTries is how often a vm-state task asks an agent for its
+// state: once and GET_STATE_MAX_RETRIES (2) more times
+// (src/bosh-director/lib/bosh/director/agent_client.rb:15, 31 and 363-370).
+const agentGetStateTries = 3
+
+// agentWait is how much longer a vm-state task of dep takes for its
+// unresponsive agents: each try of each waits the timeout, the VMs at once
+// (vm_state.rb's ThreadPool), so one unresponsive agent costs as much as
+// several.
+func agentWait(dep *deployment, timeout time.Duration) time.Duration {
+	if dep == nil {
+		return 0
+	}
+	for _, in := range vmInstances(dep) {
+		if in.agent == AgentUnresponsive {
+			return agentGetStateTries * timeout
+		}
+	}
+	return 0
 }
 
 // checkpoint waits dur; false when the task was cancelled or the Director

@@ -84,7 +84,7 @@ func newDirector(opts Options, ln net.Listener) *Director {
 		url:      scheme + "://" + host,
 		external: scheme + "://" + or(opts.ExternalHost, host),
 		store:    newStore(),
-		queue:    taskQueue{workers: opts.Workers},
+		queue:    taskQueue{workers: opts.Workers, status: opts.DedicatedStatusWorker},
 	}
 	d.events.kept = opts.EventsKept
 	d.uploads, _ = parseUploads(opts.Releases, opts.Stemcells) // validated

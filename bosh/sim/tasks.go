@@ -50,6 +50,7 @@ type task struct {
 	duration                time.Duration // processing time, fixed when it is created
 	cancel                  chan struct{}
 	admit                   chan struct{} // closed when a worker takes it (queue.go)
+	statusWorker            bool          // the dedicated status worker took it (queue.go)
 	done                    chan struct{} // closed once it ended, when someone waits for it
 	events, results, debug  []byte
 

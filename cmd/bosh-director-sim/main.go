@@ -69,6 +69,8 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	fs.DurationVar(&o.Latency, "latency", 0, "latency added to every request")
 	fs.DurationVar(&o.TaskDuration, "task-duration", sim.DefaultTaskDuration, "how long a task stays processing (negative: none)")
 	fs.IntVar(&o.Workers, "workers", sim.DefaultWorkers, "tasks that run at once")
+	fs.BoolVar(&o.DedicatedStatusWorker, "dedicated-status-worker", false, "the first worker takes vm-state tasks alone (director.enable_dedicated_status_worker)")
+	fs.DurationVar(&o.AgentTimeout, "agent-timeout", sim.DefaultAgentTimeout, "how long a vm-state task waits for each of 3 tries of an unresponsive agent (negative: none)")
 	fs.DurationVar(&o.LockTimeout, "lock-timeout", sim.DefaultLockTimeout, "how long a task waits for its deployment's lock")
 	fs.IntVar(&o.Seed, "seed", 0, "deployments to create at start")
 	fs.IntVar(&o.EventsKept, "events-kept", sim.DefaultEventsKept, "events GET /events can reach; older ones are dropped")
