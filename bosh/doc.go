@@ -18,7 +18,7 @@
 //
 // VMs lists a deployment's VMs from the Director's database (no task);
 // only VMStates asks for ?format=full, a Director task that contacts every
-// agent, which the reconciler's health sweep spreads over its period.
+// agent, which the reconciler's health loop paces and bounds per Director.
 //
 // The Director's event log (GET /events) is read a page of at most
 // EventsPage events at a time, newest first, paging back with

@@ -24,6 +24,7 @@ func Default() *Config {
 			CacheTTL:            5 * time.Minute,
 			ResyncPeriod:        24 * time.Hour,
 			HealthSweep:         24 * time.Hour,
+			Health:              HealthConfig{TasksAtOnce: 1},
 			Backup:              BackupConfig{Enabled: true, Retention: 10, Cleanup: true, Path: "backups"},
 			OrphanGracePeriod:   10 * time.Minute,
 			StopTimeout:         30 * time.Second,

@@ -81,6 +81,7 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_RECONCILER_CACHE_TTL", "reconciler.cache_ttl"},
 	{"BLACKSMITH_RECONCILER_RESYNC_PERIOD", "reconciler.resync_period"},
 	{"BLACKSMITH_RECONCILER_HEALTH_SWEEP", "reconciler.health_sweep"},
+	{"BLACKSMITH_RECONCILER_HEALTH_TASKS_AT_ONCE", "reconciler.health.tasks_at_once"},
 	{"BLACKSMITH_RECONCILER_BACKUP_ENABLED", "reconciler.backup.enabled"},
 	{"BLACKSMITH_RECONCILER_BACKUP_RETENTION", "reconciler.backup.retention"},
 	{"BLACKSMITH_RECONCILER_BACKUP_CLEANUP", "reconciler.backup.cleanup"},

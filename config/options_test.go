@@ -131,6 +131,7 @@ var options = []option{
 	{"reconciler.stop_timeout", "BLACKSMITH_RECONCILER_STOP_TIMEOUT", func(c *config.Config) any { return c.Reconciler.StopTimeout }, 30 * time.Second, "1m", time.Minute, "5s", 5 * time.Second, nil},
 	{"reconciler.resync_period", "BLACKSMITH_RECONCILER_RESYNC_PERIOD", func(c *config.Config) any { return c.Reconciler.ResyncPeriod }, 24 * time.Hour, "12h", 12 * time.Hour, "6h", 6 * time.Hour, nil},
 	{"reconciler.health_sweep", "BLACKSMITH_RECONCILER_HEALTH_SWEEP", func(c *config.Config) any { return c.Reconciler.HealthSweep }, 24 * time.Hour, "0s", time.Duration(0), "48h", 48 * time.Hour, nil},
+	{"reconciler.health.tasks_at_once", "BLACKSMITH_RECONCILER_HEALTH_TASKS_AT_ONCE", func(c *config.Config) any { return c.Reconciler.Health.TasksAtOnce }, 1, "2", 2, "3", 3, nil},
 	{"reconciler.breaker_threshold", "BLACKSMITH_RECONCILER_BREAKER_THRESHOLD", func(c *config.Config) any { return c.Reconciler.BreakerThreshold }, 20, "3", 3, "25", 25, nil},
 	{"reconciler.quarantine.backoff", "BLACKSMITH_RECONCILER_QUARANTINE_BACKOFF", func(c *config.Config) any { return c.Reconciler.Quarantine.Backoff }, 15 * time.Minute, "1m", time.Minute, "5m", 5 * time.Minute, nil},
 	{"reconciler.quarantine.max_backoff", "BLACKSMITH_RECONCILER_QUARANTINE_MAX_BACKOFF", func(c *config.Config) any { return c.Reconciler.Quarantine.MaxBackoff }, 24 * time.Hour, "2h", 2 * time.Hour, "3h", 3 * time.Hour, nil},

@@ -24,11 +24,14 @@ type ReconcilerConfig struct {
 	// ResyncPeriod is how often every deployment is fetched again whatever the event feed says
 	// (the safety net under the feed). Default 24h; env BLACKSMITH_RECONCILER_RESYNC_PERIOD.
 	ResyncPeriod time.Duration `yaml:"resync_period"`
-	// HealthSweep is how long the reconciler takes to ask the Director for the VM states of every
-	// deployment once (GET /deployments/:name/vms?format=full, a task per deployment), spread evenly
-	// over the runs: each run checks its share. 0 turns the sweep off (instances named by instance or
-	// VM events are still checked); otherwise at least Interval. Default 24h; env BLACKSMITH_RECONCILER_HEALTH_SWEEP.
+	// HealthSweep is how long the health loop takes to ask the Directors for the VM states of every
+	// deployment once (GET /deployments/:name/vms?format=full, a task per deployment), spread evenly:
+	// each Interval's share one after the other across it. 0 turns the sweep off (instances named by
+	// instance, VM or alert events are still checked); otherwise at least Interval. Default 24h; env
+	// BLACKSMITH_RECONCILER_HEALTH_SWEEP.
 	HealthSweep time.Duration `yaml:"health_sweep"`
+	// Health bounds the health loop's footprint on each Director.
+	Health HealthConfig `yaml:"health"`
 	// Backup says whether and how records are backed up before they change.
 	Backup BackupConfig `yaml:"backup"`
 	// OrphanGracePeriod is how long a record without a deployment is kept before it is
@@ -64,6 +67,15 @@ type ReconcilerConfig struct {
 	MinConfidence float64 `yaml:"min_confidence"`
 	// Upgrades is what is done about instances that do not run their plan's maintenance_info version.
 	Upgrades UpgradesConfig `yaml:"upgrades"`
+}
+
+// HealthConfig bounds the health loop, which asks the Directors how the instances' VMs are beside
+// the runs (never within one).
+type HealthConfig struct {
+	// TasksAtOnce is how many vm-state tasks the loop may have on one Director at once (each takes
+	// a Director worker while the agents answer; 15 s for an unresponsive one). Between 1 and 10.
+	// Default 1; env BLACKSMITH_RECONCILER_HEALTH_TASKS_AT_ONCE.
+	TasksAtOnce int `yaml:"tasks_at_once"`
 }
 
 // UpgradesConfig is the fleet upgrade of outdated instances: its mode and its fleet rules, the

@@ -32,6 +32,7 @@ func validateReconciler(r ReconcilerConfig, ck checker) {
 		ck.fail("reconciler.health_sweep", "must be 0 (off) or at least reconciler.interval (%s), got %s",
 			r.Interval, r.HealthSweep)
 	}
+	ck.between("reconciler.health.tasks_at_once", r.Health.TasksAtOnce, 1, MaxHealthTasksAtOnce)
 	ck.atLeast("reconciler.backup.retention", r.Backup.Retention, 0)
 	if r.Backup.Enabled {
 		ck.required("reconciler.backup.path", r.Backup.Path)
@@ -149,6 +150,10 @@ func CompileIgnore(pattern string) (*regexp.Regexp, error) {
 	}
 	return re, nil
 }
+
+// MaxHealthTasksAtOnce bounds reconciler.health.tasks_at_once: a Director
+// runs 3 workers by default (director.workers).
+const MaxHealthTasksAtOnce = 10
 
 // MaxUpgradesInFlight bounds reconciler.upgrades.max_in_flight (and the
 // flags and parameters that override it): each is a Director task.

@@ -236,8 +236,7 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
 			Quarantined: []reconciler.Quarantined{}, Blockers: []string{},
 			LastRun: &reconciler.Summary{RunID: "r1", Result: "success", StartedAt: time.Now().UTC(), Errors: []string{},
-				Health: &reconciler.HealthReport{Checked: 43, Swept: 42, Named: 1, Slot: 493_000_013, Slots: 24, Unhealthy: 1,
-					BecameUnhealthy: 1, Seconds: 2.67}}}
+				Health: &reconciler.HealthReport{Handed: 43, Named: 1, Busy: 2, Unhealthy: 1}}}
 	}
 	healthy := reconciler.InstanceView{InstanceID: "a1", Backups: []string{}, History: []vault.Event{}, Problems: []string{},
 		Health: reconciler.InstanceHealth{Status: "healthy"}}
@@ -248,7 +247,10 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 	}
 
 	It("lists each unhealthy instance: its deployment, since when and for how long, the VMs not running and their processes, as text", func() {
-		op.set(status(reconciler.HealthStatus{Unhealthy: 1, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400}), healthy)
+		at := time.Now().UTC()
+		loop := reconciler.HealthLoopStatus{Leading: true, TasksAtOnce: 1, Directors: []reconciler.HealthLoopDirector{
+			{Director: "east", InFlight: 1, MostAtOnce: 1, Sweep: 17, SlotShare: 42, Checked: 25, Failed: 1, HeldOff: 3, LastCheck: &at}}}
+		op.set(status(reconciler.HealthStatus{Unhealthy: 1, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400, Loop: loop}), healthy)
 		got, injected := text("/dashboard", "#unhealthy tbody td a", "#unhealthy")
 		Expect(injected).To(BeFalse(), "no element made of the Director's content, no script run")
 		Expect(got).To(ContainSubstring("a1"))
@@ -261,11 +263,12 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 		Expect(got).NotTo(ContainSubstring("\u202e"))
 		Expect(got).NotTo(ContainSubstring("\u200b"))
 
-		var count, lastRun string
+		var count, lastRun, loopLine string
 		Expect(chromedp.Run(browser, chromedp.Text("#unhealthy-count", &count, chromedp.ByQuery),
-			chromedp.Text("#last-run", &lastRun, chromedp.ByQuery))).To(Succeed())
+			chromedp.Text("#last-run", &lastRun, chromedp.ByQuery), chromedp.Text("#health-loop", &loopLine, chromedp.ByQuery))).To(Succeed())
 		Expect(count).To(Equal("(1)"))
-		Expect(lastRun).To(ContainSubstring("asked 43 deployments (42 of sweep slot 5 of 24, 1 named by events)"))
+		Expect(lastRun).To(ContainSubstring("handed 43 deployments to the health loop (1 named by events, 2 busy); 1 unhealthy"))
+		Expect(loopLine).To(ContainSubstring("east: 1 vm-state task(s) running (at most 1, most 1); sweep 17 left of a slot share of 42, 0 to ask first; 25 asked, 1 not answered, held off 3 times"))
 	})
 
 	It("says when it lists only the longest unhealthy", func() {

@@ -81,7 +81,7 @@ func otherProps(tls *certificate) map[string]any {
 			"orphan_grace_period": "20m", "stop_timeout": "12s", "breaker_threshold": 4,
 			"quarantine":            map[string]any{"backoff": "2m", "max_backoff": "2h"},
 			"stuck_operation_after": "40m", "history": map[string]any{"keep": 30, "max_age": "720h"},
-			"run_log": 20, "min_confidence": 0.5, "health_sweep": "36h",
+			"run_log": 20, "min_confidence": 0.5, "health_sweep": "36h", "health": map[string]any{"tasks_at_once": 2},
 			"remediation": map[string]any{"mode": "purge", "min_age": "48h", "max_per_run": 2, "orphan_deployments": "delete",
 				"orphan_deployments_max_share": 0.25, "retirement_period": "72h"},
 			"upgrades": map[string]any{"mode": "auto", "max_per_run": 3, "window": "02:00-04:00", "canaries": 2,

@@ -125,7 +125,7 @@ type InstanceHealth struct {
 	// Status is "unhealthy" when a VM of it that should run did not when
 	// last asked (a process failing, its agent not answering), "unknown"
 	// when the health document cannot be read, else "healthy" (asked and
-	// running, or not asked yet: see reconciler.health_sweep).
+	// running, or not asked yet: see reconciler.health_sweep and the health loop).
 	Status string `json:"status"`
 	// Since is when it was first found unhealthy; CheckedAt when last.
 	Since     *time.Time `json:"since,omitempty"`

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
 )
 
 // Start runs the reconciler until ctx ends: one run at once, then one every
@@ -134,7 +137,19 @@ func (m *Manager) runLocked(ctx context.Context, id string, opts RunOptions) Sum
 		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, Aborted: err}
 	}
 	defer func() { <-m.runLock }()
-	return m.execute(ctx, id, opts)
+	progress := &memory.Progress{}
+	m.status.setCurrent(id, progress)
+	defer m.status.setCurrent("", nil)
+	res := run.Run(ctx, m.parts, run.Request{ID: id, Options: opts, Known: m.status.knownConflicts(), Progress: progress})
+	s := res.Summary
+	if !s.DryRun {
+		m.status.finished(res)
+		if s.Aborted != nil {
+			m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.Aborted))
+		}
+		m.runLog.append(s)
+	}
+	return s
 }
 
 // Trigger asks Start for a run and returns at once with the run's id and a

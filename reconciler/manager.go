@@ -11,6 +11,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/healthloop"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
@@ -37,6 +38,7 @@ type Manager struct {
 	elector  *elector      // nil: no HA, this daemon always leads
 	status   *published    // what Status shows
 	upgrades *Upgrades     // the fleet upgrades
+	health   *HealthLoop   // the VMs' health, beside the runs
 }
 
 // stores are the Manager's own ways into Vault, each what one of its
@@ -137,6 +139,14 @@ func New(opts Options) (*Manager, error) {
 	if err := met.leaderGauge(opts.Registerer, m.elector.leading); err != nil {
 		return nil, err
 	}
+	hm, err := newHealthMetrics(opts.Registerer, met.unhealthy)
+	if err != nil {
+		return nil, err
+	}
+	m.health = healthloop.New(healthloop.Options{Directors: healthDirectors(directors), Tracker: tracker, Store: fencedState{s, m.parts.Fence},
+		Notifier: opts.Notifier, Counters: hm, Period: opts.Config.HealthSweep, Slot: opts.Config.Interval,
+		TasksAtOnce: opts.Config.Health.TasksAtOnce, Poll: opts.HealthPoll, Tick: opts.HealthTick, Leading: m.elector.leading,
+		Now: opts.Now, Log: opts.Logger.With("part", "health")})
 	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,
 		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
 		now: m.now, log: m.log, metrics: m.metrics}, opts, window)
@@ -148,27 +158,11 @@ func (m *Manager) Status() Status {
 	st := m.status.snapshot()
 	st.Enabled = m.cfg.Enabled
 	st.Leader = m.elector.leading()
+	st.Health.Loop = m.health.Status()
 	if m.elector != nil {
 		st.LeaderID, st.LeaderSince = m.elector.leader()
 	}
 	return st
-}
-
-// execute makes one run; the caller holds the run lock.
-func (m *Manager) execute(ctx context.Context, id string, opts RunOptions) Summary {
-	progress := &memory.Progress{}
-	m.status.setCurrent(id, progress)
-	defer m.status.setCurrent("", nil)
-	res := run.Run(ctx, m.parts, run.Request{ID: id, Options: opts, Known: m.status.knownConflicts(), Progress: progress})
-	s := res.Summary
-	if !s.DryRun {
-		m.status.finished(res)
-		if s.Aborted != nil {
-			m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.Aborted))
-		}
-		m.runLog.append(s)
-	}
-	return s
 }
 
 // Runs returns the newest runs of the run log (at most limit, 0: all).

@@ -120,6 +120,9 @@ type Options struct {
 	// HealthPoll is how often the task that reads a deployment's VM states
 	// is polled (the bosh CLI polls every 0.5 s). Default 500ms.
 	HealthPoll time.Duration
+	// HealthTick is how often the health loop looks whether a vm-state
+	// task may start. Default 1s.
+	HealthTick time.Duration
 	// Hold holds an instance against the broker's operations while a fleet
 	// upgrade starts or records its upgrade (the broker's lock, and its
 	// lease with HA); an error matching ErrInstanceBusy says another
@@ -180,6 +183,7 @@ func withDefaults(o Options) Options {
 		o.Now = time.Now
 	}
 	o.HealthPoll = orDuration(o.HealthPoll, defaultHealthPoll)
+	o.HealthTick = orDuration(o.HealthTick, time.Second)
 	o.UpgradePoll = orDuration(o.UpgradePoll, time.Second)
 	u, udef := &o.Config.Upgrades, def.Upgrades
 	u.Mode = cmp.Or(u.Mode, udef.Mode)

@@ -110,9 +110,6 @@ func (p *published) setCurrent(id string, progress *memory.Progress) {
 func (p *published) finished(res run.Result) {
 	s := res.Summary
 	p.metrics.observe(s, p.now())
-	if s.Health != nil {
-		p.metrics.unhealthy.Set(float64(s.Health.Unhealthy))
-	}
 	if s.Bindings != nil {
 		p.metrics.bindingsLost.Set(float64(s.Bindings.LostTotal))
 	}
@@ -273,7 +270,10 @@ type HealthStatus struct {
 	// first 100).
 	Instances []UnhealthyInstance `json:"instances"`
 	// SweepSeconds is reconciler.health_sweep: every deployment's VM
-	// states are asked once in that time, spread over the runs (0: no sweep;
-	// only the deployments instance and VM events name are asked).
+	// states are asked once in that time by the health loop (0: no sweep;
+	// only the deployments instance, VM and alert events name are asked).
 	SweepSeconds float64 `json:"sweep_seconds"`
+	// Loop is what the health loop is doing (the leader's; a follower's
+	// is not leading).
+	Loop HealthLoopStatus `json:"loop"`
 }

@@ -23,16 +23,15 @@ var _ = Describe("judging a run", func() {
 		return result{Deployments: 1000, WallS: wall, Matched: 1000, Converged: true, DirectorRequests: requests, VaultWrites: writes}
 	}
 	listing := map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /tasks": 1}
-	// swept is a steady run of 1,000 deployments over 24 slots that asked
-	// checked deployments' VM states in requests (and tasks), health the
-	// seconds that took of its 2.7.
-	swept := func(checked, requests, tasks int, health float64) result {
-		r := warm(2.7, map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /deployments/:name/vms": checked,
-			"GET /tasks/:id": requests - 2*checked, "GET /tasks/:id/output": checked}, 1)
-		r.HealthChecked, r.HealthSwept, r.HealthSlots, r.HealthRequests, r.HealthS = checked, checked, 24, requests, health
-		r.DirectorTasks = tasks
+	// steady is a steady run of 1,000 deployments that made requests and
+	// tasks and handed handed deployments to the health loop, in wall seconds.
+	steady := func(wall float64, requests map[string]int, tasks, handed int) result {
+		r := warm(wall, requests, 1)
+		r.DirectorTasks, r.HealthHanded = tasks, handed
 		return r
 	}
+	swept := map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /tasks": 1, "GET /deployments/:name/vms": 42,
+		"GET /tasks/:id": 84, "GET /tasks/:id/output": 42}
 
 	DescribeTable("sets the lower bound and the ratio, and says whether the target was met",
 		func(r result, scenario string, bound, ratio float64, met bool) {
@@ -50,10 +49,11 @@ var _ = Describe("judging a run", func() {
 		Entry("warm without the event feed", warm(0.5, map[string]int{"GET /deployments": 1, "GET /deployments/:name": 1}, 1), "warm", 0.01, 50.0, false),
 		Entry("warm with a Vault write besides the run log", warm(0.5, listing, 2), "warm", 0.01, 50.0, false),
 		Entry("warm over 2 s", warm(2.5, listing, 1), "warm", 0.01, 250.0, false),
-		Entry("steady with its share of the sweep", swept(42, 3*42, 42, 2.6), "steady", 0.01, 270.0, true),
-		Entry("steady sweeping more than its share", swept(60, 3*60, 60, 2.6), "steady", 0.01, 270.0, false),
-		Entry("steady with a task besides the sweep's", swept(42, 3*42, 43, 2.6), "steady", 0.01, 270.0, false),
-		Entry("steady over 2 s besides the sweep", swept(42, 3*42, 42, 0.1), "steady", 0.01, 270.0, false),
+		Entry("steady: three requests, no task, every deployment handed to the health loop", steady(0.4, listing, 0, 1000), "steady", 0.01, 40.0, true),
+		Entry("steady sweeping within the run (as before #41)", steady(0.4, swept, 42, 1000), "steady", 0.01, 40.0, false),
+		Entry("steady with a task", steady(0.4, listing, 1, 1000), "steady", 0.01, 40.0, false),
+		Entry("steady handing the health loop nothing", steady(0.4, listing, 0, 0), "steady", 0.01, 40.0, false),
+		Entry("steady over 2 s", steady(2.1, listing, 0, 1000), "steady", 0.01, 210.0, false),
 	)
 
 	// upgraded is a fleet upgrade of 1,000 instances (injected of them made

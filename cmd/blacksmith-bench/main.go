@@ -12,11 +12,9 @@
 // of the upgrade tasks fail and are rolled back (upgrade-faults;
 // upgrade.go). Each is printed as one line "BENCH {json}" whose target_met
 // says whether the run met its target (see result.judge). The reconciler
-// runs with the default configuration, so that every run an interval after
-// the one before also asks its share of reconciler.health_sweep (n/24
-// deployments' VM states, a task each): health_checked, health_requests and
-// health_s say what that cost, and the targets count it apart (the platform
-// scenario's runs go without it). It exits 1 when a run fails, and with
+// runs with the default configuration; the VM health sweep is not the
+// run's (the health loop asks beside it: health_handed is what the run
+// handed it). It exits 1 when a run fails, and with
 // -strict also when a target is missed (wall-clock targets depend on what
 // else the machine is running).
 //

@@ -78,9 +78,7 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 		platformRead: sum.Platform,
 	}
 	if h := sum.Health; h != nil {
-		r.HealthChecked, r.HealthSwept, r.HealthSlots, r.HealthS = h.Checked, h.Swept, h.Slots, h.Seconds
-		// each deployment asked: the vm-state request, then its task's polls and result
-		r.HealthRequests = h.Checked + stats.Requests["GET /tasks/:id"] + stats.Requests["GET /tasks/:id/output"]
+		r.HealthHanded = h.Handed
 	}
 	if len(sims) > 1 {
 		r.Scenario += fmt.Sprintf("-%ddirectors", len(sims))

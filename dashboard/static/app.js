@@ -242,6 +242,7 @@ function renderHealth(h) {
   const empty = h.sweep_seconds > 0 ? "every VM running when last asked; sweep every " + span(h.sweep_seconds)
     : "none found unhealthy; health sweep off (only the deployments instance, VM and alert events name are asked)";
   rows("unhealthy", listed, (u) => [instanceLink(u.instance_id), u.deployment, sinceCell(u), vmList(u.vms)], empty);
+  $("health-loop").textContent = loopFacts(h.loop);
 }
 
 // sinceCell is since when an instance is unhealthy, and when it was last asked.
@@ -267,13 +268,24 @@ function vmList(vms) {
   return ul;
 }
 
-// healthFacts is what the last run asked of the VMs.
+// healthFacts is what the last run handed the health loop.
 function healthFacts(h) {
   if (!h) return "";
-  let s = "asked " + h.checked + " deployments (" + h.swept + " of sweep slot " + h.slot % h.slots + " of " + h.slots +
-    ", " + h.named + " named by events)";
-  if (h.failed) s += ", " + h.failed + " not answered";
-  return s + "; " + h.unhealthy + " unhealthy (" + h.became_unhealthy + " new, " + h.recovered + " recovered); " + secs(h.seconds);
+  let s = "handed " + h.handed + " deployments to the health loop (" + h.named + " named by events";
+  if (h.busy) s += ", " + h.busy + " busy";
+  s += ")";
+  if (h.gone) s += ", " + h.gone + " gone";
+  return s + "; " + h.unhealthy + " unhealthy";
+}
+
+// loopFacts is what the health loop does on each Director, a line each.
+function loopFacts(l) {
+  if (!l || !l.leading) return "health loop: not running here (this daemon does not lead)";
+  const lines = (l.directors || []).map((d) => d.director + ": " + d.in_flight + " vm-state task(s) running (at most " + l.tasks_at_once +
+    ", most " + d.most_at_once + "); sweep " + d.sweep + " left of a slot share of " + d.slot_share + ", " + d.first + " to ask first; " +
+    d.checked + " asked, " + d.failed + " not answered" + (d.held_off ? ", held off " + d.held_off + " times for the broker's tasks" : "") +
+    (d.last_check ? "; last asked " + when(d.last_check) : ""));
+  return "health loop: " + (lines.length ? lines.join(" | ") : "no Director");
 }
 
 // renderOutdated lists the instances behind their plan's maintenance_info

@@ -116,6 +116,15 @@ func New(list []Named) (*Directors, error) {
 	return d, nil
 }
 
+// Each is the configured Directors, in order.
+func (d *Directors) Each() []Named {
+	out := make([]Named, len(d.members))
+	for i, m := range d.members {
+		out[i] = m.Named
+	}
+	return out
+}
+
 // First is the first (default) Director's name.
 func (d *Directors) First() string { return d.members[0].Name }
 

@@ -302,35 +302,39 @@ func sameVM(a, b VM) bool {
 	return a.Instance == b.Instance && a.CID == b.CID && a.JobState == b.JobState && slices.Equal(a.Failing, b.Failing)
 }
 
-// Tracker is what outlives a run: the last sweep slot a run checked and the
-// document as the last run left it. It is safe for concurrent use.
+// Tracker is what the run and the health loop share: the document as the
+// loop last left it, and the newest handover of a run. It is safe for
+// concurrent use.
 type Tracker struct {
 	mu      sync.Mutex
-	slot    int64
-	swept   bool
 	current Doc
+	handed  Handover
+	gen     uint64 // how many handovers were made
 }
 
-// TakeSlot says whether no run checked slot yet, and marks it checked: a
-// run forced in the same slot does not check its share again.
-func (t *Tracker) TakeSlot(slot int64) bool {
+// Hand keeps a run's handover for the loop, in place of the last one.
+func (t *Tracker) Hand(h Handover) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.swept && t.slot == slot {
-		return false
-	}
-	t.slot, t.swept = slot, true
-	return true
+	t.handed = h
+	t.gen++
 }
 
-// Set publishes the document a run left.
+// Handed is the newest handover and its generation (0: none yet).
+func (t *Tracker) Handed() (Handover, uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.handed, t.gen
+}
+
+// Set publishes the document the loop left.
 func (t *Tracker) Set(d Doc) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.current = d
 }
 
-// Current is the document the last run left.
+// Current is the document the loop last left.
 func (t *Tracker) Current() Doc {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -239,28 +239,22 @@ func Truncate(s string, n int) string {
 	return s[:cut] + "..."
 }
 
-// HealthReport is what a run asked the Directors of its instances' VMs.
+// HealthReport is what a run handed the health loop (the loop asks the
+// Directors on its own, never within the run; its figures are the
+// reconciler's status).
 type HealthReport struct {
-	// Checked is the number of deployments whose VM states were asked:
-	// Swept are the run's share of the sweep (slot Slot of Slots), Named
-	// those instance, VM or alert events named (some may be Swept too), the
-	// rest were unhealthy.
-	Checked int   `json:"checked"`
-	Swept   int   `json:"swept"`
-	Named   int   `json:"named"`
-	Slot    int64 `json:"slot"`
-	Slots   int64 `json:"slots"`
-	// Failed is the number of deployments whose VM states could not be read
-	// (their instances' health stays as it was).
-	Failed int `json:"failed"`
-	// Unhealthy is the number of unhealthy instances after the run;
-	// BecameUnhealthy and Recovered the transitions it saw.
-	Unhealthy       int `json:"unhealthy"`
-	BecameUnhealthy int `json:"became_unhealthy"`
-	Recovered       int `json:"recovered"`
-	// Seconds is how long the Directors took to answer (the tasks that
-	// contact the agents).
-	Seconds float64 `json:"seconds"`
+	// Handed is the number of deployments handed: Busy of them held by a
+	// task or an operation when listed; Named those the event feeds
+	// named (an instance or VM event, an alert), asked first.
+	Handed int `json:"handed"`
+	Busy   int `json:"busy"`
+	Named  int `json:"named"`
+	// Gone is the number of unhealthy instances dropped (record or
+	// deployment gone).
+	Gone int `json:"gone"`
+	// Unhealthy is the number of unhealthy instances as the loop's
+	// document said when the run ended.
+	Unhealthy int `json:"unhealthy"`
 }
 
 // OutdatedReport is what a run found of the instances behind their plan.

@@ -3,7 +3,9 @@
 // read, event feeds, listing, quarantine read, choice and claims, index
 // growth, reconcile, stuck operations, orphans, remediation, platform
 // cross-check, bindings, quarantine, feed marks, health, outdated; then the
-// run is summed up. One deployment goes through one
+// run is summed up (the health phase only hands the health loop what the
+// run saw: the loop asks the Directors beside the runs, health.go). One
+// deployment goes through one
 // function, reconcile (deployment.go), top to bottom: skip rules, fetch,
 // match, claim, desired records, in step?, write, index change; workers
 // call it, and the claimants held until every deployment is observed come

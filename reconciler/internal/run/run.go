@@ -200,7 +200,7 @@ var phases = []phase{
 	}},
 	// Last, what does not change records: a slow Director or a failing
 	// check holds up nothing above.
-	{"health", report.PhaseHealth, func(ctx context.Context, r *run, _ *between) error { checkHealth(ctx, r); return nil }},
+	{"health", report.PhaseHealth, func(ctx context.Context, r *run, _ *between) error { handHealth(ctx, r); return nil }},
 	{"outdated", report.PhaseOutdated, func(ctx context.Context, r *run, b *between) error { findOutdated(ctx, r, b.deps); return nil }},
 }
 
