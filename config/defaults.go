@@ -17,6 +17,7 @@ func Default() *Config {
 		Reconciler: ReconcilerConfig{
 			Enabled:             true,
 			Interval:            time.Hour,
+			WatchInterval:       time.Minute,
 			MaxConcurrency:      5,
 			BatchSize:           10,
 			RetryAttempts:       3,

@@ -74,6 +74,7 @@ var envVars = []EnvVar{
 	{"BLACKSMITH_CF_TIMEOUT", "cf.timeout"},
 	{"BLACKSMITH_RECONCILER_ENABLED", "reconciler.enabled"},
 	{"BLACKSMITH_RECONCILER_INTERVAL", "reconciler.interval"},
+	{"BLACKSMITH_RECONCILER_WATCH_INTERVAL", "reconciler.watch_interval"},
 	{"BLACKSMITH_RECONCILER_MAX_CONCURRENCY", "reconciler.max_concurrency"},
 	{"BLACKSMITH_RECONCILER_BATCH_SIZE", "reconciler.batch_size"},
 	{"BLACKSMITH_RECONCILER_RETRY_ATTEMPTS", "reconciler.retry_attempts"},

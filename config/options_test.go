@@ -118,6 +118,7 @@ var options = []option{
 	{"cf.timeout", "BLACKSMITH_CF_TIMEOUT", func(c *config.Config) any { return c.CF.Timeout }, 30 * time.Second, "45s", 45 * time.Second, "2m", 2 * time.Minute, cfPartners("")},
 	{"reconciler.enabled", "BLACKSMITH_RECONCILER_ENABLED", func(c *config.Config) any { return c.Reconciler.Enabled }, true, "false", false, "true", true, nil},
 	{"reconciler.interval", "BLACKSMITH_RECONCILER_INTERVAL", func(c *config.Config) any { return c.Reconciler.Interval }, time.Hour, "30m", 30 * time.Minute, "15s", 15 * time.Second, nil},
+	{"reconciler.watch_interval", "BLACKSMITH_RECONCILER_WATCH_INTERVAL", func(c *config.Config) any { return c.Reconciler.WatchInterval }, time.Minute, "0s", time.Duration(0), "30s", 30 * time.Second, nil},
 	{"reconciler.max_concurrency", "BLACKSMITH_RECONCILER_MAX_CONCURRENCY", func(c *config.Config) any { return c.Reconciler.MaxConcurrency }, 5, "8", 8, "2", 2, nil},
 	{"reconciler.batch_size", "BLACKSMITH_RECONCILER_BATCH_SIZE", func(c *config.Config) any { return c.Reconciler.BatchSize }, 10, "50", 50, "25", 25, nil},
 	{"reconciler.retry_attempts", "BLACKSMITH_RECONCILER_RETRY_ATTEMPTS", func(c *config.Config) any { return c.Reconciler.RetryAttempts }, 3, "0", 0, "7", 7, nil},

@@ -185,7 +185,7 @@ var _ = Describe("CheckConfig", func() {
 	It("prints defaults for what the file leaves out", func() {
 		code, stdout, _ := check(confFile(requiredYAML), nil)
 		Expect(code).To(Equal(0))
-		Expect(stdout).To(ContainSubstring("reconciler:\n  enabled: true\n  interval: 1h\n  max_concurrency: 5\n"))
+		Expect(stdout).To(ContainSubstring("reconciler:\n  enabled: true\n  interval: 1h\n  watch_interval: 1m\n  max_concurrency: 5\n"))
 	})
 
 	It("prints every problem, with its file line, and exits non-zero", func() {

@@ -8,6 +8,11 @@ type ReconcilerConfig struct {
 	Enabled bool `yaml:"enabled"`
 	// Interval is the time between two runs. Default 1h; env BLACKSMITH_RECONCILER_INTERVAL.
 	Interval time.Duration `yaml:"interval"`
+	// WatchInterval is how often the leader looks at each Director's event and task feeds between runs
+	// (an event page and a page of tasks: at most 2 requests per Director when nothing changed) and
+	// starts a run at once when they say something changed (a run in watch mode fetches only what they
+	// name). 0 turns the watch off; otherwise at least 5s. Default 1m; env BLACKSMITH_RECONCILER_WATCH_INTERVAL.
+	WatchInterval time.Duration `yaml:"watch_interval"`
 	// MaxConcurrency caps deployments worked on at once. Default 5; env BLACKSMITH_RECONCILER_MAX_CONCURRENCY.
 	MaxConcurrency int `yaml:"max_concurrency"`
 	// BatchSize is how many index changes wait before an index write (which then goes once 5s have

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"time"
 )
 
 // MaxConcurrencyLimit bounds reconciler.max_concurrency: each unit is two
@@ -15,6 +16,9 @@ const MaxConcurrencyLimit = 1000
 
 func validateReconciler(r ReconcilerConfig, ck checker) {
 	ck.positive("reconciler.interval", r.Interval)
+	if r.WatchInterval != 0 && r.WatchInterval < MinWatchInterval {
+		ck.fail("reconciler.watch_interval", "must be 0 (off) or at least %s, got %s", MinWatchInterval, r.WatchInterval)
+	}
 	ck.atLeast("reconciler.max_concurrency", r.MaxConcurrency, 1)
 	if r.MaxConcurrency > MaxConcurrencyLimit {
 		ck.fail("reconciler.max_concurrency", "must be at most %d, got %d", MaxConcurrencyLimit, r.MaxConcurrency)
@@ -150,6 +154,10 @@ func CompileIgnore(pattern string) (*regexp.Regexp, error) {
 	}
 	return re, nil
 }
+
+// MinWatchInterval bounds reconciler.watch_interval from below: the watch
+// reads two pages of each Director's feeds each time.
+const MinWatchInterval = 5 * time.Second
 
 // MaxHealthTasksAtOnce bounds reconciler.health.tasks_at_once: a Director
 // runs 3 workers by default (director.workers).

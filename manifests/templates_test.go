@@ -75,7 +75,7 @@ func otherProps(tls *certificate) map[string]any {
 			"ca_cert": tls.ca, "skip_ssl_validation": true, "broker_name": "blacksmith", "check_interval": "10m", "timeout": "45s"},
 		"notifications": map[string]any{"webhook_url": "https://hooks.invalid/all", "webhook_secret": "hook-pw",
 			"webhooks": []any{map[string]any{"url": "https://hooks.invalid/x", "events": []any{"orphaned"}, "secret": "hook2-pw"}}},
-		"reconciler": map[string]any{"enabled": false, "interval": "2h", "max_concurrency": 7, "batch_size": 20,
+		"reconciler": map[string]any{"enabled": false, "interval": "2h", "watch_interval": "45s", "max_concurrency": 7, "batch_size": 20,
 			"retry_attempts": 5, "retry_delay": "3s", "cache_ttl": "7m", "resync_period": "12h",
 			"backup":              map[string]any{"enabled": false, "retention": 3, "cleanup": false, "path": "snapshots"},
 			"orphan_grace_period": "20m", "stop_timeout": "12s", "breaker_threshold": 4,

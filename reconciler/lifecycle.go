@@ -28,11 +28,12 @@ func (m *Manager) Start(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = m.queue.setStarted(false) }() // stopping cannot fail
+	var wg sync.WaitGroup
+	defer wg.Wait() // the lease is released, the watch ended, before Start returns
 	if m.elector != nil {
-		var wg sync.WaitGroup
 		wg.Go(func() { m.elector.run(ctx) })
-		defer wg.Wait() // the lease is released before Start returns
 	}
+	wg.Go(func() { m.watcher.run(ctx) })
 	m.status.follow(ctx, m.runLog)
 	timer := time.NewTimer(0)
 	defer timer.Stop()

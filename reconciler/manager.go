@@ -39,6 +39,7 @@ type Manager struct {
 	status   *published    // what Status shows
 	upgrades *Upgrades     // the fleet upgrades
 	health   *HealthLoop   // the VMs' health, beside the runs
+	watcher  watcher       // the feeds between runs
 }
 
 // stores are the Manager's own ways into Vault, each what one of its
@@ -147,6 +148,13 @@ func New(opts Options) (*Manager, error) {
 		Notifier: opts.Notifier, Counters: hm, Period: opts.Config.HealthSweep, Slot: opts.Config.Interval,
 		TasksAtOnce: opts.Config.Health.TasksAtOnce, Poll: opts.HealthPoll, Tick: opts.HealthTick, Leading: m.elector.leading,
 		Now: opts.Now, Log: opts.Logger.With("part", "health")})
+	looks, err := newWatchLooks(opts.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	m.watcher = watcher{directors: directors, store: s, every: opts.Config.WatchInterval, leading: m.elector.leading,
+		idle: func() bool { return len(m.runLock) == 0 && m.queue.idle() },
+		ask:  func(reason string) { _, _, _ = m.queue.add(RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
 	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,
 		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
 		now: m.now, log: m.log, metrics: m.metrics}, opts, window)

@@ -122,6 +122,13 @@ func (q *queue) add(opts RunOptions) (string, <-chan Summary, error) {
 	return p.id, w, nil
 }
 
+// idle says no run is asked for (a dry run aside).
+func (q *queue) idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pending[0] == nil
+}
+
 // isStarted says whether Start is running.
 func (q *queue) isStarted() bool {
 	q.mu.Lock()

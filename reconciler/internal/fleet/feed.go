@@ -20,26 +20,6 @@ import (
 // events each): a longer feed is treated as a gap, and the run resyncs.
 const maxFeedPages = 50
 
-// feedState is what the reconciler keeps of a Director's event feed in
-// Vault, so that a restarted daemon goes on from where the last run stopped.
-type feedState struct {
-	// LastID is the newest event the last complete run read.
-	LastID string `json:"last_id"`
-	// ResyncedAt is when a complete run last fetched every deployment.
-	ResyncedAt time.Time `json:"resynced_at"`
-	// Pending are deployments events named that the run could not fetch
-	// (quarantined, failing): the next runs treat them as named again.
-	Pending []string `json:"pending,omitempty"`
-	// LastTaskID is the task feed's mark: every task up to it was read
-	// (ended, or just before the oldest one still running).
-	LastTaskID int `json:"last_task_id,omitempty"`
-	// NoEvents says the Director was found recording no events.
-	NoEvents bool `json:"no_events,omitempty"`
-}
-
-// maxPending bounds feedState.Pending; beyond it the next run resyncs.
-const maxPending = 10000
-
 // watch is a run's view of one Director's event feed: which deployments
 // changed since the last run, and whether the rest may be trusted.
 type watch struct {
@@ -49,8 +29,10 @@ type watch struct {
 	state  feedState       // as read at the start of the run
 	loaded bool            // the state was read (false: nothing is written back)
 	doc    string          // the state document
-	// taskMark is the task feed's new mark (0: not read).
-	taskMark int
+	// taskMark is the task feed's new mark, seenTask the newest task read
+	// (tasksRead: the task feed was read).
+	taskMark, seenTask int
+	tasksRead          bool
 }
 
 // Feeds are a run's view of every Director's event feed, and the one they
@@ -363,37 +345,4 @@ func (w *watch) name(e bosh.Event) {
 		w.named[e.ObjectName] = true
 	}
 	w.report.Changed = len(w.named)
-}
-
-// save keeps the newest event id (and, after a resync, its time) for the
-// next run, with the named deployments the run could not fetch (pending);
-// only a complete run saves, so that a change seen by an aborted run is
-// seen again.
-func (w *watch) save(ctx context.Context, mem memory.StateStore, now time.Time, pending []string) error {
-	if !w.loaded || w.report.LastID == "" && w.report.Mode != report.FeedResync {
-		return nil
-	}
-	next := w.state
-	if w.report.LastID != "" {
-		next.LastID = w.report.LastID
-	}
-	if w.taskMark != 0 {
-		next.LastTaskID = w.taskMark
-	}
-	next.NoEvents = w.report.NoEvents
-	if w.report.Mode == report.FeedResync {
-		next.ResyncedAt = now
-	}
-	next.Pending = pending
-	if len(pending) > maxPending { // too many to carry: the next run fetches everything
-		next.Pending, next.ResyncedAt = nil, time.Time{}
-	}
-	if next.LastID == w.state.LastID && next.ResyncedAt.Equal(w.state.ResyncedAt) && slices.Equal(next.Pending, w.state.Pending) &&
-		next.LastTaskID == w.state.LastTaskID && next.NoEvents == w.state.NoEvents {
-		return nil
-	}
-	if err := mem.WriteState(ctx, w.doc, next); err != nil {
-		return fmt.Errorf("writing the feed state: %w", err)
-	}
-	return nil
 }

@@ -27,12 +27,16 @@ func (w *watch) readTasks(ctx context.Context, tasks taskList, emptyEvents bool)
 		return fmt.Errorf("reading the Director's tasks: %w", err)
 	}
 	last := w.state.LastTaskID
+	w.tasksRead = true
 	if len(list) > 0 && list[0].ID < last { // ids went back: another Director, or its database reset
 		w.taskMark = list[0].ID
 		return fmt.Errorf("%w: the Director's newest task %d is before task %d, the mark (another Director, or its database reset)",
 			errGap, list[0].ID, last)
 	}
 	mark, running := last, 0
+	if len(list) > 0 {
+		w.seenTask = list[0].ID
+	}
 	for _, t := range list {
 		if t.ID <= last {
 			continue
