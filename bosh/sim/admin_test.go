@@ -160,6 +160,8 @@ var _ = Describe("the task log", func() {
 		Expect(log).To(HaveLen(2))
 		Expect(log[0].Deployment).To(Equal(names[0]))
 		Expect(log[0].Ended.Sub(log[0].Began)).To(BeNumerically(">=", 100*time.Millisecond))
+		Expect(log[0].Created).NotTo(BeZero())
+		Expect(log[0].Began).NotTo(BeTemporally("<", log[0].Created), "queued from its creation until a worker takes it")
 		Expect(sim.MaxOverlap(log)).To(Equal(2), "both ran at once")
 		Expect(sim.MaxOverlap([]sim.TaskEntry{log[0], {Began: log[0].Ended, Ended: log[0].Ended.Add(time.Second)}})).To(Equal(1),
 			"one that begins as the other ends does not overlap it")

@@ -94,10 +94,11 @@ type TaskEntry struct {
 	Deployment  string `json:"deployment"`
 	ContextID   string `json:"context_id"`
 	State       string `json:"state"`
-	// Began and Ended are when it started processing and when it ended
-	// (zero while it has not).
-	Began time.Time `json:"began,omitzero"`
-	Ended time.Time `json:"ended,omitzero"`
+	// Created is when it was created (queued); Began and Ended when it
+	// started processing and when it ended (zero while it has not).
+	Created time.Time `json:"created,omitzero"`
+	Began   time.Time `json:"began,omitzero"`
+	Ended   time.Time `json:"ended,omitzero"`
 }
 
 // TaskLog lists the tasks created since the Director started or since the
@@ -112,7 +113,7 @@ func (d *Director) TaskLog() []TaskEntry {
 			continue
 		}
 		out = append(out, TaskEntry{ID: t.id, Description: t.description, Deployment: t.deployment, ContextID: t.ctxID,
-			State: t.state, Began: t.began, Ended: t.ended})
+			State: t.state, Created: t.created, Began: t.began, Ended: t.ended})
 	}
 	return out
 }

@@ -41,7 +41,7 @@ type task struct {
 	kind                    taskKind
 	state, description      string
 	startedAt, timestamp    int64     // unix seconds; 0 = null
-	began, ended            time.Time // the same, to the nanosecond (TaskLog)
+	created, began, ended   time.Time // when it was created, and the same, to the nanosecond (TaskLog)
 	result                  *string
 	user, deployment, ctxID string
 	outcome                 string        // injected terminal state; "" = as it goes
@@ -104,7 +104,7 @@ func terminal(state string) bool {
 func (d *Director) newTaskLocked(kind taskKind, description, deployment, user, ctxID string) *task {
 	t := &task{id: len(d.tasks) + 1, kind: kind, state: StateQueued, description: description,
 		user: user, deployment: deployment, ctxID: ctxID, duration: d.knobs.taskDuration(),
-		cancel: make(chan struct{}), admit: make(chan struct{})}
+		cancel: make(chan struct{}), admit: make(chan struct{}), created: time.Now()}
 	t.outcome = d.takeOutcomeLocked(deployment)
 	d.tasks = append(d.tasks, t)
 	d.queue.enqueueLocked(t)

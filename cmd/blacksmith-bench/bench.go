@@ -134,6 +134,14 @@ func (b *bench) reconcile(ctx context.Context, n int) ([]result, error) {
 		if !b.f.needs(sc) {
 			continue
 		}
+		if sc == "footprint" { // the reconciler as serve runs it, last: it changes deployments out of band
+			r, err := b.footprint(ctx, n, sims, store, clock)
+			if err != nil {
+				return out, fmt.Errorf("%s over %d deployments: %w", sc, n, err)
+			}
+			out = append(out, r)
+			continue
+		}
 		if sc == "platform" { // runs of its own, each measured as a steady one
 			r, err := b.platform(ctx, n, sims, store, clock)
 			if b.f.scenarios[sc] && r.platformFigures != nil {
@@ -210,8 +218,10 @@ func (b *bench) reshard(ctx context.Context, n int, sims []*simProcess, store *v
 // changed out of band), gap (the Director keeps fewer events than changed
 // since); platform, between steady and steady-1pct, is steady runs of
 // reconcilers of its own, without and with the platform cross-check
-// (platform.go), that leave the deployments as they found them.
-var reconcileOrder = []string{"cold", "warm", "steady", "platform", "steady-1pct", "gap"}
+// (platform.go), that leave the deployments as they found them; footprint,
+// last, is the reconciler as serve runs it over what they left
+// (footprint.go).
+var reconcileOrder = []string{"cold", "warm", "steady", "platform", "steady-1pct", "gap", "footprint"}
 
 // scenarioOrder is every scenario: the reconciler's, then the fleet
 // upgrades (upgrade.go), each on a setup of its own.

@@ -124,7 +124,7 @@ var _ = Describe("the bench", func() {
 
 	It("prints a BENCH line per scenario with the figures asked for", func() {
 		var stdout, stderr bytes.Buffer
-		code := run([]string{"-n", "40", "-latency", "2ms"}, &stdout, &stderr)
+		code := run([]string{"-n", "40", "-latency", "2ms", "-scenarios", "cold,warm,steady,platform,steady-1pct,gap,upgrade,upgrade-faults"}, &stdout, &stderr)
 		Expect(code).To(BeZero(), stderr.String())
 
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
@@ -178,6 +178,21 @@ var _ = Describe("the bench", func() {
 			HaveKeyWithValue("problem_count", 0.0)), faults)
 	})
 
+	It("measures the daemon's footprint on the Director: the health loop's tasks, a broker deploy's queue wait, the watch", func() {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"-n", "40", "-latency", "2ms", "-scenarios", "footprint", "-footprint-window", "10s"}, &stdout, &stderr)
+		Expect(code).To(BeZero(), stderr.String())
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		Expect(lines).To(HaveLen(1), "cold runs first (it needs its records) and is not printed")
+		var doc map[string]any
+		Expect(json.Unmarshal([]byte(strings.TrimPrefix(lines[0], "BENCH ")), &doc)).To(Succeed())
+		Expect(doc).To(SatisfyAll(HaveKeyWithValue("scenario", "footprint-40"), HaveKeyWithValue("window_s", 10.0),
+			HaveKeyWithValue("clock_speed", 6.0), HaveKeyWithValue("broker_deploys", BeNumerically(">=", 2)),
+			HaveKeyWithValue("most_sweep_tasks_at_once", ConsistOf(BeNumerically("<=", 1))),
+			HaveKeyWithValue("sweep_tasks_per_hour", HaveLen(1)), HaveKeyWithValue("queue_wait_p99_ms", BeNumerically("<", 1000)),
+			HaveKeyWithValue("out_of_band_recorded_s", -1.0)), "the watch looks every minute: not within 10 s")
+	})
+
 	It("measures what the platform cross-check adds to a steady run, every instance in step", func() {
 		var stdout, stderr bytes.Buffer
 		code := run([]string{"-n", "200", "-latency", "2ms", "-scenarios", "platform"}, &stdout, &stderr)
@@ -193,7 +208,7 @@ var _ = Describe("the bench", func() {
 			HaveKeyWithValue("platform_counts", map[string]any{"in_step": 200.0, "orphan_deployment": 0.0, "platform_only": 0.0,
 				"orphan": 0.0, "creating": 0.0, "absent": 0.0, "not_the_platforms": 0.0}),
 			HaveKeyWithValue("platform_problem_count", 0.0), HaveKeyWithValue("manifests_fetched", 0.0),
-			HaveKeyWithValue("health_checked", 0.0), HaveKeyWithValue("cc_request_bound", 4.0)), doc)
+			HaveKeyWithValue("cc_request_bound", 4.0)), doc)
 		Expect(doc["without_s"]).To(HaveLen(platformRuns))
 		Expect(doc["with_s"]).To(HaveLen(platformRuns))
 		Expect(doc["platform_read_s"]).To(HaveLen(platformRuns))

@@ -33,7 +33,7 @@ var _ = DescribeTable("-memory-limit reads a size as GOMEMLIMIT does",
 var _ = Describe("a steady run's target", func() {
 	It("holds its counts apart from its bounds of time and memory", func() {
 		r := result{Deployments: 40, Directors: 1, DirectorRequests: map[string]int{"GET /deployments": 1, "GET /events": 1},
-			VaultWrites: 1, Converged: true, WallS: 0.1, PeakRSSBytes: 1 << 20}
+			VaultWrites: 1, Converged: true, WallS: 0.1, PeakRSSBytes: 1 << 20, HealthHanded: 40}
 		r.judge("steady", 0, 5)
 		Expect(r.CountsMet).To(BeTrue())
 		Expect(r.TargetMet).To(BeTrue())
@@ -47,6 +47,25 @@ var _ = Describe("a steady run's target", func() {
 		r.judge("steady", 0, 5)
 		Expect(r.CountsMet).To(BeFalse())
 		Expect(r.TargetMet).To(BeFalse())
+	})
+})
+
+var _ = Describe("the scenarios a bench runs", func() {
+	It("runs cold alone before footprint, and every reconciler scenario before a later one", func() {
+		f, err := parseFlags([]string{"-scenarios", "footprint"}, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		var runs []string
+		for _, sc := range reconcileOrder {
+			if f.needs(sc) {
+				runs = append(runs, sc)
+			}
+		}
+		Expect(runs).To(Equal([]string{"cold", "footprint"}))
+
+		f, err = parseFlags([]string{"-scenarios", "gap"}, GinkgoWriter)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(f.needs("steady-1pct")).To(BeTrue())
+		Expect(f.needs("footprint")).To(BeFalse())
 	})
 })
 

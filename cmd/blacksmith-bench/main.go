@@ -14,7 +14,13 @@
 // says whether the run met its target (see result.judge). The reconciler
 // runs with the default configuration; the VM health sweep is not the
 // run's (the health loop asks beside it: health_handed is what the run
-// handed it). It exits 1 when a run fails, and with
+// handed it); footprint, last, runs the reconciler as serve does (its
+// watch between runs, the health loop beside it) for -footprint-window
+// (100 s) and measures
+// what it costs each Director: the health loop's tasks per hour and at
+// once, the queue wait of the broker's deploys made meanwhile, the time an
+// out-of-band deploy and an unresponsive agent take to reach Vault and the
+// health state (footprint.go). It exits 1 when a run fails, and with
 // -strict also when a target is missed (wall-clock targets depend on what
 // else the machine is running).
 //
@@ -55,7 +61,9 @@ type flags struct {
 	cpuProfile  string
 	memoryLimit int64         // bytes, 0 for none
 	upgradePoll time.Duration // how often a fleet upgrade asks about its tasks
-	healthSweep time.Duration // reconciler.health_sweep (0: off)
+	// footprintWindow is how long the footprint scenario watches the daemon.
+	footprintWindow time.Duration
+	healthSweep     time.Duration // reconciler.health_sweep (0: off)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -128,6 +136,8 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 			"each upgrade scenario on a setup of its own of min(n, 1000) deployments, once per bench)")
 	fs.IntVar(&f.concurrency, "concurrency", 0, "reconciler.max_concurrency (0: the default)")
 	fs.IntVar(&f.directors, "directors", 1, "spread each size's deployments over this many Directors (simulators), reconciled as several Directors")
+	fs.DurationVar(&f.footprintWindow, "footprint-window", 100*time.Second,
+		"how long the footprint scenario runs the daemon (the watch's 1m and an unresponsive agent's 15 s need about 90 s to show)")
 	fs.DurationVar(&f.upgradePoll, "upgrade-poll", 50*time.Millisecond, "how often the upgrade scenarios' fleet upgrade asks about a task (the daemon's default is 1s, for tasks of minutes)")
 	fs.DurationVar(&f.healthSweep, "health-sweep", config.Default().Reconciler.HealthSweep,
 		"reconciler.health_sweep (0: off, so that a run's wall is its own; the steady targets count the sweep's share apart either way)")
@@ -195,14 +205,15 @@ func startProfile(path string) (func(), error) {
 
 // needs says whether scenario sc runs: it is printed, or one printed after
 // it needs it first (a reconciler scenario; each upgrade scenario has a
-// setup of its own, and platform leaves what it found: none needs them).
+// setup of its own, and platform leaves what it found: none needs them;
+// footprint needs the records of cold alone).
 func (f flags) needs(sc string) bool {
 	at := slices.Index(reconcileOrder, sc)
 	if at < 0 || sc == "platform" {
 		return f.scenarios[sc]
 	}
 	for _, later := range reconcileOrder[at:] {
-		if f.scenarios[later] {
+		if f.scenarios[later] && (later != "footprint" || sc == "cold" || sc == later) {
 			return true
 		}
 	}

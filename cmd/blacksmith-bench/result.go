@@ -98,6 +98,7 @@ type result struct {
 	// and absent, for the others).
 	*upgradeFigures
 	*platformFigures
+	*footprintFigures
 	// platformRead is the run's platform report (nil without the cross-check).
 	platformRead *reconciler.PlatformReport
 }
