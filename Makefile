@@ -30,8 +30,12 @@ run: ## run the daemon on embedded defaults: real Vault dev server + Director an
 	@$(MAKE) --no-print-directory -j2 build vault # the first time, Vault builds while the binaries do
 	@VAULT_BIN=$$(ci/vault-bin.sh) ci/run-local.sh
 
+.PHONY: tools
+tools: ## install what the suites use and a fresh machine lacks (promtool, ruby, chromium; apt-get), saying what
+	@ci/tools.sh
+
 .PHONY: test
-test: vault ## run every suite against a real Vault (race detector on)
+test: vault tools ## run every suite against a real Vault (race detector on); installs what it lacks first
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) test $(GOFLAGS_TEST) ./...
 
 .PHONY: release-src
