@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -182,15 +183,17 @@ func (l *Loop) step(ctx context.Context, results chan<- result, wg *sync.WaitGro
 }
 
 // take starts working from handover h: the entries of instances gone
-// dropped, what each lane no longer has forgotten, the named, the pending
-// and the unhealthy asked first.
+// dropped, what each lane no longer has forgotten, the named, what was
+// left for later, the pending and the unhealthy asked first.
 func (l *Loop) take(h health.Handover, gen uint64) {
 	l.gen, l.handed = gen, h
 	l.keep.forget(h.Gone)
 	handed := func(name string) bool { _, ok := h.Targets[name]; return ok }
 	now := l.o.Now()
+	var later []string
 	for _, ln := range l.lanes {
 		ln.forget(handed)
+		later = append(later, ln.later...)
 		ln.later = nil
 		l.reslot(ln, now, true)
 	}
@@ -201,7 +204,7 @@ func (l *Loop) take(h health.Handover, gen uint64) {
 			}
 		}
 	}
-	for _, name := range h.Named {
+	for _, name := range slices.Concat(h.Named, later) {
 		askFirst(name)
 	}
 	for _, name := range l.keep.doc.Pending {
