@@ -77,6 +77,9 @@ func (b *bench) footprint(ctx context.Context, n int, sims []*simProcess, store 
 		return r, err
 	}
 	for _, s := range sims {
+		if err := s.setEventsKept(ctx, sim.DefaultEventsKept); err != nil { // the gap scenario kept 10
+			return r, err
+		}
 		if err := s.reset(ctx); err != nil {
 			return r, err
 		}
@@ -210,7 +213,15 @@ func outOfBand(ctx context.Context, b *bench, s *simProcess, store *vault.Store,
 			case <-time.After(time.Until(began.Add(footprintChange))):
 			}
 			at := time.Now()
-			if _, err := c.Deploy(ctx, []byte(strings.TrimRight(text, "\n")+"\ntags:\n  footprint: out-of-band\n")); err != nil {
+			// a key of its own: the scenarios before may have added tags
+			task, err := c.Deploy(ctx, []byte(strings.TrimRight(text, "\n")+"\nfootprint_change:\n  footprint: out-of-band\n"))
+			if err == nil {
+				task, err = c.WaitTask(ctx, task.ID, 100*time.Millisecond)
+			}
+			if err == nil && task.State != bosh.TaskDone {
+				err = fmt.Errorf("its task ended %s: %s", task.State, task.Result)
+			}
+			if err != nil {
 				return fmt.Errorf("the out-of-band deploy: %w", err)
 			}
 			body := fmt.Sprintf(`{"deployment":%q,"instance":%q,"agent":%q}`, sick, vms[0].ID, sim.AgentUnresponsive)
