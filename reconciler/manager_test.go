@@ -160,7 +160,9 @@ var _ = Describe("the manager", func() {
 
 	It("reports status and metrics in the shapes operators know", func() {
 		e := newEnv(envOptions{seed: 3})
-		e.sim.PutDeployment("name: cf\nreleases: [{name: capi, version: '1'}]\n")
+		e.sim.PutDeployment("name: cf\nreleases: [{name: capi, version: '1'}]\n") // not the broker's: listed apart
+		lost := "nosuch-plan-0b6f1c3e-3c5e-4e0a-9a4f-1d2c3b4a5e6f"                  // looks like the broker's, a plan unknown
+		e.sim.PutDeployment("name: " + lost + "\nreleases: [{name: capi, version: '1'}]\n")
 		Expect(counter(e.reg, "blacksmith_reconciler_runs_total", map[string]string{"result": "success"})).To(BeZero())
 		e.run(reconciler.RunOptions{})
 		e.run(reconciler.RunOptions{})
@@ -181,14 +183,14 @@ var _ = Describe("the manager", func() {
 		Expect(mfs).To(ContainElement(SatisfyAll(
 			HaveField("GetName()", "blacksmith_reconciler_run_duration_seconds"),
 			HaveField("GetMetric()", ConsistOf(HaveField("GetHistogram().GetSampleCount()", BeEquivalentTo(2)))))))
-		Expect(counter(e.reg, "blacksmith_reconciler_deployments", nil)).To(Equal(4.0))
-		Expect(counter(e.reg, "blacksmith_reconciler_unmatched_deployments", nil)).To(Equal(1.0))
+		Expect(counter(e.reg, "blacksmith_reconciler_deployments", nil)).To(Equal(5.0))
+		Expect(counter(e.reg, "blacksmith_reconciler_unmatched_deployments", nil)).To(Equal(2.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_director_up", map[string]string{"director": "default"})).To(Equal(1.0),
 			"one Director has its series too")
-		Expect(counter(e.reg, "blacksmith_reconciler_director_deployments", map[string]string{"director": "default"})).To(Equal(4.0))
+		Expect(counter(e.reg, "blacksmith_reconciler_director_deployments", map[string]string{"director": "default"})).To(Equal(5.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "matched"})).To(Equal(3.0))
 		Expect(counter(e.reg, "blacksmith_reconciler_vault_writes_total", map[string]string{"kind": "manifest"})).To(Equal(3.0))
-		Expect(counter(e.reg, "blacksmith_reconciler_converged", nil)).To(BeZero(), "the unmatched deployment is unexplained")
+		Expect(counter(e.reg, "blacksmith_reconciler_converged", nil)).To(BeZero(), "the unmatched deployment of the broker's kind is unexplained; cf is not")
 		Expect(e.m.Status().Blockers).To(ConsistOf("1 deployments unmatched"))
 		Expect(counter(e.reg, "blacksmith_reconciler_last_success_timestamp_seconds", nil)).To(BeNumerically("~", float64(time.Now().Unix()), 60))
 
@@ -196,12 +198,13 @@ var _ = Describe("the manager", func() {
 		Expect(st.Metrics.TotalRuns).To(Equal(int64(2)))
 		Expect(st.Metrics.SuccessfulRuns).To(Equal(int64(2)))
 		Expect(st.Metrics.FailedRuns).To(BeZero())
-		Expect(st.Metrics.TotalDeploymentsScanned).To(Equal(int64(8)))
+		Expect(st.Metrics.TotalDeploymentsScanned).To(Equal(int64(10)))
 		Expect(st.Metrics.TotalInstancesFound).To(Equal(int64(6)))
 		Expect(st.Metrics.TotalInstancesSynced).To(Equal(int64(3)))
 		Expect(st.Metrics.AverageDurationSeconds).To(BeNumerically(">", 0))
-		Expect(st.Unmatched).To(ConsistOf(HaveField("Deployment", "cf")))
-		Expect(st.Unmatched[0].Reason).To(ContainSubstring("no properties.blacksmith"))
+		Expect(st.Unmatched).To(ConsistOf(And(HaveField("Deployment", "cf"), HaveField("Foreign", true), HaveField("Reason", ContainSubstring("no properties.blacksmith"))),
+			And(HaveField("Deployment", lost), HaveField("Foreign", false))))
+		Expect(st.LastRun).To(And(HaveField("Unmatched", 2), HaveField("Foreign", 1)))
 
 		b, err := json.Marshal(st)
 		Expect(err).NotTo(HaveOccurred())

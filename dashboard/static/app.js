@@ -221,8 +221,11 @@ function renderStatus(st) {
   }
   $("orphans-count").textContent = "(" + st.orphans.length + ")";
   rows("orphans", st.orphans, (o) => [instanceLink(o.instance_id), o.deployment, when(o.orphaned_at)]);
-  $("unmatched-count").textContent = "(" + st.unmatched.length + ")";
-  rows("unmatched", st.unmatched, (u) => [u.deployment, u.reason]);
+  const unmatched = st.unmatched.filter((u) => !u.foreign), foreign = st.unmatched.filter((u) => u.foreign);
+  $("unmatched-count").textContent = "(" + unmatched.length + ")";
+  rows("unmatched", unmatched, (u) => [u.deployment, u.reason]);
+  $("foreign-count").textContent = "(" + foreign.length + ")";
+  rows("foreign", foreign, (u) => [u.deployment, u.reason]);
   $("conflicts-count").textContent = "(" + st.conflicts.length + ")";
   rows("conflicts", st.conflicts, (c) => [instanceLink(c.instance_id), c.winner, c.loser]);
   $("quarantined-count").textContent = "(" + st.quarantined.length + ")";

@@ -17,6 +17,25 @@ func (m *Matcher) ByName(name string) (report.Match, bool) {
 	return got, got.Strategy != ""
 }
 
+// Foreign says nothing about a deployment no strategy matched is the
+// broker's: its name ends in no instance UUID, its manifest (read) has no
+// properties.blacksmith, none of its releases maps to a service and no rule
+// names it. Another kind of deployment on a shared Director (cf,
+// concourse...): reported apart, it does not keep a run from converging.
+// A deployment whose manifest was not read is not called foreign.
+func (m *Matcher) Foreign(d bosh.Deployment, man *Manifest) bool {
+	if _, _, ok := splitUUID(d.Name); ok || man == nil || man.Blacksmith() != nil {
+		return false
+	}
+	for _, r := range d.Releases {
+		if _, ok := m.releases[r.Name]; ok {
+			return false
+		}
+	}
+	got, _ := m.byRule(d, man)
+	return got.Strategy == ""
+}
+
 // byName is strategy 1: `{planID}-{instanceID}` with a plan of the catalog.
 func (m *Matcher) byName(d bosh.Deployment, _ *Manifest) (report.Match, string) {
 	prefix, id, ok := splitUUID(d.Name)

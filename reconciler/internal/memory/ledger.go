@@ -100,15 +100,20 @@ func (s *Ledger) Safely(what string, f func()) {
 
 // Unmatched records a deployment no strategy could tie to an instance:
 // counted whole, the first MaxUnmatchedListed listed (the status serves
-// them at every poll), each name and reason cut to MaxErrorText.
-func (s *Ledger) Unmatched(name, reason string) {
+// them at every poll), each name and reason cut to MaxErrorText; foreign
+// says nothing about it is the broker's (counted apart: it does not keep
+// the run from converging).
+func (s *Ledger) Unmatched(name, reason string, foreign bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.unmatch) < MaxUnmatchedListed {
 		s.unmatch = append(s.unmatch, report.Unmatched{Deployment: report.Truncate(name, MaxErrorText),
-			Reason: report.Truncate(reason, MaxErrorText)})
+			Reason: report.Truncate(reason, MaxErrorText), Foreign: foreign})
 	}
 	s.sum.Unmatched++
+	if foreign {
+		s.sum.Foreign++
+	}
 }
 
 // MaxUnmatchedListed bounds the unmatched deployments a run lists (the
@@ -119,7 +124,7 @@ const MaxUnmatchedListed = 1000
 // Unmatched too, with the reason).
 func (s *Ledger) LowConfidence(name string, mt report.Match, least float64) {
 	s.Unmatched(name, fmt.Sprintf("matched instance %s by %s with confidence %.2f, below reconciler.min_confidence %.2f",
-		mt.InstanceID, mt.Strategy, mt.Confidence, least))
+		mt.InstanceID, mt.Strategy, mt.Confidence, least), false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.sum.LowConfidence) < maxLoggedItems {
@@ -132,7 +137,7 @@ func (s *Ledger) LowConfidence(name string, mt report.Match, least float64) {
 func (s *Ledger) Conflict(c report.Conflict, reason string) {
 	s.log.Warn("deployments claim the same instance, the loser is left out",
 		"instance", c.InstanceID, "winner", c.Winner, "loser", c.Loser, "loser_director", c.LoserDirector)
-	s.Unmatched(c.Loser, reason)
+	s.Unmatched(c.Loser, reason, false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sum.Conflicts = append(s.sum.Conflicts, c)

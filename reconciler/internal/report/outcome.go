@@ -27,7 +27,7 @@ func Outcome(s Summary) (result string, blockers []string) {
 	add(s.ErrorCount, "%d errors")
 	add(len(s.Quarantined), "%d quarantined items skipped")
 	add(len(s.NewlyQuarantined), "%d items newly quarantined")
-	add(s.Unmatched-len(s.Conflicts)-len(s.LowConfidence), "%d deployments unmatched")
+	add(s.Unmatched-s.Foreign-len(s.Conflicts)-len(s.LowConfidence), "%d deployments unmatched")
 	add(len(s.LowConfidence), "%d matches below reconciler.min_confidence")
 	stillStuck := 0
 	for _, st := range s.Settled {

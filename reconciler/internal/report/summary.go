@@ -77,6 +77,10 @@ type Summary struct {
 	// Unmatched is the number of deployments no strategy could tie to an
 	// instance, or only below reconciler.min_confidence.
 	Unmatched int `json:"unmatched"`
+	// Foreign is how many of them are not the broker's (no instance UUID
+	// in the name, no properties.blacksmith, no release of the broker's
+	// services, no rule): they do not keep the run from converging.
+	Foreign int `json:"foreign"`
 	// LowConfidence are the matches below reconciler.min_confidence:
 	// reported, not written.
 	LowConfidence []LowConfidence `json:"low_confidence"`
@@ -208,6 +212,10 @@ type Unmatched struct {
 	Deployment string `json:"deployment"`
 	// Reason says what each strategy found missing.
 	Reason string `json:"reason"`
+	// Foreign says nothing about it is the broker's (match.Matcher.Foreign):
+	// another kind of deployment on a shared Director, listed apart; it
+	// does not keep a run from converging.
+	Foreign bool `json:"foreign,omitempty"`
 }
 
 // Conflict is a deployment that claimed an instance another deployment won:

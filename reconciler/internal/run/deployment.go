@@ -275,7 +275,7 @@ func (w *deployments) match(d bosh.Deployment, f *fleet.Fetched, byName bool) (r
 		var err error
 		if info, err = f.Info(); errors.Is(err, match.ErrManifestBounds) {
 			// Director content past the bounds: reported, not the run's error.
-			w.ledger.Unmatched(d.Name, "manifest not read: "+err.Error())
+			w.ledger.Unmatched(d.Name, "manifest not read: "+err.Error(), false)
 			return report.Match{}, match.Taken
 		} else if err != nil {
 			w.ledger.Fail(report.DeploymentKey(d.Name), fmt.Errorf("deployment %s: %w", d.Name, err))
@@ -285,7 +285,7 @@ func (w *deployments) match(d bosh.Deployment, f *fleet.Fetched, byName bool) (r
 	mt, ok, reason := w.matcher.Match(d, info)
 	if !ok {
 		w.log.Debug("deployment unmatched", "deployment", d.Name, "reason", reason)
-		w.ledger.Unmatched(d.Name, reason)
+		w.ledger.Unmatched(d.Name, reason, w.matcher.Foreign(d, info))
 		return report.Match{}, match.Taken
 	}
 	w.log.Debug("deployment matched", "deployment", d.Name, "instance", mt.InstanceID,
