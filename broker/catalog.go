@@ -34,18 +34,32 @@ func osbService(s catalog.Service) domain.Service {
 		Tags:                 s.Tags,
 		Plans:                make([]domain.ServicePlan, 0, len(s.Plans)),
 	}
+	if s.Shareable { // Cloud Foundry lets users share an instance only of a service that says so
+		shareable := true
+		svc.Metadata = &domain.ServiceMetadata{Shareable: &shareable}
+	}
 	for _, p := range s.Plans {
 		svc.PlanUpdatable = svc.PlanUpdatable || p.Updatable
 		svc.Plans = append(svc.Plans, domain.ServicePlan{
-			ID:              p.ID,
-			Name:            p.Name,
-			Description:     p.Description,
-			Free:            domain.FreeValue(true),
-			Schemas:         osbSchemas(p.Schemas),
-			MaintenanceInfo: osbMaintenance(p.MaintenanceInfo),
+			ID:                     p.ID,
+			Name:                   p.Name,
+			Description:            p.Description,
+			Free:                   domain.FreeValue(true),
+			Schemas:                osbSchemas(p.Schemas),
+			MaintenanceInfo:        osbMaintenance(p.MaintenanceInfo),
+			MaximumPollingDuration: pollingDuration(p.MaximumPollingDuration),
 		})
 	}
 	return svc
+}
+
+// pollingDuration is a plan's maximum_polling_duration as the catalog
+// shows it: nil (absent) for 0, the platform's own.
+func pollingDuration(seconds int) *int {
+	if seconds <= 0 {
+		return nil
+	}
+	return &seconds
 }
 
 // findPlan returns the catalog's plan planID, which must belong to serviceID.

@@ -73,10 +73,10 @@ func mustTemplate(name, text string) *catalog.Template {
 func testCatalog() *catalog.Catalog {
 	m, c := mustTemplate("manifest.yml", manifestTemplate), mustTemplate("credentials.yml", credentialsTemplate)
 	return &catalog.Catalog{Services: []catalog.Service{
-		{ID: "redis", Name: "redis", Description: "Redis", Bindable: true, Tags: []string{"kv"}, Limit: 3, Plans: []catalog.Plan{
+		{ID: "redis", Name: "redis", Description: "Redis", Bindable: true, Tags: []string{"kv"}, Limit: 3, Shareable: true, Plans: []catalog.Plan{
 			{ID: "redis-small", Name: "small", Description: "one node", Limit: 2, ServiceID: "redis",
 				Manifest: m, Credentials: c, AcceptAnyParameters: true, MergeParameters: true},
-			{ID: "redis-large", Name: "large", Description: "three nodes", Updatable: true, ServiceID: "redis",
+			{ID: "redis-large", Name: "large", Description: "three nodes", Updatable: true, ServiceID: "redis", MaximumPollingDuration: 7200,
 				Manifest: m, Credentials: c, AcceptAnyParameters: true, MergeParameters: true},
 		}},
 		{ID: "memo", Name: "memo", Description: "not bindable", Bindable: false, Plans: []catalog.Plan{

@@ -24,6 +24,11 @@ var _ = Describe("HTTP", func() {
 		Expect(redis).To(HaveKeyWithValue("plan_updateable", true))
 		Expect(redis["plans"]).To(HaveLen(2))
 		Expect(services[1]).To(HaveKeyWithValue("bindable", false))
+		Expect(redis).To(HaveKeyWithValue("metadata", HaveKeyWithValue("shareable", true)), "Cloud Foundry shares only what says so")
+		Expect(services[1]).NotTo(HaveKey("metadata"))
+		plans := redis["plans"].([]any)
+		Expect(plans[0]).NotTo(HaveKey("maximum_polling_duration"), "0: the platform's own")
+		Expect(plans[1]).To(HaveKeyWithValue("maximum_polling_duration", 7200.0))
 	})
 
 	It("answers 401 to wrong or missing credentials on /v2/* and /b/*, and counts them", func() {

@@ -24,6 +24,10 @@ type Service struct {
 	Tags []string
 	// Limit caps instances of the service across plans; 0 = unlimited. Default 0.
 	Limit int
+	// Shareable lets the platform share its instances with other spaces
+	// (the catalog's metadata.shareable, which Cloud Foundry reads).
+	// Default false.
+	Shareable bool
 	// Plans are the service's plans, by plan directory name; at least one.
 	Plans []Plan
 }
@@ -47,6 +51,10 @@ type Plan struct {
 	Bindings string
 	// Updatable says whether instances may change to this plan. Default false.
 	Updatable bool
+	// MaximumPollingDuration is how long, in seconds, the platform polls an
+	// asynchronous operation of the plan before it gives up (the catalog's
+	// maximum_polling_duration); 0 = the platform's own. Default 0.
+	MaximumPollingDuration int
 	// Manifest is the BOSH manifest template (manifest.yml). Required.
 	Manifest *Template
 	// Credentials is the binding credentials template (credentials.yml);

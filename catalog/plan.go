@@ -16,17 +16,18 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 	p := Plan{ServiceID: serviceID, Source: file, Bindings: BindingsShared}
 	before := len(l.problems.List)
 	given, ok := decodeFile(file, map[string]setter{
-		"id":                    str(&p.ID),
-		"name":                  str(&p.Name),
-		"description":           str(&p.Description),
-		"limit":                 integer(&p.Limit),
-		"max_bindings":          integer(&p.MaxBindings),
-		"bindings":              str(&p.Bindings),
-		"updatable":             boolean(&p.Updatable),
-		"accept_any_parameters": boolean(&p.AcceptAnyParameters),
-		"merge_parameters":      boolean(&p.MergeParameters),
-		"director":              str(&p.Director),
-		"maintenance_info":      maintenanceInfo(&p.MaintenanceInfo),
+		"id":                       str(&p.ID),
+		"name":                     str(&p.Name),
+		"description":              str(&p.Description),
+		"limit":                    integer(&p.Limit),
+		"max_bindings":             integer(&p.MaxBindings),
+		"bindings":                 str(&p.Bindings),
+		"updatable":                boolean(&p.Updatable),
+		"maximum_polling_duration": integer(&p.MaximumPollingDuration),
+		"accept_any_parameters":    boolean(&p.AcceptAnyParameters),
+		"merge_parameters":         boolean(&p.MergeParameters),
+		"director":                 str(&p.Director),
+		"maintenance_info":         maintenanceInfo(&p.MaintenanceInfo),
 		"schemas": func(n *yaml.Node) string {
 			p.Schemas = decodeSchemas(n, p.ID, func(field, msg string) { l.problems.add(file, field, "%s", msg) })
 			return ""
@@ -36,6 +37,9 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 		l.common(file, given, p.ID, p.Name, p.Description, p.Limit)
 		if p.Bindings != BindingsShared && p.Bindings != BindingsPerBinding {
 			l.problems.add(file, "bindings", "must be %s or %s, got %q", BindingsShared, BindingsPerBinding, p.Bindings)
+		}
+		if p.MaximumPollingDuration < 0 {
+			l.problems.add(file, "maximum_polling_duration", "must not be negative (seconds; 0 = the platform's own), got %d", p.MaximumPollingDuration)
 		}
 		if p.MaxBindings < 0 {
 			l.problems.add(file, "max_bindings", "must not be negative (0 = unlimited), got %d", p.MaxBindings)

@@ -20,6 +20,7 @@ func (l *loader) service(dir string) (Service, bool) {
 		"bindable":    boolean(&s.Bindable),
 		"tags":        stringList(&s.Tags),
 		"limit":       integer(&s.Limit),
+		"shareable":   boolean(&s.Shareable),
 	}, l.problems)
 	if !ok {
 		return Service{}, false

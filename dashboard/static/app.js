@@ -43,6 +43,14 @@ function when(t) {
   return isNaN(d) || d.getFullYear() < 2000 ? "" : d.toLocaleString();
 }
 
+// backupWhen is a backup's id (the Unix second it was taken) as a date,
+// with the id an operator passes to restore; another id as it is.
+function backupWhen(id) {
+  if (!/^[0-9]{9,11}$/.test(id)) return id;
+  const at = when(Number(id) * 1000);
+  return at ? at + " (" + id + ")" : id;
+}
+
 function secs(s) {
   return s === undefined ? "" : s < 10 ? s.toFixed(2) + " s" : Math.round(s) + " s";
 }
@@ -602,7 +610,8 @@ function upgradeFacts(c) {
   return [
     ["fleet upgrade", c.id + (c.dry_run ? " (dry run: changes nothing)" : "")],
     ["trigger", c.trigger],
-    ["state", el("span", c.running ? "running" : "ended", "badge " + (c.running ? "running" : c.error || c.stopped ? "partial" : "success"))],
+    ["state", el("span", c.running ? "running" : c.dry_run ? "dry run ended" : "ended",
+      "badge " + (c.running ? "running" : c.dry_run ? "partial" : c.error || c.stopped ? "partial" : "success"))],
     ["started", when(c.started_at)],
     ["ended", when(c.ended_at)],
     ["rules", "canaries " + r.canaries + " · max_in_flight " + r.max_in_flight + " · max_failures " + r.max_failures +
@@ -685,7 +694,7 @@ async function loadInstance() {
     const q = v.quarantine;
     facts("quarantine", q ? [["failures", q.failures], ["since", when(q.since)], ["next attempt", when(q.next_attempt)], ["last error", q.last_error]] : []);
     $("backups-count").textContent = "(" + v.backups.length + ")";
-    $("backups").replaceChildren(...v.backups.map((b) => el("li", b)));
+    $("backups").replaceChildren(...v.backups.map((b) => el("li", backupWhen(b))));
     rows("history", v.history, (h) => [when(h.time), h.kind, by(h), [h.message, diffNote(h)].filter(Boolean).join(" — ")]);
     showError(v.problems && v.problems.length ? v.problems.join("; ") : null);
   } catch (e) {
