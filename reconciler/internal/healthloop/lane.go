@@ -58,14 +58,21 @@ func (ln *lane) ask(name string) {
 	ln.first = append(ln.first, name)
 }
 
-// reslot spreads the sweep from now until the slot ends: slot's share
-// (what of it was not swept yet: a new handover may bring more), after
-// what is left of the last slot.
+// reslot spreads the sweep until the slot ends: slot's share (what of it
+// was not swept yet: a new handover may bring more), after what is left of
+// the last slot, from now, or, within the same slot, from when the next
+// one was due (a handover every minute does not start one every minute).
 func (ln *lane) reslot(slot int64, share []string, now, end time.Time) {
+	start := now
+	if slot == ln.slot && ln.pace > 0 {
+		if next := ln.slotStart.Add(time.Duration(ln.swept) * ln.pace); next.After(now) {
+			start = next
+		}
+	}
 	if slot != ln.slot {
 		clear(ln.done)
 	}
-	ln.slot, ln.slotStart, ln.swept = slot, now, 0
+	ln.slot, ln.slotStart, ln.swept = slot, start, 0
 	for _, name := range share {
 		if !ln.queued[name] && !ln.inFlight[name] && !ln.done[name] {
 			ln.queued[name] = true
@@ -73,8 +80,8 @@ func (ln *lane) reslot(slot int64, share []string, now, end time.Time) {
 		}
 	}
 	ln.pace = 0
-	if n := len(ln.sweep); n > 0 {
-		ln.pace = end.Sub(now) / time.Duration(n)
+	if n := len(ln.sweep); n > 0 && end.After(start) {
+		ln.pace = end.Sub(start) / time.Duration(n)
 	}
 	ln.stats.Slot, ln.stats.SlotShare = slot, len(share)
 }

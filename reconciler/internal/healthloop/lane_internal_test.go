@@ -60,6 +60,18 @@ var _ = Describe("a Director's lane", func() {
 		Expect(ln.sweep).To(Equal([]string{"d1", "d2", "d3", "d4", "e0"}), "the last slot's rest first, each once")
 	})
 
+	It("re-spreads a handover within the slot from when the next was due, so that frequent handovers add no task", func() {
+		ln := newLane(Director{Name: "east"})
+		ln.reslot(0, names(4), t0, t0.Add(time.Hour))
+		Expect(drain(ln, t0)).To(Equal([]string{"d0"}))
+		for m := 1; m <= 10; m++ { // a handover a minute (the watch's runs)
+			now := t0.Add(time.Duration(m) * time.Minute)
+			ln.reslot(0, names(4), now, t0.Add(time.Hour))
+			Expect(drain(ln, now)).To(BeEmpty(), "minute %d: the next is due at 15 min", m)
+		}
+		Expect(drain(ln, t0.Add(15*time.Minute))).To(Equal([]string{"d1"}))
+	})
+
 	It("forgets what is no longer handed, and keeps the pending within its bound", func() {
 		ln := newLane(Director{Name: "east"})
 		ln.reslot(0, names(3), t0, t0.Add(time.Hour))
