@@ -68,7 +68,7 @@ bench: vault ## benchmark the reconciler (cold and warm, 1,000 and 10,000 deploy
 
 .PHONY: bench-scale
 bench-scale: vault ## benchmark 100,000 deployments over 4 Directors (cold, steady, steady-1pct, footprint; ~17 min, ~1.5 GB; BENCH_ARGS="-memory-limit 450MiB" as the release's memory_limit); prints BENCH lines
-	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-bench -n 100000 -directors 4 -scenarios cold,steady,steady-1pct,footprint $(BENCH_ARGS)
+	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-bench -n 100000 -directors 4 -scenarios cold,steady,steady-1pct,footprint -footprint-speed 2 $(BENCH_ARGS)
 
 .PHONY: clean
 clean: ## remove build output (the cached Vault binary stays)

@@ -23,11 +23,13 @@ import (
 // loop's vm-state tasks per hour and at once, how long a deploy of the
 // broker's made meanwhile waits in the Director's queue, and how long an
 // out-of-band deploy and an agent that stops answering take to reach Vault
-// and the health state. The reconciler's clock runs footprintSpeed times
-// faster than the wall, so that a window holds footprintSpeed windows of
-// the sweep's pace (the watch and the loop's ticks keep wall time).
+// and the health state. The reconciler's clock runs -footprint-speed times
+// faster than the wall, so that a window holds that many windows of the
+// sweep's pace (the watch and the loop's ticks keep wall time): 6 by
+// default; a Director of 25,000 deployments (bench-scale) asks a task
+// every 3.5 s, which at 6 times is more than one task at a time does with
+// the daemon's 0.5 s polls, so bench-scale runs it at 2.
 const (
-	footprintSpeed = 6
 	// footprintDeploys is one broker deploy per Director every this often.
 	footprintDeploys = 4 * time.Second
 	// footprintChange is when, into the window, the out-of-band changes are made.
@@ -56,12 +58,13 @@ type footprintFigures struct {
 	HealthLoopChecks int     `json:"health_loop_checks"`
 }
 
-// fastClock is a clock footprintSpeed times faster than the wall from base.
+// fastClock is a clock speed times faster than the wall from base.
 type fastClock struct {
 	base, start time.Time
+	speed       int
 }
 
-func (c fastClock) now() time.Time { return c.base.Add(time.Since(c.start) * footprintSpeed) }
+func (c fastClock) now() time.Time { return c.base.Add(time.Since(c.start) * time.Duration(c.speed)) }
 
 // footprint runs the footprint scenario over the n deployments of sims
 // recorded in store, on a reconciler of its own.
@@ -71,7 +74,7 @@ func (b *bench) footprint(ctx context.Context, n int, sims []*simProcess, store 
 	if len(sims) > 1 {
 		r.Scenario += fmt.Sprintf("-%ddirectors", len(sims))
 	}
-	fast := fastClock{base: c.now().Truncate(time.Hour).Add(time.Hour), start: time.Now()} // at a slot's start: its share spread over the whole slot
+	fast := fastClock{base: c.now().Truncate(time.Hour).Add(time.Hour), start: time.Now(), speed: b.f.footprintSpeed} // at a slot's start: its share spread over the whole slot
 	m, _, err := b.manager(sims, store, fast.now)
 	if err != nil {
 		return r, err
@@ -102,7 +105,7 @@ func (b *bench) footprint(ctx context.Context, n int, sims []*simProcess, store 
 	if err != nil {
 		return r, err
 	}
-	ff := &footprintFigures{WindowS: b.f.footprintWindow.Seconds(), Speed: footprintSpeed, OutOfBandS: -1, UnresponsiveS: -1}
+	ff := &footprintFigures{WindowS: b.f.footprintWindow.Seconds(), Speed: b.f.footprintSpeed, OutOfBandS: -1, UnresponsiveS: -1}
 	changes := outOfBand(runCtx, b, sims[0], store, m, began, ff)
 	select {
 	case <-ctx.Done():
@@ -273,7 +276,7 @@ func (ff *footprintFigures) fromTasks(ctx context.Context, sims []*simProcess, f
 				waits = append(waits, t.Began.Sub(t.Created))
 			}
 		}
-		hours := ff.WindowS / 3600 * footprintSpeed
+		hours := ff.WindowS / 3600 * float64(ff.Speed)
 		ff.SweepTasksPerHour = append(ff.SweepTasksPerHour, float64(len(sweep))/hours)
 		ff.MostSweepTasksAtOnce = append(ff.MostSweepTasksAtOnce, sim.MaxOverlap(sweep))
 		ff.MostTasksAtOnce = append(ff.MostTasksAtOnce, sim.MaxOverlap(log))

@@ -63,6 +63,8 @@ type flags struct {
 	upgradePoll time.Duration // how often a fleet upgrade asks about its tasks
 	// footprintWindow is how long the footprint scenario watches the daemon.
 	footprintWindow time.Duration
+	// footprintSpeed is how many times faster than the wall its reconciler's clock runs.
+	footprintSpeed int
 	healthSweep     time.Duration // reconciler.health_sweep (0: off)
 }
 
@@ -138,6 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	fs.IntVar(&f.directors, "directors", 1, "spread each size's deployments over this many Directors (simulators), reconciled as several Directors")
 	fs.DurationVar(&f.footprintWindow, "footprint-window", 100*time.Second,
 		"how long the footprint scenario runs the daemon (the watch's 1m and an unresponsive agent's 15 s need about 90 s to show)")
+	fs.IntVar(&f.footprintSpeed, "footprint-speed", 6, "how many times faster than the wall the footprint scenario's reconciler clock runs (1 to 60)")
 	fs.DurationVar(&f.upgradePoll, "upgrade-poll", 50*time.Millisecond, "how often the upgrade scenarios' fleet upgrade asks about a task (the daemon's default is 1s, for tasks of minutes)")
 	fs.DurationVar(&f.healthSweep, "health-sweep", config.Default().Reconciler.HealthSweep,
 		"reconciler.health_sweep (0: off, so that a run's wall is its own; the steady targets count the sweep's share apart either way)")
@@ -164,6 +167,10 @@ func parseFlags(args []string, stderr io.Writer) (flags, error) {
 	}
 	if f.upgradePoll <= 0 {
 		fmt.Fprintf(stderr, "-upgrade-poll: %s is not positive\n", f.upgradePoll)
+		return f, flag.ErrHelp
+	}
+	if f.footprintSpeed < 1 || f.footprintSpeed > 60 || f.footprintWindow <= 0 {
+		fmt.Fprintf(stderr, "-footprint-speed %d (1 to 60) or -footprint-window %s (positive) is out of bounds\n", f.footprintSpeed, f.footprintWindow)
 		return f, flag.ErrHelp
 	}
 	if runProfile != "" && f.cpuProfile != "" {
