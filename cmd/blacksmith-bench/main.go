@@ -65,7 +65,7 @@ type flags struct {
 	footprintWindow time.Duration
 	// footprintSpeed is how many times faster than the wall its reconciler's clock runs.
 	footprintSpeed int
-	healthSweep     time.Duration // reconciler.health_sweep (0: off)
+	healthSweep    time.Duration // reconciler.health_sweep (0: off)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
