@@ -48,6 +48,12 @@ func TestReadTasks(t *testing.T) {
 		if w.report.NoEvents != c.noEvents {
 			t.Errorf("%s: no_events %v, want %v", c.name, w.report.NoEvents, c.noEvents)
 		}
+		if len(c.tasks) > 0 && !c.gap && w.seenTask != c.tasks[0].ID {
+			t.Errorf("%s: the newest task seen %d, want %d (the watch between runs looks past it)", c.name, w.seenTask, c.tasks[0].ID)
+		}
+		if !w.tasksRead {
+			t.Errorf("%s: the task feed read is not marked read", c.name)
+		}
 	}
 
 	full := make([]bosh.Task, maxTasksRead)
