@@ -161,7 +161,7 @@ var _ = Describe("the manager", func() {
 	It("reports status and metrics in the shapes operators know", func() {
 		e := newEnv(envOptions{seed: 3})
 		e.sim.PutDeployment("name: cf\nreleases: [{name: capi, version: '1'}]\n") // not the broker's: listed apart
-		lost := "nosuch-plan-0b6f1c3e-3c5e-4e0a-9a4f-1d2c3b4a5e6f"                  // looks like the broker's, a plan unknown
+		lost := "nosuch-plan-0b6f1c3e-3c5e-4e0a-9a4f-1d2c3b4a5e6f"                // looks like the broker's, a plan unknown
 		e.sim.PutDeployment("name: " + lost + "\nreleases: [{name: capi, version: '1'}]\n")
 		Expect(counter(e.reg, "blacksmith_reconciler_runs_total", map[string]string{"result": "success"})).To(BeZero())
 		e.run(reconciler.RunOptions{})
