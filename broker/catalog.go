@@ -31,8 +31,12 @@ func osbService(s catalog.Service) domain.Service {
 		Bindable:             s.Bindable,
 		InstancesRetrievable: true,
 		BindingsRetrievable:  true,
-		Tags:                 s.Tags,
-		Plans:                make([]domain.ServicePlan, 0, len(s.Plans)),
+		// An update that changes only the context (a space or an instance
+		// renamed) records it and deploys nothing (Update, keepContext):
+		// Cloud Foundry sends such updates only to brokers that say so.
+		AllowContextUpdates: true,
+		Tags:                s.Tags,
+		Plans:               make([]domain.ServicePlan, 0, len(s.Plans)),
 	}
 	if s.Shareable { // Cloud Foundry lets users share an instance only of a service that says so
 		shareable := true

@@ -25,6 +25,7 @@ var _ = Describe("HTTP", func() {
 		Expect(redis["plans"]).To(HaveLen(2))
 		Expect(services[1]).To(HaveKeyWithValue("bindable", false))
 		Expect(redis).To(HaveKeyWithValue("metadata", HaveKeyWithValue("shareable", true)), "Cloud Foundry shares only what says so")
+		Expect(redis).To(HaveKeyWithValue("allow_context_updates", true), "a context-only update deploys nothing (identity_test)")
 		Expect(services[1]).NotTo(HaveKey("metadata"))
 		plans := redis["plans"].([]any)
 		Expect(plans[0]).NotTo(HaveKey("maximum_polling_duration"), "0: the platform's own")
