@@ -52,7 +52,7 @@ func browser() context.Context {
 }
 
 var _ = Describe("the dashboard, in a real browser", func() {
-	It("shows the orphan and the unmatched deployment, and a run started with Run now finishing", func() {
+	It("shows the orphan and the foreign deployments (listed apart), and a run started with Run now finishing", func() {
 		ctx := context.Background()
 		foreign := "dashboard-foreign-" + strings.ToLower(strings.ReplaceAll(time.Now().Format("150405.000"), ".", ""))
 		req, _ := http.NewRequest(http.MethodPut, directorURL+"/_sim/deployments",
@@ -106,7 +106,7 @@ var _ = Describe("the dashboard, in a real browser", func() {
 			chromedp.WaitVisible(`#orphans tbody a`, chromedp.ByQuery),
 			chromedp.WaitVisible(`#runs tbody tr`, chromedp.ByQuery),
 			chromedp.Text(`#orphans`, &orphans, chromedp.ByQuery),
-			chromedp.Text(`#unmatched`, &unmatched, chromedp.ByQuery),
+			chromedp.Text(`#foreign`, &unmatched, chromedp.ByQuery), // nothing about them is the broker's
 			chromedp.Text(`#run-state`, &state, chromedp.ByQuery),
 			chromedp.Text(`#runs`, &runs, chromedp.ByQuery),
 			chromedp.TextContent(`#error`, &pageError, chromedp.ByQuery),

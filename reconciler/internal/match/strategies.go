@@ -23,7 +23,7 @@ func (m *Matcher) ByName(name string) (report.Match, bool) {
 // names it. Another kind of deployment on a shared Director (cf,
 // concourse...): reported apart, it does not keep a run from converging.
 // A deployment whose manifest was not read is not called foreign.
-func (m *Matcher) Foreign(d bosh.Deployment, man *Manifest) bool {
+func Foreign(m *Matcher, d bosh.Deployment, man *Manifest) bool {
 	if _, _, ok := splitUUID(d.Name); ok || man == nil || man.Blacksmith() != nil {
 		return false
 	}

@@ -212,7 +212,7 @@ type Unmatched struct {
 	Deployment string `json:"deployment"`
 	// Reason says what each strategy found missing.
 	Reason string `json:"reason"`
-	// Foreign says nothing about it is the broker's (match.Matcher.Foreign):
+	// Foreign says nothing about it is the broker's (match.Foreign):
 	// another kind of deployment on a shared Director, listed apart; it
 	// does not keep a run from converging.
 	Foreign bool `json:"foreign,omitempty"`

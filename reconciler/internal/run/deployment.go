@@ -285,7 +285,7 @@ func (w *deployments) match(d bosh.Deployment, f *fleet.Fetched, byName bool) (r
 	mt, ok, reason := w.matcher.Match(d, info)
 	if !ok {
 		w.log.Debug("deployment unmatched", "deployment", d.Name, "reason", reason)
-		w.ledger.Unmatched(d.Name, reason, w.matcher.Foreign(d, info))
+		w.ledger.Unmatched(d.Name, reason, match.Foreign(w.matcher, d, info))
 		return report.Match{}, match.Taken
 	}
 	w.log.Debug("deployment matched", "deployment", d.Name, "instance", mt.InstanceID,
