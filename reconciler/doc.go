@@ -13,7 +13,10 @@
 // the instance view (instances.go), the run log (manager.go: Runs),
 // Rollback (rollback.go) and RebuildIndex (rebuild.go), and the fleet
 // upgrades (upgrades.go: Upgrades, one at a time, in the caller's
-// goroutine, in Start's, or after each run in the background mode). It
+// goroutine, in Start's, or after each run in the background mode), the
+// health loop beside the runs (health.go: Health, internal/healthloop)
+// and the watch between runs (watch.go: every reconciler.watch_interval a
+// look at the Directors' feeds that asks for a run when they changed). It
 // sees a run as one call, run.Run, that returns a Summary.
 //
 // A run re-derives both sides and assumes nothing from the previous run; a
@@ -40,7 +43,10 @@
 //     remediation);
 //   - report: the shapes a run is asked for and reports in;
 //   - upgrade: the fleet upgrade (selection, fleet rules, one instance's
-//     upgrade and rollback, the journal of upgrades under way).
+//     upgrade and rollback, the journal of upgrades under way);
+//   - health and healthloop: the VMs' health (pure) and the loop that asks
+//     the Directors for it beside the runs, from what each run hands it,
+//     within a budget per Director.
 //
 // The Manager makes one run at start and then every Config.Interval, serves
 // forced, scoped and dry runs (a dry run computes the plan and writes
