@@ -52,7 +52,7 @@ type Options struct {
 // Client talks to one BOSH Director. It is safe for concurrent use. Its
 // methods are the Director's endpoints; the connection under them (conn)
 // sends the requests.
-type Client struct{ *conn }
+type Client struct{ conn *conn }
 
 // conn is the HTTP layer of a Client: the requests, their authentication
 // (basic or UAA, detected from /info), the rate limit and the in-flight cap,
@@ -111,7 +111,7 @@ func New(opts Options) (*Client, error) {
 }
 
 // Name returns the Director's name given in Options.Name.
-func (c *Client) Name() string { return c.name }
+func (c *Client) Name() string { return c.conn.name }
 
 // withDefaults fills in the defaults documented on Options.
 func withDefaults(o Options) Options {

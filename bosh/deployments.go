@@ -39,7 +39,7 @@ type Deployment struct {
 func (c *Client) Deployments(ctx context.Context) ([]Deployment, error) {
 	q := url.Values{"exclude_configs": {"true"}, "exclude_releases": {"false"}, "exclude_stemcells": {"true"}}
 	var out []Deployment
-	if err := c.getJSON(ctx, request{path: "/deployments", query: q, endpoint: epDeployments}, &out); err != nil {
+	if err := c.conn.getJSON(ctx, request{path: "/deployments", query: q, endpoint: epDeployments}, &out); err != nil {
 		return nil, fmt.Errorf("listing deployments: %w", err)
 	}
 	return out, nil
@@ -48,7 +48,7 @@ func (c *Client) Deployments(ctx context.Context) ([]Deployment, error) {
 // Manifest returns a deployment's manifest; ErrDeploymentNotFound when it does not exist.
 func (c *Client) Manifest(ctx context.Context, name string) (string, error) {
 	var m gogobosh.Manifest
-	if err := c.getDeploymentJSON(ctx, name, "", epDeployment, &m); err != nil {
+	if err := c.conn.getDeploymentJSON(ctx, name, "", epDeployment, &m); err != nil {
 		return "", fmt.Errorf("getting manifest of deployment %s: %w", name, err)
 	}
 	return m.Manifest, nil
@@ -58,7 +58,7 @@ func (c *Client) Manifest(ctx context.Context, name string) (string, error) {
 // (never ?format=full, which starts a task that contacts every agent).
 func (c *Client) VMs(ctx context.Context, name string) ([]VM, error) {
 	var out []VM
-	if err := c.getDeploymentJSON(ctx, name, "/vms", epVMs, &out); err != nil {
+	if err := c.conn.getDeploymentJSON(ctx, name, "/vms", epVMs, &out); err != nil {
 		return nil, fmt.Errorf("listing VMs of deployment %s: %w", name, err)
 	}
 	return out, nil
@@ -67,7 +67,7 @@ func (c *Client) VMs(ctx context.Context, name string) ([]VM, error) {
 // Instances lists a deployment's instances, those without a VM included.
 func (c *Client) Instances(ctx context.Context, name string) ([]Instance, error) {
 	var out []Instance
-	if err := c.getDeploymentJSON(ctx, name, "/instances", epInstances, &out); err != nil {
+	if err := c.conn.getDeploymentJSON(ctx, name, "/instances", epInstances, &out); err != nil {
 		return nil, fmt.Errorf("listing instances of deployment %s: %w", name, err)
 	}
 	return out, nil
@@ -84,7 +84,7 @@ func (c *Client) Deploy(ctx context.Context, manifest []byte) (Task, error) {
 	if dc := diffContextOf(ctx); len(dc) > 0 {
 		r.query = url.Values{"context": {string(dc)}}
 	}
-	t, err := c.createTask(ctx, r)
+	t, err := c.conn.createTask(ctx, r)
 	if err != nil {
 		return t, fmt.Errorf("deploying: %w", err)
 	}
@@ -102,7 +102,7 @@ func (c *Client) DeleteDeployment(ctx context.Context, name string, force bool) 
 	if force {
 		r.query = url.Values{"force": {"true"}}
 	}
-	t, err := c.createTask(ctx, r)
+	t, err := c.conn.createTask(ctx, r)
 	if err != nil {
 		return t, fmt.Errorf("deleting deployment %s: %w", name, err)
 	}
@@ -128,7 +128,7 @@ func (c *Client) ChangeState(ctx context.Context, name, state string) (Task, err
 	if state != StateStarted && state != StateStopped && state != StateDetached {
 		return Task{}, fmt.Errorf("changing the state of deployment %s: unknown state %q", name, state)
 	}
-	t, err := c.createTask(ctx, request{method: http.MethodPut, path: deploymentPath(name) + "/jobs/*",
+	t, err := c.conn.createTask(ctx, request{method: http.MethodPut, path: deploymentPath(name) + "/jobs/*",
 		query: url.Values{"state": {state}}, endpoint: epJobs, body: []byte{}, contentType: "text/yaml"})
 	if err != nil {
 		return t, fmt.Errorf("bringing deployment %s to %s: %w", name, state, err)
@@ -187,15 +187,15 @@ func (c *Client) VMStates(ctx context.Context, name string, poll time.Duration) 
 		poll = DefaultPoll
 	}
 	r := request{method: http.MethodGet, path: deploymentPath(name) + "/vms", query: url.Values{"format": {"full"}}, endpoint: epVMs}
-	res, err := c.do(ctx, r)
+	res, err := c.conn.do(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, err)
 	}
 	id, err := taskID(res)
 	if err != nil {
-		return nil, fmt.Errorf("bosh director %q: GET %s: %w", c.name, r.path, err)
+		return nil, fmt.Errorf("bosh director %q: GET %s: %w", c.conn.name, r.path, err)
 	}
-	c.metrics.taskCreated(c.name)
+	c.conn.metrics.taskCreated(c.conn.name)
 	// The task needs the agents' answers: look at it only after a poll.
 	select {
 	case <-ctx.Done():
@@ -209,7 +209,7 @@ func (c *Client) VMStates(ctx context.Context, name string, poll time.Duration) 
 	if !t.Succeeded() {
 		return nil, fmt.Errorf("getting VM states of deployment %s: task %d ended %s: %s", name, t.ID, t.State, shorten(t.Result))
 	}
-	res, err = c.do(ctx, request{method: http.MethodGet, path: taskPath(t.ID) + "/output",
+	res, err = c.conn.do(ctx, request{method: http.MethodGet, path: taskPath(t.ID) + "/output",
 		query: url.Values{"type": {"result"}}, endpoint: epTaskOutput})
 	if err != nil {
 		return nil, fmt.Errorf("getting VM states of deployment %s: %w", name, err)

@@ -35,7 +35,7 @@ func (c *Client) Diff(ctx context.Context, name string, manifest []byte) (Deploy
 	}
 	r := request{method: http.MethodPost, path: deploymentPath(name) + "/diff", query: url.Values{"redact": {"false"}},
 		endpoint: epDiff, body: manifest, contentType: "text/yaml"}
-	res, err := c.do(ctx, r)
+	res, err := c.conn.do(ctx, r)
 	if err != nil {
 		return DeploymentDiff{}, fmt.Errorf("diffing deployment %s: %w", name, err)
 	}
@@ -45,20 +45,20 @@ func (c *Client) Diff(ctx context.Context, name string, manifest []byte) (Deploy
 		Error   string          `json:"error"`
 	}
 	if err := decodeJSON(res.body, &answer); err != nil {
-		return DeploymentDiff{}, fmt.Errorf("bosh director %q: decoding the diff of deployment %s: %w", c.name, name, err)
+		return DeploymentDiff{}, fmt.Errorf("bosh director %q: decoding the diff of deployment %s: %w", c.conn.name, name, err)
 	}
 	if answer.Error != "" {
-		return DeploymentDiff{}, fmt.Errorf("bosh director %q: diffing deployment %s: %s", c.name, name, answer.Error)
+		return DeploymentDiff{}, fmt.Errorf("bosh director %q: diffing deployment %s: %s", c.conn.name, name, answer.Error)
 	}
 	d := DeploymentDiff{Context: answer.Context, Lines: make([]DiffLine, 0, len(answer.Diff))}
 	for i, pair := range answer.Diff {
 		text, ok := pair[0].(string)
 		if !ok {
-			return DeploymentDiff{}, fmt.Errorf("bosh director %q: the diff of deployment %s: line %d is not a string", c.name, name, i+1)
+			return DeploymentDiff{}, fmt.Errorf("bosh director %q: the diff of deployment %s: line %d is not a string", c.conn.name, name, i+1)
 		}
 		change, _ := pair[1].(string)
 		if pair[1] != nil && change != "added" && change != "removed" {
-			return DeploymentDiff{}, fmt.Errorf("bosh director %q: the diff of deployment %s: line %d is marked %v", c.name, name, i+1, pair[1])
+			return DeploymentDiff{}, fmt.Errorf("bosh director %q: the diff of deployment %s: line %d is marked %v", c.conn.name, name, i+1, pair[1])
 		}
 		d.Lines = append(d.Lines, DiffLine{Text: text, Change: change})
 	}

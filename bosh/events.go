@@ -82,7 +82,7 @@ func (c *Client) Events(ctx context.Context, q EventQuery) ([]Event, error) {
 		return nil, fmt.Errorf("listing events: before id %s: %w", quote(q.BeforeID), errBadID)
 	}
 	var out []Event
-	err := c.getDecoded(ctx, request{path: "/events", query: q.values(), endpoint: epEvents}, func(body []byte) error {
+	err := c.conn.getDecoded(ctx, request{path: "/events", query: q.values(), endpoint: epEvents}, func(body []byte) error {
 		var err error
 		out, err = parseEventPage(body, q.BeforeID)
 		return err

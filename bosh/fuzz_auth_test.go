@@ -57,11 +57,11 @@ func FuzzParseInfo(f *testing.F) {
 		reencodes(t, info)
 		kind, uaaURL := info.UserAuthentication.Type, info.UserAuthentication.Options.URL
 		for _, c := range clients {
-			a, err := c.newAuthenticator(kind, uaaURL)
+			a, err := c.conn.newAuthenticator(kind, uaaURL)
 			switch a := a.(type) {
 			case *uaaAuth:
-				if kind != "uaa" || !trustedTokenURL(c.base, a.tokenURL) {
-					t.Fatalf("director %s, /info type %q: the client secret would go to %q", c.base, kind, a.tokenURL)
+				if kind != "uaa" || !trustedTokenURL(c.conn.base, a.tokenURL) {
+					t.Fatalf("director %s, /info type %q: the client secret would go to %q", c.conn.base, kind, a.tokenURL)
 				}
 			case basicAuth:
 				if kind != "basic" {

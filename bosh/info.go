@@ -9,7 +9,7 @@ import (
 )
 
 // Info returns the Director's GET /info, which needs no credentials.
-func (c *Client) Info(ctx context.Context) (gogobosh.Info, error) { return c.info(ctx) }
+func (c *Client) Info(ctx context.Context) (gogobosh.Info, error) { return c.conn.info(ctx) }
 
 // info is GET /info, which the authentication's detection reads too.
 func (c *conn) info(ctx context.Context) (gogobosh.Info, error) {

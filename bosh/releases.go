@@ -32,7 +32,7 @@ type ReleaseVersion struct {
 // request, no task).
 func (c *Client) Releases(ctx context.Context) ([]Release, error) {
 	var out []Release
-	if err := c.getJSON(ctx, request{path: "/releases", endpoint: epReleases}, &out); err != nil {
+	if err := c.conn.getJSON(ctx, request{path: "/releases", endpoint: epReleases}, &out); err != nil {
 		return nil, fmt.Errorf("listing releases: %w", err)
 	}
 	return out, nil

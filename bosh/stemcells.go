@@ -35,7 +35,7 @@ type StemcellUser struct {
 // deployments that use each (GET /stemcells: one request, no task).
 func (c *Client) Stemcells(ctx context.Context) ([]Stemcell, error) {
 	var out []Stemcell
-	if err := c.getJSON(ctx, request{path: "/stemcells", endpoint: epStemcells}, &out); err != nil {
+	if err := c.conn.getJSON(ctx, request{path: "/stemcells", endpoint: epStemcells}, &out); err != nil {
 		return nil, fmt.Errorf("listing stemcells: %w", err)
 	}
 	return out, nil

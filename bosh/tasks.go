@@ -92,7 +92,7 @@ func (q TaskQuery) values() url.Values {
 }
 
 // Task returns a task; ErrTaskNotFound when the Director does not know it.
-func (c *Client) Task(ctx context.Context, id int) (Task, error) { return c.task(ctx, id) }
+func (c *Client) Task(ctx context.Context, id int) (Task, error) { return c.conn.task(ctx, id) }
 
 // task is GET /tasks/:id, which a task's creation reads too.
 func (c *conn) task(ctx context.Context, id int) (Task, error) {
@@ -116,7 +116,7 @@ func (t Task) bounded() Task {
 // Tasks lists the tasks q selects, newest first.
 func (c *Client) Tasks(ctx context.Context, q TaskQuery) ([]Task, error) {
 	var out []Task
-	if err := c.getJSON(ctx, request{path: "/tasks", query: q.values(), endpoint: epTasks}, &out); err != nil {
+	if err := c.conn.getJSON(ctx, request{path: "/tasks", query: q.values(), endpoint: epTasks}, &out); err != nil {
 		return nil, fmt.Errorf("listing tasks: %w", err)
 	}
 	for i := range out {
@@ -157,7 +157,7 @@ func (c *Client) WaitTask(ctx context.Context, id int, poll time.Duration) (Task
 // TaskEvents returns a task's event log (its "event" output), error lines included.
 func (c *Client) TaskEvents(ctx context.Context, id int) ([]gogobosh.TaskEvent, error) {
 	q := url.Values{"type": {"event"}}
-	res, err := c.do(ctx, request{method: http.MethodGet, path: taskPath(id) + "/output", query: q, endpoint: epTaskOutput})
+	res, err := c.conn.do(ctx, request{method: http.MethodGet, path: taskPath(id) + "/output", query: q, endpoint: epTaskOutput})
 	if err != nil {
 		return nil, fmt.Errorf("getting events of task %d: %w", id, err)
 	}
