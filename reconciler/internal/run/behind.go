@@ -90,8 +90,8 @@ func findBehind(ctx context.Context, r *run, deps []bosh.Deployment) *report.Beh
 func askingLatest(ctx context.Context, r *run, deps []bosh.Deployment) (map[string][]versions.Candidate, map[string]int, int) {
 	byDirector, plans, unknown := map[string][]versions.Candidate{}, map[string]int{}, 0
 	for _, d := range deps {
-		id, ok := r.byDep[d.Name]
-		rec := r.index[id]
+		id, ok := r.seen.byDep[d.Name]
+		rec := r.seen.index[id]
 		if !ok || rec == nil || rec.Orphaned {
 			continue
 		}

@@ -57,9 +57,9 @@ type BindingsDoc struct {
 // MaxBindingChecks, owned, deployed, not busy) through the broker, which
 // puts lost credentials back or says them lost; lost ones are told to the
 // webhooks once and kept in the document until a later check finds them
-// back or gone. Not in a dry or scoped run, nor without the broker.
+// back or gone. Not without the broker; only a whole run checks (phases).
 func checkBindings(ctx context.Context, r *run) {
-	if r.p.Ops == nil || r.opts.DryRun || !r.opts.Scope.Empty() || ctx.Err() != nil {
+	if r.p.Ops == nil || ctx.Err() != nil {
 		return
 	}
 	var doc BindingsDoc
@@ -101,7 +101,7 @@ func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDo
 	was := doc.Lost[id]
 	delete(doc.Lost, id)
 	size := lostSize(doc.Lost)
-	name := r.index[id].Deployment(id)
+	name := r.seen.index[id].Deployment(id)
 	for _, bid := range slices.Sorted(maps.Keys(outcomes)) {
 		o := outcomes[bid]
 		switch {
@@ -135,8 +135,8 @@ func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDo
 // deployed (listed), no operation in progress, in turn (Turn).
 func bindingTurn(r *run, cursor string) []string {
 	var all []string
-	for id, rec := range r.index {
-		if rec.Owned() && !rec.Orphaned && !rec.OperationInProgress() && r.listed[rec.Deployment(id)] {
+	for id, rec := range r.seen.index {
+		if rec.Owned() && !rec.Orphaned && !rec.OperationInProgress() && r.seen.listed[rec.Deployment(id)] {
 			all = append(all, id)
 		}
 	}

@@ -17,8 +17,16 @@
 // the lease's fence), redeploy, health, platform, versions; the orphaner,
 // the stuck-operation settler and the remediation are the small types of
 // this package (orphans.go, stuck.go, remedy.go). What the phases hand each
-// other is explicit (between); most phases still take the run itself
-// (health.go, platform.go, bindings.go, outdated.go, grow.go): issue #40.
+// other is explicit: the listing (listing: the deployments listed and the
+// index as read, never changed after it) and between (the platform read,
+// the deployments listed and chosen, the claims). A phase that only a
+// whole run makes (not a dry run, not a scoped one) says so in the list,
+// and do skips it in others. The index growth (growth.go) and the health
+// handover (health.go) are phase types given their input (growthIn,
+// handingIn) and answering their section of the summary, each tested alone
+// with tables; the platform read and cross-check, bindings and outdated
+// still take the run itself (platform.go, bindings.go, outdated.go): issue
+// #40.
 //
 // It owns one run from start to Summary; it must not keep anything across
 // runs but through its Parts (the cache of fetched answers, Vault) and must

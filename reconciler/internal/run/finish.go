@@ -28,7 +28,7 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	mayBeOut := func(key string) bool {
 		kind, name := splitKey(key)
 		if kind == "instance" {
-			return r.fleet.MayHold("", r.index[name], true)
+			return r.fleet.MayHold("", r.seen.index[name], true)
 		}
 		return r.fleet.MayHold(name, nil, false)
 	}
@@ -39,14 +39,14 @@ func (r *run) settleQuarantine(ctx context.Context) {
 	// deployments': a healthy deployment that met one must not wait the
 	// quarantine's backoff (the next run tries it again).
 	excused := r.ledger.TransientFailures()
-	if memory.Storm(len(excused), len(r.listed)) {
+	if memory.Storm(len(excused), len(r.seen.listed)) {
 		r.log.Warn("the Directors were failing: transient faults hit many deployments; they are not quarantined and the next run tries them again",
-			"failed", len(excused), "listed", len(r.listed))
+			"failed", len(excused), "listed", len(r.seen.listed))
 		r.ledger.Count(func(s *report.Summary) { s.Excused = len(excused) })
 	} else {
 		excused = nil
 	}
-	ch := r.quar.Settle(r.p.Now(), failed, excused, r.listed, r.owners.instanceOf, considered)
+	ch := r.quar.Settle(r.p.Now(), failed, excused, r.seen.listed, r.owners.instanceOf, considered)
 	r.ledger.Count(func(s *report.Summary) {
 		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.Skipped(), ch.Added, ch.Released
 		s.QuarantinedTotal = len(r.quar.List())
@@ -83,7 +83,7 @@ func (r *run) saveFeeds(ctx context.Context) {
 	pending := func(named map[string]bool) []string {
 		var out []string
 		for name := range named {
-			if r.listed[name] && !r.ledger.WasFetched(name) {
+			if r.seen.listed[name] && !r.ledger.WasFetched(name) {
 				out = append(out, name)
 			}
 		}
@@ -140,7 +140,7 @@ func (r *run) finish(err error, fetched int) Result {
 func (r *run) orphanList() []report.Orphan {
 	flagged := r.ledger.OrphanFlags()
 	out := []report.Orphan{}
-	for id, rec := range r.index {
+	for id, rec := range r.seen.index {
 		e := flagged[id]
 		switch {
 		case e&memory.EffectOrphaned != 0:

@@ -35,7 +35,7 @@ type orphaner struct {
 // orphans is the run's orphaner over the instances it claimed.
 func (r *run) orphans(claims *match.Claims[*held]) *orphaner {
 	return &orphaner{scope: r.opts.Scope, fleet: r.fleet, grace: r.p.Config.OrphanGracePeriod, start: r.start,
-		index: r.index, claims: claims, writer: r.writer, ledger: r.ledger, policy: r.policy, log: r.log}
+		index: r.seen.index, claims: claims, writer: r.writer, ledger: r.ledger, policy: r.policy, log: r.log}
 }
 
 // inFlightStates are the task states of a provision or deprovision still running.

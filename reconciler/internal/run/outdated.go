@@ -16,18 +16,15 @@ import (
 // is judged by the next) and tells the webhooks of those that became
 // outdated, once per version their plan wants; and the instances behind
 // their Director (findBehind) among the listed deployments deps. Nothing
-// is deployed. A dry or scoped run does not look; a catalog without
-// maintenance_info costs nothing, nor do manifests that ask for no latest.
+// is deployed. A catalog without maintenance_info costs nothing, nor do
+// manifests that ask for no latest. Only a whole run looks (phases).
 func findOutdated(ctx context.Context, r *run, deps []bosh.Deployment) {
-	if r.opts.DryRun || !r.opts.Scope.Empty() {
-		return
-	}
 	versioned := r.p.Catalog != nil && hasVersions(r)
 	var list []report.Outdated
 	var rep *report.OutdatedReport
 	if versioned {
 		versionProblems(r)
-		list = versions.Outdated(r.index, r.p.Catalog)
+		list = versions.Outdated(r.seen.index, r.p.Catalog)
 		rep = versions.Summarize(list)
 		for _, s := range r.p.Catalog.Services { // a plan with none outdated counts 0
 			for _, p := range s.Plans {
@@ -56,7 +53,7 @@ func findOutdated(ctx context.Context, r *run, deps []bosh.Deployment) {
 // their plan.yml: a catalog deployed by mistake, which no upgrade follows.
 func versionProblems(r *run) {
 	problems := catalog.VersionProblems(r.p.Catalog, func(yield func(id, planID, version string) bool) {
-		for id, rec := range r.index {
+		for id, rec := range r.seen.index {
 			if rec != nil && !yield(id, rec.PlanID, rec.MaintenanceVersion) {
 				return
 			}

@@ -75,7 +75,7 @@ func crossCheck(ctx context.Context, r *run, pr *platformRead, claims *match.Cla
 		r.ledger.Count(func(s *report.Summary) { s.Platform = &rep })
 		return
 	}
-	j := platform.Classify(pr.view, platform.Input{Index: r.index, Listed: func(name string) bool { return r.listed[name] },
+	j := platform.Classify(pr.view, platform.Input{Index: r.seen.index, Listed: func(name string) bool { return r.seen.listed[name] },
 		OutOfRun: r.fleet.Unknown, Claimed: claims.IsClaimed, Start: r.start, Grace: r.p.Config.OrphanGracePeriod})
 	j.Report.Fresh = pr.fresh
 	if !pr.fresh {
@@ -118,7 +118,7 @@ func carryProof(ctx context.Context, r *run, doc platform.Doc, j platform.Judged
 		}
 	}
 	for _, id := range fresh {
-		rec := r.index[id]
+		rec := r.seen.index[id]
 		name := rec.Deployment(id)
 		reason := fmt.Sprintf("the platform has no instance %s; its deployment %s runs and Vault holds its records", id, name)
 		r.log.Warn("orphan deployment: the platform does not have the instance", "instance", id, "deployment", name)
@@ -151,8 +151,8 @@ func retire(ctx context.Context, r *run, j *platform.Judged, doc platform.Doc) {
 	var ready []step
 	for _, id := range j.OrphanDeployments {
 		e, ok := doc.Absent[id]
-		rec := r.index[id]
-		if !ok || !e.Proven(r.start, cfg.MinAge) || r.locked[rec.Deployment(id)] {
+		rec := r.seen.index[id]
+		if !ok || !e.Proven(r.start, cfg.MinAge) || r.seen.locked[rec.Deployment(id)] {
 			continue
 		}
 		switch {
@@ -165,7 +165,7 @@ func retire(ctx context.Context, r *run, j *platform.Judged, doc platform.Doc) {
 	if len(ready) == 0 {
 		return
 	}
-	if why := tooManyOrphans(len(j.OrphanDeployments), len(r.index), cfg); why != "" {
+	if why := tooManyOrphans(len(j.OrphanDeployments), len(r.seen.index), cfg); why != "" {
 		j.Report.Refused = why
 		r.ledger.Fail("", errors.New("platform cross-check: "+j.Report.Refused))
 		return
@@ -180,7 +180,7 @@ func retire(ctx context.Context, r *run, j *platform.Judged, doc platform.Doc) {
 			break
 		}
 		e := doc.Absent[c.id]
-		rem := report.Remediation{InstanceID: c.id, Deployment: r.index[c.id].Deployment(c.id), Action: c.action}
+		rem := report.Remediation{InstanceID: c.id, Deployment: r.seen.index[c.id].Deployment(c.id), Action: c.action}
 		reason := fmt.Sprintf("the platform has had no instance %s in %d reads since %s (an orphan deployment)",
 			c.id, e.Reads, time.Unix(e.Since, 0).UTC().Format(time.RFC3339))
 		if !r.opts.DryRun {
@@ -236,7 +236,7 @@ func absentThroughout(e platform.Entry, ret *vault.Retirement, now time.Time, pe
 // succeeds.
 func unretire(ctx context.Context, r *run, j *platform.Judged) {
 	var ids []string
-	for id, rec := range r.index {
+	for id, rec := range r.seen.index {
 		if rec.Retiring != nil && j.States[id] == report.InStep && !rec.OperationInProgress() {
 			ids = append(ids, id)
 		}
@@ -246,8 +246,8 @@ func unretire(ctx context.Context, r *run, j *platform.Judged) {
 		if ctx.Err() != nil {
 			return
 		}
-		rem := report.Remediation{InstanceID: id, Deployment: r.index[id].Deployment(id), Action: actionStart}
-		reason := fmt.Sprintf("the platform lists instance %s again, whose VMs were stopped on %s to retire it", id, r.index[id].Retiring.StoppedAt)
+		rem := report.Remediation{InstanceID: id, Deployment: r.seen.index[id].Deployment(id), Action: actionStart}
+		reason := fmt.Sprintf("the platform lists instance %s again, whose VMs were stopped on %s to retire it", id, r.seen.index[id].Retiring.StoppedAt)
 		if !r.opts.DryRun {
 			var err error
 			rem.TaskID, err = r.p.Ops.StartRetired(ctx, id, reason)

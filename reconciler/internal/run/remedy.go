@@ -47,7 +47,7 @@ type remedy struct {
 // remedy is the run's remediation.
 func (r *run) remedy() *remedy {
 	return &remedy{cfg: r.p.Config.Remediation, directors: r.p.Directors, renderer: r.p.Renderer, hold: r.p.Hold, fleet: r.fleet, vault: r.vault, scope: r.opts.Scope,
-		index: r.index, listed: r.listed, id: r.id, start: r.start, dryRun: r.opts.DryRun, ledger: r.ledger, hist: r.hist, log: r.log}
+		index: r.seen.index, listed: r.seen.listed, id: r.id, start: r.start, dryRun: r.opts.DryRun, ledger: r.ledger, hist: r.hist, log: r.log}
 }
 
 // remediable lists the orphans the run may remediate, oldest orphan first,

@@ -50,15 +50,43 @@ type run struct {
 	plan     *records.PlanWriter // dry run only
 	writer   records.Writer
 
-	view   *fleet.View              // the event feeds since the last run
-	trust  fleet.Trust              // which cached copies the run may use
+	view   *fleet.View // the event feeds since the last run
+	trust  fleet.Trust // which cached copies the run may use
+	seen   listing     // what the listing found; never changed after it
+	shards int         // the index's shard count the run writes to (the index growth may raise it)
+	owners owners      // who owns a deployment, as its name or the index tells
+}
+
+// listing is what the listing phase found, the input of every phase after
+// it: the deployments listed and the index as read at the start.
+type listing struct {
 	index  map[string]*vault.Record // as read at the start; never changed
 	base   *vault.Index             // the index read, index its Records: what index changes are written over
-	shards int                      // the index's shard count, as read at the start
 	byDep  map[string]string        // deployment name -> instance id, as the index names them
 	listed map[string]bool          // the deployments listed
 	locked map[string]bool          // the listed deployments a task holds
-	owners owners                   // who owns a deployment, as its name or the index tells
+}
+
+// newListing is the listing of the index idx as read, before the
+// deployments are known (listed adds them).
+func newListing(idx *vault.Index) listing {
+	l := listing{index: idx.Records, base: idx, byDep: make(map[string]string, len(idx.Records)), locked: map[string]bool{}}
+	for id, rec := range l.index {
+		l.byDep[rec.Deployment(id)] = id
+	}
+	return l
+}
+
+// with is l with the deployments deps (one per name).
+func (l listing) with(deps []bosh.Deployment) listing {
+	l.listed = make(map[string]bool, len(deps))
+	for _, d := range deps {
+		l.listed[d.Name] = true
+		if d.Locked {
+			l.locked[d.Name] = true
+		}
+	}
+	return l
 }
 
 // Run makes one run and returns what it found. The caller makes one run at
@@ -112,7 +140,7 @@ func (r *run) directorOf(id, deployment string) string {
 	if name := r.fleet.Owner(deployment); name != "" {
 		return name
 	}
-	if rec := r.index[id]; rec != nil && rec.Director != "" {
+	if rec := r.seen.index[id]; rec != nil && rec.Director != "" {
 		return rec.Director
 	}
 	return r.p.Directors.First()
@@ -129,12 +157,15 @@ type between struct {
 }
 
 // phase is one step of a run: its name (the summary's phases, the docs),
-// the progress phase shown while it runs ("" keeps the one before), and
-// what it does; an error ends the run (its listing failed, or it was
-// stopped).
+// the progress phase shown while it runs ("" keeps the one before), whether
+// only a whole run makes it (not a dry run, not a scoped one: do skips it
+// in others), and what it does: most give a phase type its input from the
+// run and put its answer in the summary; an error ends the run (its listing
+// failed, or it was stopped).
 type phase struct {
 	name     string
 	progress string
+	whole    bool
 	run      func(ctx context.Context, r *run, b *between) error
 }
 
@@ -143,65 +174,75 @@ type phase struct {
 // reported and timed by construction (and named in the docs: the docs
 // spec reads this list).
 var phases = []phase{
-	{"platform read", report.PhaseScanning, func(ctx context.Context, r *run, b *between) error {
+	{"platform read", report.PhaseScanning, false, func(ctx context.Context, r *run, b *between) error {
 		b.platform = readPlatform(ctx, r) // in the background, beside the listing
 		return nil
 	}},
-	{"event feeds", "", func(ctx context.Context, r *run, _ *between) error { r.readFeeds(ctx); return nil }},
-	{"listing", "", func(ctx context.Context, r *run, b *between) (err error) {
+	{"event feeds", "", false, func(ctx context.Context, r *run, _ *between) error { r.readFeeds(ctx); return nil }},
+	{"listing", "", false, func(ctx context.Context, r *run, b *between) (err error) {
 		if b.deps, err = r.list(ctx); err != nil {
 			return stopped(ctx, err)
 		}
 		return nil
 	}},
-	{"quarantine read", "", func(ctx context.Context, r *run, _ *between) error {
+	{"quarantine read", "", false, func(ctx context.Context, r *run, _ *between) error {
 		if err := r.quar.Load(ctx, r.vault.Memory); err != nil {
 			r.ledger.FailUnlessStopped(ctx, "", fmt.Errorf("%w; no item is skipped or quarantined this run", err))
 		}
 		return nil
 	}},
-	{"choice and claims", "", func(_ context.Context, r *run, b *between) error {
+	{"choice and claims", "", false, func(_ context.Context, r *run, b *between) error {
 		b.chosen = r.choose(b.deps)
-		b.claims = match.NewClaims[*held](r.index, b.chosen)
+		b.claims = match.NewClaims[*held](r.seen.index, b.chosen)
 		b.claims.Preclaim(r.p.Matcher, b.chosen)
 		return nil
 	}},
-	{"index growth", "", func(ctx context.Context, r *run, b *between) error { growIndex(ctx, r, b.chosen); return nil }},
-	{"reconcile", report.PhaseUpdating, func(ctx context.Context, r *run, b *between) error {
+	{"index growth", "", true, func(ctx context.Context, r *run, b *between) error {
+		ir, shards := growth{index: r.vault.Index, log: r.log}.Run(ctx, growthIn{seen: r.seen, chosen: b.chosen, shards: r.shards})
+		r.shards = shards
+		if ir != nil {
+			r.ledger.Count(func(s *report.Summary) { s.Index = ir })
+		}
+		return nil
+	}},
+	{"reconcile", report.PhaseUpdating, false, func(ctx context.Context, r *run, b *between) error {
 		r.startWriter(ctx)
 		r.reconcileAll(ctx, b.chosen, b.claims)
 		return nil
 	}},
-	{"stuck operations", "", func(ctx context.Context, r *run, _ *between) error {
+	{"stuck operations", "", false, func(ctx context.Context, r *run, _ *between) error {
 		if ctx.Err() == nil {
 			r.stuck().settle(ctx)
 		}
 		return nil
 	}},
-	{"orphans", report.PhaseOrphans, func(ctx context.Context, r *run, b *between) error {
+	{"orphans", report.PhaseOrphans, false, func(ctx context.Context, r *run, b *between) error {
 		if ctx.Err() == nil {
 			r.orphans(b.claims).flag(ctx, b.deps)
 		}
 		r.writer.Close()
 		return stopped(ctx, nil)
 	}},
-	{"remediation", report.PhaseRemediating, func(ctx context.Context, r *run, _ *between) error { r.remedy().remediate(ctx); return nil }},
-	{"platform cross-check", report.PhasePlatform, func(ctx context.Context, r *run, b *between) error {
+	{"remediation", report.PhaseRemediating, false, func(ctx context.Context, r *run, _ *between) error { r.remedy().remediate(ctx); return nil }},
+	{"platform cross-check", report.PhasePlatform, false, func(ctx context.Context, r *run, b *between) error {
 		crossCheck(ctx, r, b.platform, b.claims)
 		return nil
 	}},
-	{"bindings", report.PhaseBindings, func(ctx context.Context, r *run, _ *between) error { checkBindings(ctx, r); return nil }},
-	{"quarantine", report.PhaseQuarantine, func(ctx context.Context, r *run, _ *between) error { r.settleQuarantine(ctx); return nil }},
-	{"feed marks", "", func(ctx context.Context, r *run, _ *between) error {
-		if !r.opts.DryRun && r.opts.Scope.Empty() { // a scoped run did not deal with every named deployment
-			r.saveFeeds(ctx)
+	{"bindings", report.PhaseBindings, true, func(ctx context.Context, r *run, _ *between) error { checkBindings(ctx, r); return nil }},
+	{"quarantine", report.PhaseQuarantine, false, func(ctx context.Context, r *run, _ *between) error { r.settleQuarantine(ctx); return nil }},
+	// A scoped run did not deal with every named deployment.
+	{"feed marks", "", true, func(ctx context.Context, r *run, _ *between) error { r.saveFeeds(ctx); return nil }},
+	// Last, what does not change records: a slow Director or a failing
+	// check holds up nothing above.
+	{"health", report.PhaseHealth, true, func(_ context.Context, r *run, _ *between) error {
+		if r.p.Health != nil {
+			rep := handing{tracker: r.p.Health}.Run(handingIn{seen: r.seen, owner: r.fleet.Owner,
+				allListed: fleet.HealthOf(r.fleet).AllListed(), named: r.view.HealthNamed(), runID: r.id, at: r.start})
+			r.ledger.Count(func(s *report.Summary) { s.Health = rep })
 		}
 		return nil
 	}},
-	// Last, what does not change records: a slow Director or a failing
-	// check holds up nothing above.
-	{"health", report.PhaseHealth, func(ctx context.Context, r *run, _ *between) error { handHealth(ctx, r); return nil }},
-	{"outdated", report.PhaseOutdated, func(ctx context.Context, r *run, b *between) error { findOutdated(ctx, r, b.deps); return nil }},
+	{"outdated", report.PhaseOutdated, true, func(ctx context.Context, r *run, b *between) error { findOutdated(ctx, r, b.deps); return nil }},
 }
 
 // PhaseNames are the names of a run's phases, in order.
@@ -222,7 +263,10 @@ func (r *run) do(ctx context.Context) error {
 			r.progress.SetPhase(ph.progress)
 		}
 		began := time.Now()
-		err := ph.run(ctx, r, &b)
+		var err error
+		if !ph.whole || (!r.opts.DryRun && r.opts.Scope.Empty()) {
+			err = ph.run(ctx, r, &b)
+		}
 		took := report.PhaseTime{Name: ph.name, Seconds: time.Since(began).Seconds()}
 		r.ledger.Count(func(s *report.Summary) { s.Phases = append(s.Phases, took) })
 		if err != nil {
@@ -276,29 +320,19 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	for _, p := range idx.Problems {
 		r.log.Warn("index record not fully readable, kept as is", "error", p)
 	}
-	r.base, r.index, r.shards = idx, idx.Records, idx.Shards
-	r.byDep = make(map[string]string, len(r.index))
-	for id, rec := range r.index {
-		r.byDep[rec.Deployment(id)] = id
-	}
+	seen := newListing(idx)
 	deps, conflicts := r.fleet.Choose(all, func(name string) (string, string, bool) {
-		id, ok := r.byDep[name]
-		if rec := r.index[id]; ok && rec.Owned() {
+		id, ok := seen.byDep[name]
+		if rec := seen.index[id]; ok && rec.Owned() {
 			return id, rec.Director, true
 		}
 		return "", "", false
 	})
+	r.seen, r.shards = seen.with(deps), idx.Shards
 	for _, c := range conflicts {
 		r.conflict(c, owned)
 	}
-	r.owners = owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.index, byDep: r.byDep}
-	r.listed, r.locked = make(map[string]bool, len(deps)), map[string]bool{}
-	for _, d := range deps {
-		r.listed[d.Name] = true
-		if d.Locked {
-			r.locked[d.Name] = true
-		}
-	}
+	r.owners = owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.seen.index, byDep: r.seen.byDep}
 	r.p.Cache.Purge(deps)
 	return deps, nil
 }
@@ -327,7 +361,7 @@ func (r *run) choose(deps []bosh.Deployment) []bosh.Deployment {
 
 // startWriter starts the run's writer: Vault's, or the plan in a dry run.
 func (r *run) startWriter(ctx context.Context) {
-	s := records.Shared{Index: r.index, Base: r.base, Shards: r.shards, Ledger: r.ledger, History: r.hist, Counters: r.p.Counters,
+	s := records.Shared{Index: r.seen.index, Base: r.seen.base, Shards: r.shards, Ledger: r.ledger, History: r.hist, Counters: r.p.Counters,
 		Backups: r.p.Config.Backup.Enabled, Log: r.log}
 	if r.opts.DryRun {
 		r.plan = records.NewPlanWriter(s)

@@ -34,7 +34,7 @@ type settler struct {
 
 // stuck is the run's settler.
 func (r *run) stuck() *settler {
-	return &settler{ops: r.p.Ops, after: r.p.Config.StuckOperationAfter, start: r.start, index: r.index, dryRun: r.opts.DryRun,
+	return &settler{ops: r.p.Ops, after: r.p.Config.StuckOperationAfter, start: r.start, index: r.seen.index, dryRun: r.opts.DryRun,
 		ledger: r.ledger, hist: r.hist, log: r.log}
 }
 

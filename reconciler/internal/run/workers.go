@@ -47,8 +47,8 @@ func (r *run) reconcileAll(ctx context.Context, deps []bosh.Deployment, claims *
 	n := r.p.Config.MaxConcurrency
 	rounds := memory.NewRounds(r.policy)
 	w := &deployments{fleet: r.fleet, cache: r.p.Cache, view: r.view, trust: r.trust, matcher: r.p.Matcher, claims: claims,
-		quar: r.quar, rounds: rounds, reader: records.NewReader(r.vault.Documents, r.vault.Backups, r.index, r.log),
-		writer: r.writer, ledger: r.ledger, policy: r.policy, index: r.index, byDep: r.byDep, conflict: r.conflict,
+		quar: r.quar, rounds: rounds, reader: records.NewReader(r.vault.Documents, r.vault.Backups, r.seen.index, r.log),
+		writer: r.writer, ledger: r.ledger, policy: r.policy, index: r.seen.index, byDep: r.seen.byDep, conflict: r.conflict,
 		slots: slots{director: make(slot, n), vault: make(slot, n)}, least: r.p.Config.MinConfidence,
 		force: r.opts.Force, dryRun: r.opts.DryRun, start: r.start, log: r.log}
 	one := func(j job) {
