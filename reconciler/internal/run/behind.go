@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
@@ -40,7 +42,18 @@ type cachedOnly struct{}
 func (cachedOnly) Manifest(context.Context, string) (string, error) { return "", errNotCached }
 func (cachedOnly) VMs(context.Context, string) ([]bosh.VM, error)   { return nil, errNotCached }
 
-// findBehind finds the instances whose manifest asks for the latest of a
+// behindLook finds the instances behind their Director for the outdated
+// phase: what it reads with (the cache of fetched answers and which copies
+// the run may use, the Directors and which are out of the run) and logs to.
+type behindLook struct {
+	cache     *fleet.Cache
+	trust     fleet.Trust
+	directors *fleet.Directors
+	down      func(director string) bool // out of the run: not listed, or its breaker open
+	log       *slog.Logger
+}
+
+// Run finds the instances whose manifest asks for the latest of a
 // release or stemcell that their Director has in a newer version than their
 // deployment runs. What a deployment runs comes from the run's listing
 // (releases) and GET /stemcells (which deployments use each stemcell); what
@@ -50,11 +63,11 @@ func (cachedOnly) VMs(context.Context, string) ([]bosh.VM, error)   { return nil
 // latest of a release, of a stemcell. A Director that cannot answer is an
 // error of the report, not of the run. Nil when no instance known to the
 // run asks for a latest, or the run is stopping.
-func findBehind(ctx context.Context, r *run, deps []bosh.Deployment) *report.BehindReport {
+func (b behindLook) Run(ctx context.Context, seen listing, deps []bosh.Deployment) *report.BehindReport {
 	if ctx.Err() != nil {
 		return nil
 	}
-	byDirector, plans, unknown := askingLatest(ctx, r, deps)
+	byDirector, plans, unknown := b.askingLatest(ctx, seen, deps)
 	if len(byDirector) == 0 && unknown == 0 {
 		return nil
 	}
@@ -62,12 +75,12 @@ func findBehind(ctx context.Context, r *run, deps []bosh.Deployment) *report.Beh
 	var errs []string
 	for _, director := range slices.Sorted(maps.Keys(byDirector)) {
 		cands := byDirector[director]
-		u, name, err := uploadsOf(ctx, r, director, cands)
+		u, name, err := b.uploadsOf(ctx, director, cands)
 		if u == nil {
 			unknown += len(cands)
 		}
 		if err != nil {
-			r.log.Warn("releases or stemcells not read: instances asking for latest not judged", "director", name, "error", err)
+			b.log.Warn("releases or stemcells not read: instances asking for latest not judged", "director", name, "error", err)
 			errs = append(errs, report.Truncate(fmt.Sprintf("Director %s: %v", name, err), memory.MaxErrorText))
 		}
 		if u == nil {
@@ -87,22 +100,22 @@ func findBehind(ctx context.Context, r *run, deps []bosh.Deployment) *report.Beh
 // record not orphaned) whose cached manifest asks for a latest, by the
 // Director that listed them; how many of each plan; and how many could
 // not be told (no cached copy, a manifest that cannot be read).
-func askingLatest(ctx context.Context, r *run, deps []bosh.Deployment) (map[string][]versions.Candidate, map[string]int, int) {
+func (b behindLook) askingLatest(ctx context.Context, seen listing, deps []bosh.Deployment) (map[string][]versions.Candidate, map[string]int, int) {
 	byDirector, plans, unknown := map[string][]versions.Candidate{}, map[string]int{}, 0
 	for _, d := range deps {
-		id, ok := r.seen.byDep[d.Name]
-		rec := r.seen.index[id]
+		id, ok := seen.byDep[d.Name]
+		rec := seen.index[id]
 		if !ok || rec == nil || rec.Orphaned {
 			continue
 		}
-		f, err := r.p.Cache.Fetch(ctx, cachedOnly{}, d, false, r.trust)
+		f, err := b.cache.Fetch(ctx, cachedOnly{}, d, false, b.trust)
 		if err != nil || !f.HasManifest() {
 			unknown++
 			continue
 		}
 		asks, err := f.AsksLatest()
 		if err != nil {
-			r.log.Debug("manifest not read for latest versions", "deployment", d.Name, "error", err)
+			b.log.Debug("manifest not read for latest versions", "deployment", d.Name, "error", err)
 			unknown++
 			continue
 		}
@@ -121,11 +134,11 @@ func askingLatest(ctx context.Context, r *run, deps []bosh.Deployment) (map[stri
 // one asks for a latest stemcell. Nil when it was not asked (not
 // configured, out of the run, no such calls) or both answers failed; the
 // error says what failed.
-func uploadsOf(ctx context.Context, r *run, director string, cands []versions.Candidate) (*versions.Uploads, string, error) {
-	named, ok := r.p.Directors.Member(director)
+func (b behindLook) uploadsOf(ctx context.Context, director string, cands []versions.Candidate) (*versions.Uploads, string, error) {
+	named, ok := b.directors.Member(director)
 	name := cmp.Or(named.Name, director)
 	up, can := named.Director.(uploads)
-	if !ok || !can || directorDown(r, named.Name) {
+	if !ok || !can || b.down(named.Name) {
 		return nil, name, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, uploadsTimeout)
@@ -152,10 +165,4 @@ func asksFor(cands []versions.Candidate, stemcell bool) bool {
 	return slices.ContainsFunc(cands, func(c versions.Candidate) bool {
 		return slices.ContainsFunc(c.Asks, func(a match.Latest) bool { return a.Stemcell == stemcell })
 	})
-}
-
-// directorDown says whether the Director named name is out of the run (it
-// could not be listed, or its breaker opened).
-func directorDown(r *run, name string) bool {
-	return slices.ContainsFunc(r.fleet.Reports(), func(d report.DirectorReport) bool { return d.Name == name && !d.Listed })
 }

@@ -21,12 +21,12 @@
 // index as read, never changed after it) and between (the platform read,
 // the deployments listed and chosen, the claims). A phase that only a
 // whole run makes (not a dry run, not a scoped one) says so in the list,
-// and do skips it in others. The index growth (growth.go) and the health
-// handover (health.go) are phase types given their input (growthIn,
-// handingIn) and answering their section of the summary, each tested alone
-// with tables; the platform read and cross-check, bindings and outdated
-// still take the run itself (platform.go, bindings.go, outdated.go): issue
-// #40.
+// and do skips it in others. The index growth (growth.go), the health
+// handover (health.go) and the outdated look (outdated.go, behind.go) are
+// phase types given their input (growthIn, handingIn, outdatedIn) and
+// answering their section of the summary, each tested alone with tables;
+// the platform read and cross-check and the bindings' check still take the
+// run itself (platform.go, bindings.go): issue #40.
 //
 // It owns one run from start to Summary; it must not keep anything across
 // runs but through its Parts (the cache of fetched answers, Vault) and must

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
@@ -55,38 +54,6 @@ type run struct {
 	seen   listing     // what the listing found; never changed after it
 	shards int         // the index's shard count the run writes to (the index growth may raise it)
 	owners owners      // who owns a deployment, as its name or the index tells
-}
-
-// listing is what the listing phase found, the input of every phase after
-// it: the deployments listed and the index as read at the start.
-type listing struct {
-	index  map[string]*vault.Record // as read at the start; never changed
-	base   *vault.Index             // the index read, index its Records: what index changes are written over
-	byDep  map[string]string        // deployment name -> instance id, as the index names them
-	listed map[string]bool          // the deployments listed
-	locked map[string]bool          // the listed deployments a task holds
-}
-
-// newListing is the listing of the index idx as read, before the
-// deployments are known (listed adds them).
-func newListing(idx *vault.Index) listing {
-	l := listing{index: idx.Records, base: idx, byDep: make(map[string]string, len(idx.Records)), locked: map[string]bool{}}
-	for id, rec := range l.index {
-		l.byDep[rec.Deployment(id)] = id
-	}
-	return l
-}
-
-// with is l with the deployments deps (one per name).
-func (l listing) with(deps []bosh.Deployment) listing {
-	l.listed = make(map[string]bool, len(deps))
-	for _, d := range deps {
-		l.listed[d.Name] = true
-		if d.Locked {
-			l.locked[d.Name] = true
-		}
-	}
-	return l
 }
 
 // Run makes one run and returns what it found. The caller makes one run at
@@ -242,7 +209,21 @@ var phases = []phase{
 		}
 		return nil
 	}},
-	{"outdated", report.PhaseOutdated, true, func(ctx context.Context, r *run, b *between) error { findOutdated(ctx, r, b.deps); return nil }},
+	{"outdated", report.PhaseOutdated, true, func(ctx context.Context, r *run, b *between) error {
+		down := func(name string) bool {
+			return slices.ContainsFunc(r.fleet.Reports(), func(d report.DirectorReport) bool { return d.Name == name && !d.Listed })
+		}
+		look := outdatedLook{catalog: r.p.Catalog, state: r.vault.Memory, notify: r.hist.Notify, director: r.directorOf, now: r.p.Now,
+			log: r.log, behind: behindLook{cache: r.p.Cache, trust: r.trust, directors: r.p.Directors, down: down, log: r.log}}
+		rep, problems := look.Run(ctx, outdatedIn{seen: r.seen, deps: b.deps, runID: r.id})
+		for _, err := range problems {
+			r.ledger.Fail("", err)
+		}
+		if rep != nil {
+			r.ledger.Count(func(s *report.Summary) { s.Outdated = rep })
+		}
+		return nil
+	}},
 }
 
 // PhaseNames are the names of a run's phases, in order.
@@ -293,70 +274,6 @@ func (r *run) readFeeds(ctx context.Context) {
 		}
 	}
 	r.log.Info("event feed read", "mode", rep.Mode, "reason", rep.Reason, "events", rep.Events, "changed", rep.Changed, "pages", rep.Pages)
-}
-
-// list lists every Director and reads the index at once, with retries, and
-// keeps one deployment per name: the one on the Director an owned record
-// names (a deployment of its name elsewhere is a conflict).
-func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
-	var all []bosh.Deployment
-	var idx *vault.Index
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		all, err = r.fleet.List(gctx)
-		return err
-	})
-	g.Go(func() error {
-		return r.policy.Do(gctx, "step", "reading the index", func(ctx context.Context) (err error) {
-			if idx, err = r.vault.Index.IndexFrom(ctx, r.p.Index.Get()); err == nil {
-				r.p.Index.Put(idx) // kept even when the listing fails
-			}
-			return err
-		})
-	})
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	for _, p := range idx.Problems {
-		r.log.Warn("index record not fully readable, kept as is", "error", p)
-	}
-	seen := newListing(idx)
-	deps, conflicts := r.fleet.Choose(all, func(name string) (string, string, bool) {
-		id, ok := seen.byDep[name]
-		if rec := seen.index[id]; ok && rec.Owned() {
-			return id, rec.Director, true
-		}
-		return "", "", false
-	})
-	r.seen, r.shards = seen.with(deps), idx.Shards
-	for _, c := range conflicts {
-		r.conflict(c, owned)
-	}
-	r.owners = owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.seen.index, byDep: r.seen.byDep}
-	r.p.Cache.Purge(deps)
-	return deps, nil
-}
-
-// choose is the listed deployments the run deals with: not ignored, within
-// its scope. The cached copies of a Director that resyncs alone are
-// dropped, and, in a scoped run that is forced or a resync, those of its
-// deployments.
-func (r *run) choose(deps []bosh.Deployment) []bosh.Deployment {
-	out := notIgnored(deps, r.p.Ignore)
-	considered := len(out)
-	out = r.owners.deployments(out)
-	fallback := r.fleet.Feeds().Apply(r.view, out, r.p.Cache)
-	r.trust = fleet.TrustRule(r.view.Report.Mode, fallback, r.p.Config.CacheTTL, r.start)
-	if !r.opts.Scope.Empty() && (r.opts.Force || r.view.Report.Mode == report.FeedResync) {
-		for _, d := range out {
-			r.p.Cache.Forget(d.Name)
-		}
-	}
-	r.progress.SetTotal(len(out))
-	r.ledger.Count(func(s *report.Summary) {
-		s.DeploymentsSeen, s.Ignored, s.OutOfScope = len(deps), len(deps)-considered, considered-len(out)
-	})
-	return out
 }
 
 // startWriter starts the run's writer: Vault's, or the plan in a dry run.
