@@ -71,11 +71,11 @@ func HealthHandler(checks map[string]HealthCheck, timeout time.Duration, users [
 // and callers that come while the check runs wait for that one call (run
 // with its own timeout, so that a caller that hangs up cancels nobody's).
 // Anyone may probe /healthz: this keeps anonymous probes from reaching the
-// Director or Vault more than once per every each.
-func Cached(checks map[string]HealthCheck, every, timeout time.Duration) map[string]HealthCheck {
+// Director or Vault more than once per every each. now tells the time.
+func Cached(checks map[string]HealthCheck, every, timeout time.Duration, now func() time.Time) map[string]HealthCheck {
 	out := make(map[string]HealthCheck, len(checks))
 	for name, check := range checks {
-		c := &cachedCheck{check: check, every: every, timeout: timeout}
+		c := &cachedCheck{check: check, every: every, timeout: timeout, now: now}
 		out[name] = c.call
 	}
 	return out
@@ -85,6 +85,7 @@ func Cached(checks map[string]HealthCheck, every, timeout time.Duration) map[str
 type cachedCheck struct {
 	check          HealthCheck
 	every, timeout time.Duration
+	now            func() time.Time
 
 	mu      sync.Mutex
 	at      time.Time     // when the last result came (zero: none yet)
@@ -96,7 +97,7 @@ type cachedCheck struct {
 // result of the call under way (starting one when none is).
 func (c *cachedCheck) call(ctx context.Context) error {
 	c.mu.Lock()
-	if !c.at.IsZero() && time.Since(c.at) < c.every {
+	if !c.at.IsZero() && c.now().Sub(c.at) < c.every {
 		err := c.err
 		c.mu.Unlock()
 		return err
@@ -123,7 +124,7 @@ func (c *cachedCheck) refresh(done chan struct{}) {
 	defer cancel()
 	err := c.check(ctx)
 	c.mu.Lock()
-	c.err, c.at, c.running = err, time.Now(), nil
+	c.err, c.at, c.running = err, c.now(), nil
 	c.mu.Unlock()
 	close(done)
 }

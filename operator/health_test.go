@@ -72,7 +72,7 @@ var _ = Describe("Cached", func() {
 		release := make(chan struct{})
 		checks := operator.Cached(map[string]operator.HealthCheck{
 			"director": func(context.Context) error { calls.Add(1); <-release; return errors.New("down") },
-		}, time.Hour, time.Second)
+		}, time.Hour, time.Second, time.Now)
 		errs := make(chan error, 40)
 		for range 40 {
 			go func() { errs <- checks["director"](context.Background()) }()
@@ -86,11 +86,15 @@ var _ = Describe("Cached", func() {
 		Expect(checks["director"](context.Background())).To(MatchError("down"))
 		Expect(calls.Load()).To(BeEquivalentTo(1), "a result younger than the interval is answered as it is")
 
+		clock := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 		fresh := operator.Cached(map[string]operator.HealthCheck{
 			"vault": func(context.Context) error { calls.Add(1); return nil },
-		}, 10*time.Millisecond, time.Second)
+		}, 10*time.Second, time.Second, func() time.Time { return clock })
 		Expect(fresh["vault"](context.Background())).To(Succeed())
-		time.Sleep(20 * time.Millisecond)
+		clock = clock.Add(9 * time.Second)
+		Expect(fresh["vault"](context.Background())).To(Succeed())
+		Expect(calls.Load()).To(BeEquivalentTo(2), "a result younger than the interval is answered as it is")
+		clock = clock.Add(2 * time.Second)
 		Expect(fresh["vault"](context.Background())).To(Succeed())
 		Expect(calls.Load()).To(BeEquivalentTo(3), "an older result is checked again")
 	})
@@ -106,7 +110,7 @@ var _ = Describe("Cached", func() {
 					return ctx.Err()
 				}
 			},
-		}, time.Hour, 5*time.Second)
+		}, time.Hour, 5*time.Second, time.Now)
 		gone, cancel := context.WithCancel(context.Background())
 		cancel()
 		Expect(checks["vault"](gone)).To(MatchError(context.Canceled))

@@ -88,7 +88,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 // credentials are configured), and everything else behind the gate.
 func (d *daemon) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/healthz", operator.HealthHandler(operator.Cached(d.health.checks(), healthEvery, healthTimeout), healthTimeout,
+	mux.Handle("/healthz", operator.HealthHandler(operator.Cached(d.health.checks(), healthEvery, healthTimeout, time.Now), healthTimeout,
 		operatorUsers(d.cfg.Operator), d.log.With("component", "health")))
 	mux.Handle("/livez", operator.LiveHandler())
 	if m := d.cfg.Metrics; m.Enabled {
