@@ -3,11 +3,14 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/notify"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -53,55 +56,90 @@ type BindingsDoc struct {
 	Lost   map[string]map[string]string `json:"lost"`
 }
 
-// checkBindings checks the bindings of the next instances in turn (at most
-// MaxBindingChecks, owned, deployed, not busy) through the broker, which
-// puts lost credentials back or says them lost; lost ones are told to the
-// webhooks once and kept in the document until a later check finds them
-// back or gone. Not without the broker; only a whole run checks (phases).
-func checkBindings(ctx context.Context, r *run) {
-	if r.p.Ops == nil || ctx.Err() != nil {
-		return
+// bindingCheck is the bindings phase: it checks the bindings of the next
+// instances in turn (at most MaxBindingChecks, owned, deployed, not busy)
+// through the broker, which puts lost credentials back or says them lost;
+// lost ones are told to the webhooks once and kept in the document until a
+// later check finds them back or gone.
+type bindingCheck struct {
+	ops      Operations        // the broker
+	state    memory.StateStore // keeps the document (where the turn goes on, the lost)
+	record   func(id string, e vault.Event)
+	notify   func(notify.Event)
+	director func(id, deployment string) string // names an instance's Director in notifications
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// bindingsIn is what the bindings phase is given: the listing and the run's
+// id.
+type bindingsIn struct {
+	seen  listing
+	runID string
+}
+
+// Run checks this run's turn and answers the phase's section of the
+// summary; nil when it checked nothing (no broker, the run stopping, the
+// document unread).
+func (c bindingCheck) Run(ctx context.Context, in bindingsIn) *report.BindingsReport {
+	if c.ops == nil || ctx.Err() != nil {
+		return nil
 	}
 	var doc BindingsDoc
-	if _, err := r.vault.Memory.ReadState(ctx, BindingsDocName, &doc); err != nil {
-		r.log.Warn("the bindings' check could not read its document; no binding is checked this run", "error", err)
-		return
+	if _, err := c.state.ReadState(ctx, BindingsDocName, &doc); err != nil {
+		c.log.Warn("the bindings' check could not read its document; no binding is checked this run", "error", err)
+		return nil
 	}
 	before := BindingsDoc{Cursor: doc.Cursor, Lost: maps.Clone(doc.Lost)}
 	if doc.Lost == nil {
 		doc.Lost = map[string]map[string]string{}
 	}
-	ids := bindingTurn(r, doc.Cursor)
 	rep := report.BindingsReport{Restored: []report.RestoredBinding{}}
-	for _, id := range ids {
+	for _, id := range bindingTurn(in.seen, doc.Cursor) {
 		if ctx.Err() != nil {
 			break
 		}
-		checked, outcomes, err := r.p.Ops.RecoverBindings(ctx, id)
+		checked, outcomes, err := c.ops.RecoverBindings(ctx, id)
 		doc.Cursor = id
 		if err != nil {
-			r.log.Warn("an instance's bindings could not be checked", "instance", id, "error", err)
+			c.log.Warn("an instance's bindings could not be checked", "instance", id, "error", err)
 			continue
 		}
 		rep.Instances++
 		rep.Bindings += checked
-		takeOutcomes(r, id, outcomes, &doc, &rep)
+		for _, l := range takeOutcomes(id, outcomes, &doc, &rep) {
+			c.tell(in, l)
+		}
 	}
 	rep.Lost, rep.LostTotal = lostList(doc.Lost)
 	if doc.Cursor != before.Cursor || !sameLost(doc.Lost, before.Lost) {
-		if err := r.vault.Memory.WriteState(ctx, BindingsDocName, doc); err != nil {
-			r.log.Warn("the bindings' check could not keep its document; the next run checks the same instances again", "error", err)
+		if err := c.state.WriteState(ctx, BindingsDocName, doc); err != nil {
+			c.log.Warn("the bindings' check could not keep its document; the next run checks the same instances again", "error", err)
 		}
 	}
-	r.ledger.Count(func(s *report.Summary) { s.Bindings = &rep })
+	return &rep
 }
 
-// takeOutcomes applies one instance's outcomes to the document and the report.
-func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDoc, rep *report.BindingsReport) {
+// tell tells a binding newly found lost: the log, the instance's history,
+// the webhooks.
+func (c bindingCheck) tell(in bindingsIn, l report.LostBinding) {
+	name := in.seen.index[l.InstanceID].Deployment(l.InstanceID)
+	msg := "binding " + l.BindingID + ": its credentials are gone from Vault and could not be put back: " + l.Reason
+	c.log.Warn("binding lost", "instance", l.InstanceID, "binding", l.BindingID, "reason", l.Reason)
+	c.record(l.InstanceID, vault.Event{Kind: "binding_lost", Deployment: name, Message: msg, Details: map[string]string{"binding_id": l.BindingID}})
+	c.notify(notify.Event{Type: notify.BindingLost, InstanceID: l.InstanceID, Deployment: name,
+		Director: c.director(l.InstanceID, name), Reason: msg, RunID: in.runID, Time: c.now().UTC()})
+}
+
+// takeOutcomes applies one instance's outcomes to the document and the
+// report, and answers the bindings newly lost (kept in the document, not
+// known lost before), to be told: a loss the document has no room for is
+// neither kept nor told.
+func takeOutcomes(id string, outcomes map[string]string, doc *BindingsDoc, rep *report.BindingsReport) []report.LostBinding {
 	was := doc.Lost[id]
 	delete(doc.Lost, id)
 	size := lostSize(doc.Lost)
-	name := r.seen.index[id].Deployment(id)
+	var fresh []report.LostBinding
 	for _, bid := range slices.Sorted(maps.Keys(outcomes)) {
 		o := outcomes[bid]
 		switch {
@@ -119,24 +157,20 @@ func takeOutcomes(r *run, id string, outcomes map[string]string, doc *BindingsDo
 				doc.Lost[id] = map[string]string{}
 			}
 			doc.Lost[id][bid] = reason
-			if _, known := was[bid]; known {
-				continue
+			if _, known := was[bid]; !known {
+				fresh = append(fresh, report.LostBinding{InstanceID: id, BindingID: bid, Reason: reason})
 			}
-			msg := "binding " + bid + ": its credentials are gone from Vault and could not be put back: " + reason
-			r.log.Warn("binding lost", "instance", id, "binding", bid, "reason", reason)
-			r.hist.Add(id, vault.Event{Kind: "binding_lost", Deployment: name, Message: msg, Details: map[string]string{"binding_id": bid}})
-			r.hist.Notify(notify.Event{Type: notify.BindingLost, InstanceID: id, Deployment: name,
-				Director: r.directorOf(id, name), Reason: msg, RunID: r.id, Time: r.p.Now().UTC()})
 		}
 	}
+	return fresh
 }
 
 // bindingTurn is the instances whose bindings this run checks: owned,
 // deployed (listed), no operation in progress, in turn (Turn).
-func bindingTurn(r *run, cursor string) []string {
+func bindingTurn(seen listing, cursor string) []string {
 	var all []string
-	for id, rec := range r.seen.index {
-		if rec.Owned() && !rec.Orphaned && !rec.OperationInProgress() && r.seen.listed[rec.Deployment(id)] {
+	for id, rec := range seen.index {
+		if rec.Owned() && !rec.Orphaned && !rec.OperationInProgress() && seen.listed[rec.Deployment(id)] {
 			all = append(all, id)
 		}
 	}

@@ -14,19 +14,24 @@
 // The stages it calls live behind package walls: fleet (the Directors),
 // match (the matching rules), records (an instance's records and the
 // writers), memory (the ledger, quarantine, history), guard (breakers and
-// the lease's fence), redeploy, health, platform, versions; the orphaner,
-// the stuck-operation settler and the remediation are the small types of
-// this package (orphans.go, stuck.go, remedy.go). What the phases hand each
+// the lease's fence), redeploy, health, platform, versions. What the phases hand each
 // other is explicit: the listing (listing: the deployments listed and the
 // index as read, never changed after it) and between (the platform read,
 // the deployments listed and chosen, the claims). A phase that only a
 // whole run makes (not a dry run, not a scoped one) says so in the list,
-// and do skips it in others. The index growth (growth.go), the health
-// handover (health.go) and the outdated look (outdated.go, behind.go) are
-// phase types given their input (growthIn, handingIn, outdatedIn) and
-// answering their section of the summary, each tested alone with tables;
-// the platform read and cross-check and the bindings' check still take the
-// run itself (platform.go, bindings.go): issue #40.
+// and do skips it in others. Most phases are types given their input and
+// answering their section of the summary (and the run's errors, which the
+// list puts in the ledger): the index growth (growth.go: growthIn), the
+// health handover (health.go: handingIn), the platform cross-check and the
+// retirement it carries on (crosscheck.go, retire.go: crossIn, retireIn),
+// the bindings' check (bindings.go: bindingsIn), the outdated look
+// (outdated.go, behind.go: outdatedIn), the stuck-operation settler, the
+// orphaner and the remediation (stuck.go, orphans.go, remedy.go); the pure
+// parts of each (what a phase decides from its input) are tested alone
+// with tables. The event feeds, the listing, the choice, the reconcile, the
+// quarantine and the feed marks are the run's own methods: they set what
+// the run holds (the feeds' view, the listing, which copies to trust, the
+// writer). No other function takes the run.
 //
 // It owns one run from start to Summary; it must not keep anything across
 // runs but through its Parts (the cache of fetched answers, Vault) and must

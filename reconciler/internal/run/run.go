@@ -142,7 +142,11 @@ type phase struct {
 // spec reads this list).
 var phases = []phase{
 	{"platform read", report.PhaseScanning, false, func(ctx context.Context, r *run, b *between) error {
-		b.platform = readPlatform(ctx, r) // in the background, beside the listing
+		// In the background, beside the listing; a scoped run does not hold
+		// the fleet against the platform.
+		if r.p.Platform != nil && r.opts.Scope.Empty() {
+			b.platform = readPlatform(ctx, r.p.Platform, r.policy, r.p.Now, r.opts.Force)
+		}
 		return nil
 	}},
 	{"event feeds", "", false, func(ctx context.Context, r *run, _ *between) error { r.readFeeds(ctx); return nil }},
@@ -192,10 +196,27 @@ var phases = []phase{
 	}},
 	{"remediation", report.PhaseRemediating, false, func(ctx context.Context, r *run, _ *between) error { r.remedy().remediate(ctx); return nil }},
 	{"platform cross-check", report.PhasePlatform, false, func(ctx context.Context, r *run, b *between) error {
-		crossCheck(ctx, r, b.platform, b.claims)
+		tell := teller{record: r.hist.Add, notify: r.hist.Notify, director: r.directorOf, now: r.p.Now, runID: r.id}
+		check := crossCheck{tracker: r.p.Platform, grace: r.p.Config.OrphanGracePeriod, state: r.vault.Memory, backups: r.vault.Backups,
+			retire: retirement{cfg: r.p.Config.Remediation, ops: r.p.Ops, tell: tell, log: r.log}, tell: tell, log: r.log}
+		rep, errs := check.Run(ctx, crossIn{read: b.platform, seen: r.seen, claimed: b.claims.IsClaimed, outOfRun: r.fleet.Unknown,
+			start: r.start, dryRun: r.opts.DryRun})
+		for _, e := range errs {
+			r.ledger.Fail(e.key, e.err)
+		}
+		if rep != nil {
+			r.ledger.Count(func(s *report.Summary) { s.Platform = rep })
+		}
 		return nil
 	}},
-	{"bindings", report.PhaseBindings, true, func(ctx context.Context, r *run, _ *between) error { checkBindings(ctx, r); return nil }},
+	{"bindings", report.PhaseBindings, true, func(ctx context.Context, r *run, _ *between) error {
+		check := bindingCheck{ops: r.p.Ops, state: r.vault.Memory, record: r.hist.Add, notify: r.hist.Notify, director: r.directorOf,
+			now: r.p.Now, log: r.log}
+		if rep := check.Run(ctx, bindingsIn{seen: r.seen, runID: r.id}); rep != nil {
+			r.ledger.Count(func(s *report.Summary) { s.Bindings = rep })
+		}
+		return nil
+	}},
 	{"quarantine", report.PhaseQuarantine, false, func(ctx context.Context, r *run, _ *between) error { r.settleQuarantine(ctx); return nil }},
 	// A scoped run did not deal with every named deployment.
 	{"feed marks", "", true, func(ctx context.Context, r *run, _ *between) error { r.saveFeeds(ctx); return nil }},
