@@ -19,6 +19,7 @@ type Knobs struct {
 	failures []*Failure
 }
 
+// newKnobs are the knobs as opts set them at start.
 func newKnobs(opts Options) *Knobs {
 	k := &Knobs{}
 	k.latencyNS.Store(int64(opts.Latency))

@@ -83,8 +83,8 @@ type Instance struct {
 
 // Foundation is the simulated Cloud Controller's world: its orgs, spaces,
 // brokers, offerings, plans and service instances, which the API answers
-// from. Tests set it up in Go through CC.Foundation; its methods are safe
-// for concurrent use.
+// from. Tests set it up in Go through CC.Foundation (the zero value is not
+// usable); its methods are safe for concurrent use.
 type Foundation struct {
 	seedMu sync.Mutex // one Seed at a time, so that a broker is registered once
 
@@ -97,6 +97,7 @@ type Foundation struct {
 	instances ordered[Instance]
 }
 
+// newFoundation is an empty foundation.
 func newFoundation() *Foundation {
 	return &Foundation{orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
 		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance]()}
