@@ -13,7 +13,7 @@ import (
 var _ = Describe("tokens", func() {
 	It("reads GET / once and keeps the token until shortly before it expires", func() {
 		cc := startCC(sim.Options{TokenTTL: time.Second})
-		_, err := cc.Seed("blacksmith", 2)
+		_, err := cc.Foundation().Seed("blacksmith", 2)
 		Expect(err).NotTo(HaveOccurred())
 		c := newClient(cc.URL())
 		plans := planGUIDs(c, "blacksmith")
@@ -32,7 +32,7 @@ var _ = Describe("tokens", func() {
 
 	It("renews a token refused with CF-InvalidAuthToken once, and asks again", func() {
 		cc := startCC(sim.Options{})
-		_, err := cc.Seed("blacksmith", 2)
+		_, err := cc.Foundation().Seed("blacksmith", 2)
 		Expect(err).NotTo(HaveOccurred())
 		c := newClient(cc.URL())
 		plans := planGUIDs(c, "blacksmith")

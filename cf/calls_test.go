@@ -24,19 +24,19 @@ var _ = Describe("reading a broker's view", func() {
 	})
 
 	It("reads the broker, its plans and its managed instances with their space and org", func() {
-		seeded, err := cc.Seed("blacksmith", 7)
+		seeded, err := cc.Foundation().Seed("blacksmith", 7)
 		Expect(err).NotTo(HaveOccurred())
 		// Another broker's instance and a user-provided instance are not listed.
-		other := cc.AddBroker("other")
-		o, _ := cc.AddOffering(other.GUID, "mysql", "mysql")
-		p, _ := cc.AddPlan(o.GUID, "mysql-db", "db", "2.0.0")
-		org := cc.AddOrg("org-2")
-		sp, _ := cc.AddSpace(org.GUID, "space-2")
-		_, err = cc.AddInstance("", "db-1", p.GUID, sp.GUID, sim.LastOperation{Type: sim.OpCreate, State: sim.StateSucceeded})
+		other := cc.Foundation().AddBroker("other")
+		o, _ := cc.Foundation().AddOffering(other.GUID, "mysql", "mysql")
+		p, _ := cc.Foundation().AddPlan(o.GUID, "mysql-db", "db", "2.0.0")
+		org := cc.Foundation().AddOrg("org-2")
+		sp, _ := cc.Foundation().AddSpace(org.GUID, "space-2")
+		_, err = cc.Foundation().AddInstance("", "db-1", p.GUID, sp.GUID, sim.LastOperation{Type: sim.OpCreate, State: sim.StateSucceeded})
 		Expect(err).NotTo(HaveOccurred())
-		_, err = cc.AddUserProvidedInstance("", "ups", seeded[0].SpaceGUID)
+		_, err = cc.Foundation().AddUserProvidedInstance("", "ups", seeded[0].SpaceGUID)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cc.SetLastOperation(seeded[1].GUID, sim.LastOperation{Type: sim.OpUpdate, State: sim.StateInProgress, Description: "updating"})).To(Succeed())
+		Expect(cc.Foundation().SetLastOperation(seeded[1].GUID, sim.LastOperation{Type: sim.OpUpdate, State: sim.StateInProgress, Description: "updating"})).To(Succeed())
 
 		b, err := c.ServiceBroker(ctxFor(5*time.Second), "blacksmith")
 		Expect(err).NotTo(HaveOccurred())
@@ -80,12 +80,12 @@ var _ = Describe("reading a broker's view", func() {
 	})
 
 	It("says ErrNotFound for a broker that is not registered and for an instance that is gone", func() {
-		seeded, err := cc.Seed("blacksmith", 1)
+		seeded, err := cc.Foundation().Seed("blacksmith", 1)
 		Expect(err).NotTo(HaveOccurred())
 		_, err = c.ServiceBroker(ctxFor(5*time.Second), "nope")
 		Expect(err).To(MatchError(cf.ErrNotFound))
 
-		Expect(cc.RemoveInstance(seeded[0].GUID)).To(BeTrue())
+		Expect(cc.Foundation().RemoveInstance(seeded[0].GUID)).To(BeTrue())
 		_, err = c.ServiceInstance(ctxFor(5*time.Second), seeded[0].GUID)
 		Expect(err).To(MatchError(cf.ErrNotFound))
 		Expect(err).NotTo(MatchError(cf.ErrUnavailable))
@@ -98,7 +98,7 @@ var _ = Describe("reading a broker's view", func() {
 	})
 
 	It("reads 12,001 instances in 3 requests at per_page 5000", func() {
-		seeded, err := cc.Seed("blacksmith", 12001)
+		seeded, err := cc.Foundation().Seed("blacksmith", 12001)
 		Expect(err).NotTo(HaveOccurred())
 		plans := planGUIDs(c, "blacksmith")
 		cc.ResetStats()

@@ -20,14 +20,14 @@ var _ = Describe("failures", func() {
 	)
 	BeforeEach(func() {
 		cc = startCC(sim.Options{})
-		_, err := cc.Seed("blacksmith", 5)
+		_, err := cc.Foundation().Seed("blacksmith", 5)
 		Expect(err).NotTo(HaveOccurred())
 		c = newClient(cc.URL(), func(o *cf.Options) { o.PerPage = 2 })
 		plans = planGUIDs(c, "blacksmith")
 	})
 
 	It("says ErrUnavailable for a 503, with the CF error", func() {
-		Expect(cc.InjectFailure(sim.Failure{Endpoint: listKey, Status: 503, Count: 1})).To(Succeed())
+		Expect(cc.Knobs().InjectFailure(sim.Failure{Endpoint: listKey, Status: 503, Count: 1})).To(Succeed())
 		instances, err := c.ServiceInstances(ctxFor(5*time.Second), plans)
 		Expect(err).To(MatchError(cf.ErrUnavailable))
 		Expect(instances).To(BeNil())
@@ -38,7 +38,7 @@ var _ = Describe("failures", func() {
 	})
 
 	It("says ErrUnavailable for a 500 on GET /v3/service_instances/:guid", func() {
-		Expect(cc.InjectFailure(sim.Failure{Endpoint: "/v3/service_instances/:guid", Status: 500, Count: 1})).To(Succeed())
+		Expect(cc.Knobs().InjectFailure(sim.Failure{Endpoint: "/v3/service_instances/:guid", Status: 500, Count: 1})).To(Succeed())
 		_, err := c.ServiceInstance(ctxFor(5*time.Second), "any")
 		Expect(err).To(MatchError(cf.ErrUnavailable))
 		Expect(err).NotTo(MatchError(cf.ErrNotFound))
@@ -48,12 +48,12 @@ var _ = Describe("failures", func() {
 		before, err := c.ServiceInstances(ctxFor(5*time.Second), plans)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(before).To(HaveLen(5))
-		cc.SetLatency(200 * time.Millisecond)
+		cc.Knobs().SetLatency(200 * time.Millisecond)
 		cc.ResetStats()
 		go func() {
 			defer GinkgoRecover()
 			waitForRequests(cc, listKey, 2) // the first page (total_results 5) is read, the second waits the latency
-			Expect(cc.RemoveInstance(before[4].GUID)).To(BeTrue())
+			Expect(cc.Foundation().RemoveInstance(before[4].GUID)).To(BeTrue())
 		}()
 		instances, err := c.ServiceInstances(ctxFor(10*time.Second), plans)
 		Expect(err).To(MatchError(cf.ErrUnavailable), "never read as a platform without the instances it left out")
@@ -62,12 +62,12 @@ var _ = Describe("failures", func() {
 	})
 
 	It("returns no list when a page in the middle is cut short", func() {
-		cc.SetLatency(200 * time.Millisecond)
+		cc.Knobs().SetLatency(200 * time.Millisecond)
 		cc.ResetStats()
 		go func() {
 			defer GinkgoRecover()
 			waitForRequests(cc, listKey, 2) // the second page has begun, and waits the latency
-			Expect(cc.InjectFailure(sim.Failure{Endpoint: listKey, CutShort: true, Count: 1})).To(Succeed())
+			Expect(cc.Knobs().InjectFailure(sim.Failure{Endpoint: listKey, CutShort: true, Count: 1})).To(Succeed())
 		}()
 		instances, err := c.ServiceInstances(ctxFor(10*time.Second), plans)
 		Expect(err).To(MatchError(cf.ErrUnavailable))
@@ -76,12 +76,12 @@ var _ = Describe("failures", func() {
 	})
 
 	It("returns no list when a page in the middle answers 503", func() {
-		cc.SetLatency(200 * time.Millisecond)
+		cc.Knobs().SetLatency(200 * time.Millisecond)
 		cc.ResetStats()
 		go func() {
 			defer GinkgoRecover()
 			waitForRequests(cc, listKey, 3)
-			Expect(cc.InjectFailure(sim.Failure{Endpoint: listKey, Status: 503, Count: 1})).To(Succeed())
+			Expect(cc.Knobs().InjectFailure(sim.Failure{Endpoint: listKey, Status: 503, Count: 1})).To(Succeed())
 		}()
 		instances, err := c.ServiceInstances(ctxFor(10*time.Second), plans)
 		Expect(err).To(MatchError(cf.ErrUnavailable))
@@ -89,13 +89,13 @@ var _ = Describe("failures", func() {
 	})
 
 	It("says ErrUnavailable for a page cut short", func() {
-		Expect(cc.InjectFailure(sim.Failure{Endpoint: "/v3/service_plans", CutShort: true, Count: 1})).To(Succeed())
+		Expect(cc.Knobs().InjectFailure(sim.Failure{Endpoint: "/v3/service_plans", CutShort: true, Count: 1})).To(Succeed())
 		_, err := c.ServicePlans(ctxFor(5*time.Second), "blacksmith")
 		Expect(err).To(MatchError(cf.ErrUnavailable))
 	})
 
 	It("says ErrRateLimited with the reset time for a 429", func() {
-		cc.SetRateLimit(1, time.Hour)
+		cc.Knobs().SetRateLimit(1, time.Hour)
 		_, err := c.ServiceInstance(ctxFor(5*time.Second), "a")
 		Expect(err).To(MatchError(cf.ErrNotFound))
 		_, err = c.ServiceInstances(ctxFor(5*time.Second), plans)
@@ -126,7 +126,7 @@ var _ = Describe("failures", func() {
 	})
 
 	It("honours the caller's context, and a cancelled call is not unavailable", func() {
-		cc.SetLatency(time.Second)
+		cc.Knobs().SetLatency(time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -137,7 +137,7 @@ var _ = Describe("failures", func() {
 	})
 
 	It("times a request out after Timeout, as unavailable", func() {
-		cc.SetLatency(2 * time.Second)
+		cc.Knobs().SetLatency(2 * time.Second)
 		slow := newClient(cc.URL(), func(o *cf.Options) { o.Timeout = 200 * time.Millisecond })
 		_, err := slow.ServicePlans(ctxFor(5*time.Second), "blacksmith")
 		Expect(err).To(MatchError(cf.ErrUnavailable))

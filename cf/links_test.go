@@ -17,7 +17,7 @@ var _ = Describe("links and TLS", func() {
 	var cc *sim.CC
 	BeforeEach(func() {
 		cc = startCC(sim.Options{})
-		_, err := cc.Seed("blacksmith", 5)
+		_, err := cc.Foundation().Seed("blacksmith", 5)
 		Expect(err).NotTo(HaveOccurred())
 	})
 

@@ -14,7 +14,7 @@ import (
 var _ = Describe("metrics", func() {
 	It("counts requests by endpoint and code class, starting at 0, on a shared registry", func() {
 		cc := startCC(sim.Options{})
-		_, err := cc.Seed("blacksmith", 3)
+		_, err := cc.Foundation().Seed("blacksmith", 3)
 		Expect(err).NotTo(HaveOccurred())
 		reg := prometheus.NewRegistry()
 		c := newClient(cc.URL(), func(o *cf.Options) { o.Registerer = reg; o.PerPage = 2 })
@@ -25,7 +25,7 @@ var _ = Describe("metrics", func() {
 		Expect(err).NotTo(HaveOccurred())
 		_, err = c.ServiceInstance(ctxFor(5*time.Second), "gone")
 		Expect(err).To(MatchError(cf.ErrNotFound))
-		Expect(cc.InjectFailure(sim.Failure{Endpoint: "/v3/service_plans", Status: 503, Count: 1})).To(Succeed())
+		Expect(cc.Knobs().InjectFailure(sim.Failure{Endpoint: "/v3/service_plans", Status: 503, Count: 1})).To(Succeed())
 		_, err = c.ServicePlans(ctxFor(5*time.Second), "blacksmith")
 		Expect(err).To(MatchError(cf.ErrUnavailable))
 

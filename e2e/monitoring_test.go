@@ -53,7 +53,7 @@ var _ = Describe("Monitoring: the alerting rules and the Grafana dashboard", fun
 		cc, err := ccsim.New(ccsim.Options{}) // the platform's metrics are registered only with a cf section
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(cc.Close)
-		_, err = cc.Seed("blacksmith", 0)
+		_, err = cc.Foundation().Seed("blacksmith", 0)
 		Expect(err).NotTo(HaveOccurred())
 		d := startDaemon(fmt.Sprintf("cf:\n  api: %s\n  client_id: %s\n  client_secret: %s\n  broker_name: blacksmith\n",
 			cc.URL(), ccsim.DefaultClientID, ccsim.DefaultClientSecret))

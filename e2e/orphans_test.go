@@ -34,9 +34,9 @@ var _ = Describe("blacksmith orphan-deployments, the real binary", func() {
 		cc, err := ccsim.New(ccsim.Options{})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(cc.Close)
-		_, err = cc.Seed("blacksmith", 0)
+		_, err = cc.Foundation().Seed("blacksmith", 0)
 		Expect(err).NotTo(HaveOccurred())
-		space, err := cc.AddSpace(cc.AddOrg("o").GUID, "s")
+		space, err := cc.Foundation().AddSpace(cc.Foundation().AddOrg("o").GUID, "s")
 		Expect(err).NotTo(HaveOccurred())
 
 		// A Vault mount of its own: the suite's shared one holds other specs' instances.
@@ -57,10 +57,10 @@ var _ = Describe("blacksmith orphan-deployments, the real binary", func() {
 		Expect(blacksmithOnce(env, "reconcile", config)).To(gexec.Exit(0), "Vault learns both instances from the Director")
 
 		plans := map[string]string{}
-		for _, p := range cc.Plans() {
+		for _, p := range cc.Foundation().Plans() {
 			plans[p.CatalogID] = p.GUID
 		}
-		_, err = cc.AddInstance(kept, "kept", plans["redis-small"], space.GUID,
+		_, err = cc.Foundation().AddInstance(kept, "kept", plans["redis-small"], space.GUID,
 			ccsim.LastOperation{Type: ccsim.OpCreate, State: ccsim.StateSucceeded})
 		Expect(err).NotTo(HaveOccurred())
 
@@ -77,7 +77,7 @@ var _ = Describe("blacksmith orphan-deployments, the real binary", func() {
 
 		// The platform has them all (the shared Director holds other specs' deployments, which this mount learnt too).
 		for _, o := range list {
-			_, err = cc.AddInstance(o["instance_id"].(string), "found", plans[o["plan_id"].(string)], space.GUID,
+			_, err = cc.Foundation().AddInstance(o["instance_id"].(string), "found", plans[o["plan_id"].(string)], space.GUID,
 				ccsim.LastOperation{Type: ccsim.OpCreate, State: ccsim.StateSucceeded})
 			Expect(err).NotTo(HaveOccurred())
 		}
@@ -85,7 +85,7 @@ var _ = Describe("blacksmith orphan-deployments, the real binary", func() {
 		Expect(s).To(gexec.Exit(0))
 		Expect(string(s.Out.Contents())).To(Equal("[]\n"))
 
-		Expect(cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
+		Expect(cc.Knobs().InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
 		s = blacksmithOnce(env, "orphan-deployments", config)
 		Expect(s).To(gexec.Exit(1))
 		Expect(string(s.Err.Contents())).To(ContainSubstring("CF-ServiceUnavailable"))

@@ -33,7 +33,7 @@ func newPlatform() *platform {
 	cc, err := ccsim.New(ccsim.Options{})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(cc.Close)
-	_, err = cc.Seed("blacksmith", 0)
+	_, err = cc.Foundation().Seed("blacksmith", 0)
 	Expect(err).NotTo(HaveOccurred())
 	p := &platform{cc: cc, plans: map[string]string{}}
 	p.client, err = cf.New(cf.Options{API: cc.URL(), ClientID: ccsim.DefaultClientID, ClientSecret: ccsim.DefaultClientSecret,
@@ -44,7 +44,7 @@ func newPlatform() *platform {
 	for _, pl := range plans {
 		p.plans[pl.CatalogID] = pl.GUID
 	}
-	space, err := cc.AddSpace(cc.AddOrg("tenant-org").GUID, "tenant-space")
+	space, err := cc.Foundation().AddSpace(cc.Foundation().AddOrg("tenant-org").GUID, "tenant-space")
 	Expect(err).NotTo(HaveOccurred())
 	p.space = space.GUID
 	return p
@@ -53,7 +53,7 @@ func newPlatform() *platform {
 // add registers a managed instance of the catalog plan, its create in the state given.
 func (p *platform) add(id, planID, state string) {
 	GinkgoHelper()
-	_, err := p.cc.AddInstance(id, "my-"+id[:8], p.plans[planID], p.space,
+	_, err := p.cc.Foundation().AddInstance(id, "my-"+id[:8], p.plans[planID], p.space,
 		ccsim.LastOperation{Type: ccsim.OpCreate, State: state, Description: "x"})
 	Expect(err).NotTo(HaveOccurred())
 }
@@ -153,7 +153,7 @@ var _ = Describe("the platform cross-check", func() {
 
 		// The platform deletes the orphan's instance, and a later deployment of
 		// the lost instance's name shows up: restorable from it.
-		Expect(p.cc.RemoveInstance(ids[1])).To(BeTrue())
+		Expect(p.cc.Foundation().RemoveInstance(ids[1])).To(BeTrue())
 		again := e.run(reconciler.RunOptions{})
 		Expect(again.Platform.Counts["orphan"]).To(BeZero())
 		Expect(again.Platform.Counts["absent"]).To(Equal(1), "an orphan neither the platform nor a Director has")
@@ -173,8 +173,8 @@ var _ = Describe("the platform cross-check", func() {
 
 		for _, f := range []ccsim.Failure{{Endpoint: "/v3/service_instances", Status: 503}, {Endpoint: "/v3/service_instances", CutShort: true},
 			{Endpoint: "/v3/service_plans", Status: 502}} {
-			p.cc.ClearFailures()
-			Expect(p.cc.InjectFailure(f)).To(Succeed())
+			p.cc.Knobs().ClearFailures()
+			Expect(p.cc.Knobs().InjectFailure(f)).To(Succeed())
 			s := e.run(reconciler.RunOptions{})
 			Expect(s.Platform.State).To(Equal("unknown"), "%+v", f)
 			Expect(s.Platform.Reason).NotTo(BeEmpty())
@@ -184,15 +184,15 @@ var _ = Describe("the platform cross-check", func() {
 			Expect(platformDoc(e)).To(Equal(proof), "neither carried on nor ended")
 			Expect(counter(reg, "blacksmith_platform_up", nil)).To(BeZero())
 		}
-		p.cc.ClearFailures()
+		p.cc.Knobs().ClearFailures()
 		Expect(e.run(reconciler.RunOptions{}).Platform.OrphanDeployments[0].Reads).To(Equal(2), "the failed reads did not count")
 
-		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503, Count: 1})).To(Succeed())
+		Expect(p.cc.Knobs().InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503, Count: 1})).To(Succeed())
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Platform.State).To(Equal("known"), "a passing fault is retried with the run's policy")
 		Expect(s.Platform.OrphanDeployments[0].Reads).To(Equal(3))
 
-		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_plans", Status: 401, Count: 1})).To(Succeed())
+		Expect(p.cc.Knobs().InjectFailure(ccsim.Failure{Endpoint: "/v3/service_plans", Status: 401, Count: 1})).To(Succeed())
 		s = e.run(reconciler.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"), "a refusal is not retried")
 	})
@@ -266,12 +266,12 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		Expect(acted(f.e.run(reconciler.RunOptions{Force: true}))).To(BeEmpty(), "a forced run at once counts for nothing")
 		Expect(platformDoc(f.e)).To(HaveKeyWithValue(orphan, HaveKeyWithValue("reads", 2.0)))
 		f.clock.advance(minAge/2 + time.Minute)
-		Expect(p.cc.InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
+		Expect(p.cc.Knobs().InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
 		s = f.e.run(reconciler.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"))
 		Expect(acted(s)).To(BeEmpty(), "never from an unknown platform")
 
-		p.cc.ClearFailures()
+		p.cc.Knobs().ClearFailures()
 		dry := f.e.run(reconciler.RunOptions{DryRun: true})
 		Expect(dry.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "stop"), HaveField("TaskID", 0))),
 			"a dry run lists the first step")

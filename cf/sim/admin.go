@@ -32,7 +32,7 @@ func (c *CC) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /_sim/config", c.adminSetConfig)
 	mux.HandleFunc("POST /_sim/reset", func(w http.ResponseWriter, _ *http.Request) {
 		c.ResetStats()
-		c.ClearFailures()
+		c.knobs.ClearFailures()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /_sim/revoke-tokens", func(w http.ResponseWriter, _ *http.Request) {
@@ -41,7 +41,7 @@ func (c *CC) adminRoutes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("POST /_sim/service_instances", c.adminAddInstance)
 	mux.HandleFunc("DELETE /_sim/service_instances/{guid}", func(w http.ResponseWriter, r *http.Request) {
-		if !c.RemoveInstance(r.PathValue("guid")) {
+		if !c.foundation.RemoveInstance(r.PathValue("guid")) {
 			adminError(w, http.StatusNotFound, ErrNotFound)
 			return
 		}
@@ -55,11 +55,10 @@ func adminError(w http.ResponseWriter, status int, err error) {
 
 func (c *CC) adminConfig() adminConfig {
 	lat, ttl := c.knobs.latency().Milliseconds(), int64(c.knobs.tokenTTL().Seconds())
-	c.limit.mu.Lock()
-	limit, window := c.limit.limit, c.limit.window.Milliseconds()
-	c.limit.mu.Unlock()
-	fs := simkit.AdminFailures(c.Failures())
-	return adminConfig{LatencyMS: &lat, TokenTTLS: &ttl, RateLimit: &limit, RateLimitWindowMS: &window, Failures: &fs}
+	limit, window := c.knobs.rateLimit()
+	windowMS := window.Milliseconds()
+	fs := simkit.AdminFailures(c.knobs.Failures())
+	return adminConfig{LatencyMS: &lat, TokenTTLS: &ttl, RateLimit: &limit, RateLimitWindowMS: &windowMS, Failures: &fs}
 }
 
 func (c *CC) adminSetConfig(w http.ResponseWriter, r *http.Request) {
@@ -76,10 +75,10 @@ func (c *CC) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if cfg.LatencyMS != nil {
-		c.SetLatency(time.Duration(*cfg.LatencyMS) * time.Millisecond)
+		c.knobs.SetLatency(time.Duration(*cfg.LatencyMS) * time.Millisecond)
 	}
 	if cfg.TokenTTLS != nil {
-		c.SetTokenTTL(time.Duration(*cfg.TokenTTLS) * time.Second)
+		c.knobs.SetTokenTTL(time.Duration(*cfg.TokenTTLS) * time.Second)
 	}
 	if cfg.RateLimit != nil || cfg.RateLimitWindowMS != nil {
 		cur := c.adminConfig()
@@ -90,7 +89,7 @@ func (c *CC) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 		if cfg.RateLimitWindowMS != nil {
 			window = time.Duration(*cfg.RateLimitWindowMS) * time.Millisecond
 		}
-		c.SetRateLimit(limit, window)
+		c.knobs.SetRateLimit(limit, window)
 	}
 	if cfg.Failures != nil {
 		c.knobs.set(failures)

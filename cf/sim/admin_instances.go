@@ -9,7 +9,7 @@ import (
 )
 
 // NamedInstance is a managed instance named by names (the body of POST
-// /_sim/service_instances, and AddInstanceByNames' argument): a managed
+// /_sim/service_instances, and Foundation.AddInstanceByNames' argument): a managed
 // instance of the broker's plan whose broker_catalog.id is Plan, in the
 // space named Space of the org named Org (both made when absent), its last
 // operation Type (default create) in State (default succeeded).
@@ -34,7 +34,7 @@ func (c *CC) adminAddInstance(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusBadRequest, fmt.Errorf("%w: the body: %w", ErrBadOptions, err))
 		return
 	}
-	got, err := c.AddInstanceByNames(in)
+	got, err := c.foundation.AddInstanceByNames(in)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		adminError(w, http.StatusNotFound, err)
@@ -48,48 +48,48 @@ func (c *CC) adminAddInstance(w http.ResponseWriter, r *http.Request) {
 // AddInstanceByNames adds a managed instance named by its broker (default
 // "blacksmith"), its plan's broker_catalog.id, and its org and space names
 // (made when absent; default "sample-org", "sample-space").
-func (c *CC) AddInstanceByNames(in NamedInstance) (Instance, error) {
+func (f *Foundation) AddInstanceByNames(in NamedInstance) (Instance, error) {
 	broker, org, space := or(in.Broker, "blacksmith"), or(in.Org, "sample-org"), or(in.Space, "sample-space")
 	op := LastOperation{Type: or(in.Type, OpCreate), State: or(in.State, StateSucceeded)}
 	if in.Name == "" || in.Plan == "" {
 		return Instance{}, fmt.Errorf("%w: name and plan are required", ErrBadOptions)
 	}
 	planGUID := ""
-	c.mu.RLock()
-	for _, b := range c.brokers.list {
+	f.mu.RLock()
+	for _, b := range f.brokers.list {
 		if b.Name != broker {
 			continue
 		}
-		for _, p := range c.brokerPlansLocked(b.GUID) {
+		for _, p := range f.brokerPlansLocked(b.GUID) {
 			if p.CatalogID == in.Plan {
 				planGUID = p.GUID
 			}
 		}
 	}
 	orgGUID, spaceGUID := "", ""
-	for _, o := range c.orgs.list {
+	for _, o := range f.orgs.list {
 		if o.Name == org {
 			orgGUID = o.GUID
 		}
 	}
-	for _, s := range c.spaces.list {
+	for _, s := range f.spaces.list {
 		if s.Name == space && s.OrgGUID == orgGUID && orgGUID != "" {
 			spaceGUID = s.GUID
 		}
 	}
-	c.mu.RUnlock()
+	f.mu.RUnlock()
 	if planGUID == "" {
 		return Instance{}, fmt.Errorf("plan %q of broker %q: %w", in.Plan, broker, ErrNotFound)
 	}
 	if orgGUID == "" {
-		orgGUID = c.AddOrg(org).GUID
+		orgGUID = f.AddOrg(org).GUID
 	}
 	if spaceGUID == "" {
-		s, err := c.AddSpace(orgGUID, space)
+		s, err := f.AddSpace(orgGUID, space)
 		if err != nil {
 			return Instance{}, err
 		}
 		spaceGUID = s.GUID
 	}
-	return c.AddInstance(in.GUID, in.Name, planGUID, spaceGUID, op)
+	return f.AddInstance(in.GUID, in.Name, planGUID, spaceGUID, op)
 }

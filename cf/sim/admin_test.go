@@ -16,7 +16,7 @@ import (
 var _ = Describe("knobs, failures, stats and concurrency", func() {
 	It("injects a status for a route a given number of times", func() {
 		f := newFixture()
-		Expect(f.cc.InjectFailure(sim.Failure{Endpoint: "GET /v3/service_instances", Status: 503, Count: 2})).To(Succeed())
+		Expect(f.cc.Knobs().InjectFailure(sim.Failure{Endpoint: "GET /v3/service_instances", Status: 503, Count: 2})).To(Succeed())
 		for range 2 {
 			status, body := get(f.cc, "/v3/service_instances", f.tok)
 			Expect(status).To(Equal(http.StatusServiceUnavailable))
@@ -24,12 +24,12 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 		}
 		status, _ := get(f.cc, "/v3/service_instances", f.tok)
 		Expect(status).To(Equal(http.StatusOK))
-		Expect(f.cc.Failures()).To(BeEmpty())
+		Expect(f.cc.Knobs().Failures()).To(BeEmpty())
 	})
 
 	It("cuts a page short: the client sees a truncated body", func() {
 		f := newFixture()
-		Expect(f.cc.InjectFailure(sim.Failure{Endpoint: "/v3/service_instances", CutShort: true, Count: 1})).To(Succeed())
+		Expect(f.cc.Knobs().InjectFailure(sim.Failure{Endpoint: "/v3/service_instances", CutShort: true, Count: 1})).To(Succeed())
 		req, _ := http.NewRequest("GET", f.cc.URL()+"/v3/service_instances", nil)
 		req.Header.Set("Authorization", "bearer "+f.tok)
 		res, err := http.DefaultClient.Do(req)
@@ -77,7 +77,7 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 		status, body := post(`{"guid": "guid-new", "name": "lost", "plan": "redis-large", "org": "org-1", "space": "space-1", "state": "in progress"}`)
 		Expect(status).To(Equal(http.StatusCreated))
 		Expect(body).To(HaveKeyWithValue("guid", "guid-new"))
-		in, ok := f.cc.Instance("guid-new")
+		in, ok := f.cc.Foundation().Instance("guid-new")
 		Expect(ok).To(BeTrue())
 		Expect(in.PlanGUID).To(Equal(f.large.GUID))
 		Expect(in.SpaceGUID).To(Equal(f.space1.GUID), "the existing space of that name")
@@ -96,7 +96,7 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 
 	It("adds latency", func() {
 		f := newFixture()
-		f.cc.SetLatency(150 * time.Millisecond)
+		f.cc.Knobs().SetLatency(150 * time.Millisecond)
 		began := time.Now()
 		get(f.cc, "/v3/service_brokers", f.tok)
 		Expect(time.Since(began)).To(BeNumerically(">=", 150*time.Millisecond))
@@ -104,7 +104,7 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 
 	It("rate-limits with X-RateLimit headers and 429 CF-RateLimitExceeded", func() {
 		f := newFixture()
-		f.cc.SetRateLimit(2, time.Minute)
+		f.cc.Knobs().SetRateLimit(2, time.Minute)
 		req, _ := http.NewRequest("GET", f.cc.URL()+"/v3/service_brokers", nil)
 		req.Header.Set("Authorization", "bearer "+f.tok)
 		var last *http.Response
@@ -123,7 +123,7 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 
 	It("serves concurrent readers while state changes (run with -race)", func() {
 		cc := start(sim.Options{})
-		_, err := cc.Seed("blacksmith", 500)
+		_, err := cc.Foundation().Seed("blacksmith", 500)
 		Expect(err).NotTo(HaveOccurred())
 		tok := mustToken(cc)
 		var wg sync.WaitGroup
@@ -136,14 +136,14 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 					status, _ := get(cc, "/v3/service_instances?per_page=100&page=2", tok)
 					Expect(status).To(Equal(http.StatusOK))
 				}
-				in, _ := cc.Seed("blacksmith", 5)
-				cc.RemoveInstance(in[0].GUID)
-				Expect(cc.SetLastOperation(in[1].GUID, sim.LastOperation{Type: "update", State: "in progress"})).To(Succeed())
+				in, _ := cc.Foundation().Seed("blacksmith", 5)
+				cc.Foundation().RemoveInstance(in[0].GUID)
+				Expect(cc.Foundation().SetLastOperation(in[1].GUID, sim.LastOperation{Type: "update", State: "in progress"})).To(Succeed())
 				_ = i
 			}()
 		}
 		wg.Wait()
-		Expect(cc.InstanceCount()).To(Equal(500 + 8*4))
+		Expect(cc.Foundation().InstanceCount()).To(Equal(500 + 8*4))
 		Expect(cc.Stats().Requests["GET /v3/service_instances"]).To(Equal(80))
 	})
 

@@ -57,7 +57,7 @@ var _ = Describe("the root document and authentication", func() {
 		_, body := get(cc, "/v3/service_brokers", tok)
 		Expect(cfError(body)["title"]).To(Equal("CF-InvalidAuthToken"))
 
-		cc.SetTokenTTL(time.Hour)
+		cc.Knobs().SetTokenTTL(time.Hour)
 		tok = mustToken(cc)
 		cc.RevokeTokens()
 		status, _ = get(cc, "/v3/service_brokers", tok)

@@ -11,13 +11,14 @@
 //
 //	cc, err := sim.New(sim.Options{TokenTTL: 2 * time.Second})
 //	defer cc.Close()
-//	b := cc.AddBroker("blacksmith")
-//	cc.Seed(b.Name, 100)
+//	b := cc.Foundation().AddBroker("blacksmith")
+//	cc.Foundation().Seed(b.Name, 100)
+//	cc.Knobs().SetLatency(20 * time.Millisecond)
 //	url := cc.URL()
 //
-// State is set up in Go (AddBroker, AddOffering, AddPlan, AddOrg, AddSpace,
-// AddInstance, RemoveInstance, SetLastOperation) and read over HTTP. Knobs
-// (latency, token lifetime, failures, rate limit) are turned in Go or over the
-// unauthenticated admin API under /_sim. The binary cmd/cc-sim serves the
-// same from the command line.
+// State is set up in Go through CC.Foundation (AddBroker, AddOffering,
+// AddPlan, AddOrg, AddSpace, AddInstance, RemoveInstance, SetLastOperation)
+// and read over HTTP. Knobs (latency, token lifetime, failures, rate limit)
+// are turned in Go through CC.Knobs or over the unauthenticated admin API
+// under /_sim. The binary cmd/cc-sim serves the same from the command line.
 package sim

@@ -29,7 +29,7 @@ func FuzzParseList(f *testing.F) {
 			if q.page < 1 || q.perPage < 1 || q.perPage > maxPerPage {
 				t.Fatalf("accepted %q with page %d per_page %d", raw, q.page, q.perPage)
 			}
-			c := &CC{store: store{url: "http://127.0.0.1:1"}}
+			c := &api{url: "http://127.0.0.1:1"}
 			_, _, p := c.pageOf("/v3/x", q, 7)
 			u, err := url.Parse(p.First.Href)
 			if err != nil {

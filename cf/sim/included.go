@@ -10,14 +10,14 @@ import (
 // FieldServiceInstanceOrganizationDecorator do: each space (org) once, in
 // creation order, with only the fields asked for. It returns nil when no
 // fields were asked for.
-func (c *store) includedLocked(fields map[string][]string, page []Instance) map[string]any {
+func (a *api) includedLocked(fields map[string][]string, page []Instance) map[string]any {
 	spaceFields, orgFields := fields["space"], fields["space.organization"]
 	if len(spaceFields) == 0 && len(orgFields) == 0 {
 		return nil
 	}
 	var spaces []Space
 	for _, in := range page {
-		if s, ok := c.spaces.get(in.SpaceGUID); ok && !slices.ContainsFunc(spaces, func(x Space) bool { return x.GUID == s.GUID }) {
+		if s, ok := a.f.spaces.get(in.SpaceGUID); ok && !slices.ContainsFunc(spaces, func(x Space) bool { return x.GUID == s.GUID }) {
 			spaces = append(spaces, s)
 		}
 	}
@@ -35,7 +35,7 @@ func (c *store) includedLocked(fields map[string][]string, page []Instance) map[
 	if len(orgFields) > 0 {
 		var orgs []Org
 		for _, s := range spaces {
-			if o, ok := c.orgs.get(s.OrgGUID); ok && !slices.ContainsFunc(orgs, func(x Org) bool { return x.GUID == o.GUID }) {
+			if o, ok := a.f.orgs.get(s.OrgGUID); ok && !slices.ContainsFunc(orgs, func(x Org) bool { return x.GUID == o.GUID }) {
 				orgs = append(orgs, o)
 			}
 		}

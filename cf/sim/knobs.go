@@ -7,25 +7,33 @@ import (
 	"time"
 )
 
-// knobs are the settings tests turn at run time.
-type knobs struct {
+// Knobs are the settings tests turn at run time: the latency added to
+// requests, the lifetime of tokens, the rate limit and the injected
+// failures. Tests reach them through CC.Knobs, the admin API through
+// /_sim/config; their methods are safe for concurrent use.
+type Knobs struct {
 	latencyNS, tokenTTLNS atomic.Int64
+	limit                 limiter // the rate limit, and the count against it
 
 	fmu      sync.Mutex // guards failures
 	failures []*Failure
 }
 
-func (k *knobs) init(opts Options) {
+// newKnobs are the knobs as opts set them at start.
+func newKnobs(opts Options) *Knobs {
+	k := &Knobs{}
 	k.latencyNS.Store(int64(opts.Latency))
 	k.tokenTTLNS.Store(int64(opts.TokenTTL))
+	k.limit.limit, k.limit.window = opts.RateLimit, opts.RateLimitWindow
 	k.set(opts.Failures)
+	return k
 }
 
-func (k *knobs) latency() time.Duration  { return time.Duration(k.latencyNS.Load()) }
-func (k *knobs) tokenTTL() time.Duration { return time.Duration(k.tokenTTLNS.Load()) }
+func (k *Knobs) latency() time.Duration  { return time.Duration(k.latencyNS.Load()) }
+func (k *Knobs) tokenTTL() time.Duration { return time.Duration(k.tokenTTLNS.Load()) }
 
 // pick returns the failure that affects a request, counting it down.
-func (k *knobs) pick(method, tmpl string) (Failure, bool) {
+func (k *Knobs) pick(method, tmpl string) (Failure, bool) {
 	k.fmu.Lock()
 	defer k.fmu.Unlock()
 	for i, f := range k.failures {
@@ -44,7 +52,7 @@ func (k *knobs) pick(method, tmpl string) (Failure, bool) {
 }
 
 // set replaces every failure with fs, which are valid.
-func (k *knobs) set(fs []Failure) {
+func (k *Knobs) set(fs []Failure) {
 	k.fmu.Lock()
 	defer k.fmu.Unlock()
 	k.failures = nil
@@ -54,37 +62,37 @@ func (k *knobs) set(fs []Failure) {
 }
 
 // SetLatency sets the delay added to every request but /_sim (negative = 0).
-func (c *knobs) SetLatency(l time.Duration) { c.latencyNS.Store(int64(max(l, 0))) }
+func (k *Knobs) SetLatency(l time.Duration) { k.latencyNS.Store(int64(max(l, 0))) }
 
 // SetTokenTTL sets the lifetime of tokens issued from now on (ignored unless positive).
-func (c *knobs) SetTokenTTL(ttl time.Duration) {
+func (k *Knobs) SetTokenTTL(ttl time.Duration) {
 	if ttl > 0 {
-		c.tokenTTLNS.Store(int64(ttl))
+		k.tokenTTLNS.Store(int64(ttl))
 	}
 }
 
 // InjectFailure adds a failure; the first added failure that picks a
 // request decides what happens to it. An invalid failure is refused with an
 // error matching ErrBadOptions.
-func (c *knobs) InjectFailure(f Failure) error {
+func (k *Knobs) InjectFailure(f Failure) error {
 	if err := checkFailure(&f); err != nil {
 		return err
 	}
-	c.fmu.Lock()
-	defer c.fmu.Unlock()
-	c.failures = append(c.failures, &f)
+	k.fmu.Lock()
+	defer k.fmu.Unlock()
+	k.failures = append(k.failures, &f)
 	return nil
 }
 
 // ClearFailures removes every injected failure.
-func (c *knobs) ClearFailures() { c.set(nil) }
+func (k *Knobs) ClearFailures() { k.set(nil) }
 
 // Failures returns the failures in effect (with what is left of their Count).
-func (c *knobs) Failures() []Failure {
-	c.fmu.Lock()
-	defer c.fmu.Unlock()
-	out := make([]Failure, len(c.failures))
-	for i, f := range c.failures {
+func (k *Knobs) Failures() []Failure {
+	k.fmu.Lock()
+	defer k.fmu.Unlock()
+	out := make([]Failure, len(k.failures))
+	for i, f := range k.failures {
 		out[i] = *f
 	}
 	return out

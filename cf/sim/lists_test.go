@@ -91,21 +91,21 @@ var _ = Describe("the lists", func() {
 			"service_plan": map[string]any{"data": map[string]any{"guid": f.large.GUID}},
 		}))
 
-		Expect(f.cc.SetInstanceMaintenanceVersion("guid-1", "0.9.0")).To(Succeed())
+		Expect(f.cc.Foundation().SetInstanceMaintenanceVersion("guid-1", "0.9.0")).To(Succeed())
 		_, body = get(f.cc, "/v3/service_instances/guid-1", f.tok)
 		Expect(body).To(HaveKeyWithValue("upgrade_available", true))
 	})
 
 	It("follows SetLastOperation and RemoveInstance, answering 404 CF-ResourceNotFound once gone", func() {
-		Expect(f.cc.SetLastOperation("guid-1", sim.LastOperation{Type: "delete", State: "failed", Description: "boom"})).To(Succeed())
+		Expect(f.cc.Foundation().SetLastOperation("guid-1", sim.LastOperation{Type: "delete", State: "failed", Description: "boom"})).To(Succeed())
 		_, body := get(f.cc, "/v3/service_instances?guids=guid-1", f.tok)
 		Expect(body["resources"].([]any)[0].(map[string]any)["last_operation"]).To(HaveKeyWithValue("state", "failed"))
 
-		Expect(f.cc.RemoveInstance("guid-1")).To(BeTrue())
+		Expect(f.cc.Foundation().RemoveInstance("guid-1")).To(BeTrue())
 		status, body := get(f.cc, "/v3/service_instances/guid-1", f.tok)
 		Expect(status).To(Equal(http.StatusNotFound))
 		Expect(cfError(body)).To(Equal(map[string]any{"code": 10010.0, "title": "CF-ResourceNotFound", "detail": "Service instance not found"}))
-		Expect(f.cc.SetLastOperation("guid-1", sim.LastOperation{})).To(MatchError(sim.ErrNotFound))
+		Expect(f.cc.Foundation().SetLastOperation("guid-1", sim.LastOperation{})).To(MatchError(sim.ErrNotFound))
 	})
 
 	It("includes spaces and organizations when fields ask for them", func() {

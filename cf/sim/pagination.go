@@ -24,7 +24,7 @@ type pagination struct {
 // pageOf returns the page q asks for out of total results: the bounds of
 // the slice and the pagination object, built as CC's
 // PaginatedListPresenter builds it.
-func (c *CC) pageOf(path string, q listQuery, total int) (lo, hi int, p pagination) {
+func (a *api) pageOf(path string, q listQuery, total int) (lo, hi int, p pagination) {
 	lastPage := (int64(total) + q.perPage - 1) / q.perPage
 	lastPage = max(lastPage, 1)
 	link := func(page int64) string {
@@ -34,7 +34,7 @@ func (c *CC) pageOf(path string, q listQuery, total int) (lo, hi int, p paginati
 		}
 		v.Set("per_page", strconv.FormatInt(q.perPage, 10))
 		v.Set("page", strconv.FormatInt(page, 10))
-		return c.url + path + "?" + toQuery(v)
+		return a.url + path + "?" + toQuery(v)
 	}
 	p = pagination{TotalResults: total, TotalPages: lastPage, First: href{link(1)}, Last: href{link(lastPage)}}
 	if q.page+1 <= lastPage {

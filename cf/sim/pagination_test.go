@@ -13,7 +13,7 @@ import (
 var _ = Describe("pagination", func() {
 	It("walks 12,001 instances at per_page 5000 in 3 pages by the next links, keeping the query", func() {
 		cc := start(sim.Options{})
-		seeded, err := cc.Seed("blacksmith", 12001)
+		seeded, err := cc.Foundation().Seed("blacksmith", 12001)
 		Expect(err).NotTo(HaveOccurred())
 		tok := mustToken(cc)
 		_, plans := get(cc, "/v3/service_plans?service_broker_names=blacksmith", tok)
@@ -55,7 +55,7 @@ var _ = Describe("pagination", func() {
 
 	It("defaults to 50 per page and answers an empty page past the end", func() {
 		cc := start(sim.Options{})
-		_, err := cc.Seed("b", 120)
+		_, err := cc.Foundation().Seed("b", 120)
 		Expect(err).NotTo(HaveOccurred())
 		tok := mustToken(cc)
 		_, body := get(cc, "/v3/service_instances", tok)

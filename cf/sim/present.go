@@ -33,15 +33,15 @@ type brokerJSON struct {
 	Links         map[string]href     `json:"links"`
 }
 
-func (c *store) presentBroker(b Broker) brokerJSON {
+func (a *api) presentBroker(b Broker) brokerJSON {
 	j := brokerJSON{GUID: b.GUID, CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt, Name: b.Name, URL: b.URL,
 		Relationships: map[string]relation{}, Metadata: emptyMetadata(), Links: map[string]href{
-			"self":              {c.url + "/v3/service_brokers/" + b.GUID},
-			"service_offerings": {c.url + "/v3/service_offerings?service_broker_guids=" + b.GUID},
+			"self":              {a.url + "/v3/service_brokers/" + b.GUID},
+			"service_offerings": {a.url + "/v3/service_offerings?service_broker_guids=" + b.GUID},
 		}}
 	if b.SpaceGUID != "" {
 		j.Relationships["space"] = relation{guidRef{b.SpaceGUID}}
-		j.Links["space"] = href{c.url + "/v3/spaces/" + b.SpaceGUID}
+		j.Links["space"] = href{a.url + "/v3/spaces/" + b.SpaceGUID}
 	}
 	return j
 }
@@ -69,7 +69,7 @@ type offeringJSON struct {
 	Links            map[string]href     `json:"links"`
 }
 
-func (c *store) presentOffering(o Offering) offeringJSON {
+func (a *api) presentOffering(o Offering) offeringJSON {
 	return offeringJSON{GUID: o.GUID, CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt, Name: o.Name,
 		Description: o.Name + " service", Available: true, Tags: []string{}, Requires: []string{},
 		BrokerCatalog: offeringCatalog{ID: o.CatalogID, Metadata: map[string]any{}, Features: map[string]bool{
@@ -78,9 +78,9 @@ func (c *store) presentOffering(o Offering) offeringJSON {
 		Relationships: map[string]relation{"service_broker": {guidRef{o.BrokerGUID}}},
 		Metadata:      emptyMetadata(),
 		Links: map[string]href{
-			"self":           {c.url + "/v3/service_offerings/" + o.GUID},
-			"service_plans":  {c.url + "/v3/service_plans?service_offering_guids=" + o.GUID},
-			"service_broker": {c.url + "/v3/service_brokers/" + o.BrokerGUID},
+			"self":           {a.url + "/v3/service_offerings/" + o.GUID},
+			"service_plans":  {a.url + "/v3/service_plans?service_offering_guids=" + o.GUID},
+			"service_broker": {a.url + "/v3/service_brokers/" + o.BrokerGUID},
 		}}
 }
 
@@ -121,7 +121,7 @@ func maintenanceInfo(version string) map[string]string {
 }
 
 // presentPlan needs the plan's broker's space (for space-scoped brokers).
-func (c *store) presentPlan(p Plan, brokerSpace string) planJSON {
+func (a *api) presentPlan(p Plan, brokerSpace string) planJSON {
 	visibility := "public"
 	if brokerSpace != "" {
 		visibility = "space"
@@ -137,13 +137,13 @@ func (c *store) presentPlan(p Plan, brokerSpace string) planJSON {
 		Relationships: map[string]relation{"service_offering": {guidRef{p.OfferingGUID}}},
 		Metadata:      emptyMetadata(),
 		Links: map[string]href{
-			"self":             {c.url + "/v3/service_plans/" + p.GUID},
-			"service_offering": {c.url + "/v3/service_offerings/" + p.OfferingGUID},
-			"visibility":       {c.url + "/v3/service_plans/" + p.GUID + "/visibility"},
+			"self":             {a.url + "/v3/service_plans/" + p.GUID},
+			"service_offering": {a.url + "/v3/service_offerings/" + p.OfferingGUID},
+			"visibility":       {a.url + "/v3/service_plans/" + p.GUID + "/visibility"},
 		}}
 	if brokerSpace != "" {
 		j.Relationships["space"] = relation{guidRef{brokerSpace}}
-		j.Links["space"] = href{c.url + "/v3/spaces/" + brokerSpace}
+		j.Links["space"] = href{a.url + "/v3/spaces/" + brokerSpace}
 	}
 	return j
 }
@@ -197,13 +197,13 @@ type upsJSON struct {
 }
 
 // presentInstance needs the instance's plan (zero for user-provided).
-func (c *store) presentInstance(in Instance, plan Plan) any {
-	self := c.url + "/v3/service_instances/" + in.GUID
+func (a *api) presentInstance(in Instance, plan Plan) any {
+	self := a.url + "/v3/service_instances/" + in.GUID
 	links := map[string]href{
 		"self":                        {self},
-		"space":                       {c.url + "/v3/spaces/" + in.SpaceGUID},
-		"service_credential_bindings": {c.url + "/v3/service_credential_bindings?service_instance_guids=" + in.GUID},
-		"service_route_bindings":      {c.url + "/v3/service_route_bindings?service_instance_guids=" + in.GUID},
+		"space":                       {a.url + "/v3/spaces/" + in.SpaceGUID},
+		"service_credential_bindings": {a.url + "/v3/service_credential_bindings?service_instance_guids=" + in.GUID},
+		"service_route_bindings":      {a.url + "/v3/service_route_bindings?service_instance_guids=" + in.GUID},
 	}
 	rel := map[string]relation{"space": {guidRef{in.SpaceGUID}}}
 	if in.Type == TypeUserProvided {
@@ -212,7 +212,7 @@ func (c *store) presentInstance(in Instance, plan Plan) any {
 			LastOperation: presentLastOp(in.LastOperation), Type: in.Type, Relationships: rel, Metadata: emptyMetadata(), Links: links}
 	}
 	rel["service_plan"] = relation{guidRef{in.PlanGUID}}
-	links["service_plan"] = href{c.url + "/v3/service_plans/" + in.PlanGUID}
+	links["service_plan"] = href{a.url + "/v3/service_plans/" + in.PlanGUID}
 	links["parameters"] = href{self + "/parameters"}
 	links["shared_spaces"] = href{self + "/relationships/shared_spaces"}
 	return managedJSON{GUID: in.GUID, CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt, Name: in.Name, Tags: []string{},

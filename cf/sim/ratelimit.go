@@ -19,13 +19,20 @@ type limiter struct {
 
 // SetRateLimit sets how many /v3 requests are allowed per window (0 = no
 // limit) and starts a new window; window <= 0 keeps the current one's length.
-func (c *CC) SetRateLimit(limit int, window time.Duration) {
-	c.limit.mu.Lock()
-	defer c.limit.mu.Unlock()
+func (k *Knobs) SetRateLimit(limit int, window time.Duration) {
+	k.limit.mu.Lock()
+	defer k.limit.mu.Unlock()
 	if window > 0 {
-		c.limit.window = window
+		k.limit.window = window
 	}
-	c.limit.limit, c.limit.count, c.limit.reset = max(limit, 0), 0, time.Time{}
+	k.limit.limit, k.limit.count, k.limit.reset = max(limit, 0), 0, time.Time{}
+}
+
+// rateLimit returns the limit and the window's length.
+func (k *Knobs) rateLimit() (int, time.Duration) {
+	k.limit.mu.Lock()
+	defer k.limit.mu.Unlock()
+	return k.limit.limit, k.limit.window
 }
 
 // allow counts a request, sets the X-RateLimit-* headers and, past the

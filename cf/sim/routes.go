@@ -24,13 +24,13 @@ type route struct {
 
 func (c *CC) endpoints() []route {
 	return []route{
-		{"GET", "/{$}", false, c.getRoot},
+		{"GET", "/{$}", false, c.api.getRoot},
 		{"POST", UAAPrefix + "/oauth/token", false, c.issueToken},
-		{"GET", "/v3/service_brokers", true, c.listBrokers},
-		{"GET", "/v3/service_offerings", true, c.listOfferings},
-		{"GET", "/v3/service_plans", true, c.listPlans},
-		{"GET", "/v3/service_instances", true, c.listInstances},
-		{"GET", "/v3/service_instances/{guid}", true, c.getInstance},
+		{"GET", "/v3/service_brokers", true, c.api.listBrokers},
+		{"GET", "/v3/service_offerings", true, c.api.listOfferings},
+		{"GET", "/v3/service_plans", true, c.api.listPlans},
+		{"GET", "/v3/service_instances", true, c.api.listInstances},
+		{"GET", "/v3/service_instances/{guid}", true, c.api.getInstance},
 	}
 }
 
@@ -69,7 +69,7 @@ func (c *CC) serve(rt route) http.Handler {
 		if failing && !c.fail(w, r, f) {
 			return
 		}
-		if rt.v3 && (!c.tokens.authenticate(w, r) || !c.limit.allow(w)) {
+		if rt.v3 && (!c.tokens.authenticate(w, r) || !c.knobs.limit.allow(w)) {
 			return
 		}
 		if failing && f.CutShort {
@@ -139,20 +139,4 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// root is GET /: the links a client starts from.
-type root struct {
-	Links map[string]any `json:"links"`
-}
-
-func (c *CC) getRoot(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, root{Links: map[string]any{
-		"self":                href{c.url},
-		"cloud_controller_v3": map[string]any{"href": c.url + "/v3", "meta": map[string]string{"version": APIVersion}},
-		"login":               href{c.url + LoginPrefix},
-		"uaa":                 href{c.url + UAAPrefix},
-		"credhub":             nil,
-		"routing":             nil,
-	}})
 }

@@ -19,17 +19,17 @@ var seedCatalog = []struct{ service, plan string }{
 // postgresql-small (maintenance_info version "1.0.0"), one org "seed-org"
 // with a space "seed-space", and n managed instances spread round-robin
 // across the plans, each with a succeeded create. It returns the instances.
-func (c *store) Seed(brokerName string, n int) ([]Instance, error) {
+func (f *Foundation) Seed(brokerName string, n int) ([]Instance, error) {
 	if n < 0 || n > MaxSeed {
 		return nil, fmt.Errorf("%w: seed %d is not between 0 and %d", ErrBadOptions, n, MaxSeed)
 	}
-	c.seedMu.Lock()
-	defer c.seedMu.Unlock()
-	plans, err := c.seedCatalog(brokerName)
+	f.seedMu.Lock()
+	defer f.seedMu.Unlock()
+	plans, err := f.seedCatalog(brokerName)
 	if err != nil {
 		return nil, err
 	}
-	space, err := c.AddSpace(c.AddOrg("seed-org").GUID, "seed-space")
+	space, err := f.AddSpace(f.AddOrg("seed-org").GUID, "seed-space")
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (c *store) Seed(brokerName string, n int) ([]Instance, error) {
 	for i := range n {
 		p := plans[i%len(plans)]
 		op := LastOperation{Type: OpCreate, State: StateSucceeded, Description: "Instance provisioned", CreatedAt: at, UpdatedAt: at}
-		in, err := c.AddInstance("", fmt.Sprintf("%s-%d", p.CatalogID, i), p.GUID, space.GUID, op)
+		in, err := f.AddInstance("", fmt.Sprintf("%s-%d", p.CatalogID, i), p.GUID, space.GUID, op)
 		if err != nil {
 			return nil, err
 		}
@@ -48,31 +48,31 @@ func (c *store) Seed(brokerName string, n int) ([]Instance, error) {
 }
 
 // seedCatalog registers the broker and its catalog, or finds them.
-func (c *store) seedCatalog(brokerName string) ([]Plan, error) {
-	c.mu.RLock()
+func (f *Foundation) seedCatalog(brokerName string) ([]Plan, error) {
+	f.mu.RLock()
 	var existing []Plan
-	for _, b := range c.brokers.list {
+	for _, b := range f.brokers.list {
 		if b.Name == brokerName {
-			existing = c.brokerPlansLocked(b.GUID)
+			existing = f.brokerPlansLocked(b.GUID)
 		}
 	}
-	c.mu.RUnlock()
+	f.mu.RUnlock()
 	if len(existing) > 0 {
 		return existing, nil
 	}
-	b := c.AddBroker(brokerName)
+	b := f.AddBroker(brokerName)
 	offerings := map[string]Offering{}
 	var plans []Plan
 	for _, e := range seedCatalog {
 		o, ok := offerings[e.service]
 		if !ok {
 			var err error
-			if o, err = c.AddOffering(b.GUID, e.service, e.service); err != nil {
+			if o, err = f.AddOffering(b.GUID, e.service, e.service); err != nil {
 				return nil, err
 			}
 			offerings[e.service] = o
 		}
-		p, err := c.AddPlan(o.GUID, e.plan, e.plan, "1.0.0")
+		p, err := f.AddPlan(o.GUID, e.plan, e.plan, "1.0.0")
 		if err != nil {
 			return nil, err
 		}
@@ -81,10 +81,10 @@ func (c *store) seedCatalog(brokerName string) ([]Plan, error) {
 	return plans, nil
 }
 
-func (c *store) brokerPlansLocked(brokerGUID string) []Plan {
+func (f *Foundation) brokerPlansLocked(brokerGUID string) []Plan {
 	var out []Plan
-	for _, p := range c.plans.list {
-		if o, _ := c.offerings.get(p.OfferingGUID); o.BrokerGUID == brokerGUID {
+	for _, p := range f.plans.list {
+		if o, _ := f.offerings.get(p.OfferingGUID); o.BrokerGUID == brokerGUID {
 			out = append(out, p)
 		}
 	}

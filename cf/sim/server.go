@@ -13,10 +13,12 @@ import (
 // shutdownTimeout bounds how long Close waits for requests in flight.
 const shutdownTimeout = 2 * time.Second
 
-// CC is a running Cloud Controller simulator. Its methods are safe for
-// concurrent use.
+// CC is a running Cloud Controller simulator: its foundation (Foundation),
+// the knobs tests turn (Knobs), and the server that answers the API from
+// them. Its methods are safe for concurrent use.
 type CC struct {
 	opts Options
+	url  string
 	ln   net.Listener
 	srv  *http.Server
 
@@ -24,12 +26,12 @@ type CC struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	knobs  // latency, token lifetime, injected failures
+	knobs  *Knobs // latency, token lifetime, rate limit, injected failures
 	counts counters
 	tokens tokens
-	limit  limiter
 
-	store // the foundation's orgs, spaces, brokers, offerings, plans and instances, and their lock
+	foundation *Foundation // orgs, spaces, brokers, offerings, plans and instances, and their lock
+	api        *api        // the routes that read the foundation
 }
 
 // New starts a CC listening on opts.Addr; it is serving on return.
@@ -42,10 +44,10 @@ func New(opts Options) (*CC, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
 	}
-	c := &CC{opts: opts, ln: ln, store: newStore("http://" + ln.Addr().String())}
-	c.knobs.init(opts)
+	url := "http://" + ln.Addr().String()
+	c := &CC{opts: opts, url: url, ln: ln, knobs: newKnobs(opts), foundation: newFoundation()}
+	c.api = &api{f: c.foundation, url: url}
 	c.tokens.init()
-	c.limit.limit, c.limit.window = opts.RateLimit, opts.RateLimitWindow
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	c.wg.Add(1)
 	go func() {
@@ -54,6 +56,13 @@ func New(opts Options) (*CC, error) {
 	}()
 	return c, nil
 }
+
+// Foundation is the simulated foundation, which tests set up in Go.
+func (c *CC) Foundation() *Foundation { return c.foundation }
+
+// Knobs are the settings tests turn at run time (latency, token lifetime,
+// rate limit, failures).
+func (c *CC) Knobs() *Knobs { return c.knobs }
 
 // URL is the API's base URL, e.g. "http://127.0.0.1:41234".
 func (c *CC) URL() string { return c.url }

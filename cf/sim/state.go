@@ -81,12 +81,14 @@ type Instance struct {
 	UpdatedAt          time.Time
 }
 
-// store holds the state; CC.mu guards it.
-type store struct {
-	url    string     // the simulator's, in the links it answers
+// Foundation is the simulated Cloud Controller's world: its orgs, spaces,
+// brokers, offerings, plans and service instances, which the API answers
+// from. Tests set it up in Go through CC.Foundation (the zero value is not
+// usable); its methods are safe for concurrent use.
+type Foundation struct {
 	seedMu sync.Mutex // one Seed at a time, so that a broker is registered once
 
-	mu        sync.RWMutex
+	mu        sync.RWMutex // guards the rest
 	orgs      ordered[Org]
 	spaces    ordered[Space]
 	brokers   ordered[Broker]
@@ -95,8 +97,9 @@ type store struct {
 	instances ordered[Instance]
 }
 
-func newStore(url string) store {
-	return store{url: url, orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
+// newFoundation is an empty foundation.
+func newFoundation() *Foundation {
+	return &Foundation{orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
 		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance]()}
 }
 

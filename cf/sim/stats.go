@@ -54,7 +54,7 @@ func (c *CC) Stats() Stats {
 	c.tokens.mu.Lock()
 	s.Tokens = c.tokens.issued
 	c.tokens.mu.Unlock()
-	s.Instances = c.InstanceCount()
+	s.Instances = c.foundation.InstanceCount()
 	return s
 }
 

@@ -41,7 +41,7 @@ func run(args []string, stderr io.Writer) int {
 		log.Error("cloud controller simulator failed to start", "error", err)
 		return 1
 	}
-	if _, err := cc.Seed(cfg.broker, cfg.seed); err != nil {
+	if _, err := cc.Foundation().Seed(cfg.broker, cfg.seed); err != nil {
 		log.Error("cloud controller simulator failed to seed", "error", err)
 		_ = cc.Close()
 		return 1
