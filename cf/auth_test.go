@@ -1,6 +1,7 @@
 package cf_test
 
 import (
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -15,13 +16,16 @@ var _ = Describe("tokens", func() {
 		cc := startCC(sim.Options{TokenTTL: time.Second})
 		_, err := cc.Foundation().Seed("blacksmith", 2)
 		Expect(err).NotTo(HaveOccurred())
-		c := newClient(cc.URL())
+		var clock atomic.Int64 // the client's clock, in nanoseconds past now
+		c := newClient(cc.URL(), func(o *cf.Options) {
+			o.Now = func() time.Time { return time.Now().Add(time.Duration(clock.Load())) }
+		})
 		plans := planGUIDs(c, "blacksmith")
 		_, err = c.ServiceInstances(ctxFor(5*time.Second), plans)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(cc.Stats().Tokens).To(Equal(1))
 
-		time.Sleep(1100 * time.Millisecond) // the token has expired
+		clock.Store(int64(1100 * time.Millisecond)) // by the client's clock, the token has expired
 		_, err = c.ServiceInstances(ctxFor(5*time.Second), plans)
 		Expect(err).NotTo(HaveOccurred())
 		stats := cc.Stats()

@@ -51,6 +51,8 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger receives the client's logs. Default slog.Default().
 	Logger *slog.Logger
+	// Now tells the time a UAA token is due by. Default time.Now.
+	Now func() time.Time
 }
 
 // Client reads one Cloud Controller. It is safe for concurrent use.
@@ -101,7 +103,7 @@ func New(opts Options) (*Client, error) {
 		requests: newRequestsMetric(opts.Registerer),
 		log:      opts.Logger,
 	}
-	c.tokens = uaa.NewSource(c.fetchToken, "cloud controller", opts.Logger)
+	c.tokens = uaa.NewSource(c.fetchToken, "cloud controller", opts.Logger, opts.Now)
 	return c, nil
 }
 
@@ -120,6 +122,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }

@@ -23,7 +23,7 @@ func (c *Client) dropToken(value string) { c.tokens.Drop(value) }
 
 // fetchToken asks UAA for a client_credentials token.
 func (c *Client) fetchToken(ctx context.Context) (uaa.Answer, time.Time, error) {
-	start := time.Now()
+	start := c.opts.Now()
 	tokenURL, err := c.tokenURL(ctx)
 	if err != nil {
 		return uaa.Answer{}, start, err

@@ -42,18 +42,23 @@ type Source struct {
 	fetch Fetch
 	what  string // names the client in errors and logs, e.g. `bosh director "lab"`
 	log   *slog.Logger
+	now   func() time.Time
 	lock  chan struct{} // held while a token is fetched
 
 	mu  sync.Mutex
 	tok Token
 }
 
-// NewSource is a source of the tokens fetch gets.
-func NewSource(fetch Fetch, what string, log *slog.Logger) *Source {
+// NewSource is a source of the tokens fetch gets; now tells the time a
+// token is due by (nil: time.Now), the clock fetch's start comes from.
+func NewSource(fetch Fetch, what string, log *slog.Logger, now func() time.Time) *Source {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Source{fetch: fetch, what: what, log: log, lock: make(chan struct{}, 1)}
+	if now == nil {
+		now = time.Now
+	}
+	return &Source{fetch: fetch, what: what, log: log, now: now, lock: make(chan struct{}, 1)}
 }
 
 // Token returns a valid token, fetching one when none is held or the held
@@ -97,14 +102,14 @@ func (s *Source) Drop(value string) {
 func (s *Source) current() (Token, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tok, s.tok.Value != "" && time.Now().Before(s.tok.RenewAt)
+	return s.tok, s.tok.Value != "" && s.now().Before(s.tok.RenewAt)
 }
 
 // keepAfterFailure returns the held token when it has not expired yet, so
 // that a UAA outage shorter than the token's remaining life fails no call;
 // the renewal is tried again after RenewRetry. Otherwise it returns err.
 func (s *Source) keepAfterFailure(ctx context.Context, err error) (Token, error) {
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tok.Value == "" || !now.Before(s.tok.ExpiresAt) || ctx.Err() != nil {

@@ -20,7 +20,7 @@ func TestOneFetchForEveryCaller(t *testing.T) {
 		fetches.Add(1)
 		<-release
 		return uaa.Answer{AccessToken: "t1", ExpiresIn: 3600}, time.Now(), nil
-	}, "test", nil)
+	}, "test", nil, nil)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
@@ -50,7 +50,7 @@ func TestRenewalFailureAndDrop(t *testing.T) {
 		}
 		// A 5 s token is renewed at 4 s: fetched "4 s ago", it is due now and expires in 1 s.
 		return uaa.Answer{AccessToken: "t" + string(rune('0'+n)), ExpiresIn: 5}, time.Now().Add(-4 * time.Second), nil
-	}, "test", nil)
+	}, "test", nil, nil)
 	first, err := src.Token(context.Background())
 	if err != nil || first.Value != "t1" {
 		t.Fatalf("first: %+v, %v", first, err)
