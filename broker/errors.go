@@ -13,7 +13,8 @@ import (
 // Errors the platform user sees. brokerapi turns a *FailureResponse into
 // its status code and {"description": ..., "error": ...}; anything else
 // would reach the user as a 500 carrying the operator's detail, so every
-// method of Broker returns only these.
+// OSB handler of Broker (and every part's method it answers with) returns
+// only these.
 var (
 	errNotFound = apiresponses.NewFailureResponseBuilder(
 		errors.New("instance does not exist"), http.StatusNotFound, "instance-not-found").Build()

@@ -20,7 +20,7 @@ import (
 // Director's task, recording the outcome once the task has ended. A
 // deprovision that succeeded removes the record (and the instance's
 // secrets); the instance then answers succeeded for a while, 410 Gone
-// later (see deleted), and one that never existed 404 (the spec, 2.16 on).
+// later (see settler.deleted), and one that never existed 404 (the spec, 2.16 on).
 func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDetails) (domain.LastOperation, error) {
 	rec, err := b.records.read(ctx, id, nil)
 	if err != nil {

@@ -52,7 +52,7 @@ func (b *Broker) Provision(ctx context.Context, id string, d domain.ProvisionDet
 	req := instanceRequest{id: id, svc: svc, plan: plan, org: d.OrganizationGUID, space: d.SpaceGUID,
 		params: params, deployedName: vault.DeploymentName(plan.ID, id), context: platformContext(d.RawContext)}
 	// The cheap checks come before the instance's lease (a refused
-	// provision leaves nothing in Vault); reserve checks the limits again,
+	// provision leaves nothing in Vault); limiter.reserve checks the limits again,
 	// under the lock, before the record is written.
 	if err := b.limits.check(ctx, req); err != nil {
 		return none, err

@@ -72,8 +72,8 @@ func (r *renderer) meantByUpdate(ctx context.Context, req instanceRequest, rec *
 
 // forBindings renders the instance's manifest as a provision or update
 // would, with its live bindings, skip left out and extra added; the
-// instance's stored manifest is left alone (binder.deploy stores what it
-// deploys).
+// instance's stored manifest is left alone (binder.deployBinding stores
+// what it deploys).
 func (r *renderer) forBindings(ctx context.Context, id string, rec *vault.Record, plan catalog.Plan, skip string, extra *catalog.Binding) ([]byte, error) {
 	secrets, stored, err := r.secrets.Secret(ctx, credentialsPath(id))
 	if err != nil {

@@ -146,7 +146,7 @@ func (p *provisioner) keepContext(ctx context.Context, id string, rec *vault.Rec
 // update renders the new manifest, previews it against what runs (the
 // change guard: 422 naming what it would change and does not mean), records
 // the update as pending and starts the deploy: the record takes the new
-// plan, parameters and version only once its task has succeeded (finish).
+// plan, parameters and version only once its task has succeeded (settler.finish).
 func (p *provisioner) update(ctx context.Context, req instanceRequest, rec *vault.Record) (domain.UpdateServiceSpec, error) {
 	var none domain.UpdateServiceSpec
 	if have := cmp.Or(rec.Director, p.dirs.forPlan(catalog.Plan{})); p.dirs.several() && p.dirs.forPlan(req.plan) != have {
