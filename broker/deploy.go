@@ -124,6 +124,7 @@ type retried struct {
 	d    NamedDirector
 }
 
+// Manifest is the Director's Manifest, asked again after transient faults.
 func (r retried) Manifest(ctx context.Context, name string) (text string, err error) {
 	err = r.dirs.ask(ctx, r.d, "manifest", func(ctx context.Context) (err error) {
 		text, err = r.d.Director.Manifest(ctx, name)
@@ -132,6 +133,7 @@ func (r retried) Manifest(ctx context.Context, name string) (text string, err er
 	return text, err
 }
 
+// Diff is the Director's Diff, asked again after transient faults.
 func (r retried) Diff(ctx context.Context, name string, manifest []byte) (d bosh.DeploymentDiff, err error) {
 	err = r.dirs.ask(ctx, r.d, "diff", func(ctx context.Context) (err error) {
 		d, err = r.d.Director.Diff(ctx, name, manifest)
