@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -25,15 +26,15 @@ func bindingsListPath(id string) string { return id + "/binding-ids" }
 // Vault at {id}/bindings/{bid}. An identical repeat gets 200 with the same
 // credentials, a different one 409.
 //
-// A per_binding plan's bind is asynchronous (bindPerBinding): without
+// A per_binding plan's bind is asynchronous (binder.perBinding): without
 // accepts_incomplete it is 422 AsyncRequired.
 func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails, async bool) (domain.Binding, error) {
-	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+	ctx, unlock, err := b.locks.existing(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return domain.Binding{}, err
 	}
 	defer unlock()
-	rec, err := b.bindable(ctx, id)
+	rec, err := b.bind.bindable(ctx, id)
 	if err != nil {
 		return domain.Binding{}, err
 	}
@@ -50,7 +51,7 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 	}
 	appGUID := appGUIDOf(d)
 	if pred := predecessorOf(ctx); pred != "" {
-		if err := b.checkPredecessor(ctx, id, bid, pred, plan); err != nil {
+		if err := b.rotate.checkPredecessor(ctx, id, bid, pred, plan); err != nil {
 			return domain.Binding{}, err
 		}
 	}
@@ -58,23 +59,23 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 		if !async {
 			return domain.Binding{}, apiresponses.ErrAsyncRequired
 		}
-		return b.bindPerBinding(ctx, id, bid, rec, plan, appGUID, params)
+		return b.bind.perBinding(ctx, id, bid, rec, plan, appGUID, params)
 	}
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
-		return domain.Binding{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+		return domain.Binding{}, b.report.internal("could not read the binding", err, "instance", id, "binding", bid)
 	}
 	if ok {
 		return repeatBind(stored, appGUID, params)
 	}
-	if err := b.underMaxBindings(ctx, id, plan); err != nil {
+	if err := b.bindings.underMax(ctx, id, plan); err != nil {
 		return domain.Binding{}, err
 	}
-	creds, err := b.credentials(ctx, id, catalog.Binding{ID: bid, Secrets: map[string]any{}}, appGUID, rec, params)
+	creds, err := b.bind.credentials(ctx, id, catalog.Binding{ID: bid, Secrets: map[string]any{}}, appGUID, rec, params)
 	if err != nil {
 		return domain.Binding{}, err
 	}
-	err = b.storeBinding(ctx, id, bid, map[string]any{
+	err = b.bindings.store(ctx, id, bid, map[string]any{
 		"credentials": creds, "app_guid": appGUID, "parameters": params,
 		"created": time.Now().UTC().Format(time.RFC3339),
 	})
@@ -84,31 +85,11 @@ func (b *Broker) Bind(ctx context.Context, id, bid string, d domain.BindDetails,
 		}
 	}
 	if err != nil {
-		return domain.Binding{}, b.internal("could not store the binding", err, "instance", id, "binding", bid)
+		return domain.Binding{}, b.report.internal("could not store the binding", err, "instance", id, "binding", bid)
 	}
 	b.log.Info("bound", "instance", id, "binding", bid)
-	b.bindingEvent(ctx, id, eventBind, rec.Deployment(id), bid)
+	b.history.bindingEvent(ctx, id, eventBind, rec.Deployment(id), bid)
 	return domain.Binding{Credentials: creds}, nil
-}
-
-// underMaxBindings refuses (422, naming the plan's max_bindings) a new
-// binding of an instance that has as many as its plan allows. It is called
-// under the instance's hold (across daemons with SharedLimits), so that
-// two binds cannot both take the last place.
-func (b *Broker) underMaxBindings(ctx context.Context, id string, plan catalog.Plan) error {
-	if plan.MaxBindings <= 0 {
-		return nil
-	}
-	list, _, err := b.opts.Store.Secret(ctx, bindingsListPath(id))
-	if err != nil {
-		return b.internal("could not read the list of the instance's bindings", err, "instance", id)
-	}
-	n, _ := list["ids"].([]any)
-	if len(n) >= plan.MaxBindings {
-		return apiresponses.NewFailureResponse(fmt.Errorf("plan %s allows at most %d bindings of an instance (its max_bindings), and this instance has %d: unbind one first",
-			plan.ID, plan.MaxBindings, len(n)), http.StatusUnprocessableEntity, "max-bindings")
-	}
-	return nil
 }
 
 // appGUIDOf is the app a binding is for: app_guid, or bind_resource.app_guid.
@@ -119,9 +100,27 @@ func appGUIDOf(d domain.BindDetails) string {
 	return d.AppGUID
 }
 
+// binder binds and unbinds: the credentials of a binding, and a
+// per_binding plan's bind and unbind, which deploy the binding's own user.
+type binder struct {
+	catalog  *catalog.Catalog
+	store    Store
+	records  records
+	dirs     *directors
+	bindings *bindingStore
+	render   *renderer
+	deploy   *deployer
+	ops      *bindingSettler
+	history  *history
+	metrics  *Metrics
+	timeout  time.Duration // Options.DirectorTimeout
+	report   reporter
+	log      *slog.Logger
+}
+
 // bindable returns the record of an instance that can be bound now.
-func (b *Broker) bindable(ctx context.Context, id string) (*vault.Record, error) {
-	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+func (bd *binder) bindable(ctx context.Context, id string) (*vault.Record, error) {
+	rec, err := bd.records.read(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +130,7 @@ func (b *Broker) bindable(ctx context.Context, id string) (*vault.Record, error)
 	if rec.Retiring != nil {
 		return nil, errRetiring
 	}
-	svc, _, ok := b.opts.Catalog.Plan(rec.PlanID)
+	svc, _, ok := bd.catalog.Plan(rec.PlanID)
 	if !ok {
 		return nil, badRequest("the instance's plan %q is no longer in the catalog", rec.PlanID)
 	}
@@ -162,19 +161,19 @@ func repeatBind(stored map[string]any, appGUID string, params map[string]any) (d
 
 // credentials renders the plan's credentials template for a new binding
 // (its id, and its own secrets for a per_binding plan).
-func (b *Broker) credentials(ctx context.Context, id string, binding catalog.Binding, appGUID string, rec *vault.Record, params map[string]any) (map[string]any, error) {
+func (bd *binder) credentials(ctx context.Context, id string, binding catalog.Binding, appGUID string, rec *vault.Record, params map[string]any) (map[string]any, error) {
 	bid := binding.ID
-	_, plan, _ := b.opts.Catalog.Plan(rec.PlanID)
-	ips, err := b.deploymentIPs(ctx, id, rec)
+	_, plan, _ := bd.catalog.Plan(rec.PlanID)
+	ips, err := bd.deploymentIPs(ctx, id, rec)
 	if err != nil {
 		return nil, err
 	}
-	secrets, ok, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+	secrets, ok, err := bd.store.Secret(ctx, credentialsPath(id))
 	if err != nil {
-		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
+		return nil, bd.report.internal("could not read the instance's secrets", err, "instance", id)
 	}
 	if !ok && plan.Credentials != nil && plan.Credentials.UsesSecrets() {
-		b.log.Warn("bind refused: the instance has no secrets in Vault for its credentials", "instance", id, "path", credentialsPath(id))
+		bd.log.Warn("bind refused: the instance has no secrets in Vault for its credentials", "instance", id, "path", credentialsPath(id))
 		return nil, secretsNotHeld("bind")
 	}
 	data := catalog.CredentialsData{
@@ -190,20 +189,20 @@ func (b *Broker) credentials(ctx context.Context, id string, binding catalog.Bin
 	}
 	creds, err := renderCredentials(plan.Credentials, data)
 	if err != nil {
-		return nil, b.renderFailed("credentials", plan.ID, params, err)
+		return nil, bd.report.renderFailed("credentials", plan.ID, params, err)
 	}
 	return creds, nil
 }
 
 // deploymentIPs lists the addresses of the instance's VMs: 422 when its
 // deployment does not exist.
-func (b *Broker) deploymentIPs(ctx context.Context, id string, rec *vault.Record) ([]string, error) {
-	dir, err := b.directorOf(rec)
+func (bd *binder) deploymentIPs(ctx context.Context, id string, rec *vault.Record) ([]string, error) {
+	dir, err := bd.dirs.of(rec)
 	if err != nil {
-		return nil, b.internal("the instance's Director is not configured", err, "instance", id)
+		return nil, bd.report.internal("the instance's Director is not configured", err, "instance", id)
 	}
 	var vms []bosh.VM
-	err = b.atDirector(ctx, dir, "vms", func(ctx context.Context) error {
+	err = bd.dirs.ask(ctx, dir, "vms", func(ctx context.Context) error {
 		var err error
 		vms, err = dir.Reader.VMs(ctx, rec.Deployment(id))
 		return err
@@ -213,11 +212,11 @@ func (b *Broker) deploymentIPs(ctx context.Context, id string, rec *vault.Record
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
 		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
 	case errors.As(err, &de): // not the broker's fault: the platform may try again
-		b.log.Error("could not list the deployment's VMs for a binding", "instance", id, "error", err)
+		bd.log.Error("could not list the deployment's VMs for a binding", "instance", id, "error", err)
 		return nil, apiresponses.NewFailureResponse(fmt.Errorf("the BOSH Director %q is failing (%d attempts); try the binding again later", de.director, de.attempts),
 			http.StatusServiceUnavailable, "director-unavailable")
 	case err != nil:
-		return nil, b.internal("could not list the deployment's VMs", err, "instance", id)
+		return nil, bd.report.internal("could not list the deployment's VMs", err, "instance", id)
 	}
 	return vmIPs(vms), nil
 }
@@ -229,19 +228,6 @@ func vmIPs(vms []bosh.VM) []string {
 		ips = append(ips, vm.IPs...)
 	}
 	return ips
-}
-
-// storeBinding lists the binding's id, then writes its credentials, both
-// by check-and-set: the credentials are created once (vault.ErrConflict
-// when another broker wrote them first).
-func (b *Broker) storeBinding(ctx context.Context, id, bid string, data map[string]any) error {
-	if err := b.listBinding(ctx, id, bid, true); err != nil {
-		return err
-	}
-	if err := b.opts.Store.CreateSecret(ctx, bindingPath(id, bid), data); err != nil {
-		return fmt.Errorf("writing binding %s: %w", bid, err)
-	}
-	return nil
 }
 
 // instanceParams are the parameters recorded for an instance, never nil.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
@@ -176,16 +174,35 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Broker implements the Open Service Broker API (domain.ServiceBroker). It
-// is safe for concurrent use.
+// Broker implements the Open Service Broker API (domain.ServiceBroker) and
+// the few methods the reconciler and the operator call. It is safe for
+// concurrent use. Its methods are the OSB handlers and those methods: the
+// work behind them is done by its parts (parts.go), each a type holding only
+// what it uses: the instance's hold (locker), the limits (limiter), the
+// operation's marks (recorder), the deploys (deployer), the renderings
+// (renderer), the bindings' documents (bindingStore), provision and update
+// (provisioner), deprovision (remover), last_operation (settler), bind and
+// unbind (binder, bindingSettler), binding recovery (recoverer), retirement
+// (retirer), binding rotation (rotator) and the history (history).
 type Broker struct {
-	opts  Options
-	log   *slog.Logger
-	locks *keyedMutex
-	limit *limiter
-	gone  sync.Map // instance id -> true: removed by the operation holding its lease (its lease document goes too)
-	// badIdentity is set once a malformed originating identity was logged as a warning.
-	badIdentity atomic.Bool
+	opts      Options
+	log       *slog.Logger
+	report    reporter
+	records   records
+	locks     *locker
+	limits    *limiter
+	ops       *recorder
+	history   *history
+	bindings  *bindingStore
+	render    *renderer
+	provision *provisioner
+	remove    *remover
+	settle    *settler
+	bind      *binder
+	bindOps   *bindingSettler
+	recovery  *recoverer
+	retire    *retirer
+	rotate    *rotator
 }
 
 var _ domain.ServiceBroker = (*Broker)(nil)
@@ -221,12 +238,7 @@ func New(opts Options) (*Broker, error) {
 	if err := errors.Join(missing...); err != nil {
 		return nil, errors.Join(ErrInvalidOptions, err)
 	}
-	return &Broker{
-		opts:  opts,
-		log:   opts.Logger,
-		locks: newKeyedMutex(),
-		limit: &limiter{},
-	}, nil
+	return assemble(opts), nil
 }
 
 // withDefaults fills in the defaults documented on Options.
@@ -267,11 +279,12 @@ func withDefaults(o Options) Options {
 }
 
 // detached returns a context that outlives the platform's request (which
-// may be cancelled when the platform gives up) but is bounded by
-// DirectorTimeout, for the work that follows a record's write; it ends too
-// when the instance's lease is lost (another broker took the instance over).
-func (b *Broker) detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	d, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.DirectorTimeout)
+// may be cancelled when the platform gives up) but is bounded by timeout
+// (Options.DirectorTimeout), for the work that follows a record's write; it
+// ends too when the instance's lease is lost (another broker took the
+// instance over).
+func detached(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	d, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	if lost, ok := ctx.Value(leaseLostKey{}).(<-chan struct{}); ok { // the instance's lease: stop when it is lost
 		go func() {
 			select {

@@ -66,9 +66,9 @@ func pollingDuration(seconds int) *int {
 	return &seconds
 }
 
-// findPlan returns the catalog's plan planID, which must belong to serviceID.
-func (b *Broker) findPlan(serviceID, planID string) (catalog.Service, catalog.Plan, error) {
-	svc, plan, ok := b.opts.Catalog.Plan(planID)
+// findPlan returns cat's plan planID, which must belong to serviceID.
+func findPlan(cat *catalog.Catalog, serviceID, planID string) (catalog.Service, catalog.Plan, error) {
+	svc, plan, ok := cat.Plan(planID)
 	if !ok {
 		return svc, plan, badRequest("plan %q is not in the catalog", planID)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
-	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -23,12 +23,12 @@ func (b *Broker) Deprovision(ctx context.Context, id string, d domain.Deprovisio
 	if !async {
 		return none, apiresponses.ErrAsyncRequired
 	}
-	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+	ctx, unlock, err := b.locks.existing(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return none, err
 	}
 	defer unlock()
-	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+	rec, err := b.records.read(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return none, err
 	}
@@ -44,73 +44,69 @@ func (b *Broker) Deprovision(ctx context.Context, id string, d domain.Deprovisio
 		}
 		return none, concurrency(op.Type)
 	}
-	if err := b.noBindingUnderWay(ctx, id, rec); err != nil {
+	if err := b.bindOps.noneUnderWay(ctx, id, rec); err != nil {
 		return none, err
 	}
 	op := newOperation(opTypeDeprovision, "deprovision in progress: deleting the deployment")
-	if err := b.startOp(ctx, id, rec, op); err != nil {
+	if err := b.ops.start(ctx, id, rec, op); err != nil {
 		return none, err
 	}
 	b.log.Info("deprovisioning", "instance", id, "deployment", rec.Deployment(id))
-	wctx, cancel := b.detached(ctx)
+	wctx, cancel := detached(ctx, b.opts.DirectorTimeout)
 	defer cancel()
-	return b.deleteDeployment(wctx, id, rec, op, "")
+	return b.remove.deleteDeployment(wctx, id, rec, op, "")
+}
+
+// remover deletes an instance's deployment (a deprovision, a retirement's
+// second step) and, once it is gone, removes the instance's records.
+type remover struct {
+	store   Documents
+	dirs    *directors
+	ops     *recorder
+	deploy  *deployer
+	history *history
+	locks   *locker
+	report  reporter
+	log     *slog.Logger
 }
 
 // deleteDeployment backs up what runs (unless backup names the one its
 // caller took), asks the Director to delete the deployment and records its
 // task; a deployment that is already gone is cleaned up at once (200).
-func (b *Broker) deleteDeployment(ctx context.Context, id string, rec *vault.Record, op *vault.Operation, backup string) (domain.DeprovisionServiceSpec, error) {
+func (r *remover) deleteDeployment(ctx context.Context, id string, rec *vault.Record, op *vault.Operation, backup string) (domain.DeprovisionServiceSpec, error) {
 	async := domain.DeprovisionServiceSpec{IsAsync: true, OperationData: opTypeDeprovision}
 	name := rec.Deployment(id)
-	dir, err := b.directorOf(rec)
+	dir, err := r.dirs.of(rec)
 	if err != nil {
-		b.ended(ctx, id, op, stateFailed, "deprovision failed: the instance's Director is not configured", 0)
-		return domain.DeprovisionServiceSpec{}, b.internal("the instance's Director is not configured", err, "instance", id)
+		r.history.ended(ctx, id, op, stateFailed, "deprovision failed: the instance's Director is not configured", 0)
+		return domain.DeprovisionServiceSpec{}, r.report.internal("the instance's Director is not configured", err, "instance", id)
 	}
 	if backup == "" {
-		if _, err := b.backupRunning(ctx, dir, id, name); err != nil {
-			b.failOp(ctx, id, op, "deprovision failed: what runs could not be backed up; nothing was deleted", err)
+		if _, err := r.deploy.backupRunning(ctx, dir, id, name); err != nil {
+			r.ops.fail(ctx, id, op, "deprovision failed: what runs could not be backed up; nothing was deleted", err)
 			return async, nil
 		}
 	}
-	task, err := b.createTask(ctx, dir, name, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
+	task, err := r.dirs.createTask(ctx, dir, name, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
 		return dir.Director.DeleteDeployment(ctx, name, false)
 	})
-	b.accepted(ctx, id, name, op, task.ID, nil) // task.ID is 0 when no task was created
+	r.history.accepted(ctx, id, name, op, task.ID, nil) // task.ID is 0 when no task was created
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
-		if err := b.cleanup(ctx, id); err != nil {
-			return domain.DeprovisionServiceSpec{}, b.internal("could not remove the instance's records", err, "instance", id)
+		if err := r.cleanup(ctx, id); err != nil {
+			return domain.DeprovisionServiceSpec{}, r.report.internal("could not remove the instance's records", err, "instance", id)
 		}
-		b.ended(ctx, id, op, stateSucceeded, "deprovision succeeded: the deployment did not exist", 0)
-		b.log.Info("deprovisioned: the deployment did not exist", "instance", id, "deployment", name)
+		r.history.ended(ctx, id, op, stateSucceeded, "deprovision succeeded: the deployment did not exist", 0)
+		r.log.Info("deprovisioned: the deployment did not exist", "instance", id, "deployment", name)
 		return domain.DeprovisionServiceSpec{}, nil
 	case err != nil && task.ID == 0:
-		b.failOp(ctx, id, op, notAccepted(op.Type, err), err)
+		r.ops.fail(ctx, id, op, notAccepted(op.Type, err), err)
 		return async, nil
 	case err != nil:
-		b.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
+		r.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
 	}
-	b.recordTask(ctx, id, op, task)
+	r.ops.recordTask(ctx, id, op, task)
 	return async, nil
-}
-
-// startOp records op as rec's last operation, provided that the record did
-// not change since it was read.
-func (b *Broker) startOp(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) error {
-	err := operation.Mark(ctx, b.opts.Store, id, rec, func(cur *vault.Record) *vault.Record {
-		next := cur.Clone()
-		next.LastOperation = op
-		return next
-	})
-	switch {
-	case errors.Is(err, operation.ErrRaced):
-		return concurrency("another operation")
-	case err != nil:
-		return b.internal("could not write the instance's record", err, "instance", id)
-	}
-	return nil
 }
 
 // cleanup removes an instance whole: one backup of its record, metadata,
@@ -118,33 +114,12 @@ func (b *Broker) startOp(ctx context.Context, id string, rec *vault.Record, op *
 // brings it back), then its secrets, then its record. A cleanup that fails
 // half-way is tried again on the next last_operation, and its retry keeps
 // a backup that holds everything.
-func (b *Broker) cleanup(ctx context.Context, id string) error {
-	backup, err := b.opts.Store.RemoveAll(ctx, id)
+func (r *remover) cleanup(ctx context.Context, id string) error {
+	backup, err := r.store.RemoveAll(ctx, id)
 	if err != nil {
 		return fmt.Errorf("removing instance %s: %w", id, err)
 	}
-	b.log.Info("instance removed; its backup holds its records and secrets", "instance", id, "backup", backup)
-	if b.opts.SharedLimits != nil {
-		b.gone.Store(id, true) // the operation's release deletes the instance's lease document
-	}
+	r.log.Info("instance removed; its backup holds its records and secrets", "instance", id, "backup", backup)
+	r.locks.removed(id) // the operation's release deletes the instance's lease document
 	return nil
-}
-
-// backupRunning backs the instance up with the manifest its Director runs
-// (every record and secret too), before a delete: Vault's manifest when
-// the deployment is gone or cannot be read. "" when backups are off.
-func (b *Broker) backupRunning(ctx context.Context, dir NamedDirector, id, name string) (string, error) {
-	running, err := retried{b: b, d: dir}.Manifest(ctx, name)
-	switch {
-	case err == nil:
-		return b.opts.Store.BackupRunning(ctx, id, running)
-	case errors.Is(err, bosh.ErrDeploymentNotFound):
-	default:
-		b.log.Warn("could not read what runs before deleting it: Vault's manifest is backed up", "instance", id, "error", err)
-	}
-	backup, err := b.opts.Store.BackupAll(ctx, id)
-	if errors.Is(err, vault.ErrNotFound) {
-		return "", nil
-	}
-	return backup, err
 }

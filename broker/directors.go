@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -20,46 +21,51 @@ type NamedDirector struct {
 // ErrUnknownDirector means a record or a plan names a Director that is not configured.
 var ErrUnknownDirector = errors.New("unknown BOSH Director")
 
-// directors are the configured Directors, the first first.
-func (b *Broker) directors() []NamedDirector { return b.opts.Directors }
+// directors are the configured Directors (the first first) and the way
+// they are called: each call asked again after transient faults (ask), a
+// task created once (createTask).
+type directors struct {
+	all     []NamedDirector
+	retries int // Options.DirectorRetries, defaults filled in
+	log     *slog.Logger
+}
 
 // several says whether more than one Director is configured: only then do
 // records name theirs.
-func (b *Broker) several() bool { return len(b.opts.Directors) > 1 }
+func (ds *directors) several() bool { return len(ds.all) > 1 }
 
-// directorNamed is the Director called name; "" is the first.
-func (b *Broker) directorNamed(name string) (NamedDirector, error) {
-	all := b.directors()
+// named is the Director called name; "" is the first.
+func (ds *directors) named(name string) (NamedDirector, error) {
 	if name == "" {
-		return all[0], nil
+		return ds.all[0], nil
 	}
-	for _, d := range all {
-		if d.Name == name {
-			return d, nil
+	for _, dir := range ds.all {
+		if dir.Name == name {
+			return dir, nil
 		}
 	}
 	return NamedDirector{}, fmt.Errorf("%w %q (not in bosh)", ErrUnknownDirector, name)
 }
 
-// directorOf is the Director an instance's deployment lives on: the one its
+// of is the Director an instance's deployment lives on: the one its
 // record names, else the first (a record written before there were several).
-func (b *Broker) directorOf(rec *vault.Record) (NamedDirector, error) {
+func (ds *directors) of(rec *vault.Record) (NamedDirector, error) {
 	if rec == nil {
-		return b.directorNamed("")
+		return ds.named("")
 	}
-	return b.directorNamed(rec.Director)
+	return ds.named(rec.Director)
 }
 
-// planDirector is the name a new instance's record gets: the plan's
+// forPlan is the name a new instance's record gets: the plan's
 // Director, else the first; "" with a single Director (records name none).
-func (b *Broker) planDirector(plan catalog.Plan) string {
-	if !b.several() {
+func (ds *directors) forPlan(plan catalog.Plan) string {
+	if !ds.several() {
 		return ""
 	}
 	if plan.Director != "" {
 		return plan.Director
 	}
-	return b.opts.Directors[0].Name
+	return ds.all[0].Name
 }
 
 // checkDirectors says which plans name a Director that is not configured.

@@ -17,6 +17,16 @@
 // SettleOperation takes an operation as far as last_operation would, for
 // the reconciler, when the platform stopped asking.
 //
+// Broker holds the OSB handlers and the methods the reconciler and the
+// operator call (SettleOperation, HoldInstance, RenderManifest, RenderHeld,
+// RecoverBindings and the retirement's steps); each reads top to bottom and
+// hands the work to the broker's parts (parts.go), each a type of one
+// concern holding only what it uses, none holding the Broker: locker (an
+// instance's hold), limiter, recorder (an operation's marks on the record),
+// deployer (the one way to change what runs: preview and guard, back up,
+// deploy), renderer, bindingStore, provisioner, remover, settler, binder,
+// bindingSettler, recoverer, retirer, rotator, history and directors.
+//
 // What the broker did is appended to the instance's history in Vault (Actor
 // "broker"): provision, update and deprovision when accepted, bind and
 // unbind, and each operation's outcome (operation_succeeded,

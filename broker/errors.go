@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -12,7 +13,8 @@ import (
 // Errors the platform user sees. brokerapi turns a *FailureResponse into
 // its status code and {"description": ..., "error": ...}; anything else
 // would reach the user as a 500 carrying the operator's detail, so every
-// method of Broker returns only these.
+// OSB handler of Broker (and every part's method it answers with) returns
+// only these.
 var (
 	errNotFound = apiresponses.NewFailureResponseBuilder(
 		errors.New("instance does not exist"), http.StatusNotFound, "instance-not-found").Build()
@@ -86,10 +88,16 @@ func limitReached(what string, limit int) error {
 		http.StatusUnprocessableEntity, "limit-reached").WithErrorKey("QuotaExceeded").Build()
 }
 
+// reporter turns what went wrong into the answer the platform user sees,
+// the detail going to the operator's log once.
+type reporter struct {
+	log *slog.Logger
+}
+
 // internal logs err for the operator, once, and returns the user a 500 that
 // says what failed without the operator's detail.
-func (b *Broker) internal(msg string, err error, attrs ...any) error {
-	b.log.Error(msg, append(attrs, "error", err)...)
+func (r reporter) internal(msg string, err error, attrs ...any) error {
+	r.log.Error(msg, append(attrs, "error", err)...)
 	return apiresponses.NewFailureResponseBuilder(
 		errors.New(msg+"; the broker's log has the details"),
 		http.StatusInternalServerError, "internal-error").Build()
@@ -99,11 +107,11 @@ func (b *Broker) internal(msg string, err error, attrs ...any) error {
 // parameters the platform user's values are the likely cause (the catalog
 // renders every template without any when it loads): 400, the detail in the
 // operator's log. Without, it is the broker's own fault: 500.
-func (b *Broker) renderFailed(what, planID string, params map[string]any, err error) error {
+func (r reporter) renderFailed(what, planID string, params map[string]any, err error) error {
 	if len(params) == 0 {
-		return b.internal("the plan's "+what+" template could not be rendered", err, "plan", planID)
+		return r.internal("the plan's "+what+" template could not be rendered", err, "plan", planID)
 	}
-	b.log.Warn("the plan's "+what+" template could not be rendered with the request's parameters",
+	r.log.Warn("the plan's "+what+" template could not be rendered with the request's parameters",
 		"plan", planID, "error", err)
 	return badRequest("the parameters could not be applied to the plan's %s template; check their types and values", what)
 }

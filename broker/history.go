@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -23,20 +24,31 @@ const (
 	eventRefused = "refused"
 )
 
-// appendEvent appends e to id's history. A failure is logged and goes no
+// history appends what the broker did to each instance's history (Actor
+// "broker"), pruned to the retention, and counts the operations' outcomes.
+type history struct {
+	store     History
+	retention vault.HistoryOptions // Options.History
+	timeout   time.Duration        // Options.DirectorTimeout: an append outlives the request
+	metrics   *Metrics
+	who       *identities
+	log       *slog.Logger
+}
+
+// append appends e to id's history. A failure is logged and goes no
 // further: the history never changes what the platform is told. The append
 // outlives a platform that hung up, as the work it records did.
-func (b *Broker) appendEvent(ctx context.Context, id string, e vault.Event) {
-	ctx, cancel := b.detached(ctx)
+func (h *history) append(ctx context.Context, id string, e vault.Event) {
+	ctx, cancel := detached(ctx, h.timeout)
 	defer cancel()
 	e.Actor = actorBroker
-	if err := b.opts.Store.AppendEvent(ctx, id, e); err != nil {
-		b.log.Warn("could not append to the instance's history", "instance", id, "event", e.Kind, "error", err)
+	if err := h.store.AppendEvent(ctx, id, e); err != nil {
+		h.log.Warn("could not append to the instance's history", "instance", id, "event", e.Kind, "error", err)
 		return
 	}
-	if h := b.opts.History; h.Keep > 0 || h.MaxAge > 0 {
-		if _, err := b.opts.Store.PruneEvents(ctx, id, h, time.Now()); err != nil {
-			b.log.Warn("could not prune the instance's history", "instance", id, "error", err)
+	if r := h.retention; r.Keep > 0 || r.MaxAge > 0 {
+		if _, err := h.store.PruneEvents(ctx, id, r, time.Now()); err != nil {
+			h.log.Warn("could not prune the instance's history", "instance", id, "error", err)
 		}
 	}
 }
@@ -47,22 +59,22 @@ func (b *Broker) appendEvent(ctx context.Context, id string, e vault.Event) {
 // asked (the originating identity: platform and user). It is
 // appended once the Director was asked, so it may come after the operation's
 // outcome, which is dated later.
-func (b *Broker) accepted(ctx context.Context, id, deployment string, op *vault.Operation, taskID int, details map[string]string) {
+func (h *history) accepted(ctx context.Context, id, deployment string, op *vault.Operation, taskID int, details map[string]string) {
 	if details == nil {
 		details = map[string]string{}
 	}
 	if taskID != 0 {
 		details["task_id"] = strconv.Itoa(taskID)
 	}
-	b.addIdentity(ctx, details)
-	b.appendEvent(ctx, id, vault.Event{Time: startedAt(op), Kind: op.Type, Deployment: deployment, Details: details})
+	h.who.addTo(ctx, details)
+	h.append(ctx, id, vault.Event{Time: startedAt(op), Kind: op.Type, Deployment: deployment, Details: details})
 }
 
 // ended counts the outcome of op and appends it to the history: state is
 // stateSucceeded or stateFailed, desc what the platform is told, taskID the
 // operation's BOSH task (0: none).
-func (b *Broker) ended(ctx context.Context, id string, op *vault.Operation, state, desc string, taskID int) {
-	b.opts.Metrics.outcome(op.Type, state)
+func (h *history) ended(ctx context.Context, id string, op *vault.Operation, state, desc string, taskID int) {
+	h.metrics.outcome(op.Type, state)
 	kind := eventOperationFailed
 	if state == stateSucceeded {
 		kind = eventOperationSucceeded
@@ -71,12 +83,12 @@ func (b *Broker) ended(ctx context.Context, id string, op *vault.Operation, stat
 	if taskID != 0 {
 		details["task_id"] = strconv.Itoa(taskID)
 	}
-	b.appendEvent(ctx, id, vault.Event{Kind: kind, Message: desc, Details: details})
+	h.append(ctx, id, vault.Event{Kind: kind, Message: desc, Details: details})
 }
 
 // bindingEvent appends a bind or unbind of binding bid.
-func (b *Broker) bindingEvent(ctx context.Context, id, kind, deployment, bid string) {
+func (h *history) bindingEvent(ctx context.Context, id, kind, deployment, bid string) {
 	details := map[string]string{"binding_id": bid}
-	b.addIdentity(ctx, details)
-	b.appendEvent(ctx, id, vault.Event{Kind: kind, Deployment: deployment, Details: details})
+	h.who.addTo(ctx, details)
+	h.append(ctx, id, vault.Event{Kind: kind, Deployment: deployment, Details: details})
 }

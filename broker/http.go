@@ -22,7 +22,7 @@ func (b *Broker) Handler() http.Handler {
 	// parameters); the broker logs what the operator needs itself.
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	mux := http.NewServeMux()
-	mux.Handle("/v2/", b.rotation(guard(b.opts.Limits, brokerapi.NewWithOptions(b, quiet))))
+	mux.Handle("/v2/", b.rotate.handler(guard(b.opts.Limits, brokerapi.NewWithOptions(b, quiet))))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpjson.Write(w, http.StatusNotFound, httpjson.Error{Description: "no such endpoint"})
 	}))

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/pivotal-cf/brokerapi/v11/middlewares"
@@ -81,26 +83,33 @@ func plainValue(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
-// identityOf is the identity of the request ctx carries (brokerapi keeps
-// the header's value there); a malformed one is logged (a warning the first
+// identities reads who asked from the requests' originating identity.
+type identities struct {
+	log *slog.Logger
+	// warned is set once a malformed originating identity was logged as a warning.
+	warned atomic.Bool
+}
+
+// of is the identity of the request ctx carries (brokerapi keeps the
+// header's value there); a malformed one is logged (a warning the first
 // time, then at debug level) and counts as none.
-func (b *Broker) identityOf(ctx context.Context) identity {
+func (is *identities) of(ctx context.Context) identity {
 	header, _ := ctx.Value(middlewares.OriginatingIdentityKey).(string)
 	id, err := parseIdentity(header)
 	if err != nil {
-		if b.badIdentity.CompareAndSwap(false, true) {
-			b.log.Warn("a request's X-Broker-API-Originating-Identity is malformed and was ignored (said once; later ones at debug level)",
+		if is.warned.CompareAndSwap(false, true) {
+			is.log.Warn("a request's X-Broker-API-Originating-Identity is malformed and was ignored (said once; later ones at debug level)",
 				"error", err)
 		} else {
-			b.log.Debug("a request's X-Broker-API-Originating-Identity is malformed and was ignored", "error", err)
+			is.log.Debug("a request's X-Broker-API-Originating-Identity is malformed and was ignored", "error", err)
 		}
 	}
 	return id
 }
 
-// addIdentity puts who asked into a history event's details.
-func (b *Broker) addIdentity(ctx context.Context, details map[string]string) {
-	if id := b.identityOf(ctx); id.user != "" {
+// addTo puts who asked into a history event's details.
+func (is *identities) addTo(ctx context.Context, details map[string]string) {
+	if id := is.of(ctx); id.user != "" {
 		details["platform"], details["user"] = id.platform, id.user
 	}
 }

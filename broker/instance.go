@@ -14,7 +14,7 @@ import (
 // 422 ConcurrencyError while an update is in progress.
 func (b *Broker) GetInstance(ctx context.Context, id string, _ domain.FetchInstanceDetails) (domain.GetInstanceDetailsSpec, error) {
 	var none domain.GetInstanceDetailsSpec
-	rec, err := b.readRecord(ctx, id, errNotFound)
+	rec, err := b.records.read(ctx, id, errNotFound)
 	if err != nil {
 		return none, err
 	}
@@ -33,14 +33,20 @@ func (b *Broker) GetInstance(ctx context.Context, id string, _ domain.FetchInsta
 	}, nil
 }
 
-// readRecord reads the instance's record: notFound when there is none (with
+// records reads instances' records for the OSB handlers.
+type records struct {
+	store  Records
+	report reporter
+}
+
+// read reads the instance's record: notFound when there is none (with
 // notFound nil, a nil record and no error), a 500 (logged) when Vault
 // cannot be read.
-func (b *Broker) readRecord(ctx context.Context, id string, notFound error) (*vault.Record, error) {
-	rec, err := b.opts.Store.Record(ctx, id)
+func (r records) read(ctx context.Context, id string, notFound error) (*vault.Record, error) {
+	rec, err := r.store.Record(ctx, id)
 	switch {
 	case err != nil:
-		return nil, b.internal("could not read the instance's record", err, "instance", id)
+		return nil, r.report.internal("could not read the instance's record", err, "instance", id)
 	case rec == nil:
 		return nil, notFound
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
@@ -19,34 +20,54 @@ import (
 // Director's task, recording the outcome once the task has ended. A
 // deprovision that succeeded removes the record (and the instance's
 // secrets); the instance then answers succeeded for a while, 410 Gone
-// later (see deleted), and one that never existed 404 (the spec, 2.16 on).
+// later (see settler.deleted), and one that never existed 404 (the spec, 2.16 on).
 func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDetails) (domain.LastOperation, error) {
-	rec, err := b.readRecord(ctx, id, nil)
+	rec, err := b.records.read(ctx, id, nil)
 	if err != nil {
 		return domain.LastOperation{}, err
 	}
 	if rec == nil {
-		return b.deleted(ctx, id)
+		return b.settle.deleted(ctx, id)
 	}
 	if op := rec.LastOperation; op == nil || op.State != stateInProgress {
 		return answer(rec.LastOperation), nil
 	}
-	if running, ok := b.pollRunning(ctx, rec); ok {
+	if running, ok := b.settle.pollRunning(ctx, rec); ok {
 		return running, nil
 	}
-	ctx, unlock, err := b.holdInstance(ctx, id)
+	ctx, unlock, err := b.locks.hold(ctx, id)
 	switch {
 	case errors.Is(err, ErrInstanceBusy): // another broker is taking it further: answer the record
-		rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+		rec, err := b.records.read(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 		if err != nil {
 			return domain.LastOperation{}, err
 		}
 		return answer(rec.LastOperation), nil
 	case err != nil:
-		return domain.LastOperation{}, b.internal("could not take the instance's lease", err, "instance", id)
+		return domain.LastOperation{}, b.report.internal("could not take the instance's lease", err, "instance", id)
 	}
 	defer unlock()
-	return b.poll(ctx, id)
+	return b.settle.poll(ctx, id)
+}
+
+// settler takes an instance's operation in progress further from its
+// Director's task (last_operation, SettleOperation), recording its outcome
+// once the task has ended.
+type settler struct {
+	store   Store
+	records records
+	dirs    *directors
+	ops     *recorder
+	deploy  *deployer
+	remove  *remover
+	history *history
+	// shared is whether Options.SharedLimits is set: a poll of a running
+	// task then answers without the lease (pollRunning).
+	shared          bool
+	lostTaskGrace   time.Duration // Options.LostTaskGrace
+	rememberDeleted time.Duration // Options.RememberDeleted
+	report          reporter
+	log             *slog.Logger
 }
 
 // deleted answers for an instance without a record, from its history: a
@@ -54,14 +75,14 @@ func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDeta
 // spec: SHOULD NOT forget an operation's state at once); longer ago: 410
 // Gone (an asynchronous delete that finished: the platform forgets it);
 // never: 404 (2.16 on: the instance does not exist).
-func (b *Broker) deleted(ctx context.Context, id string) (domain.LastOperation, error) {
-	at, deleted, err := b.opts.Store.LastEvent(ctx, id, opTypeDeprovision)
+func (s *settler) deleted(ctx context.Context, id string) (domain.LastOperation, error) {
+	at, deleted, err := s.store.LastEvent(ctx, id, opTypeDeprovision)
 	switch {
 	case err != nil:
-		return domain.LastOperation{}, b.internal("could not read the instance's history", err, "instance", id)
+		return domain.LastOperation{}, s.report.internal("could not read the instance's history", err, "instance", id)
 	case !deleted:
 		return domain.LastOperation{}, errNotFound
-	case time.Since(at) < b.opts.RememberDeleted:
+	case time.Since(at) < s.rememberDeleted:
 		return domain.LastOperation{State: domain.Succeeded, Description: "deprovision succeeded: the instance is gone"}, nil
 	}
 	return domain.LastOperation{}, apiresponses.ErrInstanceDoesNotExist
@@ -77,20 +98,20 @@ func answer(op *vault.Operation) domain.LastOperation {
 
 // poll follows an operation in progress to the Director (under the
 // instance's lock) for the platform: what went wrong is logged, not answered.
-func (b *Broker) poll(ctx context.Context, id string) (domain.LastOperation, error) {
-	rec, err := b.readRecord(ctx, id, apiresponses.ErrInstanceDoesNotExist)
+func (s *settler) poll(ctx context.Context, id string) (domain.LastOperation, error) {
+	rec, err := s.records.read(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 	if err != nil {
 		return domain.LastOperation{}, err
 	}
-	p, err := b.follow(ctx, id, rec)
+	p, err := s.follow(ctx, id, rec)
 	if err != nil {
-		return domain.LastOperation{}, b.internal("could not record the operation's outcome", err, "instance", id)
+		return domain.LastOperation{}, s.report.internal("could not record the operation's outcome", err, "instance", id)
 	}
 	switch {
 	case errors.Is(p.stalled, ErrDirectorUnavailable):
-		b.log.Warn("could not ask the director about a task", "instance", id, "error", p.stalled)
+		s.log.Warn("could not ask the director about a task", "instance", id, "error", p.stalled)
 	case p.stalled != nil:
-		b.log.Error("could not take the operation further", "instance", id, "error", p.stalled)
+		s.log.Error("could not take the operation further", "instance", id, "error", p.stalled)
 	}
 	return p.answer, nil
 }
@@ -108,12 +129,12 @@ type progress struct {
 // allows (under the instance's lock), recording its outcome once the task
 // has ended. Its error means that the outcome could not be recorded: there
 // is nothing to answer.
-func (b *Broker) follow(ctx context.Context, id string, rec *vault.Record) (progress, error) {
+func (s *settler) follow(ctx context.Context, id string, rec *vault.Record) (progress, error) {
 	op := rec.LastOperation
 	if op == nil || op.State != stateInProgress {
 		return progress{answer: answer(op)}, nil
 	}
-	task, found, err := b.findTask(ctx, id, rec, op)
+	task, found, err := s.findTask(ctx, id, rec, op)
 	if err != nil {
 		return progress{
 			answer:  inProgress(op.Type + " in progress: the BOSH Director cannot be reached right now"),
@@ -121,12 +142,12 @@ func (b *Broker) follow(ctx context.Context, id string, rec *vault.Record) (prog
 		}, nil
 	}
 	if !found {
-		return b.lostTask(ctx, id, op), nil
+		return s.lostTask(ctx, id, op), nil
 	}
 	if !task.Terminal() {
 		return progress{answer: inProgress(taskDescription(op.Type, task))}, nil
 	}
-	return b.finish(ctx, id, rec, task)
+	return s.finish(ctx, id, rec, task)
 }
 
 func inProgress(desc string) domain.LastOperation {
@@ -135,8 +156,8 @@ func inProgress(desc string) domain.LastOperation {
 
 // findTask returns op's task: by its recorded id, or else by its context id
 // (recording the id it finds). found is false when the Director has none.
-func (b *Broker) findTask(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) (task bosh.Task, found bool, err error) {
-	dir, err := b.directorOf(rec)
+func (s *settler) findTask(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) (task bosh.Task, found bool, err error) {
+	dir, err := s.dirs.of(rec)
 	if err != nil {
 		return task, false, err
 	}
@@ -151,9 +172,9 @@ func (b *Broker) findTask(ctx context.Context, id string, rec *vault.Record, op 
 	if err != nil || t.ID == 0 {
 		return task, false, err
 	}
-	b.log.Info("found an unrecorded bosh task by its context id", "instance", id, "task", t.ID)
-	if err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) { o.TaskID = t.ID }); err != nil {
-		b.log.Warn("could not record the bosh task", "instance", id, "task", t.ID, "error", err)
+	s.log.Info("found an unrecorded bosh task by its context id", "instance", id, "task", t.ID)
+	if err := s.ops.set(ctx, id, op.ContextID, func(o *vault.Operation) { o.TaskID = t.ID }); err != nil {
+		s.log.Warn("could not record the bosh task", "instance", id, "task", t.ID, "error", err)
 	}
 	return t, true, nil
 }
@@ -161,12 +182,12 @@ func (b *Broker) findTask(ctx context.Context, id string, rec *vault.Record, op 
 // lostTask answers for an operation whose task the Director does not know:
 // in progress while its task may still show up, failed after LostTaskGrace
 // (or at once when a recorded task id is unknown to the Director).
-func (b *Broker) lostTask(ctx context.Context, id string, op *vault.Operation) progress {
-	if op.TaskID == 0 && time.Since(startedAt(op)) < b.opts.LostTaskGrace {
+func (s *settler) lostTask(ctx context.Context, id string, op *vault.Operation) progress {
+	if op.TaskID == 0 && time.Since(startedAt(op)) < s.lostTaskGrace {
 		return progress{answer: inProgress(op.Type + " in progress: waiting for the BOSH task to start")}
 	}
 	msg := op.Type + " failed: the BOSH Director has no task for it; please try again"
-	err := b.recordFailure(ctx, id, op, msg, errors.New("no bosh task with the operation's id or context id"))
+	err := s.ops.failure(ctx, id, op, msg, errors.New("no bosh task with the operation's id or context id"))
 	return progress{answer: domain.LastOperation{State: domain.Failed, Description: msg}, stalled: err}
 }
 
@@ -183,22 +204,22 @@ func startedAt(op *vault.Operation) time.Time {
 // succeeded removes the instance's record and secrets (a removal that fails
 // stays in progress, to be tried again); a provision or update that
 // succeeded is backed up.
-func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (progress, error) {
+func (s *settler) finish(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (progress, error) {
 	op := rec.LastOperation
 	desc := taskDescription(op.Type, task)
 	if task.Succeeded() && op.Type == opTypeDeprovision {
-		if err := b.cleanup(ctx, id); err != nil {
+		if err := s.remove.cleanup(ctx, id); err != nil {
 			return progress{answer: inProgress("deprovision in progress: removing the instance's records"), stalled: err}, nil
 		}
-		b.ended(ctx, id, op, stateSucceeded, desc, task.ID)
-		b.log.Info("deprovisioned", "instance", id, "task", task.ID)
+		s.history.ended(ctx, id, op, stateSucceeded, desc, task.ID)
+		s.log.Info("deprovisioned", "instance", id, "task", task.ID)
 		return progress{answer: domain.LastOperation{State: domain.Succeeded, Description: desc}}, nil
 	}
 	state := stateFailed
 	if task.Succeeded() {
 		state = stateSucceeded
 	}
-	err := b.setRecordOp(ctx, id, op.ContextID, func(next *vault.Record) {
+	err := s.ops.setRecord(ctx, id, op.ContextID, func(next *vault.Record) {
 		o := next.LastOperation
 		o.State, o.Description, o.TaskID = state, desc, task.ID
 		if state == stateSucceeded { // what the operation asked is the instance's now
@@ -212,12 +233,12 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 	if err != nil {
 		return progress{}, err
 	}
-	b.ended(ctx, id, op, state, desc, task.ID)
-	b.log.Info("operation ended", "instance", id, "operation", op.Type, "state", state, "task", task.ID, "result", task.Result)
+	s.history.ended(ctx, id, op, state, desc, task.ID)
+	s.log.Info("operation ended", "instance", id, "operation", op.Type, "state", state, "task", task.ID, "result", task.Result)
 	if state == stateSucceeded {
-		b.backup(ctx, id)
+		s.backup(ctx, id)
 	} else if op.Type == opTypeUpdate {
-		b.recordRunning(ctx, id, rec)
+		s.deploy.recordRunning(ctx, id, rec)
 	}
 	return progress{answer: domain.LastOperation{State: domain.LastOperationState(state), Description: desc}}, nil
 }
@@ -225,26 +246,33 @@ func (b *Broker) finish(ctx context.Context, id string, rec *vault.Record, task 
 // backup snapshots the instance's records after a successful operation, so
 // that the reconciler can restore the broker's fields (org, space,
 // parameters) should the index entry be lost. A failure is only logged.
-func (b *Broker) backup(ctx context.Context, id string) {
-	if _, err := b.opts.Store.Backup(ctx, id); err != nil {
-		b.log.Warn("could not back up the instance's records", "instance", id, "error", err)
+func (s *settler) backup(ctx context.Context, id string) {
+	if _, err := s.store.Backup(ctx, id); err != nil {
+		s.log.Warn("could not back up the instance's records", "instance", id, "error", err)
 	}
 }
 
-// recordRunning stores what the Director runs as the instance's manifest
-// after a failed update or binding operation (the deploy stored the one it
-// asked for): the reconciler and the next upgrade then compare against
-// what runs, not against what failed. A failure is only logged: the next run records it.
-func (b *Broker) recordRunning(ctx context.Context, id string, rec *vault.Record) {
-	dir, err := b.directorOf(rec)
+// pollRunning answers a poll of an operation whose recorded task the
+// Director says is still running, without the instance's lock or lease:
+// such a poll writes nothing (follow would answer the same), so it costs no
+// lease writes, although a platform polls every few seconds for the whole
+// deploy. ok is false when the poll must take the lock: without
+// SharedLimits (one daemon: the mutex costs nothing), when no task id is
+// recorded yet (follow looks it up and records it), when the task has ended
+// (follow records its outcome) or when the Director could not be asked
+// (follow reports it).
+func (s *settler) pollRunning(ctx context.Context, rec *vault.Record) (domain.LastOperation, bool) {
+	op := rec.LastOperation
+	if !s.shared || op == nil || op.State != stateInProgress || op.TaskID == 0 {
+		return domain.LastOperation{}, false
+	}
+	dir, err := s.dirs.of(rec)
 	if err != nil {
-		return
+		return domain.LastOperation{}, false
 	}
-	text, err := dir.Director.Manifest(ctx, rec.Deployment(id))
-	if err == nil {
-		err = b.opts.Store.PutManifest(ctx, id, text)
+	task, err := dir.Director.Task(ctx, op.TaskID)
+	if err != nil || task.Terminal() {
+		return domain.LastOperation{}, false
 	}
-	if err != nil {
-		b.log.Warn("could not record what runs after a failed operation; the next reconciler run does", "instance", id, "error", err)
-	}
+	return inProgress(taskDescription(op.Type, task)), true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -35,16 +36,15 @@ const (
 // limitLeaseBackoff spaces the attempts to take the shared limit lease.
 var limitLeaseBackoff = retry.Backoff{Base: limitLeaseRetry, Limit: limitLeaseRetry}
 
-// sharedLimits takes the shared limit lease (waiting for it while another
-// daemon holds it) and returns its release; without SharedLimits it does
-// nothing.
-func (b *Broker) sharedLimits(ctx context.Context) (func(), error) {
-	if b.opts.SharedLimits == nil {
+// shared takes the shared limit lease (waiting for it while another daemon
+// holds it) and returns its release; without SharedLimits it does nothing.
+func (l *limiter) shared(ctx context.Context) (func(), error) {
+	if l.leases == nil {
 		return func() {}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, limitLeaseWait)
 	defer cancel()
-	h := lease.New(b.opts.SharedLimits, limitLease, b.opts.HolderID, limitLeaseTTL, nil, b.log)
+	h := lease.New(l.leases, limitLease, l.holderID, limitLeaseTTL, nil, l.log)
 	if err := h.AcquireWithin(ctx, limitLeaseWait, limitLeaseBackoff); err != nil {
 		if errors.Is(err, vault.ErrLeaseHeld) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("waiting for another broker's provision to end: %w", err)
@@ -53,7 +53,7 @@ func (b *Broker) sharedLimits(ctx context.Context) (func(), error) {
 	}
 	return func() {
 		if _, err := h.Release(); err != nil {
-			b.log.Warn("could not release the shared limit lease; it expires by itself", "error", err)
+			l.log.Warn("could not release the shared limit lease; it expires by itself", "error", err)
 		}
 	}, nil
 }
@@ -73,56 +73,62 @@ func (b *Broker) sharedLimits(ctx context.Context) (func(), error) {
 // them; without, together they can exceed a limit by at most one instance
 // per extra daemon in a race.
 type limiter struct {
-	mu sync.Mutex
+	mu       sync.Mutex
+	leases   LimitLeases // Options.SharedLimits; nil: this process only
+	holderID string
+	store    Records
+	metrics  *Metrics
+	report   reporter
+	log      *slog.Logger
 }
 
 // reserve writes rec as req's record when the record is still prev (nil:
 // absent) and, with limits, when req's plan and service limits allow it.
-func (b *Broker) reserve(ctx context.Context, req instanceRequest, rec, prev *vault.Record, limits bool) error {
-	b.limit.mu.Lock()
-	defer b.limit.mu.Unlock()
+func (l *limiter) reserve(ctx context.Context, req instanceRequest, rec, prev *vault.Record, limits bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if limits && (req.plan.Limit > 0 || req.svc.Limit > 0) {
-		release, err := b.sharedLimits(ctx)
+		release, err := l.shared(ctx)
 		if err != nil {
-			return b.internal("could not take the shared limit lease", err, "instance", req.id)
+			return l.report.internal("could not take the shared limit lease", err, "instance", req.id)
 		}
 		defer release()
 	}
 	if limits {
-		if err := b.checkLimits(ctx, req); err != nil {
+		if err := l.check(ctx, req); err != nil {
 			return err
 		}
 	}
-	err := operation.Mark(ctx, b.opts.Store, req.id, prev, func(*vault.Record) *vault.Record { return rec })
+	err := operation.Mark(ctx, l.store, req.id, prev, func(*vault.Record) *vault.Record { return rec })
 	switch {
 	case errors.Is(err, operation.ErrRaced):
 		return errInstanceConflict
 	case errors.Is(err, vault.ErrTooLarge):
-		b.log.Warn("refused: the instance's record would be too large", "instance", req.id, "error", err)
+		l.log.Warn("refused: the instance's record would be too large", "instance", req.id, "error", err)
 		return badRequest("the instance's record would be larger than this broker keeps; send fewer or smaller parameters")
 	case err != nil:
-		return b.internal("could not write the instance's record", err, "instance", req.id)
+		return l.report.internal("could not write the instance's record", err, "instance", req.id)
 	}
 	return nil
 }
 
-// checkLimits refuses req when its plan or service has reached its limit.
-func (b *Broker) checkLimits(ctx context.Context, req instanceRequest) error {
+// check refuses req when its plan or service has reached its limit.
+func (l *limiter) check(ctx context.Context, req instanceRequest) error {
 	if req.plan.Limit <= 0 && req.svc.Limit <= 0 {
 		return nil
 	}
-	plans, services, err := b.count(ctx, req.id, req.plan.ID, req.svc.ID)
+	plans, services, err := l.count(ctx, req.id, req.plan.ID, req.svc.ID)
 	if err != nil {
-		return b.internal("could not count the existing instances", err)
+		return l.report.internal("could not count the existing instances", err)
 	}
 	if req.plan.Limit > 0 && plans >= req.plan.Limit {
-		b.opts.Metrics.refusal("plan")
-		b.log.Info("plan limit reached", "plan", req.plan.ID, "limit", req.plan.Limit, "instance", req.id)
+		l.metrics.refusal("plan")
+		l.log.Info("plan limit reached", "plan", req.plan.ID, "limit", req.plan.Limit, "instance", req.id)
 		return limitReached(fmt.Sprintf("plan %q", req.plan.Name), req.plan.Limit)
 	}
 	if req.svc.Limit > 0 && services >= req.svc.Limit {
-		b.opts.Metrics.refusal("service")
-		b.log.Info("service limit reached", "service", req.svc.ID, "limit", req.svc.Limit, "instance", req.id)
+		l.metrics.refusal("service")
+		l.log.Info("service limit reached", "service", req.svc.ID, "limit", req.svc.Limit, "instance", req.id)
 		return limitReached(fmt.Sprintf("service %q", req.svc.Name), req.svc.Limit)
 	}
 	return nil
@@ -130,8 +136,8 @@ func (b *Broker) checkLimits(ctx context.Context, req instanceRequest) error {
 
 // count counts the records of a plan and of a service, except id's and
 // those of adoptions not yet confirmed (Director content uses up no quota).
-func (b *Broker) count(ctx context.Context, id, planID, serviceID string) (plans, services int, err error) {
-	idx, err := b.opts.Store.Index(ctx)
+func (l *limiter) count(ctx context.Context, id, planID, serviceID string) (plans, services int, err error) {
+	idx, err := l.store.Index(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("reading the index: %w", err)
 	}

@@ -6,11 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sync"
 	"time"
-
-	"github.com/pivotal-cf/brokerapi/v11/domain"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
@@ -76,35 +75,51 @@ const (
 	defaultInstanceLeaseWait = 5 * time.Second
 )
 
-// lockExisting is lockInstance for an operation on an instance that must
-// exist: with the shared lease, an id without a record is answered missing
-// at once, without taking a lease, so that requests for unknown ids leave no
-// lease document behind in Vault. The caller reads the record again under
-// the lock.
-func (b *Broker) lockExisting(ctx context.Context, id string, missing error) (context.Context, func(), error) {
-	if b.opts.SharedLimits != nil {
-		if _, err := b.readRecord(ctx, id, missing); err != nil {
+// locker serialises the operations on one instance: its mutex in this
+// process and, with Options.SharedLimits, its lease in Vault.
+type locker struct {
+	mutexes  *keyedMutex
+	leases   LimitLeases // Options.SharedLimits; nil: this process only
+	holderID string
+	ttl      time.Duration // Options.InstanceLeaseTTL
+	wait     time.Duration // Options.InstanceLeaseWait
+	records  records       // existing reads the record first
+	// gone holds instance id -> true: removed by the operation holding its
+	// lease (its lease document goes too).
+	gone   sync.Map
+	report reporter
+	log    *slog.Logger
+}
+
+// existing is lock for an operation on an instance that must exist: with
+// the shared lease, an id without a record is answered missing at once,
+// without taking a lease, so that requests for unknown ids leave no lease
+// document behind in Vault. The caller reads the record again under the
+// lock.
+func (l *locker) existing(ctx context.Context, id string, missing error) (context.Context, func(), error) {
+	if l.leases != nil {
+		if _, err := l.records.read(ctx, id, missing); err != nil {
 			return ctx, nil, err
 		}
 	}
-	return b.lockInstance(ctx, id)
+	return l.lock(ctx, id)
 }
 
-// lockInstance is holdInstance for the OSB handlers: another daemon holding
-// the lease is the 422 ConcurrencyError of any concurrent operation, a Vault
-// failure a 500 whose detail goes to the operator's log.
-func (b *Broker) lockInstance(ctx context.Context, id string) (context.Context, func(), error) {
-	ctx, unlock, err := b.holdInstance(ctx, id)
+// lock is hold for the OSB handlers: another daemon holding the lease is
+// the 422 ConcurrencyError of any concurrent operation, a Vault failure a
+// 500 whose detail goes to the operator's log.
+func (l *locker) lock(ctx context.Context, id string) (context.Context, func(), error) {
+	ctx, unlock, err := l.hold(ctx, id)
 	switch {
 	case errors.Is(err, ErrInstanceBusy):
 		return ctx, nil, concurrency("another operation")
 	case err != nil:
-		return ctx, nil, b.internal("could not take the instance's lease", err, "instance", id)
+		return ctx, nil, l.report.internal("could not take the instance's lease", err, "instance", id)
 	}
 	return ctx, unlock, nil
 }
 
-// holdInstance serialises the operations on instance id and returns the
+// hold serialises the operations on instance id and returns the
 // operation's context and the function that ends them. Within this process it takes id's mutex. With
 // SharedLimits it then takes the instance's lease in Vault too, so that the
 // daemons sharing the mount serialise them as well: a daemon's own
@@ -122,19 +137,18 @@ func (b *Broker) lockInstance(ctx context.Context, id string) (context.Context, 
 // stops before its next write: its context (and every context detached from
 // it) ends with ErrLeaseLost. Each operation costs two Vault writes (take
 // and release; one more per renewal) and two reads.
-func (b *Broker) holdInstance(ctx context.Context, id string) (context.Context, func(), error) {
-	unlock := b.locks.lock(id)
-	if b.opts.SharedLimits == nil {
+func (l *locker) hold(ctx context.Context, id string) (context.Context, func(), error) {
+	unlock := l.mutexes.lock(id)
+	if l.leases == nil {
 		return ctx, unlock, nil
 	}
-	h := lease.New(b.opts.SharedLimits, instanceLeaseName(id), b.opts.HolderID, b.opts.InstanceLeaseTTL, nil,
-		b.log.With("instance", id))
-	if err := h.AcquireWithin(ctx, b.opts.InstanceLeaseWait, retry.Backoff{}); err != nil {
+	h := lease.New(l.leases, instanceLeaseName(id), l.holderID, l.ttl, nil, l.log.With("instance", id))
+	if err := h.AcquireWithin(ctx, l.wait, retry.Backoff{}); err != nil {
 		unlock()
 		var held *vault.LeaseHeldError
 		if errors.As(err, &held) {
-			b.log.Info("another broker holds the instance's lease", "instance", id, "holder", held.Holder,
-				"waited", b.opts.InstanceLeaseWait)
+			l.log.Info("another broker holds the instance's lease", "instance", id, "holder", held.Holder,
+				"waited", l.wait)
 			return ctx, nil, fmt.Errorf("%w: %w", ErrInstanceBusy, err)
 		}
 		return ctx, nil, fmt.Errorf("taking the lease of instance %s: %w", id, err)
@@ -153,25 +167,33 @@ func (b *Broker) holdInstance(ctx context.Context, id string) (context.Context, 
 	return ctx, func() {
 		close(ended)
 		cancel(nil)
-		if _, gone := b.gone.LoadAndDelete(id); gone {
+		if _, gone := l.gone.LoadAndDelete(id); gone {
 			if err := h.Forget(); err != nil {
-				b.log.Warn("could not delete the lease of a removed instance; it expires by itself", "instance", id, "error", err)
+				l.log.Warn("could not delete the lease of a removed instance; it expires by itself", "instance", id, "error", err)
 			}
 		} else if _, err := h.Release(); err != nil {
-			b.log.Warn("could not release the instance's lease; it expires by itself", "instance", id, "error", err)
+			l.log.Warn("could not release the instance's lease; it expires by itself", "instance", id, "error", err)
 		}
 		unlock()
 	}, nil
 }
 
+// removed says that the operation holding instance id's lease removed the
+// instance: its release deletes the lease's document (with SharedLimits).
+func (l *locker) removed(id string) {
+	if l.leases != nil {
+		l.gone.Store(id, true)
+	}
+}
+
 // HoldInstance holds instance id against the broker's operations until the
 // function it answers is called, as an operation of the broker does
-// (holdInstance): its lock in this process and, with SharedLimits, its
+// (locker.hold): its lock in this process and, with SharedLimits, its
 // lease in Vault. An error matching ErrInstanceBusy says another daemon
 // held the lease for all of InstanceLeaseWait. The reconciler's fleet
 // upgrades hold an instance so while they start or record its upgrade.
 func (b *Broker) HoldInstance(ctx context.Context, id string) (context.Context, func(), error) {
-	return b.holdInstance(ctx, id)
+	return b.locks.hold(ctx, id)
 }
 
 // plainLeaseID is an instance id that may follow "instance-" in a lease
@@ -190,29 +212,4 @@ func instanceLeaseName(id string) string {
 	}
 	sum := sha256.Sum256([]byte(id))
 	return "instance_" + hex.EncodeToString(sum[:20])
-}
-
-// pollRunning answers a poll of an operation whose recorded task the
-// Director says is still running, without the instance's lock or lease:
-// such a poll writes nothing (follow would answer the same), so it costs no
-// lease writes, although a platform polls every few seconds for the whole
-// deploy. ok is false when the poll must take the lock: without
-// SharedLimits (one daemon: the mutex costs nothing), when no task id is
-// recorded yet (follow looks it up and records it), when the task has ended
-// (follow records its outcome) or when the Director could not be asked
-// (follow reports it).
-func (b *Broker) pollRunning(ctx context.Context, rec *vault.Record) (domain.LastOperation, bool) {
-	op := rec.LastOperation
-	if b.opts.SharedLimits == nil || op == nil || op.State != stateInProgress || op.TaskID == 0 {
-		return domain.LastOperation{}, false
-	}
-	dir, err := b.directorOf(rec)
-	if err != nil {
-		return domain.LastOperation{}, false
-	}
-	task, err := dir.Director.Task(ctx, op.TaskID)
-	if err != nil || task.Terminal() {
-		return domain.LastOperation{}, false
-	}
-	return inProgress(taskDescription(op.Type, task)), true
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -36,58 +37,85 @@ func newOperation(opType, description string) *vault.Operation {
 	}
 }
 
-// setOp changes the record's LastOperation with f, provided that it still
-// is the operation with contextID (a later operation is left alone).
-func (b *Broker) setOp(ctx context.Context, id, contextID string, f func(*vault.Operation)) error {
-	return b.setRecordOp(ctx, id, contextID, func(r *vault.Record) { f(r.LastOperation) })
+// recorder records an instance's operation on its record: started, its
+// task, its failure.
+type recorder struct {
+	store   Records
+	dirs    *directors
+	history *history
+	report  reporter
+	log     *slog.Logger
 }
 
-// setRecordOp changes the record with f (its operation and what it
+// start records op as rec's last operation, provided that the record did
+// not change since it was read.
+func (r *recorder) start(ctx context.Context, id string, rec *vault.Record, op *vault.Operation) error {
+	err := operation.Mark(ctx, r.store, id, rec, func(cur *vault.Record) *vault.Record {
+		next := cur.Clone()
+		next.LastOperation = op
+		return next
+	})
+	switch {
+	case errors.Is(err, operation.ErrRaced):
+		return concurrency("another operation")
+	case err != nil:
+		return r.report.internal("could not write the instance's record", err, "instance", id)
+	}
+	return nil
+}
+
+// set changes the record's LastOperation with f, provided that it still
+// is the operation with contextID (a later operation is left alone).
+func (r *recorder) set(ctx context.Context, id, contextID string, f func(*vault.Operation)) error {
+	return r.setRecord(ctx, id, contextID, func(rec *vault.Record) { f(rec.LastOperation) })
+}
+
+// setRecord changes the record with f (its operation and what it
 // applies), provided that its LastOperation still is the one with
 // contextID.
-func (b *Broker) setRecordOp(ctx context.Context, id, contextID string, f func(*vault.Record)) error {
-	if err := operation.ChangeOp(ctx, b.opts.Store, id, contextID, f); err != nil {
+func (r *recorder) setRecord(ctx context.Context, id, contextID string, f func(*vault.Record)) error {
+	if err := operation.ChangeOp(ctx, r.store, id, contextID, f); err != nil {
 		return fmt.Errorf("updating the last operation of instance %s: %w", id, err)
 	}
 	return nil
 }
 
-// failOp records the operation as failed (see recordFailure), logging a
-// failure to write it: the record then stays in progress, which
-// last_operation reports failed once LostTaskGrace has passed (or at once
-// when it has a task id the Director does not know).
-func (b *Broker) failOp(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) {
-	if werr := b.recordFailure(ctx, id, op, userMsg, err); werr != nil {
-		b.log.Error("could not record a failed operation", "instance", id, "operation", op.Type, "error", werr)
+// fail records the operation as failed (see failure), logging a failure
+// to write it: the record then stays in progress, which last_operation
+// reports failed once LostTaskGrace has passed (or at once when it has a
+// task id the Director does not know).
+func (r *recorder) fail(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) {
+	if werr := r.failure(ctx, id, op, userMsg, err); werr != nil {
+		r.log.Error("could not record a failed operation", "instance", id, "operation", op.Type, "error", werr)
 	}
 }
 
-// recordFailure logs err for the operator and records the operation as
-// failed with the user's description (in its record and its history). It
-// returns the error of the record's write.
-func (b *Broker) recordFailure(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) error {
-	b.log.Error(userMsg, "instance", id, "operation", op.Type, "error", err)
-	b.ended(ctx, id, op, stateFailed, userMsg, op.TaskID)
-	return b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
+// failure logs err for the operator and records the operation as failed
+// with the user's description (in its record and its history). It returns
+// the error of the record's write.
+func (r *recorder) failure(ctx context.Context, id string, op *vault.Operation, userMsg string, err error) error {
+	r.log.Error(userMsg, "instance", id, "operation", op.Type, "error", err)
+	r.history.ended(ctx, id, op, stateFailed, userMsg, op.TaskID)
+	return r.set(ctx, id, op.ContextID, func(o *vault.Operation) {
 		o.State, o.Description, o.Pending = stateFailed, userMsg, nil // nothing of a failed operation is applied
 	})
 }
 
 // startTask runs the Director call that creates op's task on d (with op's
-// context id, asked again after transient faults: createTask), records the
-// task's id and returns it; a call that fails is recorded as op's failure,
-// naming the Director when it kept failing (and 0 returned).
-func (b *Broker) startTask(ctx context.Context, id, deployment string, op *vault.Operation, d NamedDirector, call func(context.Context) (bosh.Task, error)) int {
-	task, err := b.createTask(ctx, d, deployment, op.ContextID, op.Type, call)
+// context id, asked again after transient faults: directors.createTask),
+// records the task's id and returns it; a call that fails is recorded as
+// op's failure, naming the Director when it kept failing (and 0 returned).
+func (r *recorder) startTask(ctx context.Context, id, deployment string, op *vault.Operation, d NamedDirector, call func(context.Context) (bosh.Task, error)) int {
+	task, err := r.dirs.createTask(ctx, d, deployment, op.ContextID, op.Type, call)
 	switch {
 	case err != nil && task.ID == 0:
-		b.failOp(ctx, id, op, notAccepted(op.Type, err), err)
+		r.fail(ctx, id, op, notAccepted(op.Type, err), err)
 		return 0
 	case err != nil:
 		// The Director created the task but could not be asked about it.
-		b.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
+		r.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
 	}
-	b.recordTask(ctx, id, op, task)
+	r.recordTask(ctx, id, op, task)
 	return task.ID
 }
 
@@ -102,15 +130,15 @@ func notAccepted(opType string, err error) string {
 }
 
 // recordTask records the id of op's task.
-func (b *Broker) recordTask(ctx context.Context, id string, op *vault.Operation, task bosh.Task) {
-	b.log.Info("bosh task started", "instance", id, "operation", op.Type, "task", task.ID)
-	err := b.setOp(ctx, id, op.ContextID, func(o *vault.Operation) {
+func (r *recorder) recordTask(ctx context.Context, id string, op *vault.Operation, task bosh.Task) {
+	r.log.Info("bosh task started", "instance", id, "operation", op.Type, "task", task.ID)
+	err := r.set(ctx, id, op.ContextID, func(o *vault.Operation) {
 		o.TaskID = task.ID
 		o.Description = taskDescription(op.Type, task)
 	})
 	if err != nil {
 		// last_operation finds the task by its context id.
-		b.log.Error("could not record the bosh task", "instance", id, "task", task.ID, "error", err)
+		r.log.Error("could not record the bosh task", "instance", id, "task", task.ID, "error", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -34,25 +35,42 @@ const maxBackupsSearched = 50
 // It answers how many bindings it checked and the outcome of each one that
 // was gone, by binding id.
 func (b *Broker) RecoverBindings(ctx context.Context, id string) (checked int, outcomes map[string]string, err error) {
-	if missing, n, err := b.anyBindingMissing(ctx, id); err != nil || !missing {
+	return b.recovery.check(ctx, id)
+}
+
+// recoverer puts an instance's lost bindings back (RecoverBindings).
+type recoverer struct {
+	catalog  *catalog.Catalog
+	store    Store
+	locks    *locker
+	bindings *bindingStore
+	binder   *binder
+	history  *history
+	log      *slog.Logger
+}
+
+// check is RecoverBindings: it checks instance id's bindings under its
+// hold and puts each lost one back.
+func (r *recoverer) check(ctx context.Context, id string) (checked int, outcomes map[string]string, err error) {
+	if missing, n, err := r.anyMissing(ctx, id); err != nil || !missing {
 		return n, nil, err // the common case: read only, no hold taken
 	}
-	ctx, unlock, err := b.holdInstance(ctx, id)
+	ctx, unlock, err := r.locks.hold(ctx, id)
 	if err != nil {
 		return 0, nil, fmt.Errorf("taking the instance's hold: %w", err)
 	}
 	defer unlock()
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := r.store.Record(ctx, id)
 	if err != nil || rec == nil {
 		return 0, nil, err
 	}
-	ids, err := b.bindingIDs(ctx, id)
+	ids, err := r.bindings.ids(ctx, id)
 	if err != nil {
 		return 0, nil, err
 	}
 	outcomes = map[string]string{}
 	for _, bid := range ids {
-		_, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+		_, ok, err := r.store.Secret(ctx, bindingPath(id, bid))
 		if err != nil {
 			return checked, outcomes, fmt.Errorf("reading binding %s: %w", bid, err)
 		}
@@ -60,63 +78,63 @@ func (b *Broker) RecoverBindings(ctx context.Context, id string) (checked int, o
 		if ok {
 			continue
 		}
-		outcomes[bid] = b.recoverBinding(ctx, id, bid, rec)
-		b.log.Warn("a binding's credentials were gone from Vault", "instance", id, "binding", bid, "outcome", outcomes[bid])
+		outcomes[bid] = r.one(ctx, id, bid, rec)
+		r.log.Warn("a binding's credentials were gone from Vault", "instance", id, "binding", bid, "outcome", outcomes[bid])
 	}
 	return checked, outcomes, nil
 }
 
-// anyBindingMissing says whether a listed binding of id has no document,
-// and how many are listed.
-func (b *Broker) anyBindingMissing(ctx context.Context, id string) (bool, int, error) {
-	ids, err := b.bindingIDs(ctx, id)
+// anyMissing says whether a listed binding of id has no document, and
+// how many are listed.
+func (r *recoverer) anyMissing(ctx context.Context, id string) (bool, int, error) {
+	ids, err := r.bindings.ids(ctx, id)
 	if err != nil {
 		return false, 0, err
 	}
 	for _, bid := range ids {
-		if _, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid)); err != nil || !ok {
+		if _, ok, err := r.store.Secret(ctx, bindingPath(id, bid)); err != nil || !ok {
 			return true, len(ids), err
 		}
 	}
 	return false, len(ids), nil
 }
 
-// recoverBinding puts one lost binding back, or says why it cannot.
-func (b *Broker) recoverBinding(ctx context.Context, id, bid string, rec *vault.Record) string {
-	if unbound, err := b.wasUnbound(ctx, id, bid); err != nil {
+// one puts one lost binding back, or says why it cannot.
+func (r *recoverer) one(ctx context.Context, id, bid string, rec *vault.Record) string {
+	if unbound, err := r.wasUnbound(ctx, id, bid); err != nil {
 		return RecoveredLost + "its history could not be read: " + err.Error()
 	} else if unbound {
-		if err := b.listBinding(ctx, id, bid, false); err != nil {
+		if err := r.bindings.list(ctx, id, bid, false); err != nil {
 			return RecoveredLost + "it was unbound, and could not be unlisted: " + err.Error()
 		}
 		return RecoveredUnlisted
 	}
-	backups, err := b.opts.Store.Backups(ctx, id)
+	backups, err := r.store.Backups(ctx, id)
 	if err != nil {
 		return RecoveredLost + "its backups could not be listed: " + err.Error()
 	}
 	for _, backup := range backups[:min(len(backups), maxBackupsSearched)] {
-		data, ok, err := b.opts.Store.BackupSecret(ctx, id, backup, bindingPath(id, bid))
+		data, ok, err := r.store.BackupSecret(ctx, id, backup, bindingPath(id, bid))
 		if err != nil || !ok {
 			continue // an unreadable backup is skipped: an older one may hold it
 		}
-		if err := b.opts.Store.CreateSecret(ctx, bindingPath(id, bid), data); err != nil {
+		if err := r.store.CreateSecret(ctx, bindingPath(id, bid), data); err != nil {
 			return RecoveredLost + "could not be written back: " + err.Error()
 		}
-		b.bindingEvent(ctx, id, "binding_restored", rec.Deployment(id), bid)
+		r.history.bindingEvent(ctx, id, "binding_restored", rec.Deployment(id), bid)
 		return RecoveredFromBackup + backup
 	}
-	_, plan, ok := b.opts.Catalog.Plan(rec.PlanID)
+	_, plan, ok := r.catalog.Plan(rec.PlanID)
 	if !ok || !plan.PerBinding() {
 		return RecoveredLost + "no backup holds it (and its plan declares no user per binding in the manifest)"
 	}
-	return b.recoverFromManifest(ctx, id, bid, rec, plan)
+	return r.fromManifest(ctx, id, bid, rec, plan)
 }
 
-// recoverFromManifest puts a per_binding binding back from the manifest
-// Vault keeps: its user (named from the ids) and the password beside it.
-func (b *Broker) recoverFromManifest(ctx context.Context, id, bid string, rec *vault.Record, plan catalog.Plan) string {
-	text, ok, err := b.opts.Store.Manifest(ctx, id)
+// fromManifest puts a per_binding binding back from the manifest Vault
+// keeps: its user (named from the ids) and the password beside it.
+func (r *recoverer) fromManifest(ctx context.Context, id, bid string, rec *vault.Record, plan catalog.Plan) string {
+	text, ok, err := r.store.Manifest(ctx, id)
 	switch {
 	case err != nil:
 		return RecoveredLost + "no backup holds it, and the manifest could not be read: " + err.Error()
@@ -133,20 +151,20 @@ func (b *Broker) recoverFromManifest(ctx context.Context, id, bid string, rec *v
 		return RecoveredLost + "no backup holds it, and the manifest declares no user " + user
 	}
 	binding := catalog.Binding{ID: bid, Secrets: map[string]any{"username": user, "password": password}}
-	creds, err := b.credentials(ctx, id, binding, "", rec, map[string]any{})
+	creds, err := r.binder.credentials(ctx, id, binding, "", rec, map[string]any{})
 	if err != nil {
 		return RecoveredLost + "its user is in the manifest, but its credentials could not be rendered again"
 	}
 	op := bindingOp{Type: bindOp, State: stateSucceeded, Description: "restored by the reconciler from the deployed manifest",
 		StartedAt: time.Now().UTC().Format(time.RFC3339Nano)}
-	err = b.opts.Store.CreateSecret(ctx, bindingPath(id, bid), map[string]any{
+	err = r.store.CreateSecret(ctx, bindingPath(id, bid), map[string]any{
 		"credentials": creds, "secrets": binding.Secrets, "parameters": map[string]any{}, "app_guid": "",
 		"created": time.Now().UTC().Format(time.RFC3339), "restored_from": "manifest", "operation": op.doc(),
 	})
 	if err != nil {
 		return RecoveredLost + "could not be written back: " + err.Error()
 	}
-	b.bindingEvent(ctx, id, "binding_restored", rec.Deployment(id), bid)
+	r.history.bindingEvent(ctx, id, "binding_restored", rec.Deployment(id), bid)
 	return RecoveredFromManifest
 }
 
@@ -181,8 +199,8 @@ func passwordOf(v any, user string, depth int) (string, bool) {
 }
 
 // wasUnbound says whether the instance's history holds an unbind of bid.
-func (b *Broker) wasUnbound(ctx context.Context, id, bid string) (bool, error) {
-	events, err := b.opts.Store.Events(ctx, id, 0)
+func (r *recoverer) wasUnbound(ctx context.Context, id, bid string) (bool, error) {
+	events, err := r.store.Events(ctx, id, 0)
 	if err != nil {
 		return false, err
 	}

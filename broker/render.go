@@ -8,7 +8,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
-	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -89,7 +88,7 @@ func deepMerge(dst, src map[string]any) map[string]any {
 // reconciler's redeploys (remediation, rollback) deploy an owned instance
 // only through it, never a manifest found on a Director.
 func (b *Broker) RenderManifest(ctx context.Context, id string, rec *vault.Record) (string, error) {
-	return b.renderRecord(ctx, id, rec, false)
+	return b.render.record(ctx, id, rec, false)
 }
 
 // RenderHeld is RenderManifest for an instance whose deployment runs: one
@@ -98,41 +97,5 @@ func (b *Broker) RenderManifest(ctx context.Context, id string, rec *vault.Recor
 // variables replace (operation.KeepVariables) and operation.CheckHeld
 // refuses where they could not. No secret is generated over what runs.
 func (b *Broker) RenderHeld(ctx context.Context, id string, rec *vault.Record) (string, error) {
-	return b.renderRecord(ctx, id, rec, true)
-}
-
-func (b *Broker) renderRecord(ctx context.Context, id string, rec *vault.Record, standIns bool) (string, error) {
-	svc, plan, ok := b.opts.Catalog.Plan(rec.PlanID)
-	switch {
-	case !ok:
-		return "", fmt.Errorf("plan %q of instance %s is not in the catalog", rec.PlanID, id)
-	case plan.Manifest == nil:
-		return "", fmt.Errorf("plan %q has no manifest template", plan.ID)
-	}
-	secrets, stored, err := b.opts.Store.Secret(ctx, credentialsPath(id))
-	if err != nil {
-		return "", fmt.Errorf("reading the secrets of instance %s: %w", id, err)
-	}
-	switch {
-	case !stored && standIns:
-		secrets = operation.StandIns(secretKeys...)
-	case !stored && plan.Manifest.UsesSecrets():
-		return "", fmt.Errorf("instance %s has no secrets stored for its plan's manifest template", id)
-	}
-	params := rec.Parameters
-	if params == nil {
-		params = map[string]any{}
-	}
-	bindings, err := b.liveBindings(ctx, id, plan, "", nil)
-	if err != nil {
-		return "", err
-	}
-	out, err := renderManifest(plan.Manifest, catalog.ManifestData{
-		DeploymentName: rec.Deployment(id), InstanceID: id, ServiceID: svc.ID, PlanID: plan.ID,
-		OrganizationGUID: rec.OrganizationGUID, SpaceGUID: rec.SpaceGUID, Params: params, Secrets: secrets, Bindings: bindings,
-	}, plan.MergeParameters)
-	if err != nil {
-		return "", fmt.Errorf("rendering the manifest of instance %s: %w", id, err)
-	}
-	return string(out), nil
+	return b.render.record(ctx, id, rec, true)
 }

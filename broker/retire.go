@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
@@ -52,12 +53,32 @@ func refuse(format string, a ...any) error { return refusal{fmt.Sprintf(format, 
 // already gone and the records went at once, or the Director refused, and
 // the operation failed).
 func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) (backup string, task int, err error) {
-	ctx, unlock, err := b.holdInstance(ctx, id)
+	return b.retire.deleteOrphan(ctx, id, reason)
+}
+
+// retirer retires orphan deployments in two steps (their VMs stopped, then
+// their deployment deleted) and starts one the platform lists again.
+type retirer struct {
+	store   Records
+	locks   *locker
+	dirs    *directors
+	ops     *recorder
+	deploy  *deployer
+	remove  *remover
+	history *history
+	now     func() time.Time // Options.Now
+	timeout time.Duration    // Options.DirectorTimeout
+	log     *slog.Logger
+}
+
+// deleteOrphan is DeleteOrphanDeployment.
+func (r *retirer) deleteOrphan(ctx context.Context, id, reason string) (backup string, task int, err error) {
+	ctx, unlock, err := r.locks.hold(ctx, id)
 	if err != nil {
 		return "", 0, fmt.Errorf("taking the instance's hold: %w", err)
 	}
 	defer unlock()
-	rec, err := b.retirable(ctx, id, "not deleted")
+	rec, err := r.retirable(ctx, id, "not deleted")
 	switch {
 	case err != nil:
 		return "", 0, err
@@ -65,14 +86,14 @@ func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) 
 		return "", 0, refuse("not deleted: its VMs were not stopped first (the retirement's first step)")
 	case !stopSucceeded(rec):
 		return "", 0, refuse("not deleted: the stop of its VMs did not succeed")
-	case !rec.Retiring.Due(b.opts.Now()):
+	case !rec.Retiring.Due(r.now()):
 		return "", 0, refuse("not deleted: its deletion is due only after %s", rec.Retiring.DeleteAfter)
 	}
-	dir, err := b.directorOf(rec)
+	dir, err := r.dirs.of(rec)
 	if err != nil {
 		return "", 0, refuse("not deleted: its Director is not configured")
 	}
-	backup, err = b.backupRunning(ctx, dir, id, rec.Deployment(id))
+	backup, err = r.deploy.backupRunning(ctx, dir, id, rec.Deployment(id))
 	switch {
 	case err != nil:
 		return "", 0, fmt.Errorf("backing it up: %w", err)
@@ -81,16 +102,16 @@ func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) 
 	}
 	op := newOperation(opTypeDeprovision, "deprovision by the reconciler: "+reason)
 	op.ContextID = vault.RetireContextPrefix + rand.Text()
-	if err := b.startOp(ctx, id, rec, op); err != nil {
+	if err := r.ops.start(ctx, id, rec, op); err != nil {
 		return backup, 0, fmt.Errorf("recording the deprovision: %w", err)
 	}
-	b.log.Warn("deleting an orphan deployment", "instance", id, "deployment", rec.Deployment(id), "backup", backup, "reason", reason)
-	wctx, cancel := b.detached(ctx)
+	r.log.Warn("deleting an orphan deployment", "instance", id, "deployment", rec.Deployment(id), "backup", backup, "reason", reason)
+	wctx, cancel := detached(ctx, r.timeout)
 	defer cancel()
-	if _, err := b.deleteDeployment(wctx, id, rec, op, backup); err != nil {
+	if _, err := r.remove.deleteDeployment(wctx, id, rec, op, backup); err != nil {
 		return backup, 0, err
 	}
-	after, err := b.opts.Store.Record(wctx, id)
+	after, err := r.store.Record(wctx, id)
 	switch {
 	case err != nil:
 		return backup, 0, fmt.Errorf("reading its record back: %w", err)
@@ -116,24 +137,29 @@ func (b *Broker) DeleteOrphanDeployment(ctx context.Context, id, reason string) 
 // stop failed is stopped again, its due time kept. It answers the backup
 // and the task (0 when the Director refused it: the operation failed).
 func (b *Broker) StopOrphanDeployment(ctx context.Context, id, reason string, deleteAfter time.Time) (backup string, task int, err error) {
-	ctx, unlock, err := b.holdInstance(ctx, id)
+	return b.retire.stopOrphan(ctx, id, reason, deleteAfter)
+}
+
+// stopOrphan is StopOrphanDeployment.
+func (r *retirer) stopOrphan(ctx context.Context, id, reason string, deleteAfter time.Time) (backup string, task int, err error) {
+	ctx, unlock, err := r.locks.hold(ctx, id)
 	if err != nil {
 		return "", 0, fmt.Errorf("taking the instance's hold: %w", err)
 	}
 	defer unlock()
-	rec, err := b.retirable(ctx, id, "not stopped")
+	rec, err := r.retirable(ctx, id, "not stopped")
 	switch {
 	case err != nil:
 		return "", 0, err
 	case rec.Retiring != nil && stopSucceeded(rec):
 		return "", 0, refuse("not stopped: its VMs are stopped already")
 	}
-	dir, err := b.directorOf(rec)
+	dir, err := r.dirs.of(rec)
 	if err != nil {
 		return "", 0, refuse("not stopped: its Director is not configured")
 	}
 	name := rec.Deployment(id)
-	backup, err = b.backupRunning(ctx, dir, id, name)
+	backup, err = r.deploy.backupRunning(ctx, dir, id, name)
 	switch {
 	case err != nil:
 		return "", 0, fmt.Errorf("backing it up: %w", err)
@@ -142,12 +168,12 @@ func (b *Broker) StopOrphanDeployment(ctx context.Context, id, reason string, de
 	}
 	ret := rec.Retiring
 	if ret == nil || rec.LastOperation == nil || rec.LastOperation.Type != opTypeStop { // else a stop that failed, tried again
-		ret = &vault.Retirement{StoppedAt: b.opts.Now().UTC().Format(time.RFC3339),
+		ret = &vault.Retirement{StoppedAt: r.now().UTC().Format(time.RFC3339),
 			DeleteAfter: deleteAfter.UTC().Format(time.RFC3339), Backup: backup, Reason: reason}
 	}
 	op := newOperation(opTypeStop, "stop by the reconciler, the first step of a retirement: "+reason)
 	op.ContextID = vault.RetireContextPrefix + rand.Text()
-	err = operation.Mark(ctx, b.opts.Store, id, rec, func(cur *vault.Record) *vault.Record {
+	err = operation.Mark(ctx, r.store, id, rec, func(cur *vault.Record) *vault.Record {
 		next := cur.Clone()
 		next.LastOperation, next.Retiring = op, ret
 		return next
@@ -155,17 +181,17 @@ func (b *Broker) StopOrphanDeployment(ctx context.Context, id, reason string, de
 	if err != nil {
 		return backup, 0, fmt.Errorf("recording the stop: %w", err)
 	}
-	b.log.Warn("stopping an orphan deployment's VMs (retirement, step one)", "instance", id, "deployment", name,
+	r.log.Warn("stopping an orphan deployment's VMs (retirement, step one)", "instance", id, "deployment", name,
 		"backup", backup, "delete_after", ret.DeleteAfter, "reason", reason)
-	return backup, b.changeState(ctx, dir, id, name, op, bosh.StateDetached,
+	return backup, r.changeState(ctx, dir, id, name, op, bosh.StateDetached,
 		map[string]string{"backup": backup, "delete_after": ret.DeleteAfter}), nil
 }
 
 // retirable reads the instance's record under its hold and refuses it, as
 // a retirement's step no (e.g. "not deleted"), unless the broker owns it,
 // its deployment is not flagged gone and no operation is in progress.
-func (b *Broker) retirable(ctx context.Context, id, no string) (*vault.Record, error) {
-	rec, err := b.opts.Store.Record(ctx, id)
+func (r *retirer) retirable(ctx context.Context, id, no string) (*vault.Record, error) {
+	rec, err := r.store.Record(ctx, id)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("reading its record: %w", err)
@@ -197,12 +223,17 @@ func stopSucceeded(rec *vault.Record) bool {
 // the next run that finds the platform listing it. It answers the task (0
 // when the Director refused it).
 func (b *Broker) StartRetired(ctx context.Context, id, reason string) (task int, err error) {
-	ctx, unlock, err := b.holdInstance(ctx, id)
+	return b.retire.startRetired(ctx, id, reason)
+}
+
+// startRetired is StartRetired.
+func (r *retirer) startRetired(ctx context.Context, id, reason string) (task int, err error) {
+	ctx, unlock, err := r.locks.hold(ctx, id)
 	if err != nil {
 		return 0, fmt.Errorf("taking the instance's hold: %w", err)
 	}
 	defer unlock()
-	rec, err := b.opts.Store.Record(ctx, id)
+	rec, err := r.store.Record(ctx, id)
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("reading its record: %w", err)
@@ -213,37 +244,37 @@ func (b *Broker) StartRetired(ctx context.Context, id, reason string) (task int,
 	case rec.OperationInProgress():
 		return 0, refuse("not started: a %s is in progress", rec.LastOperation.Type)
 	}
-	dir, err := b.directorOf(rec)
+	dir, err := r.dirs.of(rec)
 	if err != nil {
 		return 0, refuse("not started: its Director is not configured")
 	}
 	op := newOperation(opTypeStart, "start by the reconciler, ending a retirement: "+reason)
 	op.ContextID = vault.RetireContextPrefix + rand.Text()
-	if err := b.startOp(ctx, id, rec, op); err != nil {
+	if err := r.ops.start(ctx, id, rec, op); err != nil {
 		return 0, fmt.Errorf("recording the start: %w", err)
 	}
 	name := rec.Deployment(id)
-	b.log.Warn("starting a retiring deployment again: the platform lists the instance", "instance", id, "deployment", name, "reason", reason)
-	return b.changeState(ctx, dir, id, name, op, bosh.StateStarted, nil), nil
+	r.log.Warn("starting a retiring deployment again: the platform lists the instance", "instance", id, "deployment", name, "reason", reason)
+	return r.changeState(ctx, dir, id, name, op, bosh.StateStarted, nil), nil
 }
 
 // changeState asks the Director to bring the deployment's instances to
 // state under op's context id and records the task (0, and op failed, when
 // none was created).
-func (b *Broker) changeState(ctx context.Context, dir NamedDirector, id, name string, op *vault.Operation, state string, details map[string]string) int {
-	wctx, cancel := b.detached(ctx)
+func (r *retirer) changeState(ctx context.Context, dir NamedDirector, id, name string, op *vault.Operation, state string, details map[string]string) int {
+	wctx, cancel := detached(ctx, r.timeout)
 	defer cancel()
-	task, err := b.createTask(wctx, dir, name, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
+	task, err := r.dirs.createTask(wctx, dir, name, op.ContextID, op.Type, func(ctx context.Context) (bosh.Task, error) {
 		return dir.Director.ChangeState(ctx, name, state)
 	})
-	b.accepted(wctx, id, name, op, task.ID, details)
+	r.history.accepted(wctx, id, name, op, task.ID, details)
 	switch {
 	case err != nil && task.ID == 0:
-		b.failOp(wctx, id, op, notAccepted(op.Type, err), err)
+		r.ops.fail(wctx, id, op, notAccepted(op.Type, err), err)
 		return 0
 	case err != nil:
-		b.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
+		r.log.Warn("bosh task created but not read back", "instance", id, "task", task.ID, "error", err)
 	}
-	b.recordTask(wctx, id, op, task)
+	r.ops.recordTask(wctx, id, op, task)
 	return task.ID
 }

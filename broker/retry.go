@@ -42,14 +42,14 @@ func (e *directorError) Error() string {
 
 func (e *directorError) Unwrap() error { return e.err }
 
-// atDirector makes call, again after each transient fault of d while
-// retries remain, ctx lasts and directorRetryBudget has not passed,
-// logging each retry. A transient fault that
-// outlasts them comes back as a *directorError naming d.
-func (b *Broker) atDirector(ctx context.Context, d NamedDirector, what string, call func(context.Context) error) error {
+// ask makes call, again after each transient fault of d while retries
+// remain, ctx lasts and directorRetryBudget has not passed, logging each
+// retry. A transient fault that outlasts them comes back as a
+// *directorError naming d.
+func (ds *directors) ask(ctx context.Context, d NamedDirector, what string, call func(context.Context) error) error {
 	attempts, start := 0, time.Now()
-	err := retry.Do(ctx, b.opts.DirectorRetries, directorBackoff, func(attempt int, err error, wait time.Duration) {
-		b.log.Warn("the BOSH Director failed; asking again", "director", d.Name, "call", what,
+	err := retry.Do(ctx, ds.retries, directorBackoff, func(attempt int, err error, wait time.Duration) {
+		ds.log.Warn("the BOSH Director failed; asking again", "director", d.Name, "call", what,
 			"attempt", attempt, "retry_in", wait, "error", err)
 	}, func(ctx context.Context) error {
 		attempts++
@@ -66,11 +66,11 @@ func (b *Broker) atDirector(ctx context.Context, d NamedDirector, what string, c
 }
 
 // createTask makes call, which creates a task on d with op's context id,
-// again after transient faults (atDirector); a request the Director took
-// but whose answer was lost is found by its context id, not made twice
+// again after transient faults (ask); a request the Director took but
+// whose answer was lost is found by its context id, not made twice
 // (operation.Start).
-func (b *Broker) createTask(ctx context.Context, d NamedDirector, deployment, contextID, what string, call func(context.Context) (bosh.Task, error)) (bosh.Task, error) {
+func (ds *directors) createTask(ctx context.Context, d NamedDirector, deployment, contextID, what string, call func(context.Context) (bosh.Task, error)) (bosh.Task, error) {
 	return operation.Start(ctx, contextID, operation.OfDeployment(d.Reader, deployment), func(ctx context.Context, try func(context.Context) error) error {
-		return b.atDirector(ctx, d, what, try)
+		return ds.ask(ctx, d, what, try)
 	}, call)
 }

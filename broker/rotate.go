@@ -19,7 +19,8 @@ import (
 // the predecessor's app and parameters, while the predecessor keeps working
 // until it is unbound. brokerapi knows neither field: rotation fills the
 // bind's body from the instance's record and the predecessor's document
-// before brokerapi reads it, and the catalog's answer gets the field.
+// before brokerapi reads it, and the catalog's answer gets the field
+// (rotator).
 
 // predecessorKey carries a bind's predecessor_binding_id to Bind.
 type predecessorKey struct{}
@@ -34,15 +35,24 @@ func predecessorOf(ctx context.Context) string {
 // (a successor gets a user of its own beside its predecessor's).
 func rotatable(p catalog.Plan) bool { return p.PerBinding() }
 
-// rotation serves the two parts brokerapi does not: binding_rotatable in
+// rotator serves binding rotation where brokerapi does not, and judges a
+// successor binding's predecessor for Bind.
+type rotator struct {
+	catalog *catalog.Catalog
+	store   Store
+	limits  Limits // Options.Limits, defaults filled in
+	report  reporter
+}
+
+// handler serves the two parts brokerapi does not: binding_rotatable in
 // GET /v2/catalog, and a bind naming a predecessor_binding_id.
-func (b *Broker) rotation(next http.Handler) http.Handler {
+func (ro *rotator) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodGet && r.URL.Path == "/v2/catalog":
-			b.catalogWithRotation(w, r, next)
+			ro.catalogWithRotation(w, r, next)
 		case r.Method == http.MethodPut && isBindingPath(r.URL.Path):
-			next.ServeHTTP(w, b.successorRequest(r))
+			next.ServeHTTP(w, ro.successorRequest(r))
 		default:
 			next.ServeHTTP(w, r)
 		}
@@ -60,8 +70,8 @@ func isBindingPath(path string) bool {
 // the predecessor's document (app_guid, bind_resource, parameters) where it
 // does not say them, and the predecessor in its context for Bind. Any other
 // request, or one that cannot be read (the guard answers it), is r as it is.
-func (b *Broker) successorRequest(r *http.Request) *http.Request {
-	limit := b.opts.Limits.MaxBodyBytes
+func (ro *rotator) successorRequest(r *http.Request) *http.Request {
+	limit := ro.limits.MaxBodyBytes
 	if limit <= 0 || r.ContentLength > limit {
 		return r
 	}
@@ -81,15 +91,15 @@ func (b *Broker) successorRequest(r *http.Request) *http.Request {
 	r = r.WithContext(context.WithValue(r.Context(), predecessorKey{}, pred))
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	id := parts[2]
-	if idError("instance", id, b.opts.Limits.MaxIDLength) != nil || idError("binding", pred, b.opts.Limits.MaxIDLength) != nil {
+	if idError("instance", id, ro.limits.MaxIDLength) != nil || idError("binding", pred, ro.limits.MaxIDLength) != nil {
 		return r // the guard refuses the path; Bind the predecessor
 	}
-	rec, err := b.opts.Store.Record(r.Context(), id)
+	rec, err := ro.store.Record(r.Context(), id)
 	if err == nil && rec != nil {
 		setIfAbsent(fields, "service_id", rec.ServiceID)
 		setIfAbsent(fields, "plan_id", rec.PlanID)
 	}
-	if prev, ok, err := b.opts.Store.Secret(r.Context(), bindingPath(id, pred)); err == nil && ok {
+	if prev, ok, err := ro.store.Secret(r.Context(), bindingPath(id, pred)); err == nil && ok {
 		if app, _ := prev["app_guid"].(string); app != "" {
 			setIfAbsent(fields, "app_guid", app)
 			setIfAbsent(fields, "bind_resource", map[string]any{"app_guid": app})
@@ -115,7 +125,7 @@ func setIfAbsent(m map[string]any, key string, v any) {
 
 // catalogWithRotation serves next's catalog with binding_rotatable: true on
 // the plans whose bindings rotate.
-func (b *Broker) catalogWithRotation(w http.ResponseWriter, r *http.Request, next http.Handler) {
+func (ro *rotator) catalogWithRotation(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	rec := &bufferedWriter{header: http.Header{}, status: http.StatusOK}
 	next.ServeHTTP(rec, r)
 	body := rec.body.Bytes()
@@ -129,7 +139,7 @@ func (b *Broker) catalogWithRotation(w http.ResponseWriter, r *http.Request, nex
 				for _, p := range plans {
 					plan, _ := p.(map[string]any)
 					id, _ := plan["id"].(string)
-					if _, cp, ok := b.opts.Catalog.Plan(id); ok && rotatable(cp) {
+					if _, cp, ok := ro.catalog.Plan(id); ok && rotatable(cp) {
 						plan["binding_rotatable"] = true
 					}
 				}
@@ -159,16 +169,16 @@ func (w *bufferedWriter) Write(p []byte) (int, error) { return w.body.Write(p) }
 // checkPredecessor refuses a successor binding (400) whose plan does not
 // rotate bindings, or whose predecessor is itself, or not a live binding of
 // the instance.
-func (b *Broker) checkPredecessor(ctx context.Context, id, bid, pred string, plan catalog.Plan) error {
+func (ro *rotator) checkPredecessor(ctx context.Context, id, bid, pred string, plan catalog.Plan) error {
 	if !rotatable(plan) {
 		return badRequest("plan %s does not rotate bindings (binding_rotatable is false): bind without predecessor_binding_id", plan.ID)
 	}
 	if pred == bid {
 		return badRequest("predecessor_binding_id is the binding's own id")
 	}
-	prev, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, pred))
+	prev, ok, err := ro.store.Secret(ctx, bindingPath(id, pred))
 	if err != nil {
-		return b.internal("could not read the predecessor binding", err, "instance", id, "binding", pred)
+		return ro.report.internal("could not read the predecessor binding", err, "instance", id, "binding", pred)
 	}
 	if !ok || !live(prev) || opOf(prev).State == stateInProgress {
 		return badRequest("predecessor_binding_id %q is no binding of this instance in effect", pred)

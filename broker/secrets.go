@@ -59,8 +59,8 @@ func randomString(n int) string {
 
 // instanceSecrets returns the instance's stored secrets, or new ones when it
 // has none yet (stored is then false).
-func (b *Broker) instanceSecrets(ctx context.Context, id string) (secrets map[string]any, stored bool, err error) {
-	s, ok, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+func (r *renderer) instanceSecrets(ctx context.Context, id string) (secrets map[string]any, stored bool, err error) {
+	s, ok, err := r.secrets.Secret(ctx, credentialsPath(id))
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the secrets of instance %s: %w", id, err)
 	}
@@ -75,11 +75,11 @@ func (b *Broker) instanceSecrets(ctx context.Context, id string) (secrets map[st
 // running manifest's configuration-server variables replace. An instance
 // that runs is never given generated secrets: they would replace the
 // password its applications use.
-func (b *Broker) heldSecrets(ctx context.Context, id string) (map[string]any, error) {
-	s, ok, err := b.opts.Store.Secret(ctx, credentialsPath(id))
+func (r *renderer) heldSecrets(ctx context.Context, id string) (map[string]any, error) {
+	s, ok, err := r.secrets.Secret(ctx, credentialsPath(id))
 	switch {
 	case err != nil:
-		return nil, b.internal("could not read the instance's secrets", err, "instance", id)
+		return nil, r.report.internal("could not read the instance's secrets", err, "instance", id)
 	case ok:
 		return s, nil
 	}

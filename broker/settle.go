@@ -37,7 +37,7 @@ var ErrDirectorUnavailable = errors.New("the BOSH Director could not be asked ab
 // is taking an operation of the instance further) or the lease could not be
 // taken (Vault's error).
 func (b *Broker) SettleOperation(ctx context.Context, id string) (state, description string, err error) {
-	ctx, unlock, err := b.holdInstance(ctx, id)
+	ctx, unlock, err := b.locks.hold(ctx, id)
 	if err != nil {
 		return "", "", fmt.Errorf("settling the operation of instance %s: %w", id, err)
 	}
@@ -49,7 +49,7 @@ func (b *Broker) SettleOperation(ctx context.Context, id string) (state, descrip
 	case rec == nil:
 		return OperationGone, "the instance does not exist", nil
 	}
-	p, err := b.follow(ctx, id, rec)
+	p, err := b.settle.follow(ctx, id, rec)
 	if err != nil {
 		return "", "", fmt.Errorf("settling the operation of instance %s: recording its outcome: %w", id, err)
 	}

@@ -2,8 +2,6 @@ package broker
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
@@ -13,10 +11,10 @@ import (
 // the binding's credentials are deleted after a backup of the instance that
 // holds them; an unknown binding is 410.
 //
-// A per_binding plan's unbind is asynchronous (unbindPerBinding): without
+// A per_binding plan's unbind is asynchronous (binder.unbindPerBinding): without
 // accepts_incomplete it is 422 AsyncRequired.
 func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDetails, async bool) (domain.UnbindSpec, error) {
-	ctx, unlock, err := b.lockExisting(ctx, id, apiresponses.ErrBindingDoesNotExist)
+	ctx, unlock, err := b.locks.existing(ctx, id, apiresponses.ErrBindingDoesNotExist)
 	if err != nil {
 		return domain.UnbindSpec{}, err
 	}
@@ -24,7 +22,7 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDeta
 	rec, err := b.opts.Store.Record(ctx, id)
 	switch {
 	case err != nil:
-		return domain.UnbindSpec{}, b.internal("could not read the instance's record", err, "instance", id)
+		return domain.UnbindSpec{}, b.report.internal("could not read the instance's record", err, "instance", id)
 	case rec != nil:
 		if err := judgeIDs(rec, b.opts.Catalog, d.ServiceID, d.PlanID); err != nil {
 			return domain.UnbindSpec{}, err
@@ -32,7 +30,7 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDeta
 	}
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
-		return domain.UnbindSpec{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+		return domain.UnbindSpec{}, b.report.internal("could not read the binding", err, "instance", id, "binding", bid)
 	}
 	if !ok {
 		return domain.UnbindSpec{}, apiresponses.ErrBindingDoesNotExist
@@ -42,18 +40,18 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDeta
 			if !async {
 				return domain.UnbindSpec{}, apiresponses.ErrAsyncRequired
 			}
-			return b.unbindPerBinding(ctx, id, bid, rec, plan, stored)
+			return b.bind.unbindPerBinding(ctx, id, bid, rec, plan, stored)
 		}
 	}
 	backup, err := b.opts.Store.DeleteSecretsBackedUp(ctx, id, bindingPath(id, bid))
 	if err != nil {
-		return domain.UnbindSpec{}, b.internal("could not back up and delete the binding", err, "instance", id, "binding", bid)
+		return domain.UnbindSpec{}, b.report.internal("could not back up and delete the binding", err, "instance", id, "binding", bid)
 	}
-	if err := b.listBinding(ctx, id, bid, false); err != nil {
+	if err := b.bindings.list(ctx, id, bid, false); err != nil {
 		b.log.Warn("could not unlist a deleted binding", "instance", id, "binding", bid, "error", err)
 	}
 	b.log.Info("unbound", "instance", id, "binding", bid, "backup", backup)
-	b.bindingEvent(ctx, id, eventUnbind, "", bid)
+	b.history.bindingEvent(ctx, id, eventUnbind, "", bid)
 	return domain.UnbindSpec{}, nil
 }
 
@@ -62,7 +60,7 @@ func (b *Broker) Unbind(ctx context.Context, id, bid string, d domain.UnbindDeta
 func (b *Broker) GetBinding(ctx context.Context, id, bid string, _ domain.FetchBindingDetails) (domain.GetBindingSpec, error) {
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	if err != nil {
-		return domain.GetBindingSpec{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+		return domain.GetBindingSpec{}, b.report.internal("could not read the binding", err, "instance", id, "binding", bid)
 	}
 	if op := opOf(stored); !ok || (op.Type == bindOp && op.State != stateSucceeded) {
 		return domain.GetBindingSpec{}, errBindingNotFound // a bind under way or failed is not there yet (OSB)
@@ -73,7 +71,7 @@ func (b *Broker) GetBinding(ctx context.Context, id, bid string, _ domain.FetchB
 // LastBindingOperation answers a binding's last operation. A shared plan's
 // bindings are synchronous: succeeded when the binding exists, 404 when it
 // does not. A per_binding plan's bind or unbind is followed to its task
-// (followBinding, under the instance's hold; while another operation holds
+// (bindingSettler.follow, under the instance's hold; while another operation holds
 // it, the answer is in progress); once an asynchronous unbind has finished
 // and the binding is gone, a poll for it is 410 (the spec, 2.16 on: the
 // platform takes it as success).
@@ -81,7 +79,7 @@ func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, d dom
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	switch {
 	case err != nil:
-		return domain.LastOperation{}, b.internal("could not read the binding", err, "instance", id, "binding", bid)
+		return domain.LastOperation{}, b.report.internal("could not read the binding", err, "instance", id, "binding", bid)
 	case !ok && d.OperationData == unbindOp:
 		return domain.LastOperation{}, errBindingGone
 	case !ok:
@@ -91,7 +89,7 @@ func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, d dom
 	case opOf(stored).State != stateInProgress:
 		return bindingAnswer(opOf(stored)), nil
 	}
-	ctx, unlock, err := b.holdInstance(ctx, id)
+	ctx, unlock, err := b.locks.hold(ctx, id)
 	if err != nil {
 		return inProgress(opOf(stored).Type + " in progress"), nil
 	}
@@ -103,37 +101,9 @@ func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, d dom
 	if stored, ok, err = b.opts.Store.Secret(ctx, bindingPath(id, bid)); err != nil || !ok { // read again under the hold
 		return inProgress(opOf(stored).Type + " in progress"), nil
 	}
-	last, err := b.followBinding(ctx, id, bid, rec, stored)
+	last, err := b.bindOps.follow(ctx, id, bid, rec, stored)
 	if err != nil {
 		b.log.Warn("a binding's operation could not be taken further", "instance", id, "binding", bid, "error", err)
 	}
 	return last, nil
-}
-
-// listBinding adds binding bid to the list of instance id's bindings (or,
-// add false, takes it out), by check-and-set: an id another broker listed
-// meanwhile is kept.
-func (b *Broker) listBinding(ctx context.Context, id, bid string, add bool) error {
-	err := b.opts.Store.UpdateSecret(ctx, bindingsListPath(id), func(cur map[string]any, _ bool) (map[string]any, error) {
-		raw, _ := cur["ids"].([]any)
-		ids := make([]string, 0, len(raw)+1)
-		for _, v := range raw {
-			if s, ok := v.(string); ok {
-				ids = append(ids, s)
-			}
-		}
-		switch has := slices.Contains(ids, bid); {
-		case add && has, !add && !has:
-			return nil, nil // as it should be: no write
-		case add:
-			ids = append(ids, bid)
-		default:
-			ids = slices.DeleteFunc(ids, func(s string) bool { return s == bid })
-		}
-		return map[string]any{"ids": ids}, nil
-	})
-	if err != nil {
-		return fmt.Errorf("changing the list of the bindings of instance %s: %w", id, err)
-	}
-	return nil
 }

@@ -39,12 +39,12 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if !async {
 		return none, apiresponses.ErrAsyncRequired
 	}
-	ctx, unlock, err := b.lockExisting(ctx, id, errNotFound)
+	ctx, unlock, err := b.locks.existing(ctx, id, errNotFound)
 	if err != nil {
 		return none, err
 	}
 	defer unlock()
-	rec, err := b.readRecord(ctx, id, errNotFound)
+	rec, err := b.records.read(ctx, id, errNotFound)
 	if err != nil {
 		return none, err
 	}
@@ -61,7 +61,7 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	if busy && rec.LastOperation.Type != opTypeUpdate {
 		return none, concurrency(rec.LastOperation.Type)
 	}
-	if err := b.noBindingUnderWay(ctx, id, rec); err != nil {
+	if err := b.bindOps.noneUnderWay(ctx, id, rec); err != nil {
 		return none, err
 	}
 	// What the record asks: while an update is in progress, what it asks
@@ -72,7 +72,7 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 		asked = rec.Clone()
 		rec.LastOperation.Pending.Apply(asked)
 	}
-	req, err := b.updateRequest(id, asked, d)
+	req, err := b.provision.updateRequest(id, asked, d)
 	if err != nil && !busy {
 		return none, err
 	}
@@ -87,18 +87,18 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	case busy:
 		return none, concurrency(opTypeUpdate)
 	case unchanged && !failed:
-		return none, b.keepContext(ctx, id, rec, req.context)
+		return none, b.provision.keepContext(ctx, id, rec, req.context)
 	}
-	return b.update(ctx, req, rec)
+	return b.provision.update(ctx, req, rec)
 }
 
 // updateRequest checks an update against the catalog and returns what it asks for.
-func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDetails) (instanceRequest, error) {
+func (p *provisioner) updateRequest(id string, rec *vault.Record, d domain.UpdateDetails) (instanceRequest, error) {
 	planID := d.PlanID
 	if planID == "" {
 		planID = rec.PlanID
 	}
-	svc, plan, err := b.findPlan(rec.ServiceID, planID)
+	svc, plan, err := findPlan(p.catalog, rec.ServiceID, planID)
 	if err != nil {
 		return instanceRequest{}, err
 	}
@@ -125,11 +125,11 @@ func (b *Broker) updateRequest(id string, rec *vault.Record, d domain.UpdateDeta
 // keepContext records the context an update that changes nothing else
 // carries, when it differs from the record's (an instance or space renamed
 // on the platform); nothing is deployed.
-func (b *Broker) keepContext(ctx context.Context, id string, rec *vault.Record, pc map[string]string) error {
+func (p *provisioner) keepContext(ctx context.Context, id string, rec *vault.Record, pc map[string]string) error {
 	if pc == nil || maps.Equal(pc, rec.Context) {
 		return nil
 	}
-	_, err := b.opts.Store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
+	_, err := p.store.Update(ctx, map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
 		if cur == nil || maps.Equal(pc, cur.Context) {
 			return nil, nil
 		}
@@ -138,7 +138,7 @@ func (b *Broker) keepContext(ctx context.Context, id string, rec *vault.Record, 
 		return next, nil
 	}})
 	if err != nil {
-		return b.internal("could not record the instance's context", err, "instance", id)
+		return p.report.internal("could not record the instance's context", err, "instance", id)
 	}
 	return nil
 }
@@ -146,32 +146,32 @@ func (b *Broker) keepContext(ctx context.Context, id string, rec *vault.Record, 
 // update renders the new manifest, previews it against what runs (the
 // change guard: 422 naming what it would change and does not mean), records
 // the update as pending and starts the deploy: the record takes the new
-// plan, parameters and version only once its task has succeeded (finish).
-func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Record) (domain.UpdateServiceSpec, error) {
+// plan, parameters and version only once its task has succeeded (settler.finish).
+func (p *provisioner) update(ctx context.Context, req instanceRequest, rec *vault.Record) (domain.UpdateServiceSpec, error) {
 	var none domain.UpdateServiceSpec
-	if have := cmp.Or(rec.Director, b.planDirector(catalog.Plan{})); b.several() && b.planDirector(req.plan) != have {
+	if have := cmp.Or(rec.Director, p.dirs.forPlan(catalog.Plan{})); p.dirs.several() && p.dirs.forPlan(req.plan) != have {
 		return none, badRequest("plan %s is deployed by BOSH Director %q and this instance lives on %q: an update cannot move an instance to another Director",
-			req.plan.ID, b.planDirector(req.plan), have)
+			req.plan.ID, p.dirs.forPlan(req.plan), have)
 	}
-	dir, err := b.directorOf(rec)
+	dir, err := p.dirs.of(rec)
 	if err != nil {
-		return none, b.internal("the instance's Director is not configured", err, "instance", req.id)
+		return none, p.report.internal("the instance's Director is not configured", err, "instance", req.id)
 	}
-	secrets, err := b.heldSecrets(ctx, req.id)
-	if err != nil {
-		return none, err
-	}
-	manifest, err := b.renderWith(ctx, req, secrets)
+	secrets, err := p.render.heldSecrets(ctx, req.id)
 	if err != nil {
 		return none, err
 	}
-	preview, err := b.preview(ctx, dir, operation.Deploy{Operation: opTypeUpdate, Instance: req.id, Deployment: req.deployedName,
-		Manifest: string(manifest), KeepVariables: true, Guard: operation.Guard{Expected: b.meantByUpdate(ctx, req, rec, secrets, manifest)}})
+	manifest, err := p.render.with(ctx, req, secrets)
+	if err != nil {
+		return none, err
+	}
+	preview, err := p.deploy.preview(ctx, dir, operation.Deploy{Operation: opTypeUpdate, Instance: req.id, Deployment: req.deployedName,
+		Manifest: string(manifest), KeepVariables: true, Guard: operation.Guard{Expected: p.render.meantByUpdate(ctx, req, rec, secrets, manifest)}})
 	if err != nil {
 		return none, err
 	}
 	if err := operation.CheckHeld(preview.Manifest); err != nil {
-		b.log.Warn("update refused: the broker holds no secrets of the instance", "instance", req.id, "error", err)
+		p.log.Warn("update refused: the broker holds no secrets of the instance", "instance", req.id, "error", err)
 		return none, secretsNotHeld(opTypeUpdate)
 	}
 	op := newOperation(opTypeUpdate, "update in progress: deploying the new manifest")
@@ -179,16 +179,16 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 		Context: req.context}
 	next := rec.Clone()
 	next.LastOperation = op
-	if err := b.reserve(ctx, req, next, rec, req.plan.ID != rec.PlanID); err != nil {
+	if err := p.limits.reserve(ctx, req, next, rec, req.plan.ID != rec.PlanID); err != nil {
 		if errors.Is(err, errInstanceConflict) {
 			return none, concurrency("another operation")
 		}
 		return none, err
 	}
-	b.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
-	wctx, cancel := b.detached(ctx)
+	p.log.Info("updating", "instance", req.id, "plan", req.plan.ID, "deployment", req.deployedName)
+	wctx, cancel := detached(ctx, p.timeout)
 	defer cancel()
-	task := b.deploy(wctx, req.id, dir, op, nil, preview) // an update generates no secret over what runs
+	task := p.deploy.deploy(wctx, req.id, dir, op, nil, preview) // an update generates no secret over what runs
 	details := preview.Details()
 	details["service_id"], details["plan_id"] = req.svc.ID, req.plan.ID
 	if req.plan.ID != rec.PlanID {
@@ -197,27 +197,8 @@ func (b *Broker) update(ctx context.Context, req instanceRequest, rec *vault.Rec
 	if v := op.Pending.MaintenanceVersion; v != rec.MaintenanceVersion {
 		details["maintenance_info_version"], details["previous_maintenance_info_version"] = v, rec.MaintenanceVersion
 	}
-	b.accepted(wctx, req.id, req.deployedName, op, task, details)
+	p.history.accepted(wctx, req.id, req.deployedName, op, task, details)
 	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
-}
-
-// meantByUpdate is what an update means to change: what rendering the
-// manifest from the instance's applied plan and parameters (with the same
-// secrets, bindings and templates) and from what it asks differ in. A
-// record whose own rendering fails means nothing: every guarded change
-// must then be allowed.
-func (b *Broker) meantByUpdate(ctx context.Context, req instanceRequest, rec *vault.Record, secrets map[string]any, asked []byte) []operation.Change {
-	svc, plan, err := b.findPlan(rec.ServiceID, rec.PlanID)
-	if err != nil {
-		return nil
-	}
-	was := req
-	was.svc, was.plan, was.params = svc, plan, instanceParams(rec)
-	before, err := b.renderWith(ctx, was, secrets)
-	if err != nil {
-		return nil
-	}
-	return meant(before, asked)
 }
 
 // meant is the changes between two renderings (nil when either does not
