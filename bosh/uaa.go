@@ -20,7 +20,7 @@ type uaaAuth struct {
 
 func newUAAAuth(c *conn, tokenURL string) *uaaAuth {
 	u := &uaaAuth{c: c, tokenURL: tokenURL}
-	u.src = uaa.NewSource(u.fetch, fmt.Sprintf("bosh director %q", c.name), c.log)
+	u.src = uaa.NewSource(u.fetch, fmt.Sprintf("bosh director %q", c.name), c.log, nil)
 	return u
 }
 
