@@ -165,9 +165,8 @@ func (adm *admin) setConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 // check refuses negative durations, a token lifetime below one second, no
-// events kept and
-// failures InjectFailure would refuse, so that a refused body changes
-// nothing; it returns the failures.
+// events kept and failures Faults.Inject would refuse, so that a refused
+// body changes nothing; it returns the failures.
 func (c adminConfig) check() ([]Failure, error) {
 	switch {
 	case c.LatencyMS != nil && *c.LatencyMS < 0:

@@ -103,6 +103,8 @@ func (v *vms) getInstances(w http.ResponseWriter, r *http.Request, user string) 
 	writeJSON(w, http.StatusOK, out)
 }
 
+// vmStateTask starts the vm-state task of ?format=full, which lists the
+// VMs (or with instances every instance) in its result.
 func (v *vms) vmStateTask(w http.ResponseWriter, r *http.Request, user, name string, instances bool) {
 	v.db.mu.Lock()
 	if _, ok := v.db.deployments[name]; !ok {
