@@ -90,7 +90,7 @@ var _ = Describe("Authentication", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(d.Stats().Tokens).To(Equal(2))
 
-			d.SetLatency(5 * time.Second)
+			d.Knobs().SetLatency(5 * time.Second)
 			start := time.Now()
 			_, err = c.Deployments(ctx)
 			Expect(err).To(MatchError(ContainSubstring("Client.Timeout exceeded")))
@@ -102,7 +102,7 @@ var _ = Describe("Authentication", func() {
 			c := newClient(d)
 			_, err := c.Deployments(ctx)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(d.InjectFailure(sim.Failure{Endpoint: "POST /oauth/token", Status: 503, Count: 1})).To(Succeed())
+			Expect(d.Faults().Inject(sim.Failure{Endpoint: "POST /oauth/token", Status: 503, Count: 1})).To(Succeed())
 
 			var failures []error
 			call := func() {
@@ -113,7 +113,7 @@ var _ = Describe("Authentication", func() {
 			// The renewal is due at 2.4 s; the first attempt meets the 503, a later one succeeds.
 			Eventually(func() int { call(); return d.Stats().Tokens }).WithTimeout(6 * time.Second).
 				WithPolling(50 * time.Millisecond).Should(Equal(2))
-			Expect(d.Failures()).To(BeEmpty(), "the renewal met the injected 503")
+			Expect(d.Faults().List()).To(BeEmpty(), "the renewal met the injected 503")
 			Expect(failures).To(BeEmpty())
 		})
 

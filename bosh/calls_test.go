@@ -110,7 +110,7 @@ var _ = Describe("Client calls against the simulator", func() {
 	})
 
 	It("shows a deployment locked while its task runs", func() {
-		d.SetTaskDuration(10 * time.Second)
+		d.Knobs().SetTaskDuration(10 * time.Second)
 		_, err := c.Deploy(ctx, []byte(manifest("redis-a")))
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() []bosh.Deployment {
@@ -195,7 +195,7 @@ var _ = Describe("Client calls against the simulator", func() {
 	})
 
 	It("returns the task's id beside the error when the task was created but could not be read", func() {
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "GET /tasks/:id", Status: 503, Count: 1})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "GET /tasks/:id", Status: 503, Count: 1})).To(Succeed())
 		task, err := c.Deploy(ctx, []byte(manifest("redis-lost")))
 		Expect(err).To(MatchError(ContainSubstring("status 503")))
 		Expect(task.ID).To(BeNumerically(">", 0))
@@ -267,7 +267,7 @@ var _ = Describe("Client calls against the simulator", func() {
 		first, err := c.Deploy(ctx, []byte(manifest("redis-e")))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.WaitTask(ctx, first.ID, 20*time.Millisecond)).To(HaveField("State", bosh.TaskDone))
-		d.SetTaskDuration(10 * time.Second)
+		d.Knobs().SetTaskDuration(10 * time.Second)
 		second, err := c.Deploy(ctx, []byte(manifest("redis-e")))
 		Expect(err).NotTo(HaveOccurred())
 		_, err = c.Deploy(ctx, []byte(manifest("redis-f")))

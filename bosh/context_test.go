@@ -39,7 +39,7 @@ var _ = Describe("Contexts and redirects", func() {
 		c := newClient(d)
 		_, err := c.Info(ctxFor(10 * time.Second)) // warm up: detection is done, no token yet
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "POST /oauth/token", Delay: 5 * time.Second, Count: 1})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "POST /oauth/token", Delay: 5 * time.Second, Count: 1})).To(Succeed())
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(200*time.Millisecond, cancel)
 		start := time.Now()

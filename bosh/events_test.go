@@ -117,7 +117,7 @@ var _ = Describe("Events", func() {
 
 	It("cannot reach the events the Director has pruned", func() {
 		d.SeedDeployments(30, nil)
-		d.SetEventsKept(10)
+		d.Knobs().SetEventsKept(10)
 		all, _ := pageBack(ctx, c, bosh.EventQuery{})
 		Expect(all).To(HaveLen(10))
 		Expect(all[9].ID).To(Equal("21"))

@@ -85,7 +85,7 @@ var _ = Describe("Metrics", func() {
 		ctx := ctxFor(10 * time.Second)
 		_, err := c.Deployments(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: 503, Count: 1})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "GET /deployments", Status: 503, Count: 1})).To(Succeed())
 		_, err = c.Deployments(ctx)
 		Expect(err).To(MatchError(ContainSubstring("status 503")))
 		Expect(d.Close()).To(Succeed())

@@ -71,7 +71,7 @@ var _ = Describe("Tasks", func() {
 	})
 
 	It("ends the wait of a task cancelled while it runs", func() {
-		d.SetTaskDuration(10 * time.Second)
+		d.Knobs().SetTaskDuration(10 * time.Second)
 		task, err := c.Deploy(ctx, []byte(manifest("redis-y")))
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() (string, error) {
@@ -85,7 +85,7 @@ var _ = Describe("Tasks", func() {
 	})
 
 	It("stops waiting when its context ends, leaving no goroutine behind", func() {
-		d.SetTaskDuration(10 * time.Second)
+		d.Knobs().SetTaskDuration(10 * time.Second)
 		task, err := c.Deploy(ctx, []byte(manifest("redis-z")))
 		Expect(err).NotTo(HaveOccurred())
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)

@@ -20,14 +20,14 @@ var _ = Describe("Transient", func() {
 		ctx := context.Background()
 		Expect(d.PutDeployment(manifest("t-1"))).To(Succeed())
 
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusServiceUnavailable})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusServiceUnavailable})).To(Succeed())
 		_, err := c.VMs(ctx, "t-1")
 		Expect(bosh.Transient(err)).To(BeTrue(), "503: %v", err)
-		d.ClearFailures()
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusTooManyRequests})).To(Succeed())
+		d.Faults().Clear()
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusTooManyRequests})).To(Succeed())
 		_, err = c.VMs(ctx, "t-1")
 		Expect(bosh.Transient(err)).To(BeTrue(), "429: %v", err)
-		d.ClearFailures()
+		d.Faults().Clear()
 
 		_, err = c.VMs(ctx, "nope")
 		Expect(err).To(MatchError(bosh.ErrDeploymentNotFound))

@@ -131,7 +131,7 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		Expect(refused.Status).To(Equal(http.StatusUnprocessableEntity), refused.Raw)
 		Expect(refused.Body["error"]).To(Equal("AsyncRequired"))
 
-		e.director.SetTaskDuration(300 * time.Millisecond)
+		e.director.Knobs().SetTaskDuration(300 * time.Millisecond)
 		a := e.request("PUT", bindingPath("pb-a")+"?accepts_incomplete=true", bindBody)
 		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
 		Expect(a.Body["operation"]).To(Equal("bind"))

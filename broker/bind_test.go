@@ -119,7 +119,7 @@ var _ = Describe("Bind", func() {
 	})
 
 	It("refuses to bind while the provision is in progress with 422, and an unknown instance with 404", func() {
-		e.director.SetTaskDuration(5 * time.Second)
+		e.director.Knobs().SetTaskDuration(5 * time.Second)
 		e.provision("b-3", "redis-small", nil)
 		Expect(e.request("PUT", bindingPath("b-3", "x"), bindBody("a")).Status).To(Equal(http.StatusUnprocessableEntity))
 		Expect(e.request("PUT", bindingPath("nobody", "x"), bindBody("a")).Status).To(Equal(http.StatusNotFound))

@@ -70,7 +70,7 @@ var _ = Describe("Deprovision", func() {
 	})
 
 	It("refuses a deprovision while the provision is in progress with 422 ConcurrencyError", func() {
-		e.director.SetTaskDuration(5 * time.Second)
+		e.director.Knobs().SetTaskDuration(5 * time.Second)
 		e.provision("d-3", "redis-small", nil)
 		a := deprovision("d-3")
 		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity))

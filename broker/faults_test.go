@@ -23,7 +23,7 @@ var _ = Describe("a Director that hiccups", func() {
 	BeforeEach(func() { e = newEnv() })
 
 	It("is asked again: two 503s on POST /deployments, then one task and a provision that succeeds", func() {
-		Expect(e.director.InjectFailure(sim.Failure{Endpoint: "POST /deployments", Status: http.StatusServiceUnavailable, Count: 2})).To(Succeed())
+		Expect(e.director.Faults().Inject(sim.Failure{Endpoint: "POST /deployments", Status: http.StatusServiceUnavailable, Count: 2})).To(Succeed())
 		e.provision("h-1", "redis-small", nil)
 		e.eventuallyState("h-1", "succeeded")
 		Expect(e.director.Stats().Requests).To(HaveKeyWithValue("POST /deployments", 3))
@@ -54,7 +54,7 @@ var _ = Describe("a Director that hiccups", func() {
 	})
 
 	It("names the Director in an operation's failure when it keeps failing", func() {
-		Expect(e.director.InjectFailure(sim.Failure{Endpoint: "POST /deployments", Status: http.StatusBadGateway})).To(Succeed())
+		Expect(e.director.Faults().Inject(sim.Failure{Endpoint: "POST /deployments", Status: http.StatusBadGateway})).To(Succeed())
 		e.provision("h-3", "redis-small", nil)
 		e.eventuallyState("h-3", "failed")
 		_, _, desc := e.lastOperation("h-3")
@@ -67,12 +67,12 @@ var _ = Describe("a Director that hiccups", func() {
 		bind := func(bid string) answer {
 			return e.request("PUT", instancePath("h-4")+"/service_bindings/"+bid, map[string]any{"service_id": "redis", "plan_id": "redis-small"})
 		}
-		Expect(e.director.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusServiceUnavailable, Count: 3})).To(Succeed())
+		Expect(e.director.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusServiceUnavailable, Count: 3})).To(Succeed())
 		a := bind("hb-1")
 		Expect(a.Status).To(Equal(http.StatusCreated), a.Raw)
 		Expect(a.Body["credentials"]).To(HaveKey("host"))
 
-		Expect(e.director.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusServiceUnavailable})).To(Succeed())
+		Expect(e.director.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name/vms", Status: http.StatusServiceUnavailable})).To(Succeed())
 		a = bind("hb-2")
 		Expect(a.Status).To(Equal(http.StatusServiceUnavailable), a.Raw)
 		Expect(a.Body["description"]).To(Equal(`the BOSH Director "default" is failing (5 attempts); try the binding again later`))
@@ -81,7 +81,7 @@ var _ = Describe("a Director that hiccups", func() {
 
 	It("deprovisions through two 500s on DELETE /deployments/:name", func() {
 		e.provisioned("h-5", "redis-small")
-		Expect(e.director.InjectFailure(sim.Failure{Endpoint: "DELETE /deployments/:name", Status: http.StatusInternalServerError, Count: 2})).To(Succeed())
+		Expect(e.director.Faults().Inject(sim.Failure{Endpoint: "DELETE /deployments/:name", Status: http.StatusInternalServerError, Count: 2})).To(Succeed())
 		a := e.request("DELETE", instancePath("h-5")+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil)
 		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
 		Eventually(func() int { s, _, _ := e.lastOperation("h-5"); return s }).Should(Equal(http.StatusGone))

@@ -139,7 +139,7 @@ var _ = Describe("History", func() {
 	})
 
 	It("records a failed start, dated after the operation it ends", func() {
-		e.director.InjectFailure(simFailure("POST /deployments"))
+		e.director.Faults().Inject(simFailure("POST /deployments"))
 		e.provision("h-6", "redis-small", nil)
 		e.eventuallyState("h-6", "failed")
 		_, _, desc := e.lastOperation("h-6")

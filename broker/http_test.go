@@ -49,7 +49,7 @@ var _ = Describe("HTTP", func() {
 	})
 
 	It("answers GET instance 404 while provisioning, then the instance with its parameters", func() {
-		e.director.SetTaskDuration(time.Second)
+		e.director.Knobs().SetTaskDuration(time.Second)
 		e.provision("g-1", "redis-small", map[string]any{"maxmemory": "1gb"})
 		Expect(e.request("GET", instancePath("g-1"), nil).Status).To(Equal(http.StatusNotFound))
 		e.eventuallyState("g-1", "succeeded")

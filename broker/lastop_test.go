@@ -101,9 +101,9 @@ var _ = Describe("LastOperation", func() {
 	})
 
 	It("says in progress, not failed, while the Director cannot be reached", func() {
-		e.director.SetTaskDuration(10 * time.Second)
+		e.director.Knobs().SetTaskDuration(10 * time.Second)
 		e.provision("k-5", "redis-small", nil)
-		e.director.InjectFailure(simFailure("/tasks/:id"))
+		e.director.Faults().Inject(simFailure("/tasks/:id"))
 		_, state, desc := e.lastOperation("k-5")
 		Expect(state).To(Equal("in progress"))
 		Expect(desc).To(ContainSubstring("cannot be reached"))

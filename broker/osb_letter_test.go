@@ -43,7 +43,7 @@ var _ = Describe("the OSB API to the letter", func() {
 
 	It("answers a re-sent PATCH of the update in progress with 202 and its operation, and another update with 422", func() {
 		e.provisioned("l-2", "redis-large")
-		e.director.SetTaskDuration(5 * time.Second)
+		e.director.Knobs().SetTaskDuration(5 * time.Second)
 		patch := map[string]any{"service_id": "redis", "plan_id": "redis-large", "parameters": map[string]any{"instances": 2}}
 		first := e.request("PATCH", instancePath("l-2")+"?accepts_incomplete=true", patch)
 		Expect(first.Status).To(Equal(http.StatusAccepted), first.Raw)

@@ -70,7 +70,7 @@ var _ = Describe("Provision", func() {
 	})
 
 	It("answers an identical repeat 202 while in progress and 200 once done, a different one 409", func() {
-		e.director.SetTaskDuration(2e9)
+		e.director.Knobs().SetTaskDuration(2e9)
 		body := provisionBody("redis-small", map[string]any{"a": 1})
 		Expect(e.request("PUT", instancePath("i-2")+"?accepts_incomplete=true", body).Status).To(Equal(http.StatusAccepted))
 		Expect(e.request("PUT", instancePath("i-2")+"?accepts_incomplete=true", body).Status).To(Equal(http.StatusAccepted))

@@ -68,7 +68,7 @@ var _ = Describe("SettleOperation", func() {
 	})
 
 	It("answers in progress without writing anything while the task runs", func() {
-		e.director.SetTaskDuration(10 * time.Second)
+		e.director.Knobs().SetTaskDuration(10 * time.Second)
 		e.provision("s-3", "redis-small", nil)
 		before, eventsBefore := e.record("s-3"), history(e, "s-3")
 
@@ -81,10 +81,10 @@ var _ = Describe("SettleOperation", func() {
 	})
 
 	It("answers in progress, with an error wrapping the Director's, when the Director cannot be reached", func() {
-		e.director.SetTaskDuration(10 * time.Second)
+		e.director.Knobs().SetTaskDuration(10 * time.Second)
 		e.provision("s-4", "redis-small", nil)
 		before := e.record("s-4")
-		e.director.InjectFailure(simFailure("/tasks/:id"))
+		e.director.Faults().Inject(simFailure("/tasks/:id"))
 
 		state, desc, err := settle("s-4")
 		Expect(err).To(MatchError(broker.ErrDirectorUnavailable))

@@ -274,7 +274,7 @@ var _ = Describe("an operation whose instance's lease another broker took over",
 			o.SharedLimits, o.InstanceLeaseTTL = leases, 300*time.Millisecond
 		})
 		// The bind waits for the deployment's VMs long enough for its lease to run out and be taken.
-		Expect(e.director.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name/vms", Delay: 1500 * time.Millisecond, Count: 1})).To(Succeed())
+		Expect(e.director.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name/vms", Delay: 1500 * time.Millisecond, Count: 1})).To(Succeed())
 		answered := make(chan answer, 1)
 		go func() {
 			defer GinkgoRecover()

@@ -73,7 +73,7 @@ var _ = Describe("Update", func() {
 	})
 
 	It("refuses an update while another operation is in progress", func() {
-		e.director.SetTaskDuration(5 * time.Second)
+		e.director.Knobs().SetTaskDuration(5 * time.Second)
 		e.provision("u-4", "redis-large", nil)
 		a := update("u-4", map[string]any{"service_id": "redis", "parameters": map[string]any{"x": 1}})
 		Expect(a.Status).To(Equal(http.StatusUnprocessableEntity))

@@ -81,8 +81,8 @@ var _ = Describe("/b/reconcile", func() {
 	})
 
 	It("answers 504 with a clear message when the wait ends before the run", func() {
-		e.director.SetLatency(time.Second)
-		DeferCleanup(func() { e.director.SetLatency(0) })
+		e.director.Knobs().SetLatency(time.Second)
+		DeferCleanup(func() { e.director.Knobs().SetLatency(0) })
 		a := e.request("POST", "/b/reconcile?wait=100ms", "")
 		Expect(a.Status).To(Equal(http.StatusGatewayTimeout), a.Raw)
 		Expect(a.Body["error"]).To(ContainSubstring("had not ended after 100ms"))

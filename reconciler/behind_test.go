@@ -134,7 +134,7 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 		e.run(reconciler.RunOptions{})
 		Expect(e.run(reconciler.RunOptions{}).Outdated.Behind.Asking).To(Equal(2))
 		e.sim.UploadRelease("redis", "16.2.0")
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /releases", Status: 500, Count: 1})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /releases", Status: 500, Count: 1})).To(Succeed())
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Result).To(Equal("success"))
 		Expect(s.ErrorCount).To(BeZero())

@@ -22,7 +22,7 @@ var _ = Describe("failing fast", func() {
 
 	It("ends the run within moments, naming the Director, when the Director dies mid-run", func() {
 		e := newEnv(envOptions{seed: 300, config: slowRetries})
-		e.sim.SetLatency(5 * time.Millisecond)
+		e.sim.Knobs().SetLatency(5 * time.Millisecond)
 		killed := make(chan time.Time, 1)
 		go func() {
 			defer GinkgoRecover()
@@ -75,14 +75,14 @@ var _ = Describe("failing fast", func() {
 			c.RetryAttempts, c.RetryDelay, c.MaxConcurrency = 3, 100*time.Millisecond, 5
 		}
 		clean := newEnv(envOptions{seed: 300, config: flaky})
-		clean.sim.SetLatency(30 * time.Millisecond)
+		clean.sim.Knobs().SetLatency(30 * time.Millisecond)
 		base := clean.run(reconciler.RunOptions{})
 		Expect(base.Created).To(Equal(300))
 
 		e := newEnv(envOptions{seed: 300, config: flaky})
-		e.sim.SetLatency(30 * time.Millisecond)
+		e.sim.Knobs().SetLatency(30 * time.Millisecond)
 		for _, ep := range []string{"GET /deployments/:name", "GET /deployments/:name/vms"} {
-			Expect(e.sim.InjectFailure(sim.Failure{Endpoint: ep, Rate: 0.3})).To(Succeed())
+			Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: ep, Rate: 0.3})).To(Succeed())
 		}
 		s, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
 		Expect(err).NotTo(HaveOccurred(), "30%% of failures never trips the breaker")

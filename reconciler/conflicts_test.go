@@ -36,7 +36,7 @@ var _ = Describe("deployments claiming the same instance", func() {
 		}
 		// Half the manifest fetches answer late, so that either deployment
 		// may be observed first.
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Rate: 0.5, Delay: 50 * time.Millisecond})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Rate: 0.5, Delay: 50 * time.Millisecond})).To(Succeed())
 		conflict := reconciler.Conflict{InstanceID: strayID, Winner: "cache-blue", Loser: "cache-green"}
 		for i := range 6 {
 			writes := e.vaultWrites()

@@ -128,12 +128,12 @@ var _ = Describe("several Directors", func() {
 		Expect(e.run(reconciler.RunOptions{}).Matched).To(Equal(2 * perDirector))
 		// One deployment of the second Director keeps failing: it is quarantined.
 		sick := westNames[1]
-		Expect(west.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Deployment: sick, Status: 500})).To(Succeed())
+		Expect(west.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Deployment: sick, Status: 500})).To(Succeed())
 		s := e.run(reconciler.RunOptions{Force: true})
 		Expect(s.NewlyQuarantined).To(ContainElement(HaveField("Deployment", sick)))
-		west.ClearFailures()
+		west.Faults().Clear()
 
-		Expect(west.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: 500})).To(Succeed())
+		Expect(west.Faults().Inject(sim.Failure{Endpoint: "GET /deployments", Status: 500})).To(Succeed())
 		gone := e.names[3]
 		e.sim.RemoveDeployment(gone)
 
@@ -172,7 +172,7 @@ var _ = Describe("several Directors", func() {
 			return cur, nil
 		}})
 		Expect(err).NotTo(HaveOccurred())
-		west.ClearFailures()
+		west.Faults().Clear()
 		s = e.run(reconciler.RunOptions{Force: true, RetryQuarantined: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Unknown).To(Equal(1))
@@ -188,7 +188,7 @@ var _ = Describe("several Directors", func() {
 			Expect(err).NotTo(HaveOccurred())
 			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh}, {Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 		})
-		Expect(west.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Status: 503})).To(Succeed())
+		Expect(west.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Status: 503})).To(Succeed())
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Errors).To(ContainElement(ContainSubstring("Director west failed during the run")), "%v", s.Errors)
 		Expect(s.Result).To(Equal("failure"))
@@ -197,7 +197,7 @@ var _ = Describe("several Directors", func() {
 		Expect(s.Directors[1].Listed).To(BeFalse())
 		Expect(directorsOf()).To(Equal(map[string]int{"east": perDirector}))
 
-		west.ClearFailures()
+		west.Faults().Clear()
 		s = e.run(reconciler.RunOptions{})
 		Expect(s.Matched).To(Equal(2*perDirector), "the next run takes it up again")
 		Expect(s.Errors).To(BeEmpty())

@@ -62,7 +62,7 @@ var _ = Describe("the Director's event feed", func() {
 	It("falls back to a resync when the feed no longer reaches the mark (pruned events), and is correct", func() {
 		e := newEnv(envOptions{seed: 8})
 		e.run(reconciler.RunOptions{})
-		e.sim.SetEventsKept(3)
+		e.sim.Knobs().SetEventsKept(3)
 		changed := map[string]string{}
 		for i, name := range e.names[:5] {
 			changed[name] = change(e, name, fmt.Sprint("pruned ", i))
@@ -84,12 +84,12 @@ var _ = Describe("the Director's event feed", func() {
 		e.run(reconciler.RunOptions{})
 		bad := e.names[1]
 		text := change(e, bad, "while failing")
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: bad})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: bad})).To(Succeed())
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.NewlyQuarantined).To(ConsistOf(HaveField("Deployment", bad)))
 		Expect(e.run(reconciler.RunOptions{}).Quarantined).To(HaveLen(1), "skipped while quarantined")
 
-		e.sim.ClearFailures()
+		e.sim.Faults().Clear()
 		next := e.run(reconciler.RunOptions{RetryQuarantined: true})
 		Expect(next.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1)), "still named: pending")
 		Expect(next.Drift).To(Equal(1), "the change made while it failed is found")

@@ -161,7 +161,7 @@ var _ = Describe("VM health", func() {
 		Expect(e.sim.SetAgent(victim, e.sim.InstanceIDs(victim, "")[0], sim.AgentUnresponsive)).To(Succeed())
 		next()
 		Expect(unhealthy()).To(Equal(1))
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "/deployments/:name/vms", Method: "GET"})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name/vms", Method: "GET"})).To(Succeed())
 		next()
 		Expect(e.m.Health().Status().Directors[0].Failed).To(BeNumerically(">=", 1))
 		Expect(unhealthy()).To(Equal(1), "not read: stays unhealthy, not recovered")
@@ -172,11 +172,11 @@ var _ = Describe("VM health", func() {
 		e.run(reconciler.RunOptions{})
 		victim := e.names[3]
 		Expect(e.sim.SetAgent(victim, e.sim.InstanceIDs(victim, "")[0], sim.AgentUnresponsive)).To(Succeed())
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "/tasks/:id/output"})).To(Succeed()) // the checks alone read it
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "/tasks/:id/output"})).To(Succeed()) // the checks alone read it
 		next()
 		Expect(e.m.Health().Status().Directors[0].Failed).To(BeNumerically(">=", 1))
 		Expect(unhealthy()).To(BeZero())
-		e.sim.ClearFailures()
+		e.sim.Faults().Clear()
 		s := next()
 		Expect(s.Health.Named).To(BeZero(), "no event names it any more")
 		Expect(unhealthy()).To(Equal(1), "pending from the failed check")
@@ -187,7 +187,7 @@ var _ = Describe("VM health", func() {
 		settled(e.m)
 		busy := e.names[4]
 		Expect(e.sim.SetAgent(busy, e.sim.InstanceIDs(busy, "")[0], sim.AgentUnresponsive)).To(Succeed())
-		e.sim.SetTaskDuration(time.Hour)
+		e.sim.Knobs().SetTaskDuration(time.Hour)
 		_, err := e.bosh.Deploy(context.Background(), []byte(e.manifest(busy)))
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() bool {
@@ -199,18 +199,18 @@ var _ = Describe("VM health", func() {
 			}
 			return false
 		}).Should(BeTrue())
-		e.sim.SetTaskDuration(5 * time.Millisecond) // the checks' tasks
+		e.sim.Knobs().SetTaskDuration(5 * time.Millisecond) // the checks' tasks
 		next()
 		Expect(unhealthy()).To(BeZero(), "not asked while its task runs")
 		Expect(e.m.Health().Status().Directors[0].Busy).To(BeNumerically(">=", 1))
 
 		started := e.m.Health().Status().Directors[0].Started
-		e.sim.SetTaskDuration(time.Hour)
+		e.sim.Knobs().SetTaskDuration(time.Hour)
 		for _, name := range e.names[5:8] { // three more of the broker's: two run beside the first, one stays queued (3 workers)
 			_, err := e.bosh.Deploy(context.Background(), []byte(e.manifest(name)))
 			Expect(err).NotTo(HaveOccurred())
 		}
-		e.sim.SetTaskDuration(5 * time.Millisecond)
+		e.sim.Knobs().SetTaskDuration(5 * time.Millisecond)
 		clock.Add(int64(interval))
 		Expect(e.run(reconciler.RunOptions{}).Health.Named).To(BeNumerically(">=", 0))
 		Eventually(func() int { return e.m.Health().Status().Directors[0].HeldOff }).Should(BeNumerically(">=", 1))

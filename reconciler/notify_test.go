@@ -94,7 +94,7 @@ var _ = Describe("webhook notifications", func() {
 		e.run(reconciler.RunOptions{})
 		Consistently(rc.types, 300*time.Millisecond).Should(HaveLen(1), "an orphan that stays one is not announced again")
 
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments"})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments"})).To(Succeed())
 		for range 2 {
 			_, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
 			Expect(err).To(HaveOccurred())

@@ -23,7 +23,7 @@ var _ = Describe("quarantine across runs", func() {
 	It("sets a permanently failing deployment aside: later runs skip it until its backoff expires, at the clean cost, writing nothing", func() {
 		e := newEnv(envOptions{seed: 4, config: quarantineConfig, clock: true})
 		bad := e.names[2]
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: bad})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: bad})).To(Succeed())
 		manifestGets := func() int { return e.sim.Stats().Requests["GET /deployments/:name"] }
 
 		// Run 1 meets the failure: in-run retries, then the deployment is quarantined.
@@ -73,7 +73,7 @@ var _ = Describe("quarantine across runs", func() {
 		Expect(manifestGets() - gets).To(Equal(3))
 
 		// The operator asks for it by instance id: tried at once, and released when it is in step.
-		e.sim.ClearFailures()
+		e.sim.Faults().Clear()
 		forced := e.run(reconciler.RunOptions{Instances: []string{instanceID(bad)}})
 		Expect(forced.Result).To(Equal("success"))
 		Expect(forced.Created).To(Equal(1))
@@ -86,7 +86,7 @@ var _ = Describe("quarantine across runs", func() {
 	It("keeps the quarantine in Vault: a new manager (a restarted daemon) skips the item too", func() {
 		e := newEnv(envOptions{seed: 2, config: quarantineConfig})
 		bad := e.names[0]
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name/vms", Deployment: bad})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name/vms", Deployment: bad})).To(Succeed())
 		Expect(e.run(reconciler.RunOptions{}).NewlyQuarantined).To(HaveLen(1))
 
 		e.reg = prometheus.NewRegistry()

@@ -58,21 +58,21 @@ var _ = Describe("retries", func() {
 
 	It("retries Director errors on the listing, manifests and VMs", func() {
 		e := newEnv(envOptions{seed: 4, config: retryTwice})
-		e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Count: 1})
-		e.sim.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Count: 2, Status: 502})
-		e.sim.InjectFailure(sim.Failure{Endpoint: "/deployments/:name/vms", Count: 1})
+		e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments", Count: 1})
+		e.sim.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Count: 2, Status: 502})
+		e.sim.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name/vms", Count: 1})
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Created).To(Equal(4))
 		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /deployments", 2))
-		Expect(e.sim.Failures()).To(BeEmpty(), "every injected failure was met")
+		Expect(e.sim.Faults().List()).To(BeEmpty(), "every injected failure was met")
 	})
 
 	It("goes on with the other deployments when one cannot be fetched, and retries it next run", func() {
 		e := newEnv(envOptions{seed: 4, config: func(c *config.ReconcilerConfig) {
 			c.RetryAttempts, c.MaxConcurrency = 1, 1
 		}})
-		e.sim.InjectFailure(sim.Failure{Endpoint: "/deployments/:name/vms", Deployment: e.names[0], Count: 2})
+		e.sim.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name/vms", Deployment: e.names[0], Count: 2})
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Failed).To(Equal(1), "tried in two rounds, failed in both")
 		Expect(s.Errors).To(ConsistOf(ContainSubstring(e.names[0])))
@@ -87,7 +87,7 @@ var _ = Describe("retries", func() {
 	It("skips, without an error, a deployment deleted between the listing and its fetch", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.MaxConcurrency = 1 }})
 		first := listedNames(e)[0]
-		e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Delay: 500 * time.Millisecond, Count: 1})
+		e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Delay: 500 * time.Millisecond, Count: 1})
 		done := make(chan reconciler.Summary, 1)
 		go func() {
 			defer GinkgoRecover()
@@ -105,7 +105,7 @@ var _ = Describe("retries", func() {
 	It("flags no orphan and reports the failure when the listing keeps failing", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 1 }})
 		e.run(reconciler.RunOptions{})
-		e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments"})
+		e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments"})
 		s, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
 		Expect(err).To(HaveOccurred())
 		Expect(s.ErrorCount).To(Equal(1))

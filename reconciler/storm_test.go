@@ -17,7 +17,7 @@ var _ = Describe("a run while the Director is failing", func() {
 	It("quarantines none of the deployments that met its transient faults, and the next run takes them", func() {
 		e := newEnv(envOptions{seed: 8, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 0 }})
 		for _, name := range e.names[:3] {
-			Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: name, Status: http.StatusServiceUnavailable})).To(Succeed())
+			Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: name, Status: http.StatusServiceUnavailable})).To(Succeed())
 		}
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.Failed).To(Equal(3))
@@ -25,7 +25,7 @@ var _ = Describe("a run while the Director is failing", func() {
 		Expect(s.Excused).To(Equal(3))
 		Expect(e.m.Status().Quarantined).To(BeEmpty())
 
-		e.sim.ClearFailures()
+		e.sim.Faults().Clear()
 		s = e.run(reconciler.RunOptions{})
 		Expect(s.Failed).To(BeZero())
 		Expect(s.Quarantined).To(BeEmpty(), "nothing skipped")
@@ -34,7 +34,7 @@ var _ = Describe("a run while the Director is failing", func() {
 
 	It("still quarantines the one deployment that fails among healthy ones", func() {
 		e := newEnv(envOptions{seed: 8, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 0 }})
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: e.names[0], Status: http.StatusServiceUnavailable})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: e.names[0], Status: http.StatusServiceUnavailable})).To(Succeed())
 		s := e.run(reconciler.RunOptions{})
 		Expect(s.NewlyQuarantined).To(ConsistOf(HaveField("Deployment", e.names[0])))
 		Expect(s.Excused).To(BeZero())

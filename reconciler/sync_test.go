@@ -99,10 +99,10 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		}})
 		Expect(err).NotTo(HaveOccurred())
 		// A run whose listing fails, after its index read.
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: 500, Delay: 300 * time.Millisecond})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments", Status: 500, Delay: 300 * time.Millisecond})).To(Succeed())
 		failed, _ := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
 		Expect(failed.Errors).NotTo(BeEmpty())
-		e.sim.ClearFailures()
+		e.sim.Faults().Clear()
 
 		dataReads := func() uint64 {
 			st := e.store.Stats()
@@ -159,7 +159,7 @@ instance_groups:
 	It("fetches a manifest again once its cached answer is older than cache_ttl, when the event feed cannot vouch for it", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.CacheTTL = 2 * time.Second }})
 		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(Equal(2))
-		Expect(e.sim.InjectFailure(sim.Failure{Endpoint: "GET /events"})).To(Succeed())
+		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /events"})).To(Succeed())
 		first := e.run(reconciler.RunOptions{})
 		Expect(first.Feed.Mode).To(Equal(reconciler.FeedFallback))
 		Expect(first.ManifestsFetched).To(BeZero(), "within the TTL")

@@ -341,7 +341,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 	It("finishes an upgrade whose wait was cut at the next fleet upgrade", func() {
 		f := newFleet(1, nil)
 		f.use(upgradeCatalog("2.0.0", "16.2.0"), nil)
-		f.e.sim.SetTaskDuration(2 * time.Second)
+		f.e.sim.Knobs().SetTaskDuration(2 * time.Second)
 		f.e.sim.ResetStats()
 		cut, cancel := context.WithCancel(ctx)
 		go func() {
@@ -455,7 +455,7 @@ var _ = Describe("an upgrade whose Director cannot be reached", func() {
 	It("is skipped with the reason, nothing marked or deployed", func() {
 		f := newFleet(1, nil)
 		f.use(upgradeCatalog("2.0.0", "16.2.0"), nil)
-		Expect(f.e.sim.InjectFailure(sim.Failure{Endpoint: "GET /deployments/:name", Status: 503})).To(Succeed())
+		Expect(f.e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Status: 503})).To(Succeed())
 		f.e.sim.ResetStats()
 		rep := f.upgrade(reconciler.UpgradeRequest{})
 		Expect(rep.Instances).To(ConsistOf(And(HaveField("State", "skipped"),

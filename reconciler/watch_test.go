@@ -92,10 +92,10 @@ var _ = Describe("the watch between runs", func() {
 	It("asks for a run when a task that was running at the last run ends, and not while it runs", func() {
 		e := newEnv(envOptions{seed: 3, sim: sim.Options{TaskDuration: 10 * time.Millisecond, NoEvents: true},
 			config: func(c *config.ReconcilerConfig) { c.Interval, c.WatchInterval = time.Hour, every }})
-		e.sim.SetTaskDuration(time.Hour)
+		e.sim.Knobs().SetTaskDuration(time.Hour)
 		long, err := e.bosh.Deploy(context.Background(), []byte(e.manifest(e.names[0])))
 		Expect(err).NotTo(HaveOccurred())
-		e.sim.SetTaskDuration(10 * time.Millisecond)
+		e.sim.Knobs().SetTaskDuration(10 * time.Millisecond)
 		started(e) // the run at start sees the task running: its mark stops before it
 		first := e.m.Status().LastRun.RunID
 		before := looks(e, "unchanged")

@@ -36,16 +36,30 @@ type adminNextTask struct {
 	State      string `json:"state"`
 }
 
-// adminRoutes serves the /_sim admin API: no authentication, no latency,
+// admin is the admin HTTP API under /_sim/: the knobs, the counters, the
+// seeds and the changes made behind the broker's back, over HTTP.
+type admin struct {
+	db      *store
+	knobs   *Knobs
+	faults  *Faults
+	meter   *meter
+	gate    *gate // whose tokens it revokes
+	configs *configBook
+	deploys *deploys
+	board   *taskBoard
+	health  *health
+}
+
+// routes serves the /_sim admin API: no authentication, no latency,
 // no failures, not counted.
-func (d *Director) adminRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /_sim/stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.Stats()) })
-	mux.HandleFunc("GET /_sim/tasks", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.TaskLog()) })
-	mux.HandleFunc("POST /_sim/reset", d.adminReset)
-	mux.HandleFunc("GET /_sim/config", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, d.adminConfig()) })
-	mux.HandleFunc("POST /_sim/config", d.adminSetConfig)
-	mux.HandleFunc("POST /_sim/seed", d.adminSeed)
-	mux.HandleFunc("POST /_sim/next-task", d.adminNextTask)
+func (adm *admin) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /_sim/stats", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, adm.meter.stats()) })
+	mux.HandleFunc("GET /_sim/tasks", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, adm.meter.taskLog()) })
+	mux.HandleFunc("POST /_sim/reset", adm.reset)
+	mux.HandleFunc("GET /_sim/config", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, adm.config()) })
+	mux.HandleFunc("POST /_sim/config", adm.setConfig)
+	mux.HandleFunc("POST /_sim/seed", adm.seed)
+	mux.HandleFunc("POST /_sim/next-task", adm.nextTask)
 	mux.HandleFunc("POST /_sim/tasks-cleanup", func(w http.ResponseWriter, r *http.Request) { // the Director's weekly cleanup, now
 		var body struct {
 			MaxTasks *int `json:"max_tasks"`
@@ -61,25 +75,25 @@ func (d *Director) adminRoutes(mux *http.ServeMux) {
 			adminError(w, http.StatusBadRequest, fmt.Errorf("max_tasks %d is negative", keep))
 			return
 		}
-		d.mu.Lock()
-		removed := cleanupTasks(d.tasks, keep)
-		d.mu.Unlock()
+		adm.db.mu.Lock()
+		removed := cleanupTasks(adm.db.tasks, keep)
+		adm.db.mu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]int{"removed": removed})
 	})
 	mux.HandleFunc("POST /_sim/revoke-tokens", func(w http.ResponseWriter, _ *http.Request) {
-		d.RevokeTokens()
+		adm.gate.tokens.rotate()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("PUT /_sim/cloud-config", d.adminCloudConfig)
-	mux.HandleFunc("POST /_sim/agent", d.adminAgent)
-	mux.HandleFunc("POST /_sim/resurrect", d.adminResurrect)
-	mux.HandleFunc("PUT /_sim/deployments", d.adminPutDeployment)
+	mux.HandleFunc("PUT /_sim/cloud-config", adm.cloudConfig)
+	mux.HandleFunc("POST /_sim/agent", adm.agent)
+	mux.HandleFunc("POST /_sim/resurrect", adm.resurrect)
+	mux.HandleFunc("PUT /_sim/deployments", adm.putDeployment)
 	mux.HandleFunc("DELETE /_sim/deployments", func(w http.ResponseWriter, _ *http.Request) {
-		d.RemoveAllDeployments()
+		adm.deploys.removeAll()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("DELETE /_sim/deployments/{name}", func(w http.ResponseWriter, r *http.Request) {
-		d.RemoveDeployment(r.PathValue("name"))
+		adm.deploys.remove(r.PathValue("name"))
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
@@ -99,25 +113,27 @@ func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// adminReset zeroes the counters and removes failures and pending task ends.
-func (d *Director) adminReset(w http.ResponseWriter, _ *http.Request) {
-	d.ResetStats()
-	d.ClearFailures()
-	d.mu.Lock()
-	clear(d.outcomes)
-	d.mu.Unlock()
+// reset is POST /_sim/reset: it zeroes the counters and removes failures and pending task ends.
+func (adm *admin) reset(w http.ResponseWriter, _ *http.Request) {
+	adm.meter.reset()
+	adm.faults.Clear()
+	adm.db.mu.Lock()
+	clear(adm.db.outcomes)
+	adm.db.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (d *Director) adminConfig() adminConfig {
-	lat, dur := d.knobs.latency().Milliseconds(), d.knobs.taskDuration().Milliseconds()
-	ttl := int64(d.knobs.tokenTTL().Seconds())
-	fs := simkit.AdminFailures(d.Failures())
-	kept, record := d.EventsKept(), !d.knobs.noEvents.Load()
+// config is the body of GET /_sim/config: the knobs and failures in effect.
+func (adm *admin) config() adminConfig {
+	lat, dur := adm.knobs.latency().Milliseconds(), adm.knobs.taskDuration().Milliseconds()
+	ttl := int64(adm.knobs.tokenTTL().Seconds())
+	fs := simkit.AdminFailures(adm.faults.List())
+	kept, record := adm.knobs.EventsKept(), !adm.knobs.noEvents.Load()
 	return adminConfig{LatencyMS: &lat, TaskDurationMS: &dur, TokenTTLS: &ttl, EventsKept: &kept, RecordEvents: &record, Failures: &fs}
 }
 
-func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
+// setConfig is POST /_sim/config: a refused body changes nothing.
+func (adm *admin) setConfig(w http.ResponseWriter, r *http.Request) {
 	var c adminConfig
 	if !decodeAdmin(w, r, &c) {
 		return
@@ -128,30 +144,29 @@ func (d *Director) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c.LatencyMS != nil {
-		d.SetLatency(time.Duration(*c.LatencyMS) * time.Millisecond)
+		adm.knobs.SetLatency(time.Duration(*c.LatencyMS) * time.Millisecond)
 	}
 	if c.TaskDurationMS != nil {
-		d.SetTaskDuration(time.Duration(*c.TaskDurationMS) * time.Millisecond)
+		adm.knobs.SetTaskDuration(time.Duration(*c.TaskDurationMS) * time.Millisecond)
 	}
 	if c.TokenTTLS != nil {
-		d.SetTokenTTL(time.Duration(*c.TokenTTLS) * time.Second)
+		adm.knobs.SetTokenTTL(time.Duration(*c.TokenTTLS) * time.Second)
 	}
 	if c.EventsKept != nil {
-		d.SetEventsKept(*c.EventsKept)
+		adm.knobs.SetEventsKept(*c.EventsKept)
 	}
 	if c.RecordEvents != nil {
-		d.knobs.noEvents.Store(!*c.RecordEvents)
+		adm.knobs.noEvents.Store(!*c.RecordEvents)
 	}
 	if c.Failures != nil {
-		d.knobs.setFailures(failures)
+		adm.faults.set(failures)
 	}
-	writeJSON(w, http.StatusOK, d.adminConfig())
+	writeJSON(w, http.StatusOK, adm.config())
 }
 
 // check refuses negative durations, a token lifetime below one second, no
-// events kept and
-// failures InjectFailure would refuse, so that a refused body changes
-// nothing; it returns the failures.
+// events kept and failures Faults.Inject would refuse, so that a refused
+// body changes nothing; it returns the failures.
 func (c adminConfig) check() ([]Failure, error) {
 	switch {
 	case c.LatencyMS != nil && *c.LatencyMS < 0:
@@ -168,7 +183,8 @@ func (c adminConfig) check() ([]Failure, error) {
 	return simkit.FromAdmin(*c.Failures, checkFailure)
 }
 
-func (d *Director) adminSeed(w http.ResponseWriter, r *http.Request) {
+// seed is POST /_sim/seed: as SeedDeployments.
+func (adm *admin) seed(w http.ResponseWriter, r *http.Request) {
 	var s adminSeed
 	if !decodeAdmin(w, r, &s) {
 		return
@@ -178,7 +194,7 @@ func (d *Director) adminSeed(w http.ResponseWriter, r *http.Request) {
 		adminError(w, http.StatusBadRequest, err)
 		return
 	}
-	names := d.SeedDeployments(s.Count, plans)
+	names := adm.deploys.seed(s.Count, plans)
 	if names == nil {
 		names = []string{}
 	}
@@ -199,32 +215,35 @@ func (s adminSeed) check() ([]SeedPlan, error) {
 	return s.Plans, nil
 }
 
-func (d *Director) adminNextTask(w http.ResponseWriter, r *http.Request) {
+// nextTask is POST /_sim/next-task: as EndNextTask.
+func (adm *admin) nextTask(w http.ResponseWriter, r *http.Request) {
 	var n adminNextTask
 	if !decodeAdmin(w, r, &n) {
 		return
 	}
-	if err := d.EndNextTask(n.Deployment, or(n.State, StateError)); err != nil {
+	if err := adm.board.endNext(n.Deployment, or(n.State, StateError)); err != nil {
 		adminError(w, http.StatusBadRequest, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (d *Director) adminCloudConfig(w http.ResponseWriter, r *http.Request) {
+// cloudConfig is PUT /_sim/cloud-config: as SetCloudConfig.
+func (adm *admin) cloudConfig(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifest))
 	if err != nil {
 		adminError(w, http.StatusBadRequest, err)
 		return
 	}
-	d.SetCloudConfig(string(body))
+	adm.configs.setCloud(string(body))
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (d *Director) adminPutDeployment(w http.ResponseWriter, r *http.Request) {
+// putDeployment is PUT /_sim/deployments: as PutDeployment.
+func (adm *admin) putDeployment(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifest))
 	if err == nil {
-		err = d.PutDeployment(string(body))
+		err = adm.deploys.put(string(body))
 	}
 	if err != nil {
 		adminError(w, http.StatusBadRequest, err)
@@ -240,26 +259,26 @@ type adminInstance struct {
 	Agent      string `json:"agent"`
 }
 
-// adminAgent is POST /_sim/agent: as SetAgent.
-func (d *Director) adminAgent(w http.ResponseWriter, r *http.Request) {
+// agent is POST /_sim/agent: as SetAgent.
+func (adm *admin) agent(w http.ResponseWriter, r *http.Request) {
 	var a adminInstance
 	if !decodeAdmin(w, r, &a) {
 		return
 	}
-	if err := d.SetAgent(a.Deployment, a.Instance, or(a.Agent, AgentRunning)); err != nil {
+	if err := adm.health.setAgent(a.Deployment, a.Instance, or(a.Agent, AgentRunning)); err != nil {
 		adminError(w, http.StatusBadRequest, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// adminResurrect is POST /_sim/resurrect: as Resurrect, answered once done.
-func (d *Director) adminResurrect(w http.ResponseWriter, r *http.Request) {
+// resurrect is POST /_sim/resurrect: as Resurrect, answered once done.
+func (adm *admin) resurrect(w http.ResponseWriter, r *http.Request) {
 	var a adminInstance
 	if !decodeAdmin(w, r, &a) {
 		return
 	}
-	if err := d.Resurrect(a.Deployment, a.Instance); err != nil {
+	if err := adm.health.resurrect(a.Deployment, a.Instance); err != nil {
 		adminError(w, http.StatusBadRequest, err)
 		return
 	}

@@ -42,7 +42,7 @@ var _ = Describe("the /_sim admin API", func() {
 		r := post("/_sim/config", `{"latency_ms": 5, "task_duration_ms": 50, "token_ttl_s": 60, "events_kept": 50,
 			"failures": [{"endpoint": "/deployments", "method": "GET", "status": 502, "count": 1}]}`)
 		Expect(r.status).To(Equal(http.StatusOK))
-		Expect(d.EventsKept()).To(Equal(50))
+		Expect(d.Knobs().EventsKept()).To(Equal(50))
 		Expect(admin.getJSON("/_sim/config")).To(Equal(map[string]any{"latency_ms": 5.0, "task_duration_ms": 50.0,
 			"token_ttl_s": 60.0, "events_kept": 50.0, "record_events": true, "failures": []any{map[string]any{"endpoint": "/deployments", "method": "GET",
 				"rate": 0.0, "status": 502.0, "delay_ms": 0.0, "count": 1.0}}}))
@@ -50,9 +50,9 @@ var _ = Describe("the /_sim admin API", func() {
 		Expect(c.get("/deployments").status).To(Equal(http.StatusOK))
 
 		Expect(post("/_sim/config", `{"failures": [{"endpoint": "/info", "delay_ms": 1}]}`).status).To(Equal(http.StatusOK))
-		Expect(d.Failures()).To(Equal([]sim.Failure{{Endpoint: "/info", Delay: time.Millisecond}}))
+		Expect(d.Faults().List()).To(Equal([]sim.Failure{{Endpoint: "/info", Delay: time.Millisecond}}))
 		Expect(post("/_sim/config", `{"failures": []}`).status).To(Equal(http.StatusOK))
-		Expect(d.Failures()).To(BeEmpty())
+		Expect(d.Faults().List()).To(BeEmpty())
 		Expect(post("/_sim/config", `{"latency": 5}`).status).To(Equal(http.StatusBadRequest), "unknown fields are refused")
 	})
 

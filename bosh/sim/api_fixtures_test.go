@@ -68,7 +68,7 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 		const failed = "redis-small-0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
 		d.FailNextTask(failed) // a failed first deploy leaves a deployment without manifest
 		Expect(c.waitTask(c.deploy(redisManifest(failed, "16.1.0")))["state"]).To(Equal("error"))
-		d.SetTaskDuration(time.Hour)
+		d.Knobs().SetTaskDuration(time.Hour)
 		c.deploy(fixtureManifest()) // runs: locked
 		Eventually(func() []any { return c.getJSON("/locks").([]any) }).Should(HaveLen(1))
 
@@ -131,7 +131,7 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 	})
 
 	It("GET /locks like locks.json while a task runs", func() {
-		d.SetTaskDuration(time.Hour)
+		d.Knobs().SetTaskDuration(time.Hour)
 		id := c.deploy(fixtureManifest())
 		var locks []any
 		Eventually(func() []any { locks = c.getJSON("/locks").([]any); return locks }).Should(HaveLen(1))
@@ -180,11 +180,11 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 	})
 
 	It("GET /tasks/:id like task_queued.json, task_done.json and GET /tasks like tasks_list.json", func() {
-		d.SetTaskDuration(time.Hour)
+		d.Knobs().SetTaskDuration(time.Hour)
 		running := c.deploy(redisManifest("service-instance_aaa", "16.1.0"))
 		c.deploy(redisManifest("service-instance_bbb", "16.1.0")) // second worker
 		c.header = http.Header{"X-Bosh-Context-Id": {"reconciler-run-42"}}
-		d.SetTaskDuration(10 * time.Millisecond)
+		d.Knobs().SetTaskDuration(10 * time.Millisecond)
 		queued := c.deploy(fixtureManifest())
 		c.header = nil
 
@@ -213,10 +213,10 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 	})
 
 	It("ends a task that cannot get its lock like task_error.json and task_event_error_line.json", func() {
-		d.SetTaskDuration(time.Hour)
+		d.Knobs().SetTaskDuration(time.Hour)
 		holder := c.deploy(fixtureManifest())
 		c.waitLocked(holder)
-		d.SetTaskDuration(10 * time.Millisecond)
+		d.Knobs().SetTaskDuration(10 * time.Millisecond)
 		failed := c.waitTask(c.deleteDeployment(serviceInstance))
 
 		want := fixture("task_error.json").(map[string]any)
@@ -235,7 +235,7 @@ var _ = Describe("answers compared field by field with the fixtures", func() {
 
 	It("records GET /events like events.json: a create, then a delete that cannot get its lock", func() {
 		created := c.waitTask(c.deploy(fixtureManifest()))
-		d.SetTaskDuration(time.Hour)
+		d.Knobs().SetTaskDuration(time.Hour)
 		holder := c.deploy(fixtureManifest())
 		c.waitLocked(holder)
 		failed := c.waitTask(c.deleteDeployment(serviceInstance))

@@ -149,7 +149,7 @@ var _ = Describe("the Director API", func() {
 	})
 
 	It("answers at most 200 events", func() {
-		d.SetTaskDuration(0)
+		d.Knobs().SetTaskDuration(0)
 		for i := range 60 {
 			c.waitTask(c.deploy(redisManifest("r"+itoa(i), "1")))
 		}

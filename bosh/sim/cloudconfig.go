@@ -127,17 +127,17 @@ func (n cloudNames) add(text string) {
 }
 
 // checkCloud checks a manifest against the current cloud configs.
-func (d *Director) checkCloud(doc *manifestDoc) error {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.cloudNamesLocked().check(doc)
+func (cb *configBook) checkCloud(doc *manifestDoc) error {
+	cb.db.mu.RLock()
+	defer cb.db.mu.RUnlock()
+	return cb.cloudNamesLocked().check(doc)
 }
 
 // cloudNamesLocked merges the current config of each cloud config name.
-func (d *Director) cloudNamesLocked() cloudNames {
+func (cb *configBook) cloudNamesLocked() cloudNames {
 	n := newCloudNames()
 	seen := map[string]bool{}
-	for _, c := range slices.Backward(d.configs) {
+	for _, c := range slices.Backward(cb.db.configs) {
 		if c.typ == "cloud" && !seen[c.name] {
 			seen[c.name] = true
 			n.add(c.content)

@@ -71,33 +71,42 @@ func (c config) view(current bool) configView {
 		CreatedAt: c.createdAtText(), Current: current}
 }
 
-// SetCloudConfig uploads a new default cloud config: deployments deployed
-// before it show cloud_config "outdated".
-func (d *Director) SetCloudConfig(content string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.addConfigLocked("cloud", "default", content)
+// configBook holds the Director's configs (cloud, runtime, cpi): the
+// /configs and typed config routes, the deploy's check against the cloud
+// config, and the diffs made against them.
+type configBook struct {
+	db   *store
+	rec  *recorder
+	gate *gate // who may read the cpi configs
 }
 
-func (d *Director) addConfigLocked(typ, name, content string) {
-	d.configs = append(d.configs, newConfig(d.configs[len(d.configs)-1].id+1, typ, name, content))
-	d.invalidateLocked()
+// setCloud uploads a new default cloud config (Director.SetCloudConfig).
+func (cb *configBook) setCloud(content string) {
+	cb.db.mu.Lock()
+	defer cb.db.mu.Unlock()
+	cb.addLocked("cloud", "default", content)
 }
 
-// latestCloudConfigLocked is the id of the current cloud config; 0 = none.
-func (d *Director) latestCloudConfigLocked() int {
-	for i := len(d.configs) - 1; i >= 0; i-- {
-		if d.configs[i].typ == "cloud" {
-			return d.configs[i].id
+// addLocked stores a new config of a type and name.
+func (cb *configBook) addLocked(typ, name, content string) {
+	cb.db.configs = append(cb.db.configs, newConfig(cb.db.configs[len(cb.db.configs)-1].id+1, typ, name, content))
+	cb.db.invalidateLocked()
+}
+
+// latestCloudLocked is the id of the current cloud config; 0 = none.
+func (cb *configBook) latestCloudLocked() int {
+	for i := len(cb.db.configs) - 1; i >= 0; i-- {
+		if cb.db.configs[i].typ == "cloud" {
+			return cb.db.configs[i].id
 		}
 	}
 	return 0
 }
 
-// latestConfigLocked is the current config of a type and name, nil when none.
-func (d *Director) latestConfigLocked(typ, name string) *config {
-	for i := len(d.configs) - 1; i >= 0; i-- {
-		if c := &d.configs[i]; c.typ == typ && c.name == name {
+// latestLocked is the current config of a type and name, nil when none.
+func (cb *configBook) latestLocked(typ, name string) *config {
+	for i := len(cb.db.configs) - 1; i >= 0; i-- {
+		if c := &cb.db.configs[i]; c.typ == typ && c.name == name {
 			return c
 		}
 	}
@@ -105,7 +114,7 @@ func (d *Director) latestConfigLocked(typ, name string) *config {
 }
 
 // listConfigs is GET /configs?latest=true|false&type=&name=, newest first.
-func (d *Director) listConfigs(w http.ResponseWriter, r *http.Request, _ string) {
+func (cb *configBook) listConfigs(w http.ResponseWriter, r *http.Request, _ string) {
 	q := r.URL.Query()
 	if !q.Has("latest") {
 		writeError(w, http.StatusBadRequest, codeMissingField, "'latest' is required")
@@ -114,8 +123,8 @@ func (d *Director) listConfigs(w http.ResponseWriter, r *http.Request, _ string)
 	latestOnly := q.Get("latest") == "true"
 	out := []configView{}
 	seen := map[[2]string]bool{}
-	d.mu.RLock()
-	for _, c := range slices.Backward(d.configs) {
+	cb.db.mu.RLock()
+	for _, c := range slices.Backward(cb.db.configs) {
 		key := [2]string{c.typ, c.name}
 		current := !seen[key]
 		seen[key] = true
@@ -124,35 +133,35 @@ func (d *Director) listConfigs(w http.ResponseWriter, r *http.Request, _ string)
 		}
 		out = append(out, c.view(current))
 	}
-	d.mu.RUnlock()
+	cb.db.mu.RUnlock()
 	writeJSON(w, http.StatusOK, out)
 }
 
 // getConfig is GET /configs/:id. The Director finds only ids written as
 // Ruby's to_i writes them back ("7", not "07").
-func (d *Director) getConfig(w http.ResponseWriter, r *http.Request, _ string) {
+func (cb *configBook) getConfig(w http.ResponseWriter, r *http.Request, _ string) {
 	raw := r.PathValue("id")
 	id, err := strconv.Atoi(raw)
 	if err == nil && strconv.Itoa(id) == raw {
-		d.mu.RLock()
-		i := slices.IndexFunc(d.configs, func(c config) bool { return c.id == id })
+		cb.db.mu.RLock()
+		i := slices.IndexFunc(cb.db.configs, func(c config) bool { return c.id == id })
 		if i >= 0 {
-			c := d.configs[i]
-			v := c.view(d.latestConfigLocked(c.typ, c.name).id == c.id)
-			d.mu.RUnlock()
+			c := cb.db.configs[i]
+			v := c.view(cb.latestLocked(c.typ, c.name).id == c.id)
+			cb.db.mu.RUnlock()
 			writeJSON(w, http.StatusOK, v)
 			return
 		}
-		d.mu.RUnlock()
+		cb.db.mu.RUnlock()
 	}
 	writeError(w, http.StatusNotFound, codeConfigNotFound, "Config %s not found", raw)
 }
 
 // listTypedConfigs is GET /cloud_configs (runtime, cpi) ?limit=N[&name=]:
 // the configs of that type and name, newest first.
-func (d *Director) listTypedConfigs(k configKind) handler {
+func (cb *configBook) listTypedConfigs(k configKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ string) {
-		if k == cpiConfigKind && !d.requireAdmin(w, r) {
+		if k == cpiConfigKind && !cb.gate.requireAdmin(w, r) {
 			return
 		}
 		limit, msg := typedConfigLimit(r)
@@ -166,8 +175,8 @@ func (d *Director) listTypedConfigs(k configKind) handler {
 			return
 		}
 		name, out := k.nameOf(r), []typedConfigView{}
-		d.mu.RLock()
-		for _, c := range slices.Backward(d.configs) {
+		cb.db.mu.RLock()
+		for _, c := range slices.Backward(cb.db.configs) {
 			if len(out) == limit {
 				break
 			}
@@ -175,7 +184,7 @@ func (d *Director) listTypedConfigs(k configKind) handler {
 				out = append(out, typedConfigView{Properties: c.content, CreatedAt: c.createdAtText()})
 			}
 		}
-		d.mu.RUnlock()
+		cb.db.mu.RUnlock()
 		writeJSON(w, http.StatusOK, out)
 	}
 }
@@ -193,16 +202,6 @@ func typedConfigLimit(r *http.Request) (limit int, msg string) {
 		return 0, "limit is invalid: '" + v + "' is not an integer"
 	}
 	return int(max(min(n, math.MaxInt32), math.MinInt32)), ""
-}
-
-// requireAdmin answers 401 (600000) unless the caller has the admin scope:
-// GET /cpi_configs names no scope, so it needs the default one.
-func (d *Director) requireAdmin(w http.ResponseWriter, r *http.Request) bool {
-	if id, _ := d.identify(r); id.admin {
-		return true
-	}
-	writeError(w, http.StatusUnauthorized, codeScope, "Require one of the scopes: bosh.admin, bosh.%s.admin", d.opts.UUID)
-	return false
 }
 
 // readConfigBody reads a typed config route's body: only text/yaml, as the
@@ -231,13 +230,13 @@ func writeConfigError(w http.ResponseWriter, err error) {
 // postTypedConfig is POST /cloud_configs (runtime, cpi) [?name=], text/yaml:
 // 201 and a new config unless the body is the current one's; an update
 // event either way but the unchanged one, with the error when refused.
-func (d *Director) postTypedConfig(k configKind) handler {
+func (cb *configBook) postTypedConfig(k configKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, user string) {
 		text, ok := readConfigBody(w, r)
 		if !ok {
 			return
 		}
-		if err := d.storeConfig(k, k.nameOf(r), text, user); err != nil {
+		if err := cb.storeConfig(k, k.nameOf(r), text, user); err != nil {
 			writeConfigError(w, err)
 			return
 		}
@@ -248,7 +247,7 @@ func (d *Director) postTypedConfig(k configKind) handler {
 // storeConfig checks and stores a config as the Director's controllers do.
 // The Director checks a cpi config once it has found it changed; the
 // current one passed the check, so checking first answers the same.
-func (d *Director) storeConfig(k configKind, name, text, user string) error {
+func (cb *configBook) storeConfig(k configKind, name, text, user string) error {
 	root, err := parseConfig(text)
 	switch {
 	case err == nil && k == runtimeConfigKind:
@@ -256,13 +255,13 @@ func (d *Director) storeConfig(k configKind, name, text, user string) error {
 	case err == nil && k == cpiConfigKind:
 		err = checkCPIs(root)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if latest := d.latestConfigLocked(k.typ, name); err == nil && latest != nil && latest.content == text {
+	cb.db.mu.Lock()
+	defer cb.db.mu.Unlock()
+	if latest := cb.latestLocked(k.typ, name); err == nil && latest != nil && latest.content == text {
 		return nil // unchanged: nothing stored, no event
 	}
 	if err == nil {
-		d.addConfigLocked(k.typ, name, text)
+		cb.addLocked(k.typ, name, text)
 	}
 	e := event{user: user, action: "update", objectType: k.objectType}
 	if k.named {
@@ -271,7 +270,7 @@ func (d *Director) storeConfig(k configKind, name, text, user string) error {
 	if err != nil {
 		e.err = err.Error()
 	}
-	d.recordLocked(e)
+	cb.rec.recordLocked(e)
 	return err
 }
 
@@ -283,7 +282,7 @@ type configDiffAnswer struct {
 // diffTypedConfig is POST /cloud_configs/diff (runtime, cpi) [?name=]
 // [&redact=false], text/yaml: the body against the current config of that
 // type and name (nothing when none).
-func (d *Director) diffTypedConfig(k configKind) handler {
+func (cb *configBook) diffTypedConfig(k configKind) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ string) {
 		text, ok := readConfigBody(w, r)
 		if !ok {
@@ -295,11 +294,11 @@ func (d *Director) diffTypedConfig(k configKind) handler {
 			return
 		}
 		current := ""
-		d.mu.RLock()
-		if latest := d.latestConfigLocked(k.typ, k.nameOf(r)); latest != nil {
+		cb.db.mu.RLock()
+		if latest := cb.latestLocked(k.typ, k.nameOf(r)); latest != nil {
 			current = latest.content
 		}
-		d.mu.RUnlock()
+		cb.db.mu.RUnlock()
 		before, _ := parseConfig(current) // none, or unreadable (SetCloudConfig stores anything): nil
 		redactParam, _ := lastValue(r.URL.Query(), "redact")
 		redact := k.redacts && redactParam != "false"

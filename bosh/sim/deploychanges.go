@@ -14,8 +14,8 @@ const (
 // those it adds (created) and, when the manifest or the cloud config
 // changed, every other instance with a VM (updated). An unchanged deploy
 // changes nothing.
-func (d *Director) deployChangesLocked(t *task) []*instChange {
-	cur := d.deployments[t.deployment]
+func (ch *changer) deployChangesLocked(t *task) []*instChange {
+	cur := ch.db.deployments[t.deployment]
 	next := &deployment{name: t.deployment, content: t.content}
 	if cur != nil {
 		next.inst = cur.inst
@@ -25,7 +25,7 @@ func (d *Director) deployChangesLocked(t *task) []*instChange {
 		old[in.id] = true
 	}
 	unchanged := cur != nil && cur.content != nil && cur.manifestText() == t.manifest &&
-		cur.cloudConfig == d.latestCloudConfigLocked()
+		cur.cloudConfig == ch.configs.latestCloudLocked()
 	kept := map[string]bool{}
 	var deleted, updated []*instChange
 	for _, in := range instancesOf(next) {

@@ -14,24 +14,39 @@ type manifestView struct {
 	Manifest string `json:"manifest"`
 }
 
+// deploys are the Director's deployments: created, updated and deleted
+// through tasks (POST and DELETE /deployments) or at once (the seeds,
+// PutDeployment, RemoveDeployment), their manifests, their variables and
+// the cached GET /deployments listing.
+type deploys struct {
+	db        *store
+	rec       *recorder
+	configs   *configBook
+	artifacts *artifacts
+	board     *taskBoard
+	runner    *runner
+	seedPlans []SeedPlan // Options.SeedPlans, what seed draws from by default
+	director  string     // Options.Name, in the variables' names
+}
+
 // getDeployment is GET /deployments/:name: the manifest exactly as posted
 // ("" while a first deploy has not succeeded).
-func (d *Director) getDeployment(w http.ResponseWriter, r *http.Request, _ string) {
-	if text, ok := d.manifestOf(w, r.PathValue("name")); ok {
+func (dp *deploys) getDeployment(w http.ResponseWriter, r *http.Request, _ string) {
+	if text, ok := dp.manifestOf(w, r.PathValue("name")); ok {
 		writeJSON(w, http.StatusOK, manifestView{Manifest: text})
 	}
 }
 
 // manifestOf is the manifest of the deployment a route names; it answers
 // 70000 when there is none.
-func (d *Director) manifestOf(w http.ResponseWriter, name string) (string, bool) {
-	d.mu.RLock()
-	dep, ok := d.deployments[name]
+func (dp *deploys) manifestOf(w http.ResponseWriter, name string) (string, bool) {
+	dp.db.mu.RLock()
+	dep, ok := dp.db.deployments[name]
 	var text string
 	if ok {
 		text = dep.manifestText()
 	}
-	d.mu.RUnlock()
+	dp.db.mu.RUnlock()
 	if !ok {
 		deploymentNotFound(w, name)
 	}
@@ -42,7 +57,7 @@ func (d *Director) manifestOf(w http.ResponseWriter, name string) (string, bool)
 // creates or updates the deployment the manifest names. A manifest without
 // a name is refused at once (400); any other invalid manifest makes the
 // task end in error. Like the Director, it records a new deployment at once.
-func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user string) {
+func (dp *deploys) postDeployment(w http.ResponseWriter, r *http.Request, user string) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "text/yaml" {
 		endpointNotFound(w, r) // the Director's route only consumes YAML
 		return
@@ -58,7 +73,7 @@ func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user s
 		writeError(w, http.StatusBadRequest, codeMissingField, "%s", refusal.Error())
 		return
 	}
-	if err := d.checkDiffContext(r.URL.Query().Get("context")); err != nil {
+	if err := dp.configs.checkDiffContext(r.URL.Query().Get("context")); err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalidConfigRef, "%s", err.Error())
 		return
 	}
@@ -71,35 +86,45 @@ func (d *Director) postDeployment(w http.ResponseWriter, r *http.Request, user s
 	if dryRun {
 		desc += " (dry run)"
 	}
-	d.mu.Lock()
-	t := d.newTaskLocked(kindDeploy, desc, name, user, r.Header.Get("X-Bosh-Context-Id"))
+	dp.db.mu.Lock()
+	t := dp.board.newTaskLocked(kindDeploy, desc, name, user, r.Header.Get("X-Bosh-Context-Id"))
 	t.manifest, t.doc, t.content, t.refusal, t.dryRun = text, doc, c, refusal, dryRun
 	t.action = "update" // "create" when the deployment is new, decided when the deploy is accepted
-	if _, ok := d.deployments[name]; !ok {
+	if _, ok := dp.db.deployments[name]; !ok {
 		t.action = "create"
 	}
 	if name != "" { // even for a dry run, as the Director's DeploymentRepo does
-		d.placeholderLocked(name)
+		dp.placeholderLocked(name)
 	}
-	d.mu.Unlock()
-	d.startTask(t)
-	d.redirectToTask(w, t.id)
+	dp.db.mu.Unlock()
+	dp.runner.startTask(t)
+	dp.board.redirectToTask(w, t.id)
 }
 
 // deleteDeployment is DELETE /deployments/:name: a task; a deployment that
 // does not exist is answered 404 (70000) before any task, as the Director's
 // controller looks it up first.
-func (d *Director) deleteDeployment(w http.ResponseWriter, r *http.Request, user string) {
+func (dp *deploys) deleteDeployment(w http.ResponseWriter, r *http.Request, user string) {
 	name := r.PathValue("name")
-	d.mu.Lock()
-	if _, ok := d.deployments[name]; !ok {
-		d.mu.Unlock()
+	dp.db.mu.Lock()
+	if _, ok := dp.db.deployments[name]; !ok {
+		dp.db.mu.Unlock()
 		deploymentNotFound(w, name)
 		return
 	}
-	t := d.newTaskLocked(kindDelete, "delete deployment "+name, name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t := dp.board.newTaskLocked(kindDelete, "delete deployment "+name, name, user, r.Header.Get("X-Bosh-Context-Id"))
 	t.action = "delete"
-	d.mu.Unlock()
-	d.startTask(t)
-	d.redirectToTask(w, t.id)
+	dp.db.mu.Unlock()
+	dp.runner.startTask(t)
+	dp.board.redirectToTask(w, t.id)
+}
+
+// deploymentLocked is the deployment a route names; it answers 70000 when
+// there is none.
+func (dp *deploys) deploymentLocked(w http.ResponseWriter, name string) (*deployment, bool) {
+	dep, ok := dp.db.deployments[name]
+	if !ok {
+		deploymentNotFound(w, name)
+	}
+	return dep, ok
 }

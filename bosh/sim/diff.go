@@ -29,7 +29,7 @@ type diffAnswer struct {
 // (nothing for a new deployment). Like the Director it always answers 200:
 // a manifest it cannot read gives an empty diff and an error, no context.
 // Values under properties are redacted unless redact=false.
-func (d *Director) postDiff(w http.ResponseWriter, r *http.Request, _ string) {
+func (cb *configBook) postDiff(w http.ResponseWriter, r *http.Request, _ string) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "text/yaml" {
 		endpointNotFound(w, r)
 		return
@@ -46,27 +46,27 @@ func (d *Director) postDiff(w http.ResponseWriter, r *http.Request, _ string) {
 		return
 	}
 	setKey(after, "name", name) // the Director diffs under the route's name
-	d.mu.RLock()
-	ctx := d.diffContextLocked()
+	cb.db.mu.RLock()
+	ctx := cb.diffContextLocked()
 	var before *yaml.Node
-	if dep := d.deployments[name]; dep != nil && dep.content != nil {
+	if dep := cb.db.deployments[name]; dep != nil && dep.content != nil {
 		before, _ = parseConfig(dep.manifestText())
 		if before != nil {
-			mergeCloud(before, d.configTextLocked(dep.cloudConfig))
+			mergeCloud(before, cb.configTextLocked(dep.cloudConfig))
 		}
 	}
 	for _, id := range ctx.CloudConfigIDs {
-		mergeCloud(after, d.configTextLocked(id))
+		mergeCloud(after, cb.configTextLocked(id))
 	}
-	d.mu.RUnlock()
+	cb.db.mu.RUnlock()
 	writeJSON(w, http.StatusOK, diffAnswer{Context: &ctx, Diff: yamlLineDiff(before, after, redact)})
 }
 
 // diffContextLocked is the ids of the current cloud and runtime configs.
-func (d *Director) diffContextLocked() diffContext {
+func (cb *configBook) diffContextLocked() diffContext {
 	ctx := diffContext{CloudConfigIDs: []int{}, RuntimeConfigIDs: []int{}}
 	seen := map[[2]string]bool{}
-	for _, c := range slices.Backward(d.configs) {
+	for _, c := range slices.Backward(cb.db.configs) {
 		key := [2]string{c.typ, c.name}
 		if seen[key] {
 			continue
@@ -86,7 +86,7 @@ func (d *Director) diffContextLocked() diffContext {
 
 // checkDiffContext checks a deploy's context parameter: every config id it
 // names must exist (190025 otherwise, as the Director answers).
-func (d *Director) checkDiffContext(raw string) error {
+func (cb *configBook) checkDiffContext(raw string) error {
 	if raw == "" {
 		return nil
 	}
@@ -94,10 +94,10 @@ func (d *Director) checkDiffContext(raw string) error {
 	if err := json.Unmarshal([]byte(raw), &ctx); err != nil {
 		return &manifestError{code: codeInvalidConfigRef, msg: "Context includes invalid config ID"}
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+	cb.db.mu.RLock()
+	defer cb.db.mu.RUnlock()
 	for _, id := range append(ctx.CloudConfigIDs, ctx.RuntimeConfigIDs...) {
-		if d.configTextLocked(id) == "" {
+		if cb.configTextLocked(id) == "" {
 			return &manifestError{code: codeInvalidConfigRef, msg: "Context includes invalid config ID"}
 		}
 	}
@@ -108,8 +108,8 @@ func (d *Director) checkDiffContext(raw string) error {
 const codeInvalidConfigRef = 190025
 
 // configTextLocked is the content of config id, "" when there is none.
-func (d *Director) configTextLocked(id int) string {
-	for _, c := range d.configs {
+func (cb *configBook) configTextLocked(id int) string {
+	for _, c := range cb.db.configs {
 		if c.id == id {
 			return c.content
 		}

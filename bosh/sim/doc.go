@@ -26,10 +26,23 @@
 // At most Options.Workers tasks run at once; the others stay queued.
 //
 // Knobs, as methods (safe for concurrent use) and over the admin API: latency,
-// task duration, token lifetime, events kept, injected failures (a share of requests
-// answered 500 or another status, one endpoint failing, slow answers, the
-// next N requests), tasks made to end in error/timeout/cancelled, seeded
-// deployments, deployments changed behind the broker's back, counters.
+// task duration, token lifetime and events kept (d.Knobs()), injected failures
+// (d.Faults(): a share of requests answered 500 or another status, one
+// endpoint failing, slow answers, the next N requests), and on the Director
+// itself tasks made to end in error/timeout/cancelled, seeded deployments,
+// deployments changed behind the broker's back, agents, counters.
+//
+// Structure: the Director is the simulator's face (New, URL, Close, the
+// methods tests call, the routes, registered in routes.go); each resource
+// is a part of its own, and every part shares one store (store.go) under one
+// mutex: the gate (counting, latency, failures, authentication, UAA tokens,
+// /info), deploys (deployments, manifests, listing, seeds), configBook
+// (configs, the cloud config check, diffs), artifacts (releases and
+// stemcells), taskBoard (creating, finding and cancelling tasks, /tasks),
+// runner (workers, locks, stages, outcomes), changer (what a task changes in
+// instances), vms (VMs, instances, instance states), health (agents,
+// resurrection, scan and fix), blobs (logs tarballs), recorder (events),
+// meter (Stats, TaskLog) and admin (/_sim/).
 //
 // Admin HTTP API under /_sim/ (no authentication, no latency, not counted):
 //

@@ -23,7 +23,7 @@ type event struct {
 // parentRef is an event with a parent, in the eventLog's sliding minimum.
 type parentRef struct{ id, parent int64 }
 
-// eventLog holds the newest events, oldest first, guarded by Director.mu.
+// eventLog holds the newest events, oldest first, guarded by store.mu.
 // Ids are consecutive: live()[i].id == live()[0].id+i.
 type eventLog struct {
 	buf    []event // buf[head:] are the events kept; pruning moves head

@@ -44,16 +44,24 @@ func (e *event) view() eventView {
 	return v
 }
 
+// recorder records the Director's events and answers GET /events; as a
+// Director with record_events off, it records nothing while
+// Knobs.noEvents is set.
+type recorder struct {
+	db    *store
+	knobs *Knobs
+}
+
 // recordLocked records e now and returns its id.
-func (d *Director) recordLocked(e event) int64 {
-	if d.knobs.noEvents.Load() { // recorded nowhere, as the Director's unsaved Models::Event
+func (rec *recorder) recordLocked(e event) int64 {
+	if rec.knobs.noEvents.Load() { // recorded nowhere, as the Director's unsaved Models::Event
 		return 0
 	}
 	e.at = time.Now().UnixNano()
 	if e.context == nil {
 		e.context = emptyContext
 	}
-	return d.events.add(e)
+	return rec.db.events.add(e)
 }
 
 // taskEvent is an event of task t.
@@ -65,20 +73,20 @@ func taskEvent(t *task, action, objectType, objectName string) event {
 // recordTaskStart records the start of a deploy or delete task, before it
 // waits for its lock as the Director does, and notes what the deployment
 // held then. It returns the id the task's end event names as its parent.
-func (d *Director) recordTaskStart(t *task) int64 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if dep := d.deployments[t.deployment]; dep != nil {
+func (rec *recorder) recordTaskStart(t *task) int64 {
+	rec.db.mu.Lock()
+	defer rec.db.mu.Unlock()
+	if dep := rec.db.deployments[t.deployment]; dep != nil {
 		t.before = dep.content
 	}
-	return d.recordLocked(taskEvent(t, t.action, "deployment", t.deployment))
+	return rec.recordLocked(taskEvent(t, t.action, "deployment", t.deployment))
 }
 
 // recordTaskEndLocked records the end of a deploy or delete task whose
 // start event is start: with the task's error unless it is done, and, for
 // a deploy that was planned (it got its lock and its manifest was valid),
 // the releases and stemcells before and after in its context.
-func (d *Director) recordTaskEndLocked(t *task, start int64, o outcome, planned bool) {
+func (rec *recorder) recordTaskEndLocked(t *task, start int64, o outcome, planned bool) {
 	e := taskEvent(t, t.action, "deployment", t.deployment)
 	e.parent = start
 	if o.state != StateDone {
@@ -87,14 +95,14 @@ func (d *Director) recordTaskEndLocked(t *task, start int64, o outcome, planned 
 	if planned && t.kind == kindDeploy {
 		e.context = changeContext(t.before, t.content)
 	}
-	d.recordLocked(e)
+	rec.recordLocked(e)
 }
 
-// recordTaskEnd is recordTaskEndLocked taking d.mu.
-func (d *Director) recordTaskEnd(t *task, start int64, o outcome, planned bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.recordTaskEndLocked(t, start, o, planned)
+// recordTaskEnd is recordTaskEndLocked taking db.mu.
+func (rec *recorder) recordTaskEnd(t *task, start int64, o outcome, planned bool) {
+	rec.db.mu.Lock()
+	defer rec.db.mu.Unlock()
+	rec.recordTaskEndLocked(t, start, o, planned)
 }
 
 // adminEvent is an event of a change made without a task.
@@ -105,13 +113,13 @@ func adminEvent(action, name string) event {
 // recordChangeLocked records a change made without a task as a deploy or
 // delete by AdminUser would be: a start event and an end event naming it,
 // whose context has the releases and stemcells before and after.
-func (d *Director) recordChangeLocked(action, name string, before, after *content) {
+func (rec *recorder) recordChangeLocked(action, name string, before, after *content) {
 	end := adminEvent(action, name)
-	end.parent = d.recordLocked(adminEvent(action, name))
+	end.parent = rec.recordLocked(adminEvent(action, name))
 	if action != "delete" {
 		end.context = changeContext(before, after)
 	}
-	d.recordLocked(end)
+	rec.recordLocked(end)
 }
 
 // changeObjects are the releases and stemcells of a deployment in an

@@ -102,7 +102,7 @@ func timeParam(q url.Values, param, name string, shift int64) (*int64, string) {
 }
 
 // listEvents is GET /events: newest first, at most 200.
-func (d *Director) listEvents(w http.ResponseWriter, r *http.Request, _ string) {
+func (rec *recorder) listEvents(w http.ResponseWriter, r *http.Request, _ string) {
 	f, invalid := parseEventFilter(r.URL.Query())
 	if invalid != "" {
 		// The Director sets the JSON content type before it reads the times.
@@ -111,9 +111,9 @@ func (d *Director) listEvents(w http.ResponseWriter, r *http.Request, _ string) 
 		_, _ = w.Write([]byte(invalid))
 		return
 	}
-	d.mu.RLock()
-	out := d.events.list(f)
-	d.mu.RUnlock()
+	rec.db.mu.RLock()
+	out := rec.db.events.list(f)
+	rec.db.mu.RUnlock()
 	writeJSON(w, http.StatusOK, out)
 }
 

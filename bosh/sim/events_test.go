@@ -215,11 +215,11 @@ var _ = Describe("GET /events", func() {
 		d.SeedDeployments(5, nil)
 		Expect(idOf(c.getJSON("/events").([]any)[9])).To(Equal(26), "dropped as new ones come")
 		Expect(d.PutDeployment(redisManifest("r1", "1"))).To(Succeed())
-		d.SetEventsKept(1)
+		d.Knobs().SetEventsKept(1)
 		Expect(actionsOf(c.getJSON("/events"))).To(Equal([]string{"create r1 <-", "create r1"}),
 			"the start of a kept end event is kept, as the Director's cleanup keeps it")
-		d.SetEventsKept(0)
-		Expect(d.EventsKept()).To(Equal(1), "less than one is ignored")
+		d.Knobs().SetEventsKept(0)
+		Expect(d.Knobs().EventsKept()).To(Equal(1), "less than one is ignored")
 	})
 
 	It("refuses to start keeping no events", func() {

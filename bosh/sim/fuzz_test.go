@@ -28,8 +28,8 @@ func FuzzConfigDiff(f *testing.F) {
 		}
 		var doc manifestDoc
 		if after.Decode(&doc) == nil {
-			d := &Director{store: newStore()}
-			_ = d.cloudNamesLocked().check(&doc) // any manifest is judged without panic
+			cb := &configBook{db: newStore()}
+			_ = cb.cloudNamesLocked().check(&doc) // any manifest is judged without panic
 		}
 	})
 }

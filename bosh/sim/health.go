@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,23 +23,33 @@ var ErrClosed = errors.New("the Director simulator is closed")
 // ErrBadAgent matches an agent answer SetAgent does not know.
 var ErrBadAgent = errors.New("not an agent answer")
 
-// SetAgent makes an instance's agent answer as agent says (AgentRunning,
-// AgentFailing or AgentUnresponsive), as a VM whose process dies or whose
-// agent stops answering would, with no task. An agent that stops answering
-// makes the Health Monitor post its alert event (user hm, object_type
-// alert, the instance named), as its event_logger plugin does.
-func (d *Director) SetAgent(deployment, instanceID, agent string) error {
+// health is what the Health Monitor sees and does: the answers of the
+// instances' agents, its alerts, and its resurrections through "scan and
+// fix" tasks (PUT /deployments/:name/scan_and_fix).
+type health struct {
+	db      *store
+	ctx     context.Context // ends when the Director closes
+	rec     *recorder
+	deploys *deploys
+	board   *taskBoard
+	runner  *runner
+}
+
+// setAgent makes an instance's agent answer as agent says
+// (Director.SetAgent), recording the Health Monitor's alert when it stops
+// answering.
+func (h *health) setAgent(deployment, instanceID, agent string) error {
 	if agent != AgentRunning && agent != AgentFailing && agent != AgentUnresponsive {
 		return fmt.Errorf("setting the agent of %s/%s to %q: %w", deployment, instanceID, agent, ErrBadAgent)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	st, in, err := d.instStateLocked(deployment, instanceID)
+	h.db.mu.Lock()
+	defer h.db.mu.Unlock()
+	st, in, err := h.instStateLocked(deployment, instanceID)
 	if err != nil {
 		return err
 	}
 	if agent == AgentUnresponsive && in.agent != AgentUnresponsive {
-		d.recordLocked(alertEvent(deployment, in, time.Now().UTC()))
+		h.rec.recordLocked(alertEvent(deployment, in, time.Now().UTC()))
 	}
 	st.agent = agent
 	if agent == AgentRunning {
@@ -49,8 +60,8 @@ func (d *Director) SetAgent(deployment, instanceID, agent string) error {
 
 // instStateLocked finds a deployment's instance with a VM and the state it
 // keeps, created when it has none yet.
-func (d *Director) instStateLocked(deployment, instanceID string) (*instState, instance, error) {
-	dep := d.deployments[deployment]
+func (h *health) instStateLocked(deployment, instanceID string) (*instState, instance, error) {
+	dep := h.db.deployments[deployment]
 	if dep == nil {
 		return nil, instance{}, fmt.Errorf("deployment %q: %w", deployment, ErrNoInstance)
 	}
@@ -81,13 +92,13 @@ func alertEvent(deployment string, in instance, at time.Time) event {
 		deployment: deployment, instance: in.name(), context: mustJSON(map[string]string{"message": msg})}
 }
 
-// InstanceIDs lists the ids of a deployment's instances of group ("" = every
-// group), in the order of its manifest.
-func (d *Director) InstanceIDs(deployment, group string) []string {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+// instanceIDs lists the ids of a deployment's instances of group ("" =
+// every group), in the order of its manifest (Director.InstanceIDs).
+func (h *health) instanceIDs(deployment, group string) []string {
+	h.db.mu.RLock()
+	defer h.db.mu.RUnlock()
 	var out []string
-	for _, in := range instancesOf(d.deployments[deployment]) {
+	for _, in := range instancesOf(h.db.deployments[deployment]) {
 		if group == "" || in.job == group {
 			out = append(out, in.id)
 		}
@@ -95,35 +106,30 @@ func (d *Director) InstanceIDs(deployment, group string) []string {
 	return out
 }
 
-// Resurrect recreates an instance's VM as the Health Monitor's resurrector
-// has the Director do it, and returns once done: a "scan and fix" task by
-// user hm that takes the deployment's lock at once and, when the
-// instance's agent does not answer (the problem it resolves), deletes the
-// VM and creates a new one (VM events only: the Director records no
-// instance event for it), after which the agent answers again; the
-// instance keeps its state.
-func (d *Director) Resurrect(deployment, instanceID string) error {
-	d.mu.Lock()
-	if d.ctx.Err() != nil {
-		d.mu.Unlock()
+// resurrect recreates an instance's VM through a "scan and fix" task by
+// user hm and returns once it ended (Director.Resurrect).
+func (h *health) resurrect(deployment, instanceID string) error {
+	h.db.mu.Lock()
+	if h.ctx.Err() != nil {
+		h.db.mu.Unlock()
 		return fmt.Errorf("resurrecting %s/%s: %w", deployment, instanceID, ErrClosed)
 	}
-	if _, _, err := d.instStateLocked(deployment, instanceID); err != nil {
-		d.mu.Unlock()
+	if _, _, err := h.instStateLocked(deployment, instanceID); err != nil {
+		h.db.mu.Unlock()
 		return fmt.Errorf("resurrecting: %w", err)
 	}
-	t := d.scanAndFixLocked(deployment, HMUser, "", map[string]bool{instanceID: true})
+	t := h.scanAndFixLocked(deployment, HMUser, "", map[string]bool{instanceID: true})
 	done := make(chan struct{})
 	t.done = done
-	d.mu.Unlock()
-	d.startTask(t)
+	h.db.mu.Unlock()
+	h.runner.startTask(t)
 	select {
 	case <-done:
-	case <-d.ctx.Done():
+	case <-h.ctx.Done():
 		return fmt.Errorf("resurrecting %s/%s: %w", deployment, instanceID, ErrClosed)
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+	h.db.mu.RLock()
+	defer h.db.mu.RUnlock()
 	if t.state != StateDone {
 		return fmt.Errorf("resurrecting %s/%s: task %d %s: %s", deployment, instanceID, t.id, t.state, *t.result)
 	}
@@ -132,8 +138,8 @@ func (d *Director) Resurrect(deployment, instanceID string) error {
 
 // scanAndFixLocked records a queued "scan and fix" task recreating the VMs
 // of ids; the caller starts it.
-func (d *Director) scanAndFixLocked(deployment, user, ctxID string, ids map[string]bool) *task {
-	t := d.newTaskLocked(kindScanFix, "scan and fix", deployment, user, ctxID)
+func (h *health) scanAndFixLocked(deployment, user, ctxID string, ids map[string]bool) *task {
+	t := h.board.newTaskLocked(kindScanFix, "scan and fix", deployment, user, ctxID)
 	t.target = &jobTarget{group: "*", state: "recreate", ids: ids}
 	return t
 }
@@ -141,7 +147,7 @@ func (d *Director) scanAndFixLocked(deployment, user, ctxID string, ids map[stri
 // putScanAndFix is PUT /deployments/:name/scan_and_fix (application/json,
 // {"jobs": {"group": ["uuid", ...]}}), as the Health Monitor's resurrector
 // sends it: a "scan and fix" task recreating those instances' VMs.
-func (d *Director) putScanAndFix(w http.ResponseWriter, r *http.Request, user string) {
+func (h *health) putScanAndFix(w http.ResponseWriter, r *http.Request, user string) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		endpointNotFound(w, r)
 		return
@@ -154,9 +160,9 @@ func (d *Director) putScanAndFix(w http.ResponseWriter, r *http.Request, user st
 		return
 	}
 	name := r.PathValue("name")
-	d.mu.Lock()
-	if _, ok := d.deploymentLocked(w, name); !ok {
-		d.mu.Unlock()
+	h.db.mu.Lock()
+	if _, ok := h.deploys.deploymentLocked(w, name); !ok {
+		h.db.mu.Unlock()
 		return
 	}
 	ids := map[string]bool{}
@@ -165,8 +171,8 @@ func (d *Director) putScanAndFix(w http.ResponseWriter, r *http.Request, user st
 			ids[id] = true
 		}
 	}
-	t := d.scanAndFixLocked(name, user, r.Header.Get("X-Bosh-Context-Id"), ids)
-	d.mu.Unlock()
-	d.startTask(t)
-	d.redirectToTask(w, t.id)
+	t := h.scanAndFixLocked(name, user, r.Header.Get("X-Bosh-Context-Id"), ids)
+	h.db.mu.Unlock()
+	h.runner.startTask(t)
+	h.board.redirectToTask(w, t.id)
 }

@@ -32,15 +32,15 @@ var features = map[string]any{
 
 // getInfo is GET /info: unauthenticated; user is set when the request
 // carries valid credentials.
-func (d *Director) getInfo(w http.ResponseWriter, r *http.Request, _ string) {
-	in := info{Name: d.opts.Name, UUID: d.opts.UUID, Version: directorVersion, CPI: "vsphere_cpi",
+func (g *gate) getInfo(w http.ResponseWriter, r *http.Request, _ string) {
+	in := info{Name: g.opts.Name, UUID: g.opts.UUID, Version: directorVersion, CPI: "vsphere_cpi",
 		StemcellOS: "ubuntu-jammy", StemcellVersion: infoStemcellVersion,
-		UserAuthentication: userAuth{Type: d.opts.Auth, Options: map[string]any{}}, Features: features}
-	if id, ok := d.identify(r); ok {
+		UserAuthentication: userAuth{Type: g.opts.Auth, Options: map[string]any{}}, Features: features}
+	if id, ok := g.identify(r); ok {
 		in.User = &id.user
 	}
-	if d.opts.Auth == AuthUAA {
-		u := or(d.opts.UAAURL, d.url)
+	if g.opts.Auth == AuthUAA {
+		u := or(g.opts.UAAURL, g.url)
 		in.UserAuthentication.Options = map[string]any{"url": u, "urls": []string{u}}
 	}
 	writeJSON(w, http.StatusOK, in)

@@ -2,10 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"io"
-	"mime"
-	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -20,9 +16,6 @@ const (
 	codeInvalidGroupState    = 140008
 	codeInvalidInstanceState = 140007
 )
-
-// instanceIDForm is what the Director takes as an instance uuid in a route.
-var instanceIDForm = regexp.MustCompile(`^[A-Fa-f0-9]{8}-[A-Fa-f0-9-]{27}$`)
 
 // jobTarget is what a PUT /deployments/:name/jobs/... asks: the instances
 // of a group ("*" = every group), or one instance by index or uuid, to be
@@ -51,82 +44,6 @@ func (c *instChange) action() string {
 	return c.target // restart, recreate, and a deploy's create, update, delete
 }
 
-// putJobState is PUT /deployments/:name/jobs/:job[/:index_or_id]?state=...
-// with an empty text/yaml body, as the bosh CLI's start, stop, restart and
-// recreate send it: a "create deployment" task that redeploys the stored
-// manifest with the instances' new states. An unknown group changes
-// nothing (the Director does not check it); an unknown instance is 404.
-func (d *Director) putJobState(w http.ResponseWriter, r *http.Request, user string) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "text/yaml" {
-		endpointNotFound(w, r)
-		return
-	}
-	name, group, which := r.PathValue("name"), r.PathValue("job"), r.PathValue("index_or_id")
-	q := r.URL.Query()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxManifest))
-	switch {
-	case err != nil:
-		writeError(w, http.StatusBadRequest, codeValidationType, "Reading the manifest: %v", err)
-		return
-	case len(body) > 0:
-		writeError(w, http.StatusBadRequest, codeValidationType,
-			"The simulator changes instance states with the deployment's own manifest only: send an empty body")
-		return
-	case q.Get("state") == "":
-		writeError(w, http.StatusBadRequest, codeBadManifest, "Manifest should not be empty")
-		return
-	case which == "" && q.Has("recreate_vms_created_before") && q.Get("state") != "recreate": // the instance route ignores it
-		writeError(w, http.StatusBadRequest, codeInvalidValue, "Must pass state=recreate when specifying recreate_vms_created_before")
-		return
-	}
-	if which != "" && !instanceArg(w, which) {
-		return
-	}
-	d.mu.Lock()
-	dep, ok := d.deploymentLocked(w, name)
-	if !ok {
-		d.mu.Unlock()
-		return
-	}
-	if which != "" && findInstance(dep, group, which) == nil {
-		d.mu.Unlock()
-		writeError(w, http.StatusNotFound, codeInstanceNotFound, "'%s/%s/%s' doesn't exist", name, group, which)
-		return
-	}
-	desc := "create deployment"
-	dryRun := q.Get("dry_run") == "true"
-	if dryRun {
-		desc += " (dry run)"
-	}
-	t := d.newTaskLocked(kindDeploy, desc, name, user, r.Header.Get("X-Bosh-Context-Id"))
-	t.action, t.dryRun = "update", dryRun
-	t.manifest, t.content = dep.manifestText(), dep.content
-	t.target = &jobTarget{group: group, instance: which, state: q.Get("state")}
-	d.mu.Unlock()
-	d.startTask(t)
-	d.redirectToTask(w, t.id)
-}
-
-// instanceArg checks an instance named in a route: an index or a uuid, as
-// the Director's validate_instance_index_or_id; else it answers 70002.
-func instanceArg(w http.ResponseWriter, which string) bool {
-	if _, err := strconv.Atoi(which); err != nil && !instanceIDForm.MatchString(which) {
-		writeError(w, http.StatusBadRequest, codeInstanceInvalidIndex, "Invalid instance index or id '%s'", which)
-		return false
-	}
-	return true
-}
-
-// deploymentLocked is the deployment a route names; it answers 70000 when
-// there is none.
-func (d *Director) deploymentLocked(w http.ResponseWriter, name string) (*deployment, bool) {
-	dep, ok := d.deployments[name]
-	if !ok {
-		deploymentNotFound(w, name)
-	}
-	return dep, ok
-}
-
 // findInstance finds a deployment's instance of group by index or uuid.
 func findInstance(dep *deployment, group, which string) *instance {
 	for _, in := range instancesOf(dep) {
@@ -140,12 +57,21 @@ func findInstance(dep *deployment, group, which string) *instance {
 // validStates are the states an instance can be asked to reach.
 var validStates = map[string]bool{instStarted: true, instStopped: true, instDetached: true, "recreate": true, "restart": true}
 
+// changer plans and applies what a task changes in its deployment's
+// instances (a deploy, a change of instance states, a scan and fix), and
+// records their instance and VM events.
+type changer struct {
+	db      *store
+	rec     *recorder
+	configs *configBook // the current cloud config, whose change updates every VM
+}
+
 // changesLocked lists the instances a state change updates, in the order
 // of the manifest; an error refuses the change as the Director's planner
 // does.
-func (d *Director) changesLocked(t *task) ([]*instChange, error) {
+func (ch *changer) changesLocked(t *task) ([]*instChange, error) {
 	tg := t.target
-	dep := d.deployments[t.deployment]
+	dep := ch.db.deployments[t.deployment]
 	if dep == nil {
 		return nil, nil
 	}
@@ -209,12 +135,12 @@ func vmEvent(user string, task int, deployment, action, cid string, in instance)
 
 // beginChange records the start of an instance's update, as the Director's
 // InstanceUpdater does before it stops, recreates or starts it.
-func (d *Director) beginChange(t *task, c *instChange) {
+func (ch *changer) beginChange(t *task, c *instChange) {
 	if t.kind == kindScanFix {
 		return // a resurrection records VM events only
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	ch.db.mu.Lock()
+	defer ch.db.mu.Unlock()
 	e := instanceEvent(t, c.action(), c.in)
 	switch c.target {
 	case "recreate", changeCreate:
@@ -222,41 +148,41 @@ func (d *Director) beginChange(t *task, c *instChange) {
 	case changeUpdate:
 		e.context = mustJSON(map[string]any{"az": c.in.az, "changes": []string{"configuration"}})
 	}
-	c.parent = d.recordLocked(e)
+	c.parent = ch.rec.recordLocked(e)
 }
 
 // endChange applies an instance's update and records its VM's events and
 // the end of its instance event (with errText when it failed).
-func (d *Director) endChange(t *task, c *instChange, errText string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (ch *changer) endChange(t *task, c *instChange, errText string) {
+	ch.db.mu.Lock()
+	defer ch.db.mu.Unlock()
 	if errText == "" {
-		d.applyChangeLocked(t, c)
+		ch.applyChangeLocked(t, c)
 	}
 	if t.kind == kindScanFix {
 		return
 	}
 	e := instanceEvent(t, c.action(), c.in)
 	e.parent, e.err = c.parent, errText
-	d.recordLocked(e)
+	ch.rec.recordLocked(e)
 }
 
 // applyChangeLocked brings an instance to its new state: a recreate gives
 // it a new VM (and its agent answers again), a hard stop deletes its VM, a
 // start of a detached instance creates one.
-func (d *Director) applyChangeLocked(t *task, c *instChange) {
-	dep := d.deployments[t.deployment]
+func (ch *changer) applyChangeLocked(t *task, c *instChange) {
+	dep := ch.db.deployments[t.deployment]
 	switch c.target { // a deploy's: its content is applied when it completes
 	case changeCreate: // the start names no VM yet, the end names it
 		end := vmEvent(t.user, t.id, t.deployment, "create", c.in.cid, c.in)
-		end.parent = d.recordLocked(vmEvent(t.user, t.id, t.deployment, "create", "", c.in))
-		d.recordLocked(end)
+		end.parent = ch.rec.recordLocked(vmEvent(t.user, t.id, t.deployment, "create", "", c.in))
+		ch.rec.recordLocked(end)
 		return
 	case changeUpdate:
 		return
 	case changeDelete:
 		if c.in.expectsVM {
-			d.vmPairLocked(t.user, t.id, t.deployment, "delete", c.in.cid, c.in)
+			ch.vmPairLocked(t.user, t.id, t.deployment, "delete", c.in.cid, c.in)
 		}
 		if dep != nil {
 			delete(dep.inst, c.in.id)
@@ -277,17 +203,17 @@ func (d *Director) applyChangeLocked(t *task, c *instChange) {
 	hadVM := c.in.expectsVM
 	switch c.target {
 	case "recreate":
-		d.vmPairLocked(t.user, t.id, dep.name, "delete", c.in.cid, c.in)
+		ch.vmPairLocked(t.user, t.id, dep.name, "delete", c.in.cid, c.in)
 		st.gen, st.vmAt, st.agent = st.gen+1, time.Now().UTC().Truncate(time.Second), ""
 		if t.kind != kindScanFix { // a resurrection keeps the instance's state
 			st.state = instStarted
 		}
-		d.vmCreatedLocked(t.user, t.id, dep, c.in)
+		ch.vmCreatedLocked(t.user, t.id, dep, c.in)
 	case "restart":
 		st.agent, st.state = "", instStarted
 	case instDetached:
 		if hadVM {
-			d.vmPairLocked(t.user, t.id, dep.name, "delete", c.in.cid, c.in)
+			ch.vmPairLocked(t.user, t.id, dep.name, "delete", c.in.cid, c.in)
 			st.gen++
 		}
 		st.state, st.agent = instDetached, ""
@@ -296,28 +222,28 @@ func (d *Director) applyChangeLocked(t *task, c *instChange) {
 		if !hadVM {
 			st.vmAt, st.agent = time.Now().UTC().Truncate(time.Second), ""
 			st.state = c.target
-			d.vmCreatedLocked(t.user, t.id, dep, c.in)
+			ch.vmCreatedLocked(t.user, t.id, dep, c.in)
 		}
 	}
-	d.invalidateLocked()
+	ch.db.invalidateLocked()
 }
 
 // vmPairLocked records a VM event's start and end, both naming cid.
-func (d *Director) vmPairLocked(user string, task int, deployment, action, cid string, in instance) {
+func (ch *changer) vmPairLocked(user string, task int, deployment, action, cid string, in instance) {
 	end := vmEvent(user, task, deployment, action, cid, in)
-	end.parent = d.recordLocked(vmEvent(user, task, deployment, action, cid, in))
-	d.recordLocked(end)
+	end.parent = ch.rec.recordLocked(vmEvent(user, task, deployment, action, cid, in))
+	ch.rec.recordLocked(end)
 }
 
 // vmCreatedLocked records the creation of an instance's new VM: the start
 // names no VM (its cid is not known yet), the end names it.
-func (d *Director) vmCreatedLocked(user string, task int, dep *deployment, was instance) {
-	start := d.recordLocked(vmEvent(user, task, dep.name, "create", "", was))
+func (ch *changer) vmCreatedLocked(user string, task int, dep *deployment, was instance) {
+	start := ch.rec.recordLocked(vmEvent(user, task, dep.name, "create", "", was))
 	cid := "" // the instance went with a manifest changed meanwhile: no VM to name
 	if now := findInstance(dep, was.job, was.id); now != nil {
 		cid = now.cid
 	}
 	end := vmEvent(user, task, dep.name, "create", cid, was)
 	end.parent = start
-	d.recordLocked(end)
+	ch.rec.recordLocked(end)
 }

@@ -201,7 +201,7 @@ var _ = Describe("instance states (bosh start, stop, restart, recreate)", func()
 	})
 
 	It("survives a manifest changed out of band while a recreate runs, and a resurrection while it closes", func() {
-		d.SetTaskDuration(300 * time.Millisecond)
+		d.Knobs().SetTaskDuration(300 * time.Millisecond)
 		id := taskIDOf(put("/deployments/r1/jobs/*?state=recreate"))
 		Eventually(func() string { return c.taskState(id) }).Should(Equal("processing"))
 		Expect(d.PutDeployment(strings.ReplaceAll(twoRedis("r1"), "name: redis\n  instances", "name: other\n  instances"))).To(Succeed())
@@ -220,7 +220,7 @@ var _ = Describe("instance states (bosh start, stop, restart, recreate)", func()
 	})
 
 	It("fails a scan and fix at once while a deployment holds the lock, as the Director's timeout of 0", func() {
-		d.SetTaskDuration(time.Hour)
+		d.Knobs().SetTaskDuration(time.Hour)
 		c.waitLocked(taskIDOf(put("/deployments/r1/jobs/*?state=restart")))
 		err := d.Resurrect("r1", d.InstanceIDs("r1", "redis")[0])
 		Expect(err).To(MatchError(ContainSubstring("Unable to get deployment lock, maybe a deployment is in progress. Try again later.")))

@@ -29,15 +29,15 @@ var _ = Describe("knobs", func() {
 
 	It("adds latency to every request but the admin API", func() {
 		// Margins are wide on purpose: these check which requests wait, not how fast anything is.
-		d.SetLatency(time.Second)
+		d.Knobs().SetLatency(time.Second)
 		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically(">=", time.Second))
 		Expect(elapsed(func() { c.get("/_sim/stats") })).To(BeNumerically("<", 500*time.Millisecond))
-		d.SetLatency(0)
+		d.Knobs().SetLatency(0)
 		Expect(elapsed(func() { c.get("/info") })).To(BeNumerically("<", 500*time.Millisecond))
 	})
 
 	It("stops waiting when the client gives up", func() {
-		d.SetLatency(time.Hour)
+		d.Knobs().SetLatency(time.Hour)
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.URL()+"/info", nil)
@@ -47,7 +47,7 @@ var _ = Describe("knobs", func() {
 	})
 
 	It("fails the requests of one endpoint and method with an empty 500", func() {
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "/deployments/:name", Method: "GET"})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Method: "GET"})).To(Succeed())
 		Expect(d.PutDeployment(redisManifest("r1", "1"))).To(Succeed())
 		r := c.get("/deployments/r1")
 		Expect(r.status).To(Equal(http.StatusInternalServerError))
@@ -56,19 +56,19 @@ var _ = Describe("knobs", func() {
 		Expect(c.get("/deployments/r1/vms").status).To(Equal(http.StatusOK))
 		Expect(d.PutDeployment(redisManifest("other", "1"))).To(Succeed())
 		Expect(c.do(http.MethodDelete, "/deployments/other", nil).status).To(Equal(http.StatusFound))
-		d.ClearFailures()
+		d.Faults().Clear()
 		Expect(c.get("/deployments/r1").status).To(Equal(http.StatusOK))
 	})
 
 	It("fails only the next Count requests with the status asked", func() {
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "GET /deployments", Status: http.StatusServiceUnavailable, Count: 2})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "GET /deployments", Status: http.StatusServiceUnavailable, Count: 2})).To(Succeed())
 		Expect([]int{c.get("/deployments").status, c.get("/deployments").status, c.get("/deployments").status}).
 			To(Equal([]int{503, 503, 200}))
-		Expect(d.Failures()).To(BeEmpty())
+		Expect(d.Faults().List()).To(BeEmpty())
 	})
 
 	It("fails about the share of requests asked", func() {
-		Expect(d.InjectFailure(sim.Failure{Rate: 0.3})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Rate: 0.3})).To(Succeed())
 		failed := 0
 		for range 300 {
 			if c.get("/info").status == http.StatusInternalServerError {
@@ -80,10 +80,10 @@ var _ = Describe("knobs", func() {
 
 	DescribeTable("refuses a failure it cannot apply as asked, naming what is wrong",
 		func(f sim.Failure, problem string) {
-			err := d.InjectFailure(f)
+			err := d.Faults().Inject(f)
 			Expect(err).To(MatchError(sim.ErrBadOptions))
 			Expect(err).To(MatchError(ContainSubstring(problem)))
-			Expect(d.Failures()).To(BeEmpty())
+			Expect(d.Faults().List()).To(BeEmpty())
 			Expect(c.get("/info").status).To(Equal(http.StatusOK))
 		},
 		Entry("a status no server can send", sim.Failure{Status: 42}, "status 42 is not between 200 and 599"),
@@ -94,7 +94,7 @@ var _ = Describe("knobs", func() {
 	)
 
 	It("slows down answers without failing them", func() {
-		Expect(d.InjectFailure(sim.Failure{Endpoint: "/info", Delay: time.Second})).To(Succeed())
+		Expect(d.Faults().Inject(sim.Failure{Endpoint: "/info", Delay: time.Second})).To(Succeed())
 		var r reply
 		Expect(elapsed(func() { r = c.get("/info") })).To(BeNumerically(">=", time.Second))
 		Expect(r.status).To(Equal(http.StatusOK))

@@ -45,42 +45,39 @@ func listingVariant(r *http.Request) int {
 	return v
 }
 
-func (d *Director) listDeployments(w http.ResponseWriter, r *http.Request, _ string) {
-	writeRawJSON(w, http.StatusOK, d.listing(listingVariant(r)))
+func (dp *deploys) listDeployments(w http.ResponseWriter, r *http.Request, _ string) {
+	writeRawJSON(w, http.StatusOK, dp.listing(listingVariant(r)))
 }
 
 // listing is the JSON of GET /deployments, built once per variant and kept
 // until the deployments or their locks change.
-func (d *Director) listing(v int) []byte {
-	d.mu.RLock()
-	b := d.store.listing[v]
-	d.mu.RUnlock()
+func (dp *deploys) listing(v int) []byte {
+	dp.db.mu.RLock()
+	b := dp.db.listing[v]
+	dp.db.mu.RUnlock()
 	if b != nil {
 		return b
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if b := d.store.listing[v]; b != nil {
+	dp.db.mu.Lock()
+	defer dp.db.mu.Unlock()
+	if b := dp.db.listing[v]; b != nil {
 		return b
 	}
-	b = mustJSON(d.listingEntriesLocked(v))
-	d.store.listing[v] = b
+	b = mustJSON(dp.listingEntriesLocked(v))
+	dp.db.listing[v] = b
 	return b
 }
 
-// invalidateLocked drops the cached listings.
-func (d *Director) invalidateLocked() { d.store.listing = [listingVariants][]byte{} }
-
-func (d *Director) listingEntriesLocked(v int) []listingEntry {
-	names := make([]string, 0, len(d.deployments))
-	for name := range d.deployments {
+func (dp *deploys) listingEntriesLocked(v int) []listingEntry {
+	names := make([]string, 0, len(dp.db.deployments))
+	for name := range dp.db.deployments {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	latest := d.latestCloudConfigLocked()
+	latest := dp.configs.latestCloudLocked()
 	out := make([]listingEntry, len(names))
 	for i, name := range names {
-		dep := d.deployments[name]
+		dep := dp.db.deployments[name]
 		e := listingEntry{Name: name, Teams: noTeams}
 		if v&excludeConfigs == 0 {
 			e.CloudConfig = &cloudConfigs[cloudConfigState(dep.cloudConfig, latest)]
@@ -96,7 +93,7 @@ func (d *Director) listingEntriesLocked(v int) []listingEntry {
 			e.Releases = rels
 		}
 		if v&excludeLock == 0 {
-			_, locked := d.locks[name]
+			_, locked := dp.db.locks[name]
 			e.Locked = &lockedValues[btoi(locked)]
 		}
 		out[i] = e

@@ -30,19 +30,19 @@ type lockView struct {
 
 // acquireLock takes the task's deployment lock, waiting up to the lock
 // timeout for the task that holds it, as the Director does.
-func (d *Director) acquireLock(t *task) (outcome, bool) {
-	timer := time.NewTimer(d.opts.LockTimeout)
+func (rn *runner) acquireLock(t *task) (outcome, bool) {
+	timer := time.NewTimer(rn.lockTimeout)
 	defer timer.Stop()
 	uid := newUUID()
 	for {
-		d.mu.Lock()
-		held, busy := d.locks[t.deployment]
+		rn.db.mu.Lock()
+		held, busy := rn.db.locks[t.deployment]
 		if !busy {
-			d.locks[t.deployment] = &lock{taskID: t.id, description: t.description, released: make(chan struct{})}
-			d.invalidateLocked()
-			d.recordLocked(taskEvent(t, "acquire", "lock", "lock:deployment:"+t.deployment))
+			rn.db.locks[t.deployment] = &lock{taskID: t.id, description: t.description, released: make(chan struct{})}
+			rn.db.invalidateLocked()
+			rn.rec.recordLocked(taskEvent(t, "acquire", "lock", "lock:deployment:"+t.deployment))
 		}
-		d.mu.Unlock()
+		rn.db.mu.Unlock()
 		if !busy {
 			return outcome{}, true
 		}
@@ -55,34 +55,34 @@ func (d *Director) acquireLock(t *task) (outcome, bool) {
 			return outcome{StateError, fmt.Sprintf("Failed to acquire lock for lock:deployment:%s uid: %s. Locking task id is %d, description: '%s'",
 				t.deployment, uid, held.taskID, held.description), codeDirector}, false
 		case <-t.cancel:
-			return d.stopped(t), false
-		case <-d.ctx.Done():
+			return rn.stopped(t), false
+		case <-rn.ctx.Done():
 			return shutdown, false
 		}
 	}
 }
 
-func (d *Director) releaseLock(t *task) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if l := d.locks[t.deployment]; l != nil && l.taskID == t.id {
-		delete(d.locks, t.deployment)
+func (rn *runner) releaseLock(t *task) {
+	rn.db.mu.Lock()
+	defer rn.db.mu.Unlock()
+	if l := rn.db.locks[t.deployment]; l != nil && l.taskID == t.id {
+		delete(rn.db.locks, t.deployment)
 		close(l.released)
-		d.invalidateLocked()
-		d.recordLocked(taskEvent(t, "release", "lock", "lock:deployment:"+t.deployment))
+		rn.db.invalidateLocked()
+		rn.rec.recordLocked(taskEvent(t, "release", "lock", "lock:deployment:"+t.deployment))
 	}
 }
 
 // listLocks is GET /locks.
-func (d *Director) listLocks(w http.ResponseWriter, _ *http.Request, _ string) {
+func (rn *runner) listLocks(w http.ResponseWriter, _ *http.Request, _ string) {
 	timeout := time.Now().Add(lockRenewal)
 	ts := fmt.Sprintf("%d.%06d", timeout.Unix(), timeout.Nanosecond()/1000)
-	d.mu.RLock()
-	out := make([]lockView, 0, len(d.locks))
-	for name, l := range d.locks {
+	rn.db.mu.RLock()
+	out := make([]lockView, 0, len(rn.db.locks))
+	for name, l := range rn.db.locks {
 		out = append(out, lockView{Type: "deployment", Resource: []string{name}, Timeout: ts, TaskID: strconv.Itoa(l.taskID)})
 	}
-	d.mu.RUnlock()
+	rn.db.mu.RUnlock()
 	slices.SortFunc(out, func(a, b lockView) int { return strings.Compare(a.Resource[0], b.Resource[0]) })
 	writeJSON(w, http.StatusOK, out)
 }

@@ -22,29 +22,38 @@ type logsTarget struct {
 	types     string
 }
 
+// blobs are the logs tarballs fetch-logs tasks pack, which the Director
+// keeps in its blobstore for GET /resources/:id.
+type blobs struct {
+	db      *store
+	deploys *deploys
+	board   *taskBoard
+	runner  *runner
+}
+
 // getLogs is GET /deployments/:name/jobs/:job/:index_or_id/logs?type=&filters=
 // ("*" for any group or instance): a "fetch logs" task whose result is the
 // blobstore id of a tarball of the instances' logs (GET /resources/:id).
-func (d *Director) getLogs(w http.ResponseWriter, r *http.Request, user string) {
+func (bl *blobs) getLogs(w http.ResponseWriter, r *http.Request, user string) {
 	name, group, which := r.PathValue("name"), r.PathValue("job"), r.PathValue("index_or_id")
 	if which != "*" && !instanceArg(w, which) {
 		return
 	}
-	d.mu.Lock()
-	dep, ok := d.deploymentLocked(w, name)
+	bl.db.mu.Lock()
+	dep, ok := bl.deploys.deploymentLocked(w, name)
 	if !ok {
-		d.mu.Unlock()
+		bl.db.mu.Unlock()
 		return
 	}
 	if _, err := strconv.Atoi(which); err == nil && findInstance(dep, group, which) == nil {
-		d.mu.Unlock()
+		bl.db.mu.Unlock()
 		writeError(w, http.StatusNotFound, codeInstanceNotFound, "'%s/%s/%s' doesn't exist", name, group, which)
 		return
 	}
 	types := or(r.URL.Query().Get("type"), "job")
 	for _, typ := range strings.Split(types, ",") {
 		if typ != "agent" && typ != "job" && typ != "system" {
-			d.mu.Unlock()
+			bl.db.mu.Unlock()
 			writeError(w, http.StatusBadRequest, codeValidationType, "Invalid log type '%s': agent, job or system", typ)
 			return
 		}
@@ -61,20 +70,20 @@ func (d *Director) getLogs(w http.ResponseWriter, r *http.Request, user string) 
 	}
 	switch {
 	case !matched:
-		d.mu.Unlock()
+		bl.db.mu.Unlock()
 		writeError(w, http.StatusNotFound, codeInstanceNotFound, "No instances matched %s", instanceFilter(name, group, which))
 		return
 	case len(picked) == 0: // a plain error in the Director: a bare 500
-		d.mu.Unlock()
+		bl.db.mu.Unlock()
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
-	t := d.newTaskLocked(kindLogs, "fetch logs", name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t := bl.board.newTaskLocked(kindLogs, "fetch logs", name, user, r.Header.Get("X-Bosh-Context-Id"))
 	t.logs = &logsTarget{instances: picked, types: types}
-	d.mu.Unlock()
-	d.startTask(t)
-	d.redirectToTask(w, t.id)
+	bl.db.mu.Unlock()
+	bl.runner.startTask(t)
+	bl.board.redirectToTask(w, t.id)
 }
 
 // instanceFilter writes a logs request's filter as the Director's error does.
@@ -106,7 +115,7 @@ func logStages(l *logsTarget) []stage {
 
 // storeLogsLocked packs the instances' logs into a tarball kept as a
 // resource, and returns its blobstore id.
-func (d *Director) storeLogsLocked(l *logsTarget) string {
+func (bl *blobs) storeLogsLocked(l *logsTarget) string {
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
@@ -125,25 +134,25 @@ func (d *Director) storeLogsLocked(l *logsTarget) string {
 	_ = tw.Close()
 	_ = gz.Close()
 	id := newUUID()
-	if d.resources == nil {
-		d.resources = map[string][]byte{}
+	if bl.db.resources == nil {
+		bl.db.resources = map[string][]byte{}
 	}
-	d.resources[id] = buf.Bytes()
-	d.resourceOrder = append(d.resourceOrder, id)
-	if len(d.resourceOrder) > maxResources {
-		delete(d.resources, d.resourceOrder[0])
-		d.resourceOrder = slices.Delete(d.resourceOrder, 0, 1)
+	bl.db.resources[id] = buf.Bytes()
+	bl.db.resourceOrder = append(bl.db.resourceOrder, id)
+	if len(bl.db.resourceOrder) > maxResources {
+		delete(bl.db.resources, bl.db.resourceOrder[0])
+		bl.db.resourceOrder = slices.Delete(bl.db.resourceOrder, 0, 1)
 	}
 	return id
 }
 
 // getResource is GET /resources/:id: a blob the Director keeps, here a logs
 // tarball (the Director has nginx send it; the simulator sends it itself).
-func (d *Director) getResource(w http.ResponseWriter, r *http.Request, _ string) {
+func (bl *blobs) getResource(w http.ResponseWriter, r *http.Request, _ string) {
 	id := r.PathValue("id")
-	d.mu.RLock()
-	blob, ok := d.resources[id]
-	d.mu.RUnlock()
+	bl.db.mu.RLock()
+	blob, ok := bl.db.resources[id]
+	bl.db.mu.RUnlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, codeResourceNotFound, "Resource '%s' not found in the blobstore", id)
 		return

@@ -70,7 +70,7 @@ type Options struct {
 	CACertPath string
 	// Latency is added to every request except the /_sim admin API. Default 0.
 	Latency time.Duration
-	// Failures are injected from the start (see InjectFailure). Default none.
+	// Failures are injected from the start (see Faults.Inject). Default none.
 	Failures []Failure
 	// TaskDuration is how long a task stays processing. Default 100ms; a
 	// negative value means no delay at all.
@@ -115,7 +115,7 @@ type Options struct {
 	ExternalHost string
 	// EventsKept is how many events GET /events can reach: older ones are
 	// dropped as the Director's scheduled cleanup drops them (see
-	// SetEventsKept). Default 10000, the Director's own default; a
+	// Knobs.SetEventsKept). Default 10000, the Director's own default; a
 	// negative value is refused.
 	EventsKept int
 	// NoEvents makes the Director record no event, as a Director at its

@@ -11,7 +11,7 @@ import "slices"
 // and takes them by age alone (delayed_job's default priority, job_queue.rb:13);
 // with director.enable_dedicated_status_worker and more than one worker, the
 // first serves the urgent queue alone (jobs/director/templates/bpm.yml:55-59,
-// jobs/director/spec:81-83). Its fields are guarded by Director.mu.
+// jobs/director/spec:81-83). Its fields are guarded by store.mu.
 type taskQueue struct {
 	workers int     // how many tasks may run at once
 	status  bool    // the first worker serves the urgent queue alone
@@ -57,25 +57,25 @@ func (q *taskQueue) admitLocked() {
 
 // withdraw takes a task that no worker took yet out of the queue (a cancel
 // of a queued task, a Director closing); false if a worker took it.
-func (d *Director) withdraw(t *task) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	i := slices.Index(d.queue.waiting, t)
+func (rn *runner) withdraw(t *task) bool {
+	rn.db.mu.Lock()
+	defer rn.db.mu.Unlock()
+	i := slices.Index(rn.db.queue.waiting, t)
 	if i < 0 {
 		return false
 	}
-	d.queue.waiting = slices.Delete(d.queue.waiting, i, i+1)
+	rn.db.queue.waiting = slices.Delete(rn.db.queue.waiting, i, i+1)
 	return true
 }
 
 // release gives a task's worker back, to the oldest waiting task it serves.
-func (d *Director) release(t *task) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (rn *runner) release(t *task) {
+	rn.db.mu.Lock()
+	defer rn.db.mu.Unlock()
 	if t.statusWorker {
-		d.queue.urgent = false
+		rn.db.queue.urgent = false
 	} else {
-		d.queue.running--
+		rn.db.queue.running--
 	}
-	d.queue.admitLocked()
+	rn.db.queue.admitLocked()
 }

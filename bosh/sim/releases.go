@@ -49,17 +49,24 @@ type deploymentName struct {
 	Name string `json:"name"`
 }
 
+// artifacts are the releases and stemcells the Director holds: uploaded
+// (Options.Releases and Stemcells, UploadRelease, UploadStemcell) or named
+// by a manifest it applied; it answers GET /releases and GET /stemcells.
+type artifacts struct {
+	db *store
+}
+
 // registerLocked records the releases (with their jobs) and stemcells a
 // deployment's content uses.
-func (d *Director) registerLocked(c *content) {
+func (art *artifacts) registerLocked(c *content) {
 	for _, r := range c.releases {
-		if d.releases[r.Name] == nil {
-			d.releases[r.Name] = map[string]*releaseVersion{}
+		if art.db.releases[r.Name] == nil {
+			art.db.releases[r.Name] = map[string]*releaseVersion{}
 		}
-		rv := d.releases[r.Name][r.Version]
+		rv := art.db.releases[r.Name][r.Version]
 		if rv == nil {
 			rv = &releaseVersion{commit: stableUUID(r.Name, r.Version)[:8], jobs: map[string]bool{}}
-			d.releases[r.Name][r.Version] = rv
+			art.db.releases[r.Name][r.Version] = rv
 		}
 		for _, g := range c.groups {
 			for _, j := range g.jobs {
@@ -70,30 +77,30 @@ func (d *Director) registerLocked(c *content) {
 		}
 	}
 	for _, r := range c.releases {
-		d.uploads.addRelease(r.Name, r.Version)
+		art.db.uploads.addRelease(r.Name, r.Version)
 	}
 	for i, s := range c.stemcells {
-		d.uploads.addStemcell(c.stemcellOS[i], s.Version)
-		d.uploads.addStemcell(s.Name, s.Version)
-		if d.stemcells[s] == nil {
-			d.stemcells[s] = &stemcell{id: len(d.stemcells) + 1, os: c.stemcellOS[i], cid: "sc-" + stableUUID(s.Name, s.Version)}
+		art.db.uploads.addStemcell(c.stemcellOS[i], s.Version)
+		art.db.uploads.addStemcell(s.Name, s.Version)
+		if art.db.stemcells[s] == nil {
+			art.db.stemcells[s] = &stemcell{id: len(art.db.stemcells) + 1, os: c.stemcellOS[i], cid: "sc-" + stableUUID(s.Name, s.Version)}
 		}
 	}
 }
 
 // listReleases is GET /releases.
-func (d *Director) listReleases(w http.ResponseWriter, _ *http.Request, _ string) {
-	d.mu.RLock()
+func (art *artifacts) listReleases(w http.ResponseWriter, _ *http.Request, _ string) {
+	art.db.mu.RLock()
 	deployed := map[nameVersion]bool{}
-	for _, dep := range d.deployments {
+	for _, dep := range art.db.deployments {
 		if dep.content != nil {
 			for _, r := range dep.content.releases {
 				deployed[r] = true
 			}
 		}
 	}
-	out := make([]releaseView, 0, len(d.releases))
-	for name, versions := range d.releases {
+	out := make([]releaseView, 0, len(art.db.releases))
+	for name, versions := range art.db.releases {
 		rv := releaseView{Name: name, ReleaseVersions: []releaseVersionView{}}
 		for v, rel := range versions {
 			jobs := sortedKeys(rel.jobs)
@@ -103,30 +110,30 @@ func (d *Director) listReleases(w http.ResponseWriter, _ *http.Request, _ string
 		slices.SortFunc(rv.ReleaseVersions, func(a, b releaseVersionView) int { return compareVersions(a.Version, b.Version) })
 		out = append(out, rv)
 	}
-	d.mu.RUnlock()
+	art.db.mu.RUnlock()
 	slices.SortFunc(out, func(a, b releaseView) int { return strings.Compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, out)
 }
 
 // listStemcells is GET /stemcells.
-func (d *Director) listStemcells(w http.ResponseWriter, _ *http.Request, _ string) {
-	d.mu.RLock()
+func (art *artifacts) listStemcells(w http.ResponseWriter, _ *http.Request, _ string) {
+	art.db.mu.RLock()
 	users := map[nameVersion][]deploymentName{}
-	for _, dep := range d.deployments {
+	for _, dep := range art.db.deployments {
 		if dep.content != nil {
 			for _, s := range dep.content.stemcells {
 				users[s] = append(users[s], deploymentName{dep.name})
 			}
 		}
 	}
-	out := make([]stemcellView, 0, len(d.stemcells))
-	for nv, s := range d.stemcells {
+	out := make([]stemcellView, 0, len(art.db.stemcells))
+	for nv, s := range art.db.stemcells {
 		deps := users[nv]
 		slices.SortFunc(deps, func(a, b deploymentName) int { return strings.Compare(a.Name, b.Name) })
 		out = append(out, stemcellView{Name: nv.Name, OperatingSystem: s.os, Version: nv.Version, CID: s.cid,
 			Deployments: append([]deploymentName{}, deps...), APIVersion: 3, ID: s.id})
 	}
-	d.mu.RUnlock()
+	art.db.mu.RUnlock()
 	slices.SortFunc(out, func(a, b stemcellView) int {
 		return cmp.Or(strings.Compare(a.Name, b.Name), compareVersions(a.Version, b.Version))
 	})
@@ -158,41 +165,4 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return cmp.Compare(len(pa), len(pb))
-}
-
-// UploadRelease records a release version as uploaded (as bosh
-// upload-release would), so that a deploy naming it passes the check of
-// Options.Releases; it is listed by GET /releases.
-func (d *Director) UploadRelease(name, version string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.uploadReleaseLocked(name, version)
-}
-
-// UploadStemcell records a stemcell version of an operating system as
-// uploaded (as bosh upload-stemcell would); it is listed by GET /stemcells.
-func (d *Director) UploadStemcell(os, version string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.uploadStemcellLocked(os, version)
-}
-
-func (d *Director) uploadReleaseLocked(name, version string) {
-	d.uploads.addRelease(name, version)
-	if d.releases[name] == nil {
-		d.releases[name] = map[string]*releaseVersion{}
-	}
-	if d.releases[name][version] == nil {
-		d.releases[name][version] = &releaseVersion{commit: stableUUID(name, version)[:8], jobs: map[string]bool{}}
-	}
-	d.invalidateLocked()
-}
-
-func (d *Director) uploadStemcellLocked(os, version string) {
-	d.uploads.addStemcell(os, version)
-	nv := nameVersion{stemcellName(os, ""), version}
-	if d.stemcells[nv] == nil {
-		d.stemcells[nv] = &stemcell{id: len(d.stemcells) + 1, os: os, cid: "sc-" + stableUUID(nv.Name, nv.Version)}
-	}
-	d.invalidateLocked()
 }

@@ -69,10 +69,3 @@ func endpointNotFound(w http.ResponseWriter, r *http.Request) {
 func deploymentNotFound(w http.ResponseWriter, name string) {
 	writeError(w, http.StatusNotFound, codeDeploymentNotFound, "Deployment '%s' doesn't exist", name)
 }
-
-// redirectToTask answers a task-creating request: 302 to the task, with an
-// absolute Location naming the host the Director believes it has.
-func (d *Director) redirectToTask(w http.ResponseWriter, id int) {
-	w.Header().Set("Location", fmt.Sprintf("%s/tasks/%d", d.external, id))
-	w.WriteHeader(http.StatusFound)
-}

@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"context"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // handler serves an endpoint; user is who made the request ("" when the
@@ -27,55 +25,59 @@ var controllers = map[string]bool{"info": true, "deployments": true, "tasks": tr
 // maxContextID is the longest X-Bosh-Context-Id the Director accepts.
 const maxContextID = 64
 
+// endpoints are the Director API's routes, each served by the part that
+// holds its resource.
 func (d *Director) endpoints() []route {
 	rs := []route{
-		{"GET", "/info", true, d.getInfo},
-		{"GET", "/deployments", false, d.listDeployments},
-		{"POST", "/deployments", false, d.postDeployment},
-		{"GET", "/deployments/{name}", false, d.getDeployment},
-		{"DELETE", "/deployments/{name}", false, d.deleteDeployment},
-		{"POST", "/deployments/{name}/diff", false, d.postDiff},
-		{"GET", "/deployments/{name}/vms", false, d.getVMs},
-		{"GET", "/deployments/{name}/instances", false, d.getInstances},
-		{"PUT", "/deployments/{name}/jobs/{job}", false, d.putJobState},
-		{"PUT", "/deployments/{name}/jobs/{job}/{index_or_id}", false, d.putJobState},
-		{"GET", "/deployments/{name}/jobs/{job}/{index_or_id}/logs", false, d.getLogs},
-		{"GET", "/deployments/{name}/variables", false, d.getVariables},
-		{"PUT", "/deployments/{name}/scan_and_fix", false, d.putScanAndFix},
-		{"GET", "/resources/{id}", false, d.getResource},
-		{"GET", "/tasks", false, d.listTasks},
-		{"GET", "/tasks/{id}", false, d.getTask},
-		{"GET", "/tasks/{id}/output", false, d.getTaskOutput},
-		{"DELETE", "/task/{id}", false, d.deleteTask},
-		{"GET", "/releases", false, d.listReleases},
-		{"GET", "/stemcells", false, d.listStemcells},
-		{"GET", "/configs", false, d.listConfigs},
-		{"GET", "/configs/{id}", false, d.getConfig},
-		{"GET", "/cloud_configs", false, d.listTypedConfigs(cloudConfigKind)},
-		{"POST", "/cloud_configs", false, d.postTypedConfig(cloudConfigKind)},
-		{"POST", "/cloud_configs/diff", false, d.diffTypedConfig(cloudConfigKind)},
-		{"GET", "/runtime_configs", false, d.listTypedConfigs(runtimeConfigKind)},
-		{"POST", "/runtime_configs", false, d.postTypedConfig(runtimeConfigKind)},
-		{"POST", "/runtime_configs/diff", false, d.diffTypedConfig(runtimeConfigKind)},
-		{"GET", "/cpi_configs", false, d.listTypedConfigs(cpiConfigKind)},
-		{"POST", "/cpi_configs", false, d.postTypedConfig(cpiConfigKind)},
-		{"POST", "/cpi_configs/diff", false, d.diffTypedConfig(cpiConfigKind)},
-		{"GET", "/locks", false, d.listLocks},
-		{"GET", "/events", false, d.listEvents},
+		{"GET", "/info", true, d.gate.getInfo},
+		{"GET", "/deployments", false, d.deploys.listDeployments},
+		{"POST", "/deployments", false, d.deploys.postDeployment},
+		{"GET", "/deployments/{name}", false, d.deploys.getDeployment},
+		{"DELETE", "/deployments/{name}", false, d.deploys.deleteDeployment},
+		{"POST", "/deployments/{name}/diff", false, d.configs.postDiff},
+		{"GET", "/deployments/{name}/vms", false, d.vms.getVMs},
+		{"GET", "/deployments/{name}/instances", false, d.vms.getInstances},
+		{"PUT", "/deployments/{name}/jobs/{job}", false, d.vms.putJobState},
+		{"PUT", "/deployments/{name}/jobs/{job}/{index_or_id}", false, d.vms.putJobState},
+		{"GET", "/deployments/{name}/jobs/{job}/{index_or_id}/logs", false, d.blobs.getLogs},
+		{"GET", "/deployments/{name}/variables", false, d.deploys.getVariables},
+		{"PUT", "/deployments/{name}/scan_and_fix", false, d.health.putScanAndFix},
+		{"GET", "/resources/{id}", false, d.blobs.getResource},
+		{"GET", "/tasks", false, d.board.listTasks},
+		{"GET", "/tasks/{id}", false, d.board.getTask},
+		{"GET", "/tasks/{id}/output", false, d.board.getTaskOutput},
+		{"DELETE", "/task/{id}", false, d.board.deleteTask},
+		{"GET", "/releases", false, d.artifacts.listReleases},
+		{"GET", "/stemcells", false, d.artifacts.listStemcells},
+		{"GET", "/configs", false, d.configs.listConfigs},
+		{"GET", "/configs/{id}", false, d.configs.getConfig},
+		{"GET", "/cloud_configs", false, d.configs.listTypedConfigs(cloudConfigKind)},
+		{"POST", "/cloud_configs", false, d.configs.postTypedConfig(cloudConfigKind)},
+		{"POST", "/cloud_configs/diff", false, d.configs.diffTypedConfig(cloudConfigKind)},
+		{"GET", "/runtime_configs", false, d.configs.listTypedConfigs(runtimeConfigKind)},
+		{"POST", "/runtime_configs", false, d.configs.postTypedConfig(runtimeConfigKind)},
+		{"POST", "/runtime_configs/diff", false, d.configs.diffTypedConfig(runtimeConfigKind)},
+		{"GET", "/cpi_configs", false, d.configs.listTypedConfigs(cpiConfigKind)},
+		{"POST", "/cpi_configs", false, d.configs.postTypedConfig(cpiConfigKind)},
+		{"POST", "/cpi_configs/diff", false, d.configs.diffTypedConfig(cpiConfigKind)},
+		{"GET", "/locks", false, d.runner.listLocks},
+		{"GET", "/events", false, d.rec.listEvents},
 	}
 	if d.opts.Auth == AuthUAA {
-		rs = append(rs, route{"POST", "/oauth/token", true, d.issueToken})
+		rs = append(rs, route{"POST", "/oauth/token", true, d.gate.issueToken})
 	}
 	return rs
 }
 
+// routes registers every route: the Director API behind the gate, the
+// admin API under /_sim/ beside it.
 func (d *Director) routes() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range d.endpoints() {
-		mux.Handle(rt.method+" "+rt.path, d.serve(rt))
+		mux.Handle(rt.method+" "+rt.path, d.gate.serve(rt))
 	}
-	d.adminRoutes(mux)
-	mux.Handle("/", d.serve(route{h: d.unknownRoute}))
+	d.admin.routes(mux)
+	mux.Handle("/", d.gate.serve(route{h: unknownRoute}))
 	return mux
 }
 
@@ -84,78 +86,7 @@ func template(path string) string {
 	return strings.NewReplacer("{", ":", "}", "").Replace(path)
 }
 
-// serve wraps an endpoint: counting, latency, injected failures,
-// authentication and the context id check, in the order a client sees them.
-func (d *Director) serve(rt route) http.Handler {
-	routeTmpl := template(rt.path)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		method, tmpl, public := rt.method, routeTmpl, rt.public
-		if method == "" { // the catch-all for unknown routes
-			method, tmpl = r.Method, "(unknown)"
-			public = !controllers[strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0]]
-		}
-		d.counts.begin(method + " " + tmpl)
-		defer d.counts.end()
-		if !sleep(r.Context(), d.knobs.latency()) || !d.injectFailure(w, r, tmpl) {
-			return
-		}
-		user := ""
-		if !public {
-			var ok bool
-			if user, ok = d.authorize(w, r); !ok {
-				return
-			}
-		}
-		if len(r.Header.Get("X-Bosh-Context-Id")) > maxContextID {
-			writeError(w, http.StatusBadRequest, codeContextIDTooLong,
-				"X-Bosh-Context-Id cannot be more than %d characters in length", maxContextID)
-			return
-		}
-		rt.h(w, r, user)
-	})
-}
-
-func (d *Director) unknownRoute(w http.ResponseWriter, r *http.Request, _ string) {
+// unknownRoute answers a route the Director does not have.
+func unknownRoute(w http.ResponseWriter, r *http.Request, _ string) {
 	endpointNotFound(w, r)
-}
-
-// injectFailure applies the first injected failure that picks this request;
-// it reports whether the request is still to be answered normally.
-func (d *Director) injectFailure(w http.ResponseWriter, r *http.Request, tmpl string) bool {
-	f, ok := d.knobs.pick(r.Method, tmpl, r.PathValue("name"))
-	if !ok {
-		return true
-	}
-	if f.Delay > 0 && !sleep(r.Context(), f.Delay) {
-		return false
-	}
-	if f.Status == 0 && f.Delay > 0 {
-		return true // only slow
-	}
-	w.Header().Set("Content-Length", "0")
-	w.WriteHeader(or0(f.Status, http.StatusInternalServerError))
-	return false
-}
-
-// sleep waits for dur or until ctx ends; it reports whether it waited
-// the whole time.
-func sleep(ctx context.Context, dur time.Duration) bool {
-	if dur <= 0 {
-		return true
-	}
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func or0(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -17,42 +20,60 @@ type outcome struct {
 // shutdown is the outcome of a task whose Director closes: none is recorded.
 var shutdown = outcome{}
 
+// runner runs the Director's tasks: it gives them workers in turn (the
+// queue), takes their deployments' locks, plans and applies what they
+// change, writes their output and records their ends. Tasks stop where
+// they stand when ctx ends.
+type runner struct {
+	db           *store
+	ctx          context.Context // ends when the Director closes
+	wg           *sync.WaitGroup // the Director's: Close waits for every task
+	log          *slog.Logger
+	agentTimeout time.Duration // Options.AgentTimeout
+	lockTimeout  time.Duration // Options.LockTimeout
+	rec          *recorder
+	configs      *configBook
+	changes      *changer
+	deploys      *deploys
+	blobs        *blobs
+}
+
 // startTask runs a task in a goroutine the Director waits for on Close.
-func (d *Director) startTask(t *task) {
-	d.wg.Add(1)
+func (rn *runner) startTask(t *task) {
+	rn.wg.Add(1)
 	go func() {
-		defer d.wg.Done()
-		d.run(t)
+		defer rn.wg.Done()
+		rn.run(t)
 	}()
 }
 
 // run takes a task through queued -> processing -> its end, once a worker
 // takes it (in the order the tasks were created). A task whose Director
 // closes stays where it was.
-func (d *Director) run(t *task) {
+func (rn *runner) run(t *task) {
 	select {
 	case <-t.admit:
 	case <-t.cancel:
-		if d.withdraw(t) {
-			d.finish(t, d.cancelled(t))
+		if rn.withdraw(t) {
+			rn.finish(t, rn.cancelled(t))
 			return
 		}
 		// a worker took it meanwhile: it is cancelled at its first checkpoint
-	case <-d.ctx.Done():
-		if !d.withdraw(t) {
-			d.release(t)
+	case <-rn.ctx.Done():
+		if !rn.withdraw(t) {
+			rn.release(t)
 		}
 		return
 	}
-	defer d.release(t)
-	d.mu.Lock()
+	defer rn.release(t)
+	rn.db.mu.Lock()
 	if t.state == StateQueued {
 		t.began = time.Now()
 		t.state, t.startedAt = StateProcessing, t.began.Unix()
 	}
-	d.mu.Unlock()
-	if o := d.execute(t); o != shutdown {
-		d.finish(t, o)
+	rn.db.mu.Unlock()
+	if o := rn.execute(t); o != shutdown {
+		rn.finish(t, o)
 	}
 }
 
@@ -61,52 +82,52 @@ func (d *Director) run(t *task) {
 // plans and runs; on success it records its end inside the lock, then
 // releases it; on failure it releases the lock, then records its end with
 // the error. A dry run records no end when it succeeds.
-func (d *Director) execute(t *task) outcome {
+func (rn *runner) execute(t *task) outcome {
 	if t.kind == kindVMState || t.kind == kindLogs {
-		if o, ok := d.runStages(t); !ok {
+		if o, ok := rn.runStages(t); !ok {
 			return o
 		}
-		return d.complete(t, 0)
+		return rn.complete(t, 0)
 	}
 	if t.kind == kindScanFix {
-		return d.scanAndFix(t)
+		return rn.scanAndFix(t)
 	}
 	if t.deployment == "" { // a manifest so broken it names no deployment
 		return refused(t)
 	}
-	start := d.recordTaskStart(t)
-	o, ok := d.acquireLock(t)
+	start := rn.rec.recordTaskStart(t)
+	o, ok := rn.acquireLock(t)
 	if !ok {
 		if o != shutdown {
-			d.recordTaskEnd(t, start, o, false)
+			rn.rec.recordTaskEnd(t, start, o, false)
 		}
 		return o
 	}
 	if t.refusal == nil && t.doc != nil { // as the Director plans the deploy, inside the lock
-		d.mu.RLock()
-		t.refusal, t.stageErr = d.uploads.resolve(t.doc, t.content)
-		d.mu.RUnlock()
+		rn.db.mu.RLock()
+		t.refusal, t.stageErr = rn.db.uploads.resolve(t.doc, t.content)
+		rn.db.mu.RUnlock()
 		if t.refusal == nil {
-			t.refusal = d.checkCloud(t.doc)
+			t.refusal = rn.configs.checkCloud(t.doc)
 		}
 	}
 	if t.refusal == nil && t.target != nil {
-		d.mu.Lock()
-		t.changes, t.refusal = d.changesLocked(t)
-		d.mu.Unlock()
+		rn.db.mu.Lock()
+		t.changes, t.refusal = rn.changes.changesLocked(t)
+		rn.db.mu.Unlock()
 	} else if t.refusal == nil && t.kind == kindDeploy && !t.dryRun {
-		d.mu.Lock()
-		t.changes = d.deployChangesLocked(t)
-		d.mu.Unlock()
+		rn.db.mu.Lock()
+		t.changes = rn.changes.deployChangesLocked(t)
+		rn.db.mu.Unlock()
 	}
 	if t.refusal != nil {
 		o, ok = refused(t), false
-	} else if o, ok = d.runStages(t); ok {
-		o = d.complete(t, start)
+	} else if o, ok = rn.runStages(t); ok {
+		o = rn.complete(t, start)
 	}
-	d.releaseLock(t)
+	rn.releaseLock(t)
 	if !ok && o != shutdown {
-		d.recordTaskEnd(t, start, o, t.refusal == nil && t.stageErr == nil)
+		rn.rec.recordTaskEnd(t, start, o, t.refusal == nil && t.stageErr == nil)
 	}
 	return o
 }
@@ -119,52 +140,52 @@ func refused(t *task) outcome {
 // runStages writes the task's event output while it processes, spending
 // the task duration over its stages; it stops early at a cancellation or
 // an injected end.
-func (d *Director) runStages(t *task) (outcome, bool) {
-	stages := d.stagesOf(t)
+func (rn *runner) runStages(t *task) (outcome, bool) {
+	stages := rn.stagesOf(t)
 	if len(stages) == 0 { // a vm-state task shows no stage
 		wait := t.duration
 		if t.kind == kindVMState {
-			d.mu.RLock()
-			wait += agentWait(d.deployments[t.deployment], d.opts.AgentTimeout)
-			d.mu.RUnlock()
+			rn.db.mu.RLock()
+			wait += agentWait(rn.db.deployments[t.deployment], rn.agentTimeout)
+			rn.db.mu.RUnlock()
 		}
-		if !d.checkpoint(t, wait) {
-			return d.stopped(t), false
+		if !rn.checkpoint(t, wait) {
+			return rn.stopped(t), false
 		}
 		if t.outcome != "" {
-			return d.injectedEnd(t, stage{}), false
+			return rn.injectedEnd(t, stage{}), false
 		}
 		return outcome{}, true
 	}
 	per := t.duration / time.Duration(len(stages))
 	for i, s := range stages {
-		d.emit(t, s.line(evStarted, 0))
+		rn.emit(t, s.line(evStarted, 0))
 		if i == 0 && t.stageErr != nil { // binding the stemcells, in Preparing deployment
 			line := s.line(evFailed, 100)
 			line.Data = &lineData{Error: t.stageErr.Error()}
-			d.emit(t, line)
+			rn.emit(t, line)
 			return outcome{StateError, t.stageErr.Error(), errorCode(t.stageErr)}, false
 		}
 		if s.change != nil {
-			d.beginChange(t, s.change)
+			rn.changes.beginChange(t, s.change)
 		}
-		if !d.checkpoint(t, per) {
-			if s.change != nil && d.ctx.Err() == nil {
-				d.endChange(t, s.change, fmt.Sprintf("Task %d cancelled", t.id))
+		if !rn.checkpoint(t, per) {
+			if s.change != nil && rn.ctx.Err() == nil {
+				rn.changes.endChange(t, s.change, fmt.Sprintf("Task %d cancelled", t.id))
 			}
-			return d.stopped(t), false
+			return rn.stopped(t), false
 		}
 		if i == len(stages)-1 && t.outcome != "" {
-			o := d.injectedEnd(t, s)
+			o := rn.injectedEnd(t, s)
 			if s.change != nil {
-				d.endChange(t, s.change, o.result)
+				rn.changes.endChange(t, s.change, o.result)
 			}
 			return o, false
 		}
 		if s.change != nil {
-			d.endChange(t, s.change, "")
+			rn.changes.endChange(t, s.change, "")
 		}
-		d.emit(t, s.line(evFinished, 100))
+		rn.emit(t, s.line(evFinished, 100))
 	}
 	return outcome{}, true
 }
@@ -192,35 +213,35 @@ func agentWait(dep *deployment, timeout time.Duration) time.Duration {
 
 // checkpoint waits dur; false when the task was cancelled or the Director
 // closes meanwhile.
-func (d *Director) checkpoint(t *task, dur time.Duration) bool {
+func (rn *runner) checkpoint(t *task, dur time.Duration) bool {
 	timer := time.NewTimer(dur)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
 		return true
 	case <-t.cancel:
-	case <-d.ctx.Done():
+	case <-rn.ctx.Done():
 	}
 	return false
 }
 
 // stopped is the outcome of a task stopped at a checkpoint.
-func (d *Director) stopped(t *task) outcome {
-	if d.ctx.Err() != nil {
+func (rn *runner) stopped(t *task) outcome {
+	if rn.ctx.Err() != nil {
 		return shutdown
 	}
-	return d.cancelled(t)
+	return rn.cancelled(t)
 }
 
-func (d *Director) cancelled(t *task) outcome {
+func (rn *runner) cancelled(t *task) outcome {
 	return outcome{state: StateCancelled, result: fmt.Sprintf("Task %d cancelled", t.id)}
 }
 
 // injectedEnd ends a task as EndNextTask asked.
-func (d *Director) injectedEnd(t *task, s stage) outcome {
+func (rn *runner) injectedEnd(t *task, s stage) outcome {
 	switch t.outcome {
 	case StateCancelled:
-		return d.cancelled(t)
+		return rn.cancelled(t)
 	case StateTimeout:
 		return outcome{state: StateTimeout, result: fmt.Sprintf("Task %d timed out", t.id)}
 	}
@@ -233,15 +254,15 @@ func (d *Director) injectedEnd(t *task, s stage) outcome {
 	if s.stage != "" {
 		line := s.line(evFailed, 100)
 		line.Data = &lineData{Error: msg}
-		d.emit(t, line)
+		rn.emit(t, line)
 	}
 	return outcome{StateError, msg, code}
 }
 
 // finish records a task's end.
-func (d *Director) finish(t *task, o outcome) {
+func (rn *runner) finish(t *task, o outcome) {
 	now := time.Now()
-	d.mu.Lock()
+	rn.db.mu.Lock()
 	result := truncateResult(o.result)
 	t.state, t.timestamp, t.result, t.ended = o.state, now.Unix(), &result, now
 	if o.state == StateError {
@@ -252,15 +273,15 @@ func (d *Director) finish(t *task, o outcome) {
 	if t.done != nil {
 		close(t.done)
 	}
-	d.mu.Unlock()
-	d.log.Debug("bosh director simulator task finished", "task", t.id, "state", o.state, "deployment", t.deployment)
+	rn.db.mu.Unlock()
+	rn.log.Debug("bosh director simulator task finished", "task", t.id, "state", o.state, "deployment", t.deployment)
 }
 
 // complete applies a task that ran to its end and records the end event of
 // a deploy or delete, whose start event is start.
-func (d *Director) complete(t *task, start int64) outcome {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (rn *runner) complete(t *task, start int64) outcome {
+	rn.db.mu.Lock()
+	defer rn.db.mu.Unlock()
 	done := outcome{state: StateDone, result: "/deployments/" + t.deployment}
 	switch t.kind {
 	case kindDeploy:
@@ -268,20 +289,20 @@ func (d *Director) complete(t *task, start int64) outcome {
 			return done // the Director returns before it records the end
 		}
 		if t.target == nil { // a change of instance states redeploys the manifest as it is
-			d.applyLocked(t.deployment, t.manifest, nil, t.content)
+			rn.deploys.applyLocked(t.deployment, t.manifest, nil, t.content)
 		}
 	case kindDelete:
-		if _, ok := d.deployments[t.deployment]; ok {
-			delete(d.deployments, t.deployment)
-			d.invalidateLocked()
+		if _, ok := rn.db.deployments[t.deployment]; ok {
+			delete(rn.db.deployments, t.deployment)
+			rn.db.invalidateLocked()
 		}
 	case kindLogs:
-		return outcome{state: StateDone, result: d.storeLogsLocked(t.logs)} // FetchLogs#perform returns the blob's id
+		return outcome{state: StateDone, result: rn.blobs.storeLogsLocked(t.logs)} // FetchLogs#perform returns the blob's id
 	case kindVMState:
-		t.results = d.vmStateLinesLocked(t.deployment, t.instances)
+		t.results = vmStateLines(rn.db.deployments[t.deployment], t.instances)
 		return outcome{state: StateDone, result: ""} // VmState#perform returns nil
 	}
-	d.recordTaskEndLocked(t, start, done, true)
+	rn.rec.recordTaskEndLocked(t, start, done, true)
 	return done
 }
 
@@ -322,16 +343,16 @@ func truncateResult(s string) string {
 
 // scanAndFix runs a "scan and fix" task: under the deployment's lock, it
 // recreates the VMs it names; it records no deployment event.
-func (d *Director) scanAndFix(t *task) outcome {
-	o, ok := d.acquireLock(t)
+func (rn *runner) scanAndFix(t *task) outcome {
+	o, ok := rn.acquireLock(t)
 	if !ok {
 		return o
 	}
-	defer d.releaseLock(t)
-	d.mu.Lock()
-	t.changes, _ = d.changesLocked(t)
-	d.mu.Unlock()
-	if o, ok := d.runStages(t); !ok {
+	defer rn.releaseLock(t)
+	rn.db.mu.Lock()
+	t.changes, _ = rn.changes.changesLocked(t)
+	rn.db.mu.Unlock()
+	if o, ok := rn.runStages(t); !ok {
 		return o
 	}
 	return outcome{state: StateDone, result: "scan and fix complete"}

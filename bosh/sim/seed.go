@@ -157,32 +157,27 @@ func prepareSeedPlans(plans []SeedPlan) []*seedPlan {
 	return out
 }
 
-// SeedDeployments creates n deployments at once, without tasks, each with
-// one create event by AdminUser (no end event: seeding stays cheap), drawn
-// in turn from plans (default: Options.SeedPlans). Each is named
-// "{planID}-{uuid}" and has a realistic manifest with
-// properties.blacksmith{service_id, plan_id, instance_id}, the plan's
-// release, a stemcell and instance groups with VMs. It returns the names.
-// Plans that New would refuse are left out: with none left, it seeds nothing
-// and returns nil.
-func (d *Director) SeedDeployments(n int, plans []SeedPlan) []string {
+// seed creates n deployments at once drawn in turn from plans (default:
+// Options.SeedPlans), one create event each, and returns their names
+// (Director.SeedDeployments).
+func (dp *deploys) seed(n int, plans []SeedPlan) []string {
 	if len(plans) == 0 {
-		plans = d.opts.SeedPlans
+		plans = dp.seedPlans
 	}
 	prepared := prepareSeedPlans(plans)
 	if n <= 0 || len(prepared) == 0 {
 		return nil
 	}
 	names := make([]string, n)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.events.grow(n)
+	dp.db.mu.Lock()
+	defer dp.db.mu.Unlock()
+	dp.db.events.grow(n)
 	for i := range names {
 		p := prepared[i%len(prepared)]
 		uuid := newUUID()
 		s := &seedInfo{plan: p, name: p.PlanID + "-" + uuid, uuid: uuid}
-		d.applyLocked(s.name, "", s, p.content)
-		d.recordLocked(adminEvent("create", s.name))
+		dp.applyLocked(s.name, "", s, p.content)
+		dp.rec.recordLocked(adminEvent("create", s.name))
 		names[i] = s.name
 	}
 	return names

@@ -16,15 +16,16 @@ import (
 const shutdownTimeout = 2 * time.Second
 
 // Director is a running BOSH Director simulator. Its methods are safe for
-// concurrent use.
+// concurrent use. It is the simulator's face: it starts and stops the
+// server and hands each request, task and knob to the part that holds its
+// resource; the parts share one store, under one mutex.
 type Director struct {
-	opts     Options
-	log      *slog.Logger
-	ln       net.Listener
-	srv      *http.Server
-	url      string // base URL clients use
-	external string // base URL the Director puts in Location headers
-	caPEM    []byte
+	opts  Options
+	log   *slog.Logger
+	ln    net.Listener
+	srv   *http.Server
+	url   string // base URL clients use
+	caPEM []byte
 
 	ctx       context.Context // ends when the Director closes
 	cancel    context.CancelFunc
@@ -32,13 +33,20 @@ type Director struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	knobs  knobs
-	counts counters
-	tokens signer
-
-	mu    sync.RWMutex
-	queue taskQueue // under mu
-	store
+	knobs     *Knobs
+	faults    *Faults
+	meter     *meter
+	gate      *gate
+	rec       *recorder
+	configs   *configBook
+	artifacts *artifacts
+	deploys   *deploys
+	board     *taskBoard
+	runner    *runner
+	vms       *vms
+	health    *health
+	blobs     *blobs
+	admin     *admin
 }
 
 // New starts a Director listening on opts.Addr; it is serving on return.
@@ -53,12 +61,12 @@ func New(opts Options) (*Director, error) {
 	}
 	d := newDirector(opts, ln)
 	if opts.TLS {
-		cfg, err := d.setupTLS()
+		cfg, caPEM, err := serverTLS(opts, ln.Addr().String())
 		if err != nil {
 			_ = ln.Close()
 			return nil, err
 		}
-		d.ln = tls.NewListener(ln, cfg)
+		d.ln, d.caPEM = tls.NewListener(ln, cfg), caPEM
 	}
 	d.SeedDeployments(opts.Seed, opts.SeedPlans)
 	d.wg.Add(1)
@@ -71,40 +79,40 @@ func New(opts Options) (*Director, error) {
 	return d, nil
 }
 
+// newDirector builds the parts around one store and wires them together.
 func newDirector(opts Options, ln net.Listener) *Director {
 	scheme := "http"
 	if opts.TLS {
 		scheme = "https"
 	}
 	host := ln.Addr().String()
-	d := &Director{
-		opts:     opts,
-		log:      opts.Logger,
-		ln:       ln,
-		url:      scheme + "://" + host,
-		external: scheme + "://" + or(opts.ExternalHost, host),
-		store:    newStore(),
-		queue:    taskQueue{workers: opts.Workers, status: opts.DedicatedStatusWorker},
-	}
-	d.events.kept = opts.EventsKept
-	d.uploads, _ = parseUploads(opts.Releases, opts.Stemcells) // validated
-	if d.uploads != nil {
-		up := *d.uploads
-		for name, versions := range up.releases {
-			for _, v := range versions {
-				d.uploadReleaseLocked(name, v)
-			}
-		}
-		for os, versions := range up.stemcells {
-			for _, v := range versions {
-				d.uploadStemcellLocked(os, v)
-			}
-		}
-	}
+	d := &Director{opts: opts, log: opts.Logger, ln: ln, url: scheme + "://" + host}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
-	d.knobs.init(opts)
-	d.knobs.setFailures(opts.Failures) // checked by Options.validate
-	d.tokens.rotate()
+	db := newStore()
+	db.queue = taskQueue{workers: opts.Workers, status: opts.DedicatedStatusWorker}
+	db.events.kept = opts.EventsKept
+	counts := &counters{}
+	d.knobs, d.faults = newKnobs(opts, db), &Faults{}
+	d.faults.set(opts.Failures) // checked by Options.validate
+	d.meter = &meter{db: db, counts: counts}
+	d.gate = &gate{opts: opts, url: d.url, counts: counts, knobs: d.knobs, faults: d.faults}
+	d.gate.tokens.rotate()
+	d.rec = &recorder{db: db, knobs: d.knobs}
+	d.configs = &configBook{db: db, rec: d.rec, gate: d.gate}
+	d.artifacts = &artifacts{db: db}
+	d.board = &taskBoard{db: db, knobs: d.knobs, external: scheme + "://" + or(opts.ExternalHost, host)}
+	d.runner = &runner{} // the parts it runs tasks with need it too: filled in below
+	d.deploys = &deploys{db: db, rec: d.rec, configs: d.configs, artifacts: d.artifacts, board: d.board,
+		runner: d.runner, seedPlans: opts.SeedPlans, director: opts.Name}
+	d.blobs = &blobs{db: db, deploys: d.deploys, board: d.board, runner: d.runner}
+	*d.runner = runner{db: db, ctx: d.ctx, wg: &d.wg, log: opts.Logger, agentTimeout: opts.AgentTimeout,
+		lockTimeout: opts.LockTimeout, rec: d.rec, configs: d.configs, deploys: d.deploys, blobs: d.blobs,
+		changes: &changer{db: db, rec: d.rec, configs: d.configs}}
+	d.vms = &vms{db: db, deploys: d.deploys, board: d.board, runner: d.runner}
+	d.health = &health{db: db, ctx: d.ctx, rec: d.rec, deploys: d.deploys, board: d.board, runner: d.runner}
+	d.admin = &admin{db: db, knobs: d.knobs, faults: d.faults, meter: d.meter, gate: d.gate, configs: d.configs,
+		deploys: d.deploys, board: d.board, health: d.health}
+	d.artifacts.preload(opts.Releases, opts.Stemcells) // validated
 	d.srv = &http.Server{
 		Handler:           d.routes(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -57,9 +57,9 @@ func (s stage) line(state string, progress int) eventLine {
 }
 
 // emit appends a line to the task's event output.
-func (d *Director) emit(t *task, l eventLine) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+func (rn *runner) emit(t *task, l eventLine) {
+	rn.db.mu.Lock()
+	defer rn.db.mu.Unlock()
 	t.events = append(append(t.events, mustJSON(l)...), '\n')
 }
 
@@ -69,7 +69,7 @@ func (d *Director) emit(t *task, l eventLine) {
 // Director's UpdateDeployment returns before it compiles. A change of
 // instance states updates only the instances it changes. A delete deletes
 // each VM.
-func (d *Director) stagesOf(t *task) []stage {
+func (rn *runner) stagesOf(t *task) []stage {
 	switch t.kind {
 	case kindDeploy:
 		out := []stage{
@@ -96,9 +96,9 @@ func (d *Director) stagesOf(t *task) []stage {
 		}
 		return out
 	case kindDelete:
-		d.mu.RLock()
-		vms := vmInstances(d.deployments[t.deployment])
-		d.mu.RUnlock()
+		rn.db.mu.RLock()
+		vms := vmInstances(rn.db.deployments[t.deployment])
+		rn.db.mu.RUnlock()
 		out := instanceStages("Deleting instances", vms, "")
 		return append(out, stage{stage: "Removing deployment artifacts", task: "Detaching stemcells",
 			tags: []string{}, index: 1, total: 1})

@@ -60,34 +60,6 @@ func (dep *deployment) manifestText() string {
 	return dep.manifest
 }
 
-// store is the Director's state, guarded by Director.mu.
-type store struct {
-	deployments   map[string]*deployment
-	tasks         []*task // tasks[i].id == i+1
-	taskBase      int     // Stats count tasks with ids above this
-	events        eventLog
-	locks         map[string]*lock
-	configs       []config
-	releases      map[string]map[string]*releaseVersion
-	stemcells     map[nameVersion]*stemcell
-	outcomes      map[string][]string // deployment ("" = any) -> states of its next tasks
-	listing       [listingVariants][]byte
-	uploads       *uploads          // nil: every release and stemcell counts as uploaded
-	resources     map[string][]byte // logs tarballs by blobstore id
-	resourceOrder []string          // their ids, oldest first
-}
-
-func newStore() store {
-	return store{
-		deployments: map[string]*deployment{},
-		locks:       map[string]*lock{},
-		configs:     []config{newConfig(1, "cloud", "default", DefaultCloudConfig)},
-		releases:    map[string]map[string]*releaseVersion{},
-		stemcells:   map[nameVersion]*stemcell{},
-		outcomes:    map[string][]string{},
-	}
-}
-
 // contentOf turns a validated manifest into deployment content.
 func contentOf(doc *manifestDoc) *content {
 	c := &content{releases: []nameVersion{}, stemcells: []nameVersion{}}
@@ -138,73 +110,70 @@ func stemcellName(os, name string) string {
 
 // placeholderLocked records a deployment as the Director does when a deploy
 // is accepted: present, with no manifest, until its task succeeds.
-func (d *Director) placeholderLocked(name string) {
-	if _, ok := d.deployments[name]; !ok {
-		d.deployments[name] = &deployment{name: name}
-		d.invalidateLocked()
+func (dp *deploys) placeholderLocked(name string) {
+	if _, ok := dp.db.deployments[name]; !ok {
+		dp.db.deployments[name] = &deployment{name: name}
+		dp.db.invalidateLocked()
 	}
 }
 
 // applyLocked makes a deployment hold a manifest and its content.
-func (d *Director) applyLocked(name, manifest string, seed *seedInfo, c *content) {
-	dep := d.deployments[name]
+func (dp *deploys) applyLocked(name, manifest string, seed *seedInfo, c *content) {
+	dep := dp.db.deployments[name]
 	if dep == nil {
 		dep = &deployment{name: name}
-		d.deployments[name] = dep
+		dp.db.deployments[name] = dep
 	}
 	if dep.content == nil {
 		dep.createdAt = time.Now().UTC().Truncate(time.Second)
 	}
 	dep.manifest, dep.seed, dep.content = manifest, seed, c
-	dep.cloudConfig = d.latestCloudConfigLocked()
-	d.registerLocked(c)
-	d.invalidateLocked()
+	dep.cloudConfig = dp.configs.latestCloudLocked()
+	dp.artifacts.registerLocked(c)
+	dp.db.invalidateLocked()
 }
 
-// PutDeployment creates or replaces a deployment at once, without a task,
-// as if it had been changed behind the broker's back: it records the
-// events of a deploy by AdminUser without a task (create or update, at
-// start and at end). The manifest is kept byte for byte; an invalid one
-// matches ErrInvalidManifest.
-func (d *Director) PutDeployment(manifest string) error {
+// put creates or replaces a deployment at once, without a task, recording
+// the events of a deploy by AdminUser (Director.PutDeployment).
+func (dp *deploys) put(manifest string) error {
 	name, doc, err := parseManifest(manifest)
 	if err != nil {
 		return fmt.Errorf("putting deployment %q: %w", name, err)
 	}
 	c := contentOf(doc)
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	dp.db.mu.Lock()
+	defer dp.db.mu.Unlock()
 	action, before := "create", (*content)(nil)
-	if dep := d.deployments[name]; dep != nil {
+	if dep := dp.db.deployments[name]; dep != nil {
 		action, before = "update", dep.content
 	}
-	d.applyLocked(name, manifest, nil, c)
-	d.recordChangeLocked(action, name, before, c)
+	dp.applyLocked(name, manifest, nil, c)
+	dp.rec.recordChangeLocked(action, name, before, c)
 	return nil
 }
 
-// RemoveDeployment deletes a deployment at once, without a task, recording
-// the events of a delete by AdminUser (at start and at end). A deployment
-// that does not exist is left alone, and nothing is recorded.
-func (d *Director) RemoveDeployment(name string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.deployments[name]; ok {
-		delete(d.deployments, name)
-		d.invalidateLocked()
-		d.recordChangeLocked("delete", name, nil, nil)
+// remove deletes a deployment at once, without a task, recording the
+// events of a delete by AdminUser; nothing when there is none
+// (Director.RemoveDeployment).
+func (dp *deploys) remove(name string) {
+	dp.db.mu.Lock()
+	defer dp.db.mu.Unlock()
+	if _, ok := dp.db.deployments[name]; ok {
+		delete(dp.db.deployments, name)
+		dp.db.invalidateLocked()
+		dp.rec.recordChangeLocked("delete", name, nil, nil)
 	}
 }
 
-// RemoveAllDeployments deletes every deployment at once, recording one
-// delete event by AdminUser for each, in the order of their names.
-func (d *Director) RemoveAllDeployments() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.events.grow(len(d.deployments))
-	for _, name := range slices.Sorted(maps.Keys(d.deployments)) {
-		d.recordLocked(adminEvent("delete", name))
+// removeAll deletes every deployment at once, one delete event by
+// AdminUser each, in the order of their names (Director.RemoveAllDeployments).
+func (dp *deploys) removeAll() {
+	dp.db.mu.Lock()
+	defer dp.db.mu.Unlock()
+	dp.db.events.grow(len(dp.db.deployments))
+	for _, name := range slices.Sorted(maps.Keys(dp.db.deployments)) {
+		dp.rec.recordLocked(adminEvent("delete", name))
 	}
-	clear(d.deployments)
-	d.invalidateLocked()
+	clear(dp.db.deployments)
+	dp.db.invalidateLocked()
 }

@@ -55,36 +55,43 @@ func (c *counters) tokenIssued() {
 	c.tokens++
 }
 
-// Stats returns a snapshot of the counters.
-func (d *Director) Stats() Stats {
-	d.counts.mu.Lock()
-	s := Stats{Requests: maps.Clone(d.counts.requests), Tokens: d.counts.tokens, Active: d.counts.active}
-	d.counts.mu.Unlock()
+// meter reads and resets what Stats and TaskLog report: the request
+// counters and the tasks since the last reset.
+type meter struct {
+	db     *store
+	counts *counters
+}
+
+// stats is a snapshot of the counters (Director.Stats).
+func (m *meter) stats() Stats {
+	m.counts.mu.Lock()
+	s := Stats{Requests: maps.Clone(m.counts.requests), Tokens: m.counts.tokens, Active: m.counts.active}
+	m.counts.mu.Unlock()
 	if s.Requests == nil {
 		s.Requests = map[string]int{}
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+	m.db.mu.RLock()
+	defer m.db.mu.RUnlock()
 	s.TaskStates = map[string]int{}
-	for _, t := range d.tasks[d.taskBase:] {
+	for _, t := range m.db.tasks[m.db.taskBase:] {
 		if t == nil { // removed by a tasks cleanup
 			continue
 		}
 		s.Tasks++
 		s.TaskStates[t.state]++
 	}
-	s.Deployments = len(d.deployments)
+	s.Deployments = len(m.db.deployments)
 	return s
 }
 
-// ResetStats zeroes the request, task and token counters.
-func (d *Director) ResetStats() {
-	d.counts.mu.Lock()
-	d.counts.requests, d.counts.tokens = nil, 0
-	d.counts.mu.Unlock()
-	d.mu.Lock()
-	d.taskBase = len(d.tasks)
-	d.mu.Unlock()
+// reset zeroes the request, task and token counters (Director.ResetStats).
+func (m *meter) reset() {
+	m.counts.mu.Lock()
+	m.counts.requests, m.counts.tokens = nil, 0
+	m.counts.mu.Unlock()
+	m.db.mu.Lock()
+	m.db.taskBase = len(m.db.tasks)
+	m.db.mu.Unlock()
 }
 
 // TaskEntry is one task of TaskLog.
@@ -101,14 +108,12 @@ type TaskEntry struct {
 	Ended   time.Time `json:"ended,omitzero"`
 }
 
-// TaskLog lists the tasks created since the Director started or since the
-// last ResetStats, oldest first, with when each began and ended to the
-// nanosecond: the order and the overlap of what was asked of it.
-func (d *Director) TaskLog() []TaskEntry {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+// taskLog lists the tasks since the start or the last reset (Director.TaskLog).
+func (m *meter) taskLog() []TaskEntry {
+	m.db.mu.RLock()
+	defer m.db.mu.RUnlock()
 	out := []TaskEntry{}
-	for _, t := range d.tasks[d.taskBase:] {
+	for _, t := range m.db.tasks[m.db.taskBase:] {
 		if t == nil {
 			continue
 		}

@@ -34,7 +34,7 @@ const (
 	kindScanFix
 )
 
-// task is a Director task. Its fields are guarded by Director.mu, except
+// task is a Director task. Its fields are guarded by store.mu, except
 // the inputs set before it starts.
 type task struct {
 	id                      int
@@ -99,24 +99,34 @@ func terminal(state string) bool {
 	return state == StateDone || state == StateError || state == StateCancelled || state == StateTimeout
 }
 
-// newTaskLocked records a queued task; the caller starts it once d.mu is
-// released.
-func (d *Director) newTaskLocked(kind taskKind, description, deployment, user, ctxID string) *task {
-	t := &task{id: len(d.tasks) + 1, kind: kind, state: StateQueued, description: description,
-		user: user, deployment: deployment, ctxID: ctxID, duration: d.knobs.taskDuration(),
+// taskBoard keeps the Director's tasks: it creates and queues them (with
+// the ends EndNextTask asked for), finds, lists and cancels them, and
+// answers the /tasks routes. The runner runs them.
+type taskBoard struct {
+	db       *store
+	knobs    *Knobs // the duration of a new task
+	external string // base URL the Director puts in Location headers
+}
+
+// newTaskLocked records a queued task; the caller starts it (runner.startTask)
+// once db.mu is released.
+func (tb *taskBoard) newTaskLocked(kind taskKind, description, deployment, user, ctxID string) *task {
+	t := &task{id: len(tb.db.tasks) + 1, kind: kind, state: StateQueued, description: description,
+		user: user, deployment: deployment, ctxID: ctxID, duration: tb.knobs.taskDuration(),
 		cancel: make(chan struct{}), admit: make(chan struct{}), created: time.Now()}
-	t.outcome = d.takeOutcomeLocked(deployment)
-	d.tasks = append(d.tasks, t)
-	d.queue.enqueueLocked(t)
+	t.outcome = tb.takeOutcomeLocked(deployment)
+	tb.db.tasks = append(tb.db.tasks, t)
+	tb.db.queue.enqueueLocked(t)
 	t.logf("Director task %d created: %s", t.id, description)
 	return t
 }
 
-func (d *Director) taskLocked(id int) *task {
-	if id < 1 || id > len(d.tasks) {
+// taskLocked is task id, nil when there is none (or a cleanup removed it).
+func (tb *taskBoard) taskLocked(id int) *task {
+	if id < 1 || id > len(tb.db.tasks) {
 		return nil
 	}
-	return d.tasks[id-1]
+	return tb.db.tasks[id-1]
 }
 
 // logf appends a line to the task's debug output.
@@ -126,38 +136,36 @@ func (t *task) logf(format string, args ...any) {
 	t.debug = append(t.debug, line...)
 }
 
-// FailNextTask makes the next task created for deployment ("" = any
-// deployment) end in error.
-func (d *Director) FailNextTask(deployment string) { _ = d.EndNextTask(deployment, StateError) }
-
-// EndNextTask makes the next task created for deployment ("" = any
+// endNext makes the next task created for deployment ("" = any
 // deployment) end in state: StateError, StateTimeout or StateCancelled.
-func (d *Director) EndNextTask(deployment, state string) error {
+func (tb *taskBoard) endNext(deployment, state string) error {
 	if state != StateError && state != StateTimeout && state != StateCancelled {
 		return fmt.Errorf("ending the next task of %q in %q: %w", deployment, state, ErrBadState)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.outcomes[deployment] = append(d.outcomes[deployment], state)
+	tb.db.mu.Lock()
+	defer tb.db.mu.Unlock()
+	tb.db.outcomes[deployment] = append(tb.db.outcomes[deployment], state)
 	return nil
 }
 
-func (d *Director) takeOutcomeLocked(deployment string) string {
+// takeOutcomeLocked takes the end asked for the next task of deployment
+// (or of any), "" when none was.
+func (tb *taskBoard) takeOutcomeLocked(deployment string) string {
 	for _, key := range []string{deployment, ""} {
-		if q := d.outcomes[key]; len(q) > 0 {
-			d.outcomes[key] = q[1:]
+		if q := tb.db.outcomes[key]; len(q) > 0 {
+			tb.db.outcomes[key] = q[1:]
 			return q[0]
 		}
 	}
 	return ""
 }
 
-// CancelTask cancels a task as DELETE /task/:id does: a queued task is
+// cancel cancels a task as DELETE /task/:id does: a queued task is
 // cancelled at once, a processing one at its next checkpoint.
-func (d *Director) CancelTask(id int) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t := d.taskLocked(id)
+func (tb *taskBoard) cancel(id int) error {
+	tb.db.mu.Lock()
+	defer tb.db.mu.Unlock()
+	t := tb.taskLocked(id)
 	switch {
 	case t == nil:
 		return fmt.Errorf("cancelling task %d: %w", id, ErrTaskNotFound)

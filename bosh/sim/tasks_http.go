@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -25,7 +26,7 @@ func (f taskFilter) matches(t *task) bool {
 
 // listTasks is GET /tasks?state=&deployment=&context_id=&limit=&verbose=,
 // newest first.
-func (d *Director) listTasks(w http.ResponseWriter, r *http.Request, _ string) {
+func (tb *taskBoard) listTasks(w http.ResponseWriter, r *http.Request, _ string) {
 	q := r.URL.Query()
 	f := taskFilter{deployment: q.Get("deployment"), ctxID: q.Get("context_id"), all: q.Get("verbose") == "2"}
 	for _, s := range strings.Split(q.Get("state"), ",") {
@@ -39,24 +40,24 @@ func (d *Director) listTasks(w http.ResponseWriter, r *http.Request, _ string) {
 		limit = max(limit, 1)
 	}
 	out := []taskView{}
-	d.mu.RLock()
-	for i := len(d.tasks) - 1; i >= 0 && len(out) != limit; i-- {
-		if d.tasks[i] != nil && f.matches(d.tasks[i]) {
-			out = append(out, d.tasks[i].view())
+	tb.db.mu.RLock()
+	for i := len(tb.db.tasks) - 1; i >= 0 && len(out) != limit; i-- {
+		if tb.db.tasks[i] != nil && f.matches(tb.db.tasks[i]) {
+			out = append(out, tb.db.tasks[i].view())
 		}
 	}
-	d.mu.RUnlock()
+	tb.db.mu.RUnlock()
 	writeJSON(w, http.StatusOK, out)
 }
 
 // lookupTask finds the task of the request's :id; on failure it has answered.
-func (d *Director) lookupTask(w http.ResponseWriter, r *http.Request) (*task, bool) {
+func (tb *taskBoard) lookupTask(w http.ResponseWriter, r *http.Request) (*task, bool) {
 	raw := r.PathValue("id")
 	id, err := strconv.Atoi(raw)
 	if err == nil {
-		d.mu.RLock()
-		t := d.taskLocked(id)
-		d.mu.RUnlock()
+		tb.db.mu.RLock()
+		t := tb.taskLocked(id)
+		tb.db.mu.RUnlock()
 		if t != nil {
 			return t, true
 		}
@@ -66,23 +67,23 @@ func (d *Director) lookupTask(w http.ResponseWriter, r *http.Request) (*task, bo
 }
 
 // getTask is GET /tasks/:id.
-func (d *Director) getTask(w http.ResponseWriter, r *http.Request, _ string) {
-	if t, ok := d.lookupTask(w, r); ok {
-		d.mu.RLock()
+func (tb *taskBoard) getTask(w http.ResponseWriter, r *http.Request, _ string) {
+	if t, ok := tb.lookupTask(w, r); ok {
+		tb.db.mu.RLock()
 		v := t.view()
-		d.mu.RUnlock()
+		tb.db.mu.RUnlock()
 		writeJSON(w, http.StatusOK, v)
 	}
 }
 
 // getTaskOutput is GET /tasks/:id/output?type=event|result|debug (default
 // debug): text/plain, 204 when there is none, Range supported.
-func (d *Director) getTaskOutput(w http.ResponseWriter, r *http.Request, _ string) {
-	t, ok := d.lookupTask(w, r)
+func (tb *taskBoard) getTaskOutput(w http.ResponseWriter, r *http.Request, _ string) {
+	t, ok := tb.lookupTask(w, r)
 	if !ok {
 		return
 	}
-	d.mu.RLock()
+	tb.db.mu.RLock()
 	var out []byte
 	switch r.URL.Query().Get("type") {
 	case "event":
@@ -92,7 +93,7 @@ func (d *Director) getTaskOutput(w http.ResponseWriter, r *http.Request, _ strin
 	case "debug", "":
 		out = bytes.Clone(t.debug)
 	}
-	d.mu.RUnlock()
+	tb.db.mu.RUnlock()
 	if len(out) == 0 {
 		w.WriteHeader(http.StatusNoContent)
 		return
@@ -102,18 +103,25 @@ func (d *Director) getTaskOutput(w http.ResponseWriter, r *http.Request, _ strin
 }
 
 // deleteTask is DELETE /task/:id: 204, or 400 when the task has finished.
-func (d *Director) deleteTask(w http.ResponseWriter, r *http.Request, _ string) {
-	t, ok := d.lookupTask(w, r)
+func (tb *taskBoard) deleteTask(w http.ResponseWriter, r *http.Request, _ string) {
+	t, ok := tb.lookupTask(w, r)
 	if !ok {
 		return
 	}
-	err := d.CancelTask(t.id)
+	err := tb.cancel(t.id)
 	if errors.Is(err, ErrTaskFinished) {
-		d.mu.RLock()
+		tb.db.mu.RLock()
 		state := t.state
-		d.mu.RUnlock()
+		tb.db.mu.RUnlock()
 		writeError(w, http.StatusBadRequest, codeTaskUnexpectedState, "Cannot cancel task %d: invalid state (%s)", t.id, state)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// redirectToTask answers a task-creating request: 302 to the task, with an
+// absolute Location naming the host the Director believes it has.
+func (tb *taskBoard) redirectToTask(w http.ResponseWriter, id int) {
+	w.Header().Set("Location", fmt.Sprintf("%s/tasks/%d", tb.external, id))
+	w.WriteHeader(http.StatusFound)
 }

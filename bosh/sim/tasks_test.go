@@ -22,7 +22,7 @@ var _ = Describe("tasks", func() {
 	})
 
 	It("go queued -> processing -> done, locking the deployment while they run", func() {
-		d.SetTaskDuration(400 * time.Millisecond)
+		d.Knobs().SetTaskDuration(400 * time.Millisecond)
 		first := c.deploy(redisManifest("r1", "1"))
 		second := c.deploy(redisManifest("r2", "1"))
 		Eventually(func() string { return c.taskState(first) }).Should(Equal("processing"))
@@ -39,10 +39,10 @@ var _ = Describe("tasks", func() {
 	})
 
 	It("give their workers to queued tasks oldest first, as the Director's workers do", func() {
-		d.SetTaskDuration(time.Hour)
+		d.Knobs().SetTaskDuration(time.Hour)
 		blocker := c.deploy(redisManifest("r0", "1"))
 		Eventually(func() string { return c.taskState(blocker) }).Should(Equal("processing"))
-		d.SetTaskDuration(0)
+		d.Knobs().SetTaskDuration(0)
 		var queued []int
 		for i := range 12 {
 			queued = append(queued, c.deploy(redisManifest("q"+itoa(i), "1")))
@@ -112,7 +112,7 @@ var _ = Describe("tasks", func() {
 
 	Describe("cancelling with DELETE /task/:id", func() {
 		It("cancels a queued task at once and a processing one at its next checkpoint", func() {
-			d.SetTaskDuration(time.Hour)
+			d.Knobs().SetTaskDuration(time.Hour)
 			running, queued := c.deploy(redisManifest("r1", "1")), c.deploy(redisManifest("r2", "1"))
 			Eventually(func() string { return c.taskState(running) }).Should(Equal("processing"))
 			Expect(c.do(http.MethodDelete, "/task/"+itoa(queued), nil).status).To(Equal(http.StatusNoContent))

@@ -18,25 +18,25 @@ import (
 // certLifetime is how long the generated CA and server certificate are valid.
 const certLifetime = 30 * 24 * time.Hour
 
-// setupTLS generates a CA and a server certificate for the listen and
-// external hosts, and writes the CA to Options.CACertPath when set.
-func (d *Director) setupTLS() (*tls.Config, error) {
+// serverTLS generates a CA and a server certificate for the listen address
+// and the external host, and writes the CA to Options.CACertPath when set;
+// it returns the server's TLS config and the CA's PEM.
+func serverTLS(opts Options, listenAddr string) (*tls.Config, []byte, error) {
 	ca, caKey, caPEM, err := newCA()
 	if err != nil {
-		return nil, fmt.Errorf("generating the simulator CA: %w", err)
+		return nil, nil, fmt.Errorf("generating the simulator CA: %w", err)
 	}
-	hosts := []string{"127.0.0.1", "::1", "localhost", hostOf(d.ln.Addr().String()), hostOf(d.opts.ExternalHost)}
+	hosts := []string{"127.0.0.1", "::1", "localhost", hostOf(listenAddr), hostOf(opts.ExternalHost)}
 	cert, err := newServerCert(ca, caKey, hosts)
 	if err != nil {
-		return nil, fmt.Errorf("generating the simulator server certificate: %w", err)
+		return nil, nil, fmt.Errorf("generating the simulator server certificate: %w", err)
 	}
-	if d.opts.CACertPath != "" {
-		if err := os.WriteFile(d.opts.CACertPath, caPEM, 0o644); err != nil {
-			return nil, fmt.Errorf("writing the simulator CA certificate: %w", err)
+	if opts.CACertPath != "" {
+		if err := os.WriteFile(opts.CACertPath, caPEM, 0o644); err != nil {
+			return nil, nil, fmt.Errorf("writing the simulator CA certificate: %w", err)
 		}
 	}
-	d.caPEM = caPEM
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, caPEM, nil
 }
 
 func hostOf(hostport string) string {

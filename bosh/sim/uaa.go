@@ -76,10 +76,6 @@ func (s *signer) verify(token string) (claims, bool) {
 	return c, true
 }
 
-// RevokeTokens makes every token issued so far invalid, as a UAA key
-// rotation would: the next request with one is answered 401.
-func (d *Director) RevokeTokens() { d.tokens.rotate() }
-
 // tokenReply is UAA's answer to a token request.
 type tokenReply struct {
 	AccessToken string `json:"access_token"`
@@ -91,7 +87,7 @@ type tokenReply struct {
 
 // issueToken is UAA's POST /oauth/token for the client-credentials grant;
 // the client authenticates with basic auth or client_id/client_secret.
-func (d *Director) issueToken(w http.ResponseWriter, r *http.Request, _ string) {
+func (g *gate) issueToken(w http.ResponseWriter, r *http.Request, _ string) {
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": err.Error()})
 		return
@@ -100,7 +96,7 @@ func (d *Director) issueToken(w http.ResponseWriter, r *http.Request, _ string) 
 	if !ok {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
-	if !equal(id, d.opts.ClientID) || !equal(secret, d.opts.ClientSecret) {
+	if !equal(id, g.opts.ClientID) || !equal(secret, g.opts.ClientSecret) {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized", "error_description": "Bad credentials"})
 		return
 	}
@@ -110,13 +106,13 @@ func (d *Director) issueToken(w http.ResponseWriter, r *http.Request, _ string) 
 		return
 	}
 	// expires_in is whole seconds; the token lives at least that long.
-	ttl := int64(math.Ceil(d.knobs.tokenTTL().Seconds()))
+	ttl := int64(math.Ceil(g.knobs.tokenTTL().Seconds()))
 	issued := time.Now()
 	expires := issued.Add(time.Duration(ttl) * time.Second)
-	c := claims{JTI: newUUID(), Sub: id, Scope: d.opts.ClientScopes, ClientID: id, CID: id,
-		GrantType: "client_credentials", IAT: issued.Unix(), Exp: expires.Unix() + 1, Iss: d.url + "/oauth/token",
+	c := claims{JTI: newUUID(), Sub: id, Scope: g.opts.ClientScopes, ClientID: id, CID: id,
+		GrantType: "client_credentials", IAT: issued.Unix(), Exp: expires.Unix() + 1, Iss: g.url + "/oauth/token",
 		Zid: "uaa", Aud: []string{"bosh", id}}
-	d.counts.tokenIssued()
-	writeJSON(w, http.StatusOK, tokenReply{AccessToken: d.tokens.sign(c), TokenType: "bearer",
+	g.counts.tokenIssued()
+	writeJSON(w, http.StatusOK, tokenReply{AccessToken: g.tokens.sign(c), TokenType: "bearer",
 		ExpiresIn: ttl, Scope: strings.Join(c.Scope, " "), JTI: c.JTI})
 }

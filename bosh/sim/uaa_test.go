@@ -89,13 +89,13 @@ var _ = Describe("UAA mode", func() {
 	})
 
 	It("changes the lifetime of new tokens at run time", func() {
-		d.SetTokenTTL(90 * time.Second)
+		d.Knobs().SetTokenTTL(90 * time.Second)
 		Expect(token(c, "blacksmith", "secret")).To(HaveKeyWithValue("expires_in", 90.0))
 	})
 
 	It("refuses every token issued before RevokeTokens", func() {
 		c.bearer = token(c, "blacksmith", "secret")["access_token"].(string)
-		d.SetTokenTTL(time.Hour)
+		d.Knobs().SetTokenTTL(time.Hour)
 		d.RevokeTokens()
 		Expect(c.get("/deployments").status).To(Equal(http.StatusUnauthorized))
 		c.bearer = token(c, "blacksmith", "secret")["access_token"].(string)

@@ -129,3 +129,63 @@ func (u *uploads) resolve(doc *manifestDoc, c *content) (refusal, stageErr error
 	}
 	return nil, nil
 }
+
+// preload records the releases and stemcells of Options.Releases and
+// Options.Stemcells, which are valid, as uploaded; with neither given,
+// every release and stemcell counts as uploaded.
+func (art *artifacts) preload(releases, stemcells []string) {
+	art.db.mu.Lock()
+	defer art.db.mu.Unlock()
+	art.db.uploads, _ = parseUploads(releases, stemcells)
+	if art.db.uploads == nil {
+		return
+	}
+	up := *art.db.uploads
+	for name, versions := range up.releases {
+		for _, v := range versions {
+			art.uploadReleaseLocked(name, v)
+		}
+	}
+	for os, versions := range up.stemcells {
+		for _, v := range versions {
+			art.uploadStemcellLocked(os, v)
+		}
+	}
+}
+
+// uploadRelease records a release version as uploaded (Director.UploadRelease).
+func (art *artifacts) uploadRelease(name, version string) {
+	art.db.mu.Lock()
+	defer art.db.mu.Unlock()
+	art.uploadReleaseLocked(name, version)
+}
+
+// uploadStemcell records a stemcell version of an operating system as
+// uploaded (Director.UploadStemcell).
+func (art *artifacts) uploadStemcell(os, version string) {
+	art.db.mu.Lock()
+	defer art.db.mu.Unlock()
+	art.uploadStemcellLocked(os, version)
+}
+
+// uploadReleaseLocked records a release version as uploaded.
+func (art *artifacts) uploadReleaseLocked(name, version string) {
+	art.db.uploads.addRelease(name, version)
+	if art.db.releases[name] == nil {
+		art.db.releases[name] = map[string]*releaseVersion{}
+	}
+	if art.db.releases[name][version] == nil {
+		art.db.releases[name][version] = &releaseVersion{commit: stableUUID(name, version)[:8], jobs: map[string]bool{}}
+	}
+	art.db.invalidateLocked()
+}
+
+// uploadStemcellLocked records a stemcell version as uploaded.
+func (art *artifacts) uploadStemcellLocked(os, version string) {
+	art.db.uploads.addStemcell(os, version)
+	nv := nameVersion{stemcellName(os, ""), version}
+	if art.db.stemcells[nv] == nil {
+		art.db.stemcells[nv] = &stemcell{id: len(art.db.stemcells) + 1, os: os, cid: "sc-" + stableUUID(nv.Name, nv.Version)}
+	}
+	art.db.invalidateLocked()
+}

@@ -18,9 +18,9 @@ type variableView struct {
 // manifest uses (its ((placeholders)) and variables: section), each named
 // as the config server stores it, /<director>/<deployment>/<name>, with the
 // id the config server gave it.
-func (d *Director) getVariables(w http.ResponseWriter, r *http.Request, _ string) {
+func (dp *deploys) getVariables(w http.ResponseWriter, r *http.Request, _ string) {
 	name := r.PathValue("name")
-	text, ok := d.manifestOf(w, name)
+	text, ok := dp.manifestOf(w, name)
 	if !ok {
 		return
 	}
@@ -35,7 +35,7 @@ func (d *Director) getVariables(w http.ResponseWriter, r *http.Request, _ string
 		seen[v] = true
 		full := v
 		if !strings.HasPrefix(v, "/") {
-			full = "/" + d.opts.Name + "/" + name + "/" + v
+			full = "/" + dp.director + "/" + name + "/" + v
 		}
 		out = append(out, variableView{ID: stableUUID("variable", full), Name: full})
 	}

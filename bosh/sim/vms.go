@@ -32,12 +32,22 @@ type instanceView struct {
 	ExpectsVM   bool     `json:"expects_vm"`
 }
 
+// vms answers what GET /deployments/:name/vms and /instances show of a
+// deployment's instances, and changes their states
+// (PUT /deployments/:name/jobs/...) through tasks.
+type vms struct {
+	db      *store
+	deploys *deploys
+	board   *taskBoard
+	runner  *runner
+}
+
 // deploymentInstances reads a deployment's instances; false when it does
 // not exist.
-func (d *Director) deploymentInstances(name string, vmsOnly bool) ([]instance, bool) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	dep, ok := d.deployments[name]
+func (v *vms) deploymentInstances(name string, vmsOnly bool) ([]instance, bool) {
+	v.db.mu.RLock()
+	defer v.db.mu.RUnlock()
+	dep, ok := v.db.deployments[name]
 	if !ok {
 		return nil, false
 	}
@@ -49,13 +59,13 @@ func (d *Director) deploymentInstances(name string, vmsOnly bool) ([]instance, b
 
 // getVMs is GET /deployments/:name/vms; with format=full it starts a task
 // that "contacts every agent" and writes one VM a line to its result.
-func (d *Director) getVMs(w http.ResponseWriter, r *http.Request, user string) {
+func (v *vms) getVMs(w http.ResponseWriter, r *http.Request, user string) {
 	name := r.PathValue("name")
 	if r.URL.Query().Get("format") == "full" {
-		d.vmStateTask(w, r, user, name, false)
+		v.vmStateTask(w, r, user, name, false)
 		return
 	}
-	vms, ok := d.deploymentInstances(name, true)
+	vms, ok := v.deploymentInstances(name, true)
 	if !ok {
 		deploymentNotFound(w, name)
 		return
@@ -71,13 +81,13 @@ func (d *Director) getVMs(w http.ResponseWriter, r *http.Request, user string) {
 // getInstances is GET /deployments/:name/instances; with format=full it
 // starts the same task as /vms?format=full, which lists every instance,
 // those without a VM included (jobs/vm_state.rb, instance_states).
-func (d *Director) getInstances(w http.ResponseWriter, r *http.Request, user string) {
+func (v *vms) getInstances(w http.ResponseWriter, r *http.Request, user string) {
 	name := r.PathValue("name")
 	if r.URL.Query().Get("format") == "full" {
-		d.vmStateTask(w, r, user, name, true)
+		v.vmStateTask(w, r, user, name, true)
 		return
 	}
-	all, ok := d.deploymentInstances(name, false)
+	all, ok := v.deploymentInstances(name, false)
 	if !ok {
 		deploymentNotFound(w, name)
 		return
@@ -93,25 +103,26 @@ func (d *Director) getInstances(w http.ResponseWriter, r *http.Request, user str
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (d *Director) vmStateTask(w http.ResponseWriter, r *http.Request, user, name string, instances bool) {
-	d.mu.Lock()
-	if _, ok := d.deployments[name]; !ok {
-		d.mu.Unlock()
+// vmStateTask starts the vm-state task of ?format=full, which lists the
+// VMs (or with instances every instance) in its result.
+func (v *vms) vmStateTask(w http.ResponseWriter, r *http.Request, user, name string, instances bool) {
+	v.db.mu.Lock()
+	if _, ok := v.db.deployments[name]; !ok {
+		v.db.mu.Unlock()
 		deploymentNotFound(w, name)
 		return
 	}
-	t := d.newTaskLocked(kindVMState, "retrieve vm-stats", name, user, r.Header.Get("X-Bosh-Context-Id"))
+	t := v.board.newTaskLocked(kindVMState, "retrieve vm-stats", name, user, r.Header.Get("X-Bosh-Context-Id"))
 	t.instances = instances
-	d.mu.Unlock()
-	d.startTask(t)
-	d.redirectToTask(w, t.id)
+	v.db.mu.Unlock()
+	v.runner.startTask(t)
+	v.board.redirectToTask(w, t.id)
 }
 
-// vmStateLinesLocked is the result output of a vm-state task: one line a
-// VM, or with instances one line an instance, VM or not.
-func (d *Director) vmStateLinesLocked(name string, instances bool) []byte {
-	dep, ok := d.deployments[name]
-	if !ok {
+// vmStateLines is the result output of a vm-state task of dep: one line a
+// VM, or with instances one line an instance, VM or not; nil when dep is.
+func vmStateLines(dep *deployment, instances bool) []byte {
+	if dep == nil {
 		return nil
 	}
 	list := vmInstances(dep)
