@@ -1,9 +1,13 @@
 package healthloop
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -85,5 +89,22 @@ var _ = Describe("a Director's lane", func() {
 			ln.ask(fmt.Sprintf("n%d", i))
 		}
 		Expect(len(ln.first)).To(Equal(2000), "health.MaxPending: the sweep comes to the rest")
+	})
+})
+
+var _ = Describe("a check that ends after the daemon stopped leading", func() {
+	It("is dropped: the keep started again, nothing is observed (it panicked on the keep's reset map)", func() {
+		leading := true
+		l := New(Options{Directors: []Director{{Name: "d"}}, Tracker: &health.Tracker{}, Leading: func() bool { return leading },
+			Now: time.Now, Log: slog.New(slog.DiscardHandler)})
+		l.keep.loaded, l.keep.dirOf = true, map[string]string{}
+		l.handed = health.Handover{Targets: map[string]health.Target{"dep": {Instance: "i", Director: "d"}}}
+		l.lanes["d"].inFlight["dep"] = true
+		leading = false
+		l.step(context.Background(), nil, &sync.WaitGroup{}) // the keep and the lanes start again
+		Expect(l.keep.loaded).To(BeFalse())
+		Expect(func() { l.took(result{director: "d", name: "dep"}) }).NotTo(Panic())
+		Expect(l.keep.obs).To(BeEmpty())
+		Expect(l.Status().Leading).To(BeFalse())
 	})
 })

@@ -308,6 +308,11 @@ func (l *Loop) took(res result) {
 	ln := l.lanes[res.director]
 	delete(ln.inFlight, res.name)
 	l.count(func(c Counters) { c.InFlight(ln.dir.Name, len(ln.inFlight)) })
+	if !l.keep.loaded {
+		// Asked before this daemon stopped leading: nothing is kept of it
+		// (a leader again reads the document afresh).
+		return
+	}
 	t, handed := l.handed.Targets[res.name]
 	switch {
 	case res.err != nil:
