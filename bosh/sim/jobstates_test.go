@@ -214,7 +214,7 @@ var _ = Describe("instance states (bosh start, stop, restart, recreate)", func()
 		cc.do(http.MethodPut, "/deployments/r2/jobs/*?state=restart", []byte{}) // holds the only worker
 		errs := make(chan error, 1)
 		go func() { errs <- closing.Resurrect("r2", closing.InstanceIDs("r2", "redis")[0]) }()
-		time.Sleep(50 * time.Millisecond)
+		Eventually(func() []any { return cc.getJSON("/tasks?state=queued").([]any) }).Should(HaveLen(1), "the scan and fix waits for the worker")
 		Expect(closing.Close()).To(Succeed())
 		Eventually(errs).Should(Receive(MatchError(sim.ErrClosed)))
 	})
