@@ -106,7 +106,7 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		bind("pb-new")
 		creds := e.request("GET", bindingPath("pb-new"), nil).Body["credentials"]
 
-		rep, err := e.store.RestoreReported(ctx, id, backup)
+		rep, err := e.store.Restores.RestoreReported(ctx, id, backup)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rep.Bindings).To(ConsistOf(
 			And(HaveField("BindingID", "pb-old"), HaveField("Outcome", "skipped"), HaveField("Reason", ContainSubstring("unbound"))),

@@ -112,7 +112,7 @@ var _ = Describe("an operation guarded by the Director's diff", func() {
 
 	It("deploys the update an operator allowed for the instance, its history naming what the allowance let through", func() {
 		confirmedAdoption("adopted-1", adoptedManifest)
-		Expect(e.store.PutAllowance(ctx, "adopted-1", vault.Allowance{Classes: []string{"network", "az"}, By: "spec",
+		Expect(e.store.Documents.PutAllowance(ctx, "adopted-1", vault.Allowance{Classes: []string{"network", "az"}, By: "spec",
 			At: time.Now().UTC().Format(time.RFC3339), Until: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})).To(Succeed())
 		a := e.request("PATCH", instancePath("adopted-1")+"?accepts_incomplete=true",
 			map[string]any{"service_id": "redis", "plan_id": "redis-small", "parameters": map[string]any{"maxmemory": "128mb"}})
@@ -130,7 +130,7 @@ var _ = Describe("an operation guarded by the Director's diff", func() {
 		Expect(update.Details).To(HaveKeyWithValue("allowed", And(ContainSubstring("network at instance_groups/redis/networks"),
 			ContainSubstring("az at instance_groups/redis/azs"))))
 
-		Expect(e.store.PutAllowance(ctx, "adopted-1", vault.Allowance{Classes: []string{"network"}, By: "spec",
+		Expect(e.store.Documents.PutAllowance(ctx, "adopted-1", vault.Allowance{Classes: []string{"network"}, By: "spec",
 			At: "2026-01-01T00:00:00Z", Until: "2026-01-01T01:00:00Z"})).To(Succeed())
 		allowed, err := e.store.AllowedNow(ctx, "adopted-1", time.Now())
 		Expect(err).NotTo(HaveOccurred())
@@ -161,7 +161,7 @@ var _ = Describe("an operation guarded by the Director's diff", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(backups).NotTo(BeEmpty())
 		oldest := backups[len(backups)-1]
-		text, ok, err := e.store.BackupManifest(ctx, "adopted-1", oldest)
+		text, ok, err := e.store.Archive.BackupManifest(ctx, "adopted-1", oldest)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(text).To(Equal(before), "the first backup holds the manifest the update replaced")
@@ -216,7 +216,7 @@ var _ = Describe("an operation guarded by the Director's diff", func() {
 		Expect(err).NotTo(HaveOccurred())
 		var manifests []string
 		for _, b := range backups {
-			text, _, err := e.store.BackupManifest(ctx, "del-1", b)
+			text, _, err := e.store.Archive.BackupManifest(ctx, "del-1", b)
 			Expect(err).NotTo(HaveOccurred())
 			manifests = append(manifests, text)
 		}

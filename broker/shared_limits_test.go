@@ -23,7 +23,7 @@ var _ = Describe("limits across brokers sharing one Vault (SharedLimits)", func(
 			b, err := broker.New(broker.Options{
 				Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: e.store,
 				Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
-				Logger: testLogger(), SharedLimits: e.store, HolderID: fmt.Sprintf("vm-%d", i),
+				Logger: testLogger(), SharedLimits: e.store.Leases, HolderID: fmt.Sprintf("vm-%d", i),
 			})
 			Expect(err).NotTo(HaveOccurred())
 			s := httptest.NewServer(b.Handler())

@@ -66,7 +66,7 @@ func (e *env) vm(holder string, store broker.Store, tune ...func(*broker.Options
 	opts := broker.Options{
 		Catalog: testCatalog(), Directors: []broker.NamedDirector{{Director: e.client, Reader: e.client}}, Store: store,
 		Username: brokerUser, Password: brokerPass, Metrics: broker.NewMetrics(prometheus.NewRegistry()),
-		Logger: testLogger(), SharedLimits: e.store, HolderID: holder, RememberDeleted: time.Nanosecond,
+		Logger: testLogger(), SharedLimits: e.store.Leases, HolderID: holder, RememberDeleted: time.Nanosecond,
 	}
 	for _, t := range tune {
 		t(&opts)
@@ -81,7 +81,7 @@ func (e *env) vm(holder string, store broker.Store, tune ...func(*broker.Options
 // leaseOf reads an instance's lease ("instance-{id}" for a lowercase id).
 func leaseOf(e *env, id string) vault.Lease {
 	GinkgoHelper()
-	l, ok, err := e.store.ReadLease(context.Background(), "instance-"+id)
+	l, ok, err := e.store.Leases.ReadLease(context.Background(), "instance-"+id)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(ok).To(BeTrue(), "the instance's lease was never taken")
 	return l
@@ -160,7 +160,7 @@ var _ = Describe("operations on one instance across brokers sharing one Vault (S
 		e := newEnv()
 		a := e.vm("vm-a", e.store) // waits up to the default 5s
 		const ttl = 1500 * time.Millisecond
-		_, err := e.store.AcquireLease(context.Background(), "instance-dead", "vm-dead", ttl, time.Now())
+		_, err := e.store.Leases.AcquireLease(context.Background(), "instance-dead", "vm-dead", ttl, time.Now())
 		Expect(err).NotTo(HaveOccurred())
 
 		start := time.Now()
@@ -212,7 +212,7 @@ var _ = Describe("operations on one instance across brokers sharing one Vault (S
 			To(Equal(http.StatusNotFound))
 		Expect(a.request("DELETE", instancePath("nobody")+"/service_bindings/b1?service_id=redis&plan_id=redis-small", nil).Status).
 			To(Equal(http.StatusGone))
-		_, ok, err := e.store.ReadLease(context.Background(), "instance-nobody")
+		_, ok, err := e.store.Leases.ReadLease(context.Background(), "instance-nobody")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeFalse(), "no lease document for an id without a record")
 	})
@@ -244,7 +244,7 @@ func (failingLeases) DeleteLease(context.Context, string, string, time.Time) err
 // open is closed (a daemon cut off from Vault, or paused): the first
 // acquisition of each lease goes through.
 type stalledLeases struct {
-	*vault.Store
+	*vault.Leases
 	open  chan struct{}
 	mu    sync.Mutex
 	taken map[string]bool
@@ -262,14 +262,14 @@ func (s *stalledLeases) AcquireLease(ctx context.Context, name, holder string, t
 			return vault.Lease{}, errors.New("vault unreachable")
 		}
 	}
-	return s.Store.AcquireLease(ctx, name, holder, ttl, time.Now())
+	return s.Leases.AcquireLease(ctx, name, holder, ttl, time.Now())
 }
 
 var _ = Describe("an operation whose instance's lease another broker took over", func() {
 	It("stops before its next write", func() {
 		e := newEnv()
 		e.provisioned("t-1", "redis-large")
-		leases := &stalledLeases{Store: e.store, open: make(chan struct{}), taken: map[string]bool{}}
+		leases := &stalledLeases{Leases: e.store.Leases, open: make(chan struct{}), taken: map[string]bool{}}
 		a := e.vm("vm-a", e.store, func(o *broker.Options) {
 			o.SharedLimits, o.InstanceLeaseTTL = leases, 300*time.Millisecond
 		})
@@ -281,11 +281,11 @@ var _ = Describe("an operation whose instance's lease another broker took over",
 			answered <- a.request("PUT", instancePath("t-1")+"/service_bindings/b-1", map[string]any{"service_id": "redis", "plan_id": "redis-large"})
 		}()
 		Eventually(func() string {
-			l, _, _ := e.store.ReadLease(context.Background(), "instance-t-1")
+			l, _, _ := e.store.Leases.ReadLease(context.Background(), "instance-t-1")
 			return l.Holder
 		}, 2*time.Second, 10*time.Millisecond).Should(Equal("vm-a"), "the bind holds the instance's lease")
 		Eventually(func() error {
-			_, err := e.store.AcquireLease(context.Background(), "instance-t-1", "vm-thief", time.Minute, time.Now())
+			_, err := e.store.Leases.AcquireLease(context.Background(), "instance-t-1", "vm-thief", time.Minute, time.Now())
 			return err
 		}, 2*time.Second, 50*time.Millisecond).Should(Succeed(), "vm-a's lease ran out unrenewed")
 		close(leases.open) // vm-a's next renewal finds it taken over

@@ -91,7 +91,7 @@ var _ = Describe("the dashboard, in a real browser", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(store.AppendEvent(ctx, orphan, vault.Event{Kind: "provision", Actor: "broker",
 			Details: map[string]string{"platform": "cloudfoundry", "user": "u-dash"}})).To(Succeed())
-		DeferCleanup(func() { _ = store.Remove(ctx, orphan) })
+		DeferCleanup(func() { _ = store.Indexes.Remove(ctx, orphan) })
 
 		d := startDaemon("")
 		Eventually(func() int {

@@ -16,7 +16,7 @@ import (
 // runLog is the ids of the run log, newest first.
 func runLog() []string {
 	GinkgoHelper()
-	runs, err := store.Runs(context.Background(), 0)
+	runs, err := store.RunLog.Runs(context.Background(), 0)
 	Expect(err).NotTo(HaveOccurred())
 	ids := make([]string, len(runs))
 	for i, r := range runs {

@@ -186,7 +186,7 @@ var _ = Describe("several broker VMs on one Vault: limits and a leader killed mi
 		// Kill it while its first run (300 x 2 requests at 20 ms, 2 at a time: ~6 s) is part-way:
 		// some instances have their documents (written one by one; the index goes in batches).
 		documented := func() int {
-			ids, err := w.store.Instances(context.Background())
+			ids, err := w.store.Documents.Instances(context.Background())
 			if err != nil {
 				return 0
 			}
@@ -220,7 +220,7 @@ var _ = Describe("several broker VMs on one Vault: limits and a leader killed mi
 			deployments[name] = id
 			Expect(strings.HasSuffix(name, id)).To(BeTrue(), "%s names %s", id, name)
 		}
-		ids, err := w.store.Instances(context.Background())
+		ids, err := w.store.Documents.Instances(context.Background())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ids).To(HaveLen(seeded), "metadata and manifest of every instance, none extra")
 	})

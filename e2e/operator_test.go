@@ -200,7 +200,7 @@ var _ = Describe("The operator's endpoints", Ordered, func() {
 				Created: time.Now().Add(-24 * time.Hour).Unix()}, nil
 		}})
 		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(store.Remove(context.Background(), "e2e-orphan-1")).To(Succeed()) })
+		DeferCleanup(func() { Expect(store.Indexes.Remove(context.Background(), "e2e-orphan-1")).To(Succeed()) })
 
 		code, body := d.do(http.MethodPost, "/b/reconcile?wait=60s", opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), body)

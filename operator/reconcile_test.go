@@ -59,7 +59,7 @@ var _ = Describe("/b/reconcile", func() {
 		ctx := context.Background()
 		e.provisioned("r-1", "redis-small")
 		before := e.record("r-1")
-		Expect(e.store.Remove(ctx, "r-1")).To(Succeed())
+		Expect(e.store.Indexes.Remove(ctx, "r-1")).To(Succeed())
 		Expect(e.record("r-1")).To(BeNil())
 
 		dry := e.request("POST", "/b/reconcile?dry_run=true", "")

@@ -19,15 +19,19 @@ import (
 // maxHistoryShown bounds the history InstanceView shows.
 const maxHistoryShown = 100
 
-// recordReader reads an instance's index record and metadata; *vault.Store has it.
+// recordReader reads an instance's index record; *vault.Indexes has it.
 type recordReader interface {
 	// Record is an instance's index record, nil when absent.
 	Record(ctx context.Context, id string) (*vault.Record, error)
+}
+
+// metadataReader reads an instance's metadata; *vault.Documents has it.
+type metadataReader interface {
 	// Metadata is an instance's metadata, nil when absent.
 	Metadata(ctx context.Context, id string) (*vault.Metadata, error)
 }
 
-// historyStore reads and adds to instances' histories; *vault.Store has it.
+// historyStore reads and adds to instances' histories; *vault.History has it.
 type historyStore interface {
 	// Events is an instance's history, newest first.
 	Events(ctx context.Context, id string, limit int) ([]vault.Event, error)
@@ -37,7 +41,7 @@ type historyStore interface {
 	HistoryInstances(ctx context.Context) ([]string, error)
 }
 
-// backupStore lists and reads an instance's backups; *vault.Store has it.
+// backupStore lists and reads an instance's backups; *vault.Archive has it.
 type backupStore interface {
 	// Backups lists an instance's backups, newest first.
 	Backups(ctx context.Context, id string) ([]string, error)
@@ -51,12 +55,16 @@ type backupStore interface {
 	LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
 }
 
-// restorer takes an instance's whole backup and puts one back; *vault.Store has it.
-type restorer interface {
+// backupTaker takes an instance's whole backup; *vault.Archive has it.
+type backupTaker interface {
 	// BackupAll backs up every record and secret of an instance.
 	BackupAll(ctx context.Context, id string) (string, error)
 	// BackupRunning is BackupAll with the manifest the Director runs.
 	BackupRunning(ctx context.Context, id, running string) (string, error)
+}
+
+// restorer puts an instance's backup back; *vault.Restores has it.
+type restorer interface {
 	// RestoreReported puts a backup back in Vault, saying what it did with the bindings.
 	RestoreReported(ctx context.Context, id, backupID string) (vault.RestoreReport, error)
 }
@@ -138,7 +146,7 @@ type InstanceHealth struct {
 // Instance returns what is known of instance id: nil when it has neither a
 // record nor a history. What cannot be read is listed in Problems.
 func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error) {
-	in := inspector{records: m.stores.records, history: m.stores.history, backups: m.stores.backups, state: m.stores.state,
+	in := inspector{records: m.stores.records, metadata: m.stores.metadata, history: m.stores.history, backups: m.stores.backups, state: m.stores.state,
 		quarantine: m.cfg.Quarantine, now: m.now, catalog: m.parts.Catalog, behind: m.status.behindOf, platform: m.parts.Platform}
 	return in.view(ctx, id)
 }
@@ -146,6 +154,7 @@ func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error
 // inspector reads what the instance view shows.
 type inspector struct {
 	records    recordReader
+	metadata   metadataReader
 	history    historyStore
 	backups    backupStore
 	state      memory.StateStore
@@ -231,7 +240,7 @@ func (in inspector) withCreated(ctx context.Context, id string, events []vault.E
 	if slices.ContainsFunc(events, func(e vault.Event) bool { return e.Kind == "provision" || e.Kind == "created" }) {
 		return events
 	}
-	md, err := in.records.Metadata(ctx, id)
+	md, err := in.metadata.Metadata(ctx, id)
 	if err != nil {
 		*problems = append(*problems, "metadata: "+err.Error())
 		return events

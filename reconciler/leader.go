@@ -19,8 +19,8 @@ var ErrNotLeader = errors.New("another daemon leads the reconciler")
 // leaseName is the reconciler's lease in Vault.
 const leaseName = "reconciler"
 
-// Leases takes, renews and releases the reconciler's lease; *vault.Store
-// has it (KV v2 only).
+// Leases takes, renews and releases the reconciler's lease; *vault.Leases
+// has it (Store.Leases; KV v2 only).
 type Leases = lease.Store
 
 // HAOptions makes the Manager one of several daemons sharing a Vault mount:

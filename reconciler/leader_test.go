@@ -48,10 +48,10 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 
 	It("run the reconciler on one of them at a time; a follower hands forced runs to the leader's name; the lease moves at once on a clean stop", func() {
 		e := newEnv(envOptions{seed: 3})
-		a := start(e, "vm-a", e.store)
+		a := start(e, "vm-a", e.store.Leases)
 		Eventually(func() []string { return leaders(a) }).Should(Equal([]string{"vm-a"}))
-		b := start(e, "vm-b", e.store)
-		c := start(e, "vm-c", e.store)
+		b := start(e, "vm-b", e.store.Leases)
+		c := start(e, "vm-c", e.store.Leases)
 
 		e.sim.ResetStats()
 		Consistently(func() []string { return leaders(a, b, c) }, 2*time.Second, 100*time.Millisecond).Should(Equal([]string{"vm-a"}))
@@ -82,7 +82,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		leases, err := vault.New(context.Background(), vault.Options{Address: e.proxy.URL, Token: vaultServer.Token, Mount: e.mount})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(leases.Close)
-		a := start(e, "vm-a", leases)
+		a := start(e, "vm-a", leases.Leases)
 		Eventually(func() bool { return a.m.Status().Leader }).Should(BeTrue())
 		// Wait for the first run to end before reading the index: a read while the very
 		// first write of a fresh mount is half-way sees shards without the layout (refused).
@@ -102,10 +102,10 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 
 	It("let only the leader roll back or run once: a follower answers NotLeaderError; a command that runs once takes the lease for its run and gives it back", func() {
 		e := newEnv(envOptions{seed: 3})
-		a := start(e, "vm-a", e.store)
+		a := start(e, "vm-a", e.store.Leases)
 		Eventually(func() []string { return leaders(a) }).Should(Equal([]string{"vm-a"}))
 		Eventually(func() *reconciler.Summary { return a.m.Status().LastRun }).ShouldNot(BeNil())
-		b := start(e, "vm-b", e.store)
+		b := start(e, "vm-b", e.store.Leases)
 		Eventually(func() string { return b.m.Status().LeaderID }).Should(Equal("vm-a"))
 
 		id := instanceID(e.names[0])
@@ -116,7 +116,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 
 		// A one-shot command (blacksmith reconcile) beside a running leader is refused, writing nothing.
 		oneShot := e.newManagerWith(func(o *reconciler.Options) {
-			o.HA = &reconciler.HAOptions{Leases: e.store, ID: "cli", TTL: ttl}
+			o.HA = &reconciler.HAOptions{Leases: e.store.Leases, ID: "cli", TTL: ttl}
 		})
 		writes := e.vaultWrites()
 		_, err = oneShot.RunOnce(context.Background(), reconciler.RunOptions{Force: true})
@@ -131,7 +131,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		b.stop()
 		_, err = oneShot.RunOnce(context.Background(), reconciler.RunOptions{Force: true})
 		Expect(err).NotTo(HaveOccurred())
-		l, ok, err := e.store.ReadLease(context.Background(), "reconciler")
+		l, ok, err := e.store.Leases.ReadLease(context.Background(), "reconciler")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok && l.Holder == "cli" && l.Expires.After(time.Now())).To(BeFalse(), "released after the run: %+v", l)
 	})

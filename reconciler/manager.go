@@ -45,14 +45,16 @@ type Manager struct {
 // stores are the Manager's own ways into Vault, each what one of its
 // operations uses (the runs get theirs through run.Parts).
 type stores struct {
-	records recordReader      // the instance view, rollback
-	history historyStore      // the instance view, rollback, rebuild
-	backups backupStore       // the instance view, rollback, rebuild
-	restore restorer          // rollback
-	docs    documentLister    // rebuild
-	index   records.Index     // rebuild, adopt
-	state   memory.StateStore // the quarantine, in the instance view
-	listed  *listCache        // the instance list's last read of the index
+	records  recordReader      // the instance view, rollback
+	metadata metadataReader    // the instance view, rollback
+	history  historyStore      // the instance view, rollback, rebuild
+	backups  backupStore       // the instance view, rollback, rebuild
+	taker    backupTaker       // rollback
+	restore  restorer          // rollback
+	docs     documentLister    // rebuild
+	index    records.Index     // rebuild, adopt
+	state    memory.StateStore // the quarantine, in the instance view
+	listed   *listCache        // the instance list's last read of the index
 	// renderer renders an owned instance's manifest for a rollback's
 	// redeploy; nil: the backup's manifest, unless recorded as drift.
 	renderer redeploy.Renderer
@@ -111,13 +113,14 @@ func New(opts Options) (*Manager, error) {
 			Config: opts.Config, Directors: directors, Matcher: matcher, Ignore: ignore, Ops: opts.Operations, Renderer: opts.Renderer,
 			Hold:     opts.Hold,
 			Notifier: opts.Notifier, Counters: met, Now: opts.Now, Log: opts.Logger,
-			Vault:  guard.Vault{Index: s, Documents: s, Backups: s, Memory: s},
+			Vault:  guard.Vault{Index: s.Indexes, Documents: s.Documents, Backups: s.Archive, Memory: s, State: s.State},
 			Cache:  fleet.NewCache(max(opts.Config.CacheTTL, opts.Config.ResyncPeriod), opts.Now),
 			Index:  new(run.KeptIndex),
 			Health: tracker, HealthPoll: opts.HealthPoll, Catalog: opts.Catalog, Platform: platformTracker,
 		},
-		stores: stores{records: s, history: s.History, backups: s, restore: s, index: s, docs: s, state: s.State, listed: &listCache{},
-			renderer: opts.Renderer, allowances: s},
+		stores: stores{records: s.Indexes, metadata: s.Documents, history: s.History, backups: s.Archive, taker: s.Archive,
+			restore: s.Restores, index: s.Indexes, docs: s.Documents, state: s.State, listed: &listCache{},
+			renderer: opts.Renderer, allowances: s.Documents},
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),
@@ -144,7 +147,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.health = healthloop.New(healthloop.Options{Directors: healthDirectors(directors), Tracker: tracker, Store: fencedState{s, m.parts.Fence},
+	m.health = healthloop.New(healthloop.Options{Directors: healthDirectors(directors), Tracker: tracker, Store: fencedState{s.State, m.parts.Fence},
 		Notifier: opts.Notifier, Counters: hm, Period: opts.Config.HealthSweep, Slot: opts.Config.Interval,
 		TasksAtOnce: opts.Config.Health.TasksAtOnce, Poll: opts.HealthPoll, Tick: opts.HealthTick, Leading: m.elector.leading,
 		Now: opts.Now, Log: opts.Logger.With("part", "health")})
@@ -152,7 +155,7 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.watcher = watcher{directors: directors, store: s, every: opts.Config.WatchInterval, leading: m.elector.leading,
+	m.watcher = watcher{directors: directors, store: s.State, every: opts.Config.WatchInterval, leading: m.elector.leading,
 		idle: func() bool { return len(m.runLock) == 0 && m.queue.idle() },
 		ask:  func(reason string) { _, _, _ = m.queue.add(RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
 	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,

@@ -325,7 +325,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		Expect(f.e.index()).NotTo(HaveKey(orphan))
 		Expect(f.e.index()).To(HaveKey(kept))
 		Expect(f.e.deployed()).To(ContainElements(f.deployment(kept), f.deployment(other)))
-		parts, err := f.e.store.BackupParts(ctx, orphan, backup)
+		parts, err := f.e.store.Archive.BackupParts(ctx, orphan, backup)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(parts.Record).NotTo(BeNil(), "the backup taken before the task holds the record")
 		events, err := f.e.store.Events(ctx, orphan, 0)
@@ -474,7 +474,7 @@ func platformDoc(e *env) map[string]any {
 	var doc struct {
 		Absent map[string]any `json:"absent"`
 	}
-	_, err := e.store.ReadState(context.Background(), "platform", &doc)
+	_, err := e.store.State.ReadState(context.Background(), "platform", &doc)
 	Expect(err).NotTo(HaveOccurred())
 	if doc.Absent == nil {
 		return map[string]any{}

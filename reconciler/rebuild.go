@@ -89,7 +89,7 @@ type rebuilder struct {
 }
 
 // documentLister lists the instances with documents and reads a manifest;
-// *vault.Store has it.
+// *vault.Documents has it.
 type documentLister interface {
 	// Instances lists the instance ids that have documents under the mount.
 	Instances(ctx context.Context) (map[string]bool, error)

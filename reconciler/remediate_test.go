@@ -55,7 +55,7 @@ var _ = Describe("opt-in remediation of orphans", func() {
 		Expect(purged.Backup).NotTo(BeEmpty())
 		Expect(purged.Error).To(BeEmpty())
 		Expect(e.index()).NotTo(HaveKey(purged.InstanceID))
-		rec, _, err := e.store.LatestBackupRecord(ctx(), purged.InstanceID)
+		rec, _, err := e.store.Archive.LatestBackupRecord(ctx(), purged.InstanceID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rec).NotTo(BeNil(), "the backup holds the record")
 		events, err := e.store.Events(ctx(), purged.InstanceID, 0)

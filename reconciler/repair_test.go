@@ -37,7 +37,7 @@ var _ = Describe("documents lost from Vault while the index holds the instance",
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(text).To(Equal(e.manifest(e.names[0])))
-		md, err := e.store.Metadata(ctx, lostMetadata)
+		md, err := e.store.Documents.Metadata(ctx, lostMetadata)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md).NotTo(BeNil())
 		Expect(md.VMs).NotTo(BeEmpty())

@@ -73,7 +73,8 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 		defer unhold()
 		ctx = hctx
 	}
-	rb := rollback{records: m.stores.records, backups: m.stores.backups, restore: m.stores.restore, history: m.stores.history,
+	rb := rollback{records: m.stores.records, metadata: m.stores.metadata, backups: m.stores.backups, taker: m.stores.taker,
+		restore: m.stores.restore, history: m.stores.history,
 		renderer: m.stores.renderer, directors: m.parts.Directors, log: m.log}
 	if err := rb.do(ctx, &res, redeploy); err != nil {
 		return res, err
@@ -88,7 +89,9 @@ func (m *Manager) Rollback(ctx context.Context, id, backupID string, redeploy bo
 // manifest first (the one redeploy path).
 type rollback struct {
 	records   recordReader
+	metadata  metadataReader
 	backups   backupStore
+	taker     backupTaker
 	restore   restorer
 	renderer  redeploy.Renderer // nil: no rendering
 	history   historyStore
@@ -130,7 +133,7 @@ func (rb rollback) do(ctx context.Context, res *RollbackResult, deploy bool) err
 		}
 	}
 	if res.SafetyBackup == "" { // no deploy, or nothing ran to back up: the records are
-		if res.SafetyBackup, err = rb.restore.BackupAll(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
+		if res.SafetyBackup, err = rb.taker.BackupAll(ctx, id); err != nil && !errors.Is(err, vault.ErrNotFound) {
 			return fmt.Errorf("backing up the current state first: %w", err)
 		}
 	}
@@ -184,7 +187,7 @@ func (rb rollback) plan(ctx context.Context, dep redeploy.Deployer, id, backupID
 	if backupRec == nil {
 		backupRec = rec
 	}
-	md, err := rb.records.Metadata(ctx, id)
+	md, err := rb.metadata.Metadata(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +201,7 @@ func (rb rollback) plan(ctx context.Context, dep redeploy.Deployer, id, backupID
 		return nil, err
 	}
 	req := redeploy.Request{Instance: id, Deployment: rec.Deployment(id), Manifest: text,
-		What: what, Why: "rollback", Poll: rollbackPoll, Operation: "restore", Backups: rb.restore,
+		What: what, Why: "rollback", Poll: rollbackPoll, Operation: "restore", Backups: rb.taker,
 		KeepVariables: rb.renderer != nil && backupRec.Owned()} // a rendering keeps what runs; a backup's manifest is deployed as it was
 	if err := redeploy.Check(req.Manifest, req.Deployment, req.What); err != nil {
 		return nil, err

@@ -55,7 +55,7 @@ var _ = Describe("history and rollback", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(backups).NotTo(BeEmpty(), "the drift was backed up first")
 
-		Expect(e.store.Restore(ctx, id, backups[0])).To(Succeed())
+		Expect(e.store.Restores.Restore(ctx, id, backups[0])).To(Succeed())
 		text, _, err := e.store.Manifest(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(text).To(Equal(original), "Vault holds the backup's manifest again")
@@ -132,7 +132,7 @@ var _ = Describe("history and rollback", func() {
 		res, err := e.m.Rollback(ctx, id, old, true)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Redeployed).To(BeTrue())
-		safety, ok, err := e.store.BackupManifest(ctx, id, res.SafetyBackup)
+		safety, ok, err := e.store.Archive.BackupManifest(ctx, id, res.SafetyBackup)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(safety).To(Equal(runs), "the safety backup holds the manifest the Director ran, before the deploy")

@@ -47,7 +47,7 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(ok).To(BeTrue())
 			Expect(text).To(Equal(e.manifest(name)))
-			md, err := e.store.Metadata(context.Background(), instanceID(name))
+			md, err := e.store.Documents.Metadata(context.Background(), instanceID(name))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(md.VMs).NotTo(BeEmpty())
 			Expect(md.Releases).NotTo(BeEmpty())
@@ -138,7 +138,7 @@ instance_groups:
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s).To(haveCounts(2, 1, 1))
 		Expect(e.index()).To(HaveKeyWithValue(strayID, HaveField("DeploymentName", "cache-a")))
-		md, err := e.store.Metadata(context.Background(), strayID)
+		md, err := e.store.Documents.Metadata(context.Background(), strayID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.VMs).To(HaveLen(2))
 		Expect(md.Stemcells).To(ConsistOf(HaveField("Name", "ubuntu-jammy")))
@@ -199,7 +199,7 @@ instance_groups:
 		}
 		Expect(after[keep].OrganizationGUID).To(Equal("org-1"))
 		Expect(after[keep].SpaceGUID).To(Equal("space-1"))
-		md, err := e.store.Metadata(context.Background(), keep)
+		md, err := e.store.Documents.Metadata(context.Background(), keep)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.History).To(ContainElement(HaveField("Action", "restored")))
 
@@ -215,10 +215,10 @@ instance_groups:
 		changed := strings.Replace(old, "max_in_flight: 1", "max_in_flight: 2", 1)
 		Expect(changed).NotTo(Equal(old))
 		Expect(e.sim.PutDeployment(changed)).To(Succeed())
-		md, err := e.store.Metadata(context.Background(), id)
+		md, err := e.store.Documents.Metadata(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 		md.Properties = map[string]any{"team": "cache"} // a field the reconciler does not own
-		Expect(e.store.PutMetadata(context.Background(), id, md)).To(Succeed())
+		Expect(e.store.Documents.PutMetadata(context.Background(), id, md)).To(Succeed())
 		before, err := e.store.Record(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 
@@ -236,7 +236,7 @@ instance_groups:
 		text, _, err := e.store.Manifest(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(text).To(Equal(changed))
-		md, err = e.store.Metadata(context.Background(), id)
+		md, err = e.store.Documents.Metadata(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.History).To(ContainElement(SatisfyAll(
 			HaveField("Action", "drift"), HaveField("ManifestSHA256", sha256Hex(changed)))))

@@ -101,7 +101,7 @@ var _ = Describe("a fleet upgrade through the change guard", func() {
 		_, stored, err := f.e.store.Secret(ctx, id+"/credentials")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stored).To(BeFalse())
-		backup, ok, err := f.e.store.BackupManifest(ctx, id, rep.Instances[0].Backup)
+		backup, ok, err := f.e.store.Archive.BackupManifest(ctx, id, rep.Instances[0].Backup)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(backup).To(Equal(running), "the backup holds what the upgrade replaced")

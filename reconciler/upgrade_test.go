@@ -391,9 +391,9 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		f := newFleet(1, nil)
 		const ttl = 900 * time.Millisecond
 		f.use(upgradeCatalog("2.0.0", "16.2.0"), func(o *reconciler.Options) {
-			o.HA = &reconciler.HAOptions{Leases: f.e.store, ID: "vm-b", TTL: ttl}
+			o.HA = &reconciler.HAOptions{Leases: f.e.store.Leases, ID: "vm-b", TTL: ttl}
 		})
-		_, err := f.e.store.AcquireLease(ctx, "reconciler", "vm-a", time.Minute, time.Now())
+		_, err := f.e.store.Leases.AcquireLease(ctx, "reconciler", "vm-a", time.Minute, time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		f.e.sim.ResetStats()
 		_, err = f.m.Upgrades().Run(ctx, reconciler.UpgradeRequest{})
@@ -484,7 +484,7 @@ var _ = Describe("an upgrade with HA", func() {
 				return ctx, release, err
 			}
 		})
-		_, err = f.e.store.AcquireLease(context.Background(), "instance-"+f.ids[0], "vm-b", time.Minute, time.Now())
+		_, err = f.e.store.Leases.AcquireLease(context.Background(), "instance-"+f.ids[0], "vm-b", time.Minute, time.Now())
 		Expect(err).NotTo(HaveOccurred())
 		f.e.sim.ResetStats()
 		rep := f.upgrade(reconciler.UpgradeRequest{AttemptLimit: intp(2)})
@@ -492,9 +492,9 @@ var _ = Describe("an upgrade with HA", func() {
 			HaveField("Reason", ContainSubstring("another broker holds the instance's lease")))))
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
 
-		Expect(f.e.store.ReleaseLease(context.Background(), "instance-"+f.ids[0], "vm-b")).To(Succeed())
+		Expect(f.e.store.Leases.ReleaseLease(context.Background(), "instance-"+f.ids[0], "vm-b")).To(Succeed())
 		Expect(f.upgrade(reconciler.UpgradeRequest{}).Counts).To(Equal(map[string]int{"upgraded": 1}), "once it is free")
-		l, held, err := f.e.store.ReadLease(context.Background(), "instance-"+f.ids[0])
+		l, held, err := f.e.store.Leases.ReadLease(context.Background(), "instance-"+f.ids[0])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(!held || l.Holder == "").To(BeTrue(), "given back: %+v", l)
 	})

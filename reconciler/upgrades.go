@@ -144,7 +144,7 @@ func newUpgrades(p upgradeParts, opts Options, window config.Window) *Upgrades {
 	u := &Upgrades{upgradeParts: p, window: window, start: make(chan *upgrade.Live, 1)} // claim lets one in at a time
 	u.journal = upgrade.NewJournal(opts.Store.State, opts.Config.Quarantine, opts.Now)
 	s := opts.Store
-	u.upgrader = upgrade.Upgrader{Records: s, Documents: s, Backups: s, History: s.History, Journal: u.journal,
+	u.upgrader = upgrade.Upgrader{Records: s.Indexes, Documents: s.Documents, Backups: s.Archive, History: s.History, Journal: u.journal,
 		Renderer: opts.Renderer, Hold: opts.Hold, Poll: opts.UpgradePoll, TaskTimeout: opts.Config.Upgrades.TaskTimeout,
 		Now: opts.Now, Log: opts.Logger.With("part", "upgrade"), Targets: u.target, Exclusive: u.exclusive}
 	return u

@@ -26,7 +26,7 @@ func allowancePath(id string) string { return id + "/allowance" }
 const maxAllowanceClasses = 32
 
 // PutAllowance writes id's allowance, replacing any.
-func (s *Store) PutAllowance(ctx context.Context, id string, a Allowance) error {
+func (ds *Documents) PutAllowance(ctx context.Context, id string, a Allowance) error {
 	if err := validID(id); err != nil {
 		return err
 	}
@@ -41,17 +41,17 @@ func (s *Store) PutAllowance(ctx context.Context, id string, a Allowance) error 
 	if err := json.Unmarshal(raw, &data); err != nil {
 		return err
 	}
-	return s.PutSecret(ctx, allowancePath(id), data)
+	return ds.secrets.PutSecret(ctx, allowancePath(id), data)
 }
 
 // AllowedNow is the classes id's allowance allows at now: nil when it has
 // none, or it expired. An allowance that does not decode allows nothing
 // (and is an error naming it).
-func (s *Store) AllowedNow(ctx context.Context, id string, now time.Time) ([]string, error) {
+func (ds *Documents) AllowedNow(ctx context.Context, id string, now time.Time) ([]string, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
-	data, ok, err := s.Secret(ctx, allowancePath(id))
+	data, ok, err := ds.secrets.Secret(ctx, allowancePath(id))
 	if err != nil || !ok {
 		return nil, err
 	}

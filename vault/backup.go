@@ -6,11 +6,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// Archive is each instance's backups: taken (Backup, BackupAll,
+// BackupRunning, BackupFrom), listed (Backups) and read (BackupParts,
+// BackupRecord, BackupManifest, BackupSecret, LatestBackupRecord). A Store
+// has it (Store.Archive); Restores put one back.
+type Archive struct {
+	kv     *kv
+	opts   *BackupOptions
+	locks  *mountLocks
+	log    *slog.Logger
+	reader *stateReader
+}
 
 // backupName is a parsed backup id: "{unix}" or, for the n-th further backup
 // taken in the same second, "{unix}-{n}".
@@ -48,8 +61,8 @@ func newerFirst(a, b backupName) int {
 	return cmp.Compare(b.n, a.n)
 }
 
-func (s *Store) backupPath(id, name string) string {
-	return id + "/" + s.opts.Backup.Path + "/" + name
+func (a *Archive) backupPath(id, name string) string {
+	return id + "/" + a.opts.Path + "/" + name
 }
 
 // Backup snapshots the index record, metadata (history included) and
@@ -61,8 +74,8 @@ func (s *Store) backupPath(id, name string) string {
 // three. On KV v2 a backup never overwrites another (check-and-set); on KV v1
 // only backups taken by the same process are guaranteed distinct. It holds
 // no secret: see BackupAll.
-func (s *Store) Backup(ctx context.Context, id string) (string, error) {
-	return s.backup(ctx, id, false)
+func (a *Archive) Backup(ctx context.Context, id string) (string, error) {
+	return a.backup(ctx, id, false)
 }
 
 // BackupAll is Backup plus every secret stored under {mount}/{id}/ other
@@ -70,16 +83,16 @@ func (s *Store) Backup(ctx context.Context, id string) (string, error) {
 // recursively, at most 1,000 paths: ErrTooLarge beyond), in the backup's
 // "secrets" part. A KV v2 secret whose latest version is deleted is not
 // included. ErrNotFound when the instance has nothing to back up.
-func (s *Store) BackupAll(ctx context.Context, id string) (string, error) {
-	return s.backup(ctx, id, true)
+func (a *Archive) BackupAll(ctx context.Context, id string) (string, error) {
+	return a.backup(ctx, id, true)
 }
 
 // BackupRunning is BackupAll with the manifest part being running, the
 // manifest the Director runs now (not the one Vault records, which may
 // differ: an adopted instance, a change behind the broker's back): taken
 // before every deploy, it holds what the deploy replaces.
-func (s *Store) BackupRunning(ctx context.Context, id, running string) (string, error) {
-	return s.backupOf(ctx, id, true, nil, &running)
+func (a *Archive) BackupRunning(ctx context.Context, id, running string) (string, error) {
+	return a.backupOf(ctx, id, true, nil, &running)
 }
 
 // InstanceDocs are an instance's metadata and manifest documents as the
@@ -104,30 +117,30 @@ type InstanceDocs struct {
 // Metadata that Metadata did not return is read as Backup reads it. The
 // index record is docs.Record when set (no shard is read), else read with
 // the listing of the backups, at once.
-func (s *Store) BackupFrom(ctx context.Context, id string, docs InstanceDocs) (string, error) {
+func (a *Archive) BackupFrom(ctx context.Context, id string, docs InstanceDocs) (string, error) {
 	if docs.Manifest == nil {
-		return s.backupOf(ctx, id, false, nil, nil)
+		return a.backupOf(ctx, id, false, nil, nil)
 	}
-	return s.backupOf(ctx, id, false, &docs, nil)
+	return a.backupOf(ctx, id, false, &docs, nil)
 }
 
-func (s *Store) backup(ctx context.Context, id string, secrets bool) (string, error) {
-	return s.backupOf(ctx, id, secrets, nil, nil)
+func (a *Archive) backup(ctx context.Context, id string, secrets bool) (string, error) {
+	return a.backupOf(ctx, id, secrets, nil, nil)
 }
 
 // backupOf takes a backup of id; docs (nil: none) holds parts the caller
 // read, running (nil: none) the manifest the Director runs.
-func (s *Store) backupOf(ctx context.Context, id string, secrets bool, docs *InstanceDocs, running *string) (string, error) {
-	if !s.opts.Backup.Enabled {
+func (a *Archive) backupOf(ctx context.Context, id string, secrets bool, docs *InstanceDocs, running *string) (string, error) {
+	if !a.opts.Enabled {
 		return "", nil
 	}
 	if err := validID(id); err != nil {
 		return "", err
 	}
-	defer s.lockBackups(id)()
+	defer a.lockBackups(id)()
 	var names []backupName
-	st, err := s.readState(ctx, id, secrets, docs, func(ctx context.Context) (err error) {
-		names, err = s.backupNames(ctx, id)
+	st, err := a.reader.readState(ctx, id, secrets, docs, func(ctx context.Context) (err error) {
+		names, err = a.backupNames(ctx, id)
 		return err
 	})
 	if err == nil && running != nil {
@@ -139,18 +152,18 @@ func (s *Store) backupOf(ctx context.Context, id string, secrets bool, docs *Ins
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}
-	name, err := s.writeBackup(ctx, id, st.document(id), names)
+	name, err := a.writeBackup(ctx, id, st.document(id), names)
 	if err != nil {
 		return "", fmt.Errorf("backing up %s: %w", id, err)
 	}
-	s.prune(ctx, id, append(names, name))
+	a.prune(ctx, id, append(names, name))
 	return name.String(), nil
 }
 
 // lockBackups serializes, within the process, the naming of id's backups;
 // it returns the unlock.
-func (s *Store) lockBackups(id string) func() {
-	mu := &s.locks.backups[ShardOf(id, len(s.locks.backups))]
+func (a *Archive) lockBackups(id string) func() {
+	mu := &a.locks.backups[ShardOf(id, len(a.locks.backups))]
 	mu.Lock()
 	return mu.Unlock
 }
@@ -158,13 +171,13 @@ func (s *Store) lockBackups(id string) func() {
 // writeBackup writes snap under a name newer than every existing one: this
 // second, or {unix}-{n+1} after the newest of this second (names are never
 // reused, even after cleanup, so the order of names is the order taken).
-func (s *Store) writeBackup(ctx context.Context, id string, snap map[string]json.RawMessage, existing []backupName) (backupName, error) {
+func (a *Archive) writeBackup(ctx context.Context, id string, snap map[string]json.RawMessage, existing []backupName) (backupName, error) {
 	name := backupName{unix: time.Now().Unix()}
 	if len(existing) > 0 && existing[0].unix >= name.unix { // existing is newest first
 		name = backupName{unix: existing[0].unix, n: existing[0].n + 1}
 	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		err := s.kv.write(ctx, s.backupPath(id, name.String()), snap, 0)
+		err := a.kv.write(ctx, a.backupPath(id, name.String()), snap, 0)
 		if err == nil {
 			return name, nil
 		}
@@ -178,21 +191,21 @@ func (s *Store) writeBackup(ctx context.Context, id string, snap map[string]json
 
 // prune deletes the oldest backups beyond the retention. A failure is logged:
 // the backup itself was taken.
-func (s *Store) prune(ctx context.Context, id string, names []backupName) {
-	keep := s.opts.Backup.Retention
-	if !s.opts.Backup.Cleanup || keep <= 0 || len(names) <= keep {
+func (a *Archive) prune(ctx context.Context, id string, names []backupName) {
+	keep := a.opts.Retention
+	if !a.opts.Cleanup || keep <= 0 || len(names) <= keep {
 		return
 	}
 	slices.SortFunc(names, newerFirst)
 	for _, old := range names[keep:] {
-		if err := s.kv.remove(ctx, s.backupPath(id, old.String())); err != nil {
-			s.log.Warn("deleting an old backup failed", "instance", id, "backup", old.String(), "error", err)
+		if err := a.kv.remove(ctx, a.backupPath(id, old.String())); err != nil {
+			a.log.Warn("deleting an old backup failed", "instance", id, "backup", old.String(), "error", err)
 		}
 	}
 }
 
-func (s *Store) backupNames(ctx context.Context, id string) ([]backupName, error) {
-	keys, err := s.kv.list(ctx, id+"/"+s.opts.Backup.Path+"/")
+func (a *Archive) backupNames(ctx context.Context, id string) ([]backupName, error) {
+	keys, err := a.kv.list(ctx, id+"/"+a.opts.Path+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +220,11 @@ func (s *Store) backupNames(ctx context.Context, id string) ([]backupName, error
 }
 
 // Backups returns the backup ids of id, newest first.
-func (s *Store) Backups(ctx context.Context, id string) ([]string, error) {
+func (a *Archive) Backups(ctx context.Context, id string) ([]string, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
-	names, err := s.backupNames(ctx, id)
+	names, err := a.backupNames(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("listing the backups of %s: %w", id, err)
 	}
@@ -227,13 +240,13 @@ func (s *Store) Backups(ctx context.Context, id string) ([]string, error) {
 // record (backup id "" when there is none). A record that is not an object
 // is ErrCorrupt, naming the backup; fields of an unexpected type are kept
 // raw, as Index keeps them.
-func (s *Store) LatestBackupRecord(ctx context.Context, id string) (*Record, string, error) {
-	ids, err := s.Backups(ctx, id)
+func (a *Archive) LatestBackupRecord(ctx context.Context, id string) (*Record, string, error) {
+	ids, err := a.Backups(ctx, id)
 	if err != nil || len(ids) == 0 {
 		return nil, "", err
 	}
-	p := s.backupPath(id, ids[0])
-	doc, err := s.kv.read(ctx, p)
+	p := a.backupPath(id, ids[0])
+	doc, err := a.kv.read(ctx, p)
 	if err != nil || !doc.Exists {
 		return nil, ids[0], err
 	}
@@ -241,9 +254,9 @@ func (s *Store) LatestBackupRecord(ctx context.Context, id string) (*Record, str
 	if !ok || string(raw) == "null" {
 		return nil, ids[0], nil
 	}
-	rec, problems := decodeRecord(s.kv.display(p), id, raw)
+	rec, problems := decodeRecord(a.kv.display(p), id, raw)
 	if rec == nil {
-		return nil, ids[0], fmt.Errorf("backup %s: its record: %w", s.kv.display(p), problems[0])
+		return nil, ids[0], fmt.Errorf("backup %s: its record: %w", a.kv.display(p), problems[0])
 	}
 	return rec, ids[0], nil
 }

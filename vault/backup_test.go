@@ -29,7 +29,7 @@ var _ = Describe("Backups", func() {
 				Expect(err).NotTo(HaveOccurred())
 				md := &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: plan}}}
 				md.AddHistory(vault.HistoryEntry{Time: "2024-01-01T00:00:00Z", Action: "updated", Detail: plan}, 0)
-				Expect(s.PutMetadata(ctx, id, md)).To(Succeed())
+				Expect(s.Documents.PutMetadata(ctx, id, md)).To(Succeed())
 				Expect(s.PutManifest(ctx, id, "plan: "+plan)).To(Succeed())
 			}
 			backupsOf := func(s *vault.Store, id string) []string {
@@ -128,7 +128,7 @@ var _ = Describe("Backups", func() {
 				})
 				seed(s, "off", "p")
 				Expect(s.Backup(ctx, "off")).To(BeEmpty())
-				Expect(s.Remove(ctx, "off")).To(Succeed())
+				Expect(s.Indexes.Remove(ctx, "off")).To(Succeed())
 				Expect(backupsOf(s, "off")).To(BeEmpty())
 			})
 
@@ -149,7 +149,7 @@ var _ = Describe("Backups", func() {
 				Expect(err).NotTo(HaveOccurred())
 				seed(s, "rs", "large")
 
-				Expect(s.Restore(ctx, "rs", first)).To(Succeed())
+				Expect(s.Restores.Restore(ctx, "rs", first)).To(Succeed())
 
 				r, err := s.Record(ctx, "rs")
 				Expect(err).NotTo(HaveOccurred())
@@ -157,7 +157,7 @@ var _ = Describe("Backups", func() {
 				text, _, err := s.Manifest(ctx, "rs")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(text).To(Equal("plan: small"))
-				md, err := s.Metadata(ctx, "rs")
+				md, err := s.Documents.Metadata(ctx, "rs")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(md.Releases[0].Version).To(Equal("small"))
 				Expect(md.History).To(HaveLen(2))
@@ -166,7 +166,7 @@ var _ = Describe("Backups", func() {
 
 				backups := backupsOf(s, "rs")
 				Expect(backups).To(HaveLen(2))
-				Expect(s.Restore(ctx, "rs", backups[0])).To(Succeed(), "the pre-restore backup holds the large plan")
+				Expect(s.Restores.Restore(ctx, "rs", backups[0])).To(Succeed(), "the pre-restore backup holds the large plan")
 				r, _ = s.Record(ctx, "rs")
 				Expect(r.PlanID).To(Equal("large"))
 			})
@@ -178,7 +178,7 @@ var _ = Describe("Backups", func() {
 				first, err := s.Backup(ctx, "ra")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(s.PutManifest(ctx, "ra", "later")).To(Succeed())
-				Expect(s.Restore(ctx, "ra", first)).To(Succeed())
+				Expect(s.Restores.Restore(ctx, "ra", first)).To(Succeed())
 				_, ok, err := s.Manifest(ctx, "ra")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeFalse())
@@ -205,7 +205,7 @@ var _ = Describe("Backups", func() {
 					name := fmt.Sprint(100 + i) // older than every real backup
 					rawPut(srv, mount, version, "rc/backups/"+name, string(body))
 
-					err := s.Restore(ctx, "rc", name)
+					err := s.Restores.Restore(ctx, "rc", name)
 					Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 					Expect(err.Error()).To(ContainSubstring("its " + part + " cannot be restored"))
 					Expect(err.Error()).To(ContainSubstring(mount + "/rc/backups/" + name))
@@ -218,8 +218,8 @@ var _ = Describe("Backups", func() {
 			It("refuses an unknown or malformed backup id", func() {
 				s, _ := newStore(srv, version)
 				seed(s, "rx", "p")
-				Expect(errors.Is(s.Restore(ctx, "rx", "123"), vault.ErrNotFound)).To(BeTrue())
-				Expect(errors.Is(s.Restore(ctx, "rx", "../db"), vault.ErrInvalid)).To(BeTrue())
+				Expect(errors.Is(s.Restores.Restore(ctx, "rx", "123"), vault.ErrNotFound)).To(BeTrue())
+				Expect(errors.Is(s.Restores.Restore(ctx, "rx", "../db"), vault.ErrInvalid)).To(BeTrue())
 			})
 		})
 	}

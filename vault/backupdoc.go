@@ -37,14 +37,14 @@ type BackupContents struct {
 
 // BackupParts reads backup backupID of id and says what it holds. A backup
 // with a part that Restore could not restore is ErrCorrupt, naming the part.
-func (s *Store) BackupParts(ctx context.Context, id, backupID string) (BackupContents, error) {
+func (a *Archive) BackupParts(ctx context.Context, id, backupID string) (BackupContents, error) {
 	if err := validID(id); err != nil {
 		return BackupContents{}, err
 	}
 	if _, ok := parseBackupName(backupID); !ok {
 		return BackupContents{}, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
 	}
-	b, err := s.readBackup(ctx, id, backupID)
+	b, err := a.readBackup(ctx, id, backupID)
 	if err != nil {
 		return BackupContents{}, fmt.Errorf("reading backup %s of %s: %w", backupID, id, err)
 	}
@@ -56,14 +56,14 @@ func (s *Store) BackupParts(ctx context.Context, id, backupID string) (BackupCon
 
 // BackupManifest is the manifest kept in backup backupID of id; false when
 // the backup holds none. The backup is checked whole, as Restore would.
-func (s *Store) BackupManifest(ctx context.Context, id, backupID string) (string, bool, error) {
+func (a *Archive) BackupManifest(ctx context.Context, id, backupID string) (string, bool, error) {
 	if err := validID(id); err != nil {
 		return "", false, err
 	}
 	if _, ok := parseBackupName(backupID); !ok {
 		return "", false, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
 	}
-	b, err := s.readBackup(ctx, id, backupID)
+	b, err := a.readBackup(ctx, id, backupID)
 	if err != nil {
 		return "", false, fmt.Errorf("reading backup %s of %s: %w", backupID, id, err)
 	}
@@ -76,14 +76,14 @@ func (s *Store) BackupManifest(ctx context.Context, id, backupID string) (string
 // BackupSecret is the secret at path (relative to the mount, e.g.
 // "{id}/bindings/{bid}") kept in backup backupID of id; false when the
 // backup holds none there. The backup is checked whole, as Restore would.
-func (s *Store) BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error) {
+func (a *Archive) BackupSecret(ctx context.Context, id, backupID, path string) (map[string]any, bool, error) {
 	if err := validID(id); err != nil {
 		return nil, false, err
 	}
 	if _, ok := parseBackupName(backupID); !ok {
 		return nil, false, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
 	}
-	b, err := s.readBackup(ctx, id, backupID)
+	b, err := a.readBackup(ctx, id, backupID)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading backup %s of %s: %w", backupID, id, err)
 	}
@@ -100,14 +100,14 @@ func (s *Store) BackupSecret(ctx context.Context, id, backupID, path string) (ma
 
 // BackupRecord is the index record kept in backup backupID of id; nil when
 // the backup holds none. The backup is checked whole, as Restore would.
-func (s *Store) BackupRecord(ctx context.Context, id, backupID string) (*Record, error) {
+func (a *Archive) BackupRecord(ctx context.Context, id, backupID string) (*Record, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
 	if _, ok := parseBackupName(backupID); !ok {
 		return nil, fmt.Errorf("%w: backup id %q", ErrInvalid, backupID)
 	}
-	b, err := s.readBackup(ctx, id, backupID)
+	b, err := a.readBackup(ctx, id, backupID)
 	if err != nil {
 		return nil, fmt.Errorf("reading backup %s of %s: %w", backupID, id, err)
 	}
@@ -122,16 +122,16 @@ func (s *Store) BackupRecord(ctx context.Context, id, backupID string) (*Record,
 }
 
 // readBackup reads backup backupID of id and decodes every part of it.
-func (s *Store) readBackup(ctx context.Context, id, backupID string) (*backupParts, error) {
-	p := s.backupPath(id, backupID)
-	doc, err := s.kv.read(ctx, p)
+func (a *Archive) readBackup(ctx context.Context, id, backupID string) (*backupParts, error) {
+	p := a.backupPath(id, backupID)
+	doc, err := a.kv.read(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	if !doc.Exists {
-		return nil, fmt.Errorf("backup %s: %w", s.kv.display(p), ErrNotFound)
+		return nil, fmt.Errorf("backup %s: %w", a.kv.display(p), ErrNotFound)
 	}
-	return decodeBackup(s.kv.display(p), id, s.opts.Backup.Path, doc.Data)
+	return decodeBackup(a.kv.display(p), id, a.opts.Path, doc.Data)
 }
 
 // decodeBackup checks every part of the backup document data of instance id,

@@ -60,12 +60,12 @@ var _ = Describe("check-and-set on an instance's documents (KV v2)", func() {
 			wg.Go(func() {
 				defer GinkgoRecover()
 				for i := range n {
-					Expect(s.UpdateMetadata(ctx, "cas-md", addKey(fmt.Sprintf("%s-%d", who, i)))).To(Succeed())
+					Expect(s.Documents.UpdateMetadata(ctx, "cas-md", addKey(fmt.Sprintf("%s-%d", who, i)))).To(Succeed())
 				}
 			})
 		}
 		wg.Wait()
-		md, err := a.Metadata(ctx, "cas-md")
+		md, err := a.Documents.Metadata(ctx, "cas-md")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.Extra).To(HaveLen(2*n), "every key of both writers")
 		Expect(rawGet(srv, mount, 2, "cas-md/metadata").Version).To(BeNumerically(">=", 2*n))
@@ -75,22 +75,22 @@ var _ = Describe("check-and-set on an instance's documents (KV v2)", func() {
 		srv := server()
 		a, mount := newStore(srv, 2)
 		b := openStore(srv.Addr, srv.Token, mount)
-		Expect(a.PutMetadata(ctx, "cas-put", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
-		read, err := a.Metadata(ctx, "cas-put")
+		Expect(a.Documents.PutMetadata(ctx, "cas-put", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
+		read, err := a.Documents.Metadata(ctx, "cas-put")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(b.UpdateMetadata(ctx, "cas-put", addKey("from-b"))).To(Succeed())
+		Expect(b.Documents.UpdateMetadata(ctx, "cas-put", addKey("from-b"))).To(Succeed())
 
 		stale := *read
 		stale.Releases = []vault.Resource{{Name: "redis", Version: "2"}}
-		Expect(a.PutMetadata(ctx, "cas-put", &stale)).To(MatchError(vault.ErrConflict))
-		md, err := a.Metadata(ctx, "cas-put")
+		Expect(a.Documents.PutMetadata(ctx, "cas-put", &stale)).To(MatchError(vault.ErrConflict))
+		md, err := a.Documents.Metadata(ctx, "cas-put")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.Extra).To(HaveKey("from-b"), "the other daemon's key is kept")
 		Expect(md.Releases[0].Version).To(Equal("1"))
 
 		md.Releases = []vault.Resource{{Name: "redis", Version: "2"}} // read again, changed again: lands
-		Expect(a.PutMetadata(ctx, "cas-put", md)).To(Succeed())
-		Expect(a.PutMetadata(ctx, "cas-put", &vault.Metadata{})).To(Succeed(), "metadata that was not read is written as given")
+		Expect(a.Documents.PutMetadata(ctx, "cas-put", md)).To(Succeed())
+		Expect(a.Documents.PutMetadata(ctx, "cas-put", &vault.Metadata{})).To(Succeed(), "metadata that was not read is written as given")
 	})
 
 	It("keep the keys another daemon adds to the manifest document meanwhile (PutManifest)", func() {
@@ -119,7 +119,7 @@ var _ = Describe("check-and-set on an instance's documents (KV v2)", func() {
 	It("give up with ErrConflict, unwritten, when the version keeps moving", func() {
 		srv := server()
 		store, mount := newStore(srv, 2)
-		err := store.UpdateMetadata(ctx, "cas-busy", func(cur *vault.Metadata) (*vault.Metadata, error) {
+		err := store.Documents.UpdateMetadata(ctx, "cas-busy", func(cur *vault.Metadata) (*vault.Metadata, error) {
 			rawPut(srv, mount, 2, "cas-busy/metadata", `{"other":true}`) // another writer, every time
 			return addKey("mine")(cur)
 		})
@@ -130,10 +130,10 @@ var _ = Describe("check-and-set on an instance's documents (KV v2)", func() {
 	It("write nothing when the change returns nil, and refuse a document that does not decode", func() {
 		srv := server()
 		store, mount := newStore(srv, 2)
-		Expect(store.UpdateMetadata(ctx, "cas-nil", func(*vault.Metadata) (*vault.Metadata, error) { return nil, nil })).To(Succeed())
+		Expect(store.Documents.UpdateMetadata(ctx, "cas-nil", func(*vault.Metadata) (*vault.Metadata, error) { return nil, nil })).To(Succeed())
 		Expect(rawGet(srv, mount, 2, "cas-nil/metadata").Code).To(Equal(http.StatusNotFound))
 		rawPut(srv, mount, 2, "cas-bad/metadata", `{"history":"not a list"}`)
-		Expect(store.UpdateMetadata(ctx, "cas-bad", addKey("k"))).To(MatchError(vault.ErrCorrupt))
+		Expect(store.Documents.UpdateMetadata(ctx, "cas-bad", addKey("k"))).To(MatchError(vault.ErrCorrupt))
 		Expect(rawGet(srv, mount, 2, "cas-bad/metadata").Version).To(Equal(1))
 	})
 })
@@ -141,9 +141,9 @@ var _ = Describe("check-and-set on an instance's documents (KV v2)", func() {
 var _ = Describe("the same read-modify-writes on KV v1 (no check-and-set)", func() {
 	It("keep the document's other keys", func() {
 		store, mount := newStore(server(), 1)
-		Expect(store.UpdateMetadata(ctx, "v1", addKey("a"))).To(Succeed())
-		Expect(store.UpdateMetadata(ctx, "v1", addKey("b"))).To(Succeed())
-		md, err := store.Metadata(ctx, "v1")
+		Expect(store.Documents.UpdateMetadata(ctx, "v1", addKey("a"))).To(Succeed())
+		Expect(store.Documents.UpdateMetadata(ctx, "v1", addKey("b"))).To(Succeed())
+		md, err := store.Documents.Metadata(ctx, "v1")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.Extra).To(HaveKey("a"))
 		Expect(md.Extra).To(HaveKey("b"))

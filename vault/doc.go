@@ -4,13 +4,25 @@
 //
 // # Parts
 //
-// A Store is one connection to one mount. The parts that stand on their own
-// are types of their own, each what one kind of consumer uses, and their
-// methods are the Store's too: History (each instance's events), RunLog
-// (the reconciler's runs), State (its state documents), Leases (among
-// daemons) and Secrets. The rest stays on the Store because it spans an
-// instance's documents: the index, the metadata and manifest, and the
-// backups, restores and removals that hold all of them at once.
+// A Store is one connection to one mount. Its own methods are what the
+// broker uses (broker.Store): an instance's index record, secrets,
+// history, backups, manifest, allowance and removal, each handed to the
+// part that keeps that family of documents; with Close, Stats, KVVersion
+// and Mount. The parts are the Store's fields, each what one kind of
+// consumer uses: Indexes (the index: Index, IndexFrom, Record, Update,
+// UpdateOver, Remove, Reshard), Documents (each instance's metadata,
+// manifest and allowance, and Instances), Archive (backups taken, listed
+// and read), Restores (a backup put back), Maintenance (Migrate,
+// ExportLegacy), History (each instance's events), RunLog (the
+// reconciler's runs), State (its state documents), Leases (among daemons)
+// and Secrets.
+//
+// Below them, unexported: kv, the client of the mount (KV v1 or v2, every
+// request counted); indexDocs, the index's layout and shards as read; the
+// batcher, which writes an update's changes shard by shard (check-and-set,
+// re-applied on a conflict); the resharder; the stateReader, what a backup
+// holds of an instance; the remover (RemoveAll, DeleteSecretsBackedUp); and
+// the renewer of the token.
 //
 // # Layout
 //

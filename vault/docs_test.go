@@ -33,43 +33,43 @@ var _ = Describe("State documents", func() {
 
 			It("round-trips a value and says when there is none", func() {
 				var q quarantine
-				ok, err := store.ReadState(ctx, "quarantine", &q)
+				ok, err := store.State.ReadState(ctx, "quarantine", &q)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeFalse())
 
 				want := quarantine{Instances: map[string]string{"i-1": "drift", "i <&> 2": "conflict"}, Since: "now"}
-				Expect(store.WriteState(ctx, "quarantine", want)).To(Succeed())
+				Expect(store.State.WriteState(ctx, "quarantine", want)).To(Succeed())
 				q = quarantine{Since: "stale"}
-				ok, err = store.ReadState(ctx, "quarantine", &q)
+				ok, err = store.State.ReadState(ctx, "quarantine", &q)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeTrue())
 				Expect(q).To(Equal(want))
 				Expect(rawGet(srv, mount, version, "blacksmith/state/quarantine").Data).To(ContainSubstring(`"value":{"instances"`))
 
 				By("a value that is no object, and an empty one (which KV v1 could not store bare)")
-				Expect(store.WriteState(ctx, "list-1", []int{3, 1, 2})).To(Succeed())
+				Expect(store.State.WriteState(ctx, "list-1", []int{3, 1, 2})).To(Succeed())
 				var l []int
-				Expect(store.ReadState(ctx, "list-1", &l)).To(BeTrue())
+				Expect(store.State.ReadState(ctx, "list-1", &l)).To(BeTrue())
 				Expect(l).To(Equal([]int{3, 1, 2}))
-				Expect(store.WriteState(ctx, "empty_one", struct{}{})).To(Succeed())
-				Expect(store.ReadState(ctx, "empty_one", &struct{}{})).To(BeTrue())
+				Expect(store.State.WriteState(ctx, "empty_one", struct{}{})).To(Succeed())
+				Expect(store.State.ReadState(ctx, "empty_one", &struct{}{})).To(BeTrue())
 			})
 
 			It("refuses bad names, a target that is not a pointer and a value too large, writing nothing", func() {
 				before := store.Stats().Writes
 				for _, name := range []string{"", "Upper", "a/b", "..", "dot.ted", "sp ace", strings.Repeat("n", 65)} {
-					Expect(errors.Is(store.WriteState(ctx, name, 1), vault.ErrInvalid)).To(BeTrue(), name)
+					Expect(errors.Is(store.State.WriteState(ctx, name, 1), vault.ErrInvalid)).To(BeTrue(), name)
 					var v int
-					_, err := store.ReadState(ctx, name, &v)
+					_, err := store.State.ReadState(ctx, name, &v)
 					Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), name)
 				}
 				var v int
-				_, err := store.ReadState(ctx, "ok", v)
+				_, err := store.State.ReadState(ctx, "ok", v)
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue())
-				_, err = store.ReadState(ctx, "ok", (*int)(nil))
+				_, err = store.State.ReadState(ctx, "ok", (*int)(nil))
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue())
-				Expect(errors.Is(store.WriteState(ctx, "ok", func() {}), vault.ErrInvalid)).To(BeTrue())
-				err = store.WriteState(ctx, "ok", strings.Repeat("x", vault.MaxStateBytes))
+				Expect(errors.Is(store.State.WriteState(ctx, "ok", func() {}), vault.ErrInvalid)).To(BeTrue())
+				err = store.State.WriteState(ctx, "ok", strings.Repeat("x", vault.MaxStateBytes))
 				Expect(errors.Is(err, vault.ErrTooLarge)).To(BeTrue(), "%v", err)
 				Expect(store.Stats().Writes).To(Equal(before))
 				Expect(histList(srv, mount, version, "blacksmith/")).To(BeEmpty())
@@ -83,7 +83,7 @@ var _ = Describe("State documents", func() {
 				} {
 					rawPut(srv, mount, version, "blacksmith/state/"+name, data)
 					q := quarantine{Since: "kept"}
-					ok, err := store.ReadState(ctx, name, &q)
+					ok, err := store.State.ReadState(ctx, name, &q)
 					Expect(ok).To(BeFalse())
 					Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%s: %v", name, err)
 					Expect(err.Error()).To(ContainSubstring(mount+"/blacksmith/state/"+name), name)

@@ -235,7 +235,7 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 				_, err := store.Update(ctx, touchAll(ids))
 				Expect(errors.Is(err, vault.ErrUnreachable)).To(BeTrue(), "%v", err)
 				md := &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}} // KV v1 refuses an empty one
-				Expect(store.PutMetadata(ctx, ids[0], md)).To(MatchError(vault.ErrUnreachable))
+				Expect(store.Documents.PutMetadata(ctx, ids[0], md)).To(MatchError(vault.ErrUnreachable))
 				Expect(indexState(srv, mount, version)).To(Equal(before))
 			})
 		})

@@ -24,10 +24,12 @@ func FuzzShard(f *testing.F) {
 		if json.Unmarshal(data, &entries) != nil || entries == nil {
 			return
 		}
-		s := &Store{kv: &kv{mount: "secret", version: 2}, opts: Options{MaxRecordBytes: DefaultMaxRecordBytes}}
+		k := &kv{mount: "secret", version: 2}
+		docs := &indexDocs{kv: k}
+		batch := &batcher{kv: k, docs: docs, maxRecordBytes: DefaultMaxRecordBytes}
 		sh := &shard{count: DefaultShards, num: int(num) % DefaultShards, path: ShardPath(int(num) % DefaultShards), entries: entries, version: 3}
 		idx := &Index{Records: map[string]*Record{}}
-		s.collect(idx, sh)
+		docs.collect(idx, sh)
 		named := map[string]bool{}
 		for _, p := range idx.Problems {
 			var re *RecordError
@@ -54,7 +56,7 @@ func FuzzShard(f *testing.F) {
 			cur.ReconciledAt = "2030-01-01T00:00:00Z"
 			return cur, nil
 		}
-		p, err := s.plan(sh, []string{target}, map[string]edit{target: {change: touch}})
+		p, err := batch.plan(sh, []string{target}, map[string]edit{target: {change: touch}})
 		if err != nil {
 			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), target) {
 				t.Fatalf("planning a change: %v", err)

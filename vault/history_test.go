@@ -241,22 +241,22 @@ var _ = Describe("Instance history", func() {
 				n, err = store.PruneEvents(ctx, "h6", vault.HistoryOptions{MaxAge: time.Second}, now.Add(time.Hour))
 				Expect(err).NotTo(HaveOccurred())
 				Expect(n).To(Equal(2))
-				Expect(store.HistoryInstances(ctx)).NotTo(ContainElement("h6"), "an empty history is no folder")
+				Expect(store.History.HistoryInstances(ctx)).NotTo(ContainElement("h6"), "an empty history is no folder")
 			})
 
 			It("names the instances that have a history, skipping what is not one", func() {
 				for _, id := range []string{"i-2", "i-1", "with space", "ünïcode"} {
 					appendAll(id, vault.Event{Kind: "created"})
 				}
-				Expect(store.HistoryInstances(ctx)).To(Equal([]string{"i-1", "i-2", "with space", "ünïcode"}))
+				Expect(store.History.HistoryInstances(ctx)).To(Equal([]string{"i-1", "i-2", "with space", "ünïcode"}))
 
 				rawPut(srv, mount, version, "blacksmith/history/stray", `{"x":1}`)
-				ids, err := store.HistoryInstances(ctx)
+				ids, err := store.History.HistoryInstances(ctx)
 				Expect(ids).To(Equal([]string{"i-1", "i-2", "with space", "ünïcode"}))
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(ContainSubstring(mount + "/blacksmith/history/stray"))
 
-				Expect(store.Instances(ctx)).NotTo(HaveKey("blacksmith"), "history is not an instance")
+				Expect(store.Documents.Instances(ctx)).NotTo(HaveKey("blacksmith"), "history is not an instance")
 			})
 		})
 	}

@@ -53,7 +53,7 @@ type shard struct {
 
 // Index reads every shard of the index. Any failed read fails the whole
 // call: it never returns a partial map.
-func (s *Store) Index(ctx context.Context) (*Index, error) { return s.index(ctx, nil, false) }
+func (ix *Indexes) Index(ctx context.Context) (*Index, error) { return ix.docs.index(ctx, nil, false) }
 
 // allShards lists 0..n-1.
 func allShards(n int) []int {
@@ -66,14 +66,14 @@ func allShards(n int) []int {
 
 // collect adds the records of one shard to idx, and what is wrong with them
 // to idx.Problems; clean says nothing was.
-func (s *Store) collect(idx *Index, sh *shard) (clean bool) {
-	path := s.kv.display(sh.path)
+func (d *indexDocs) collect(idx *Index, sh *shard) (clean bool) {
+	path := d.kv.display(sh.path)
 	clean = true
 	same := sharer{}
 	for id, raw := range sh.entries {
 		if want := ShardOf(id, sh.count); want != sh.num {
 			idx.Problems = append(idx.Problems, &RecordError{Path: path, ID: id,
-				Err: fmt.Errorf("misplaced: belongs in %s, ignored", s.kv.display(shardPath(sh.count, want)))})
+				Err: fmt.Errorf("misplaced: belongs in %s, ignored", d.kv.display(shardPath(sh.count, want)))})
 			clean = false
 			continue
 		}
@@ -114,8 +114,8 @@ func (sh sharer) record(r *Record) {
 
 // Record returns the index record of id, or nil, nil when there is none.
 // A record that is not a JSON object is an error matching ErrCorrupt.
-func (s *Store) Record(ctx context.Context, id string) (*Record, error) {
-	raw, path, err := s.recordRaw(ctx, id)
+func (ix *Indexes) Record(ctx context.Context, id string) (*Record, error) {
+	raw, path, err := ix.docs.recordRaw(ctx, id)
 	if err != nil || raw == nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Store) Record(ctx context.Context, id string) (*Record, error) {
 		return nil, problems[0]
 	}
 	for _, p := range problems {
-		s.log.Warn("index record field kept as is", "error", p)
+		ix.log.Warn("index record field kept as is", "error", p)
 	}
 	return rec, nil
 }
@@ -134,27 +134,27 @@ func (s *Store) Record(ctx context.Context, id string) (*Record, error) {
 // it names is read beside the layout (a backup is taken before every change
 // of an instance, and the two reads one after the other were a round trip
 // of each); a layout of another shard count reads the shard again.
-func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, string, error) {
+func (d *indexDocs) recordRaw(ctx context.Context, id string) (json.RawMessage, string, error) {
 	if err := validID(id); err != nil {
 		return nil, "", err
 	}
 	var l *layout
 	var routes []routed
-	guess := int(s.shards.Load())
+	guess := int(d.count.Load())
 	if guess == 0 {
 		var err error
-		if l, err = s.layoutFor(ctx); err != nil || l == nil {
+		if l, err = d.layoutFor(ctx); err != nil || l == nil {
 			return nil, "", err
 		}
 	} else {
 		g, gctx := errgroup.WithContext(ctx)
 		g.Go(func() (err error) {
-			l, err = s.layoutFor(gctx)
+			l, err = d.layoutFor(gctx)
 			return err
 		})
 		var guessed error
 		g.Go(func() error {
-			routes, guessed = s.route(gctx, guess, []string{id}, readParallelism)
+			routes, guessed = d.route(gctx, guess, []string{id}, readParallelism)
 			return nil // the layout says whether the guess stands
 		})
 		if err := g.Wait(); err != nil || l == nil {
@@ -166,18 +166,18 @@ func (s *Store) recordRaw(ctx context.Context, id string) (json.RawMessage, stri
 	}
 	if routes == nil {
 		var err error
-		if routes, err = s.route(ctx, l.Shards, []string{id}, readParallelism); err != nil {
+		if routes, err = d.route(ctx, l.Shards, []string{id}, readParallelism); err != nil {
 			return nil, "", err
 		}
 	}
 	sh := routes[0].sh
-	return sh.entries[id], s.kv.display(sh.path), nil
+	return sh.entries[id], d.kv.display(sh.path), nil
 }
 
 // leaves reads shards nums of a layout of n shards and, in place of a shard
 // whose records moved to a layout of more shards, the shards they moved to.
-func (s *Store) leaves(ctx context.Context, n int, nums []int, reuse *reuse) ([]*shard, error) {
-	shards, err := s.readShards(ctx, n, nums, reuse, readParallelism)
+func (d *indexDocs) leaves(ctx context.Context, n int, nums []int, reuse *reuse) ([]*shard, error) {
+	shards, err := d.readShards(ctx, n, nums, reuse, readParallelism)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (s *Store) leaves(ctx context.Context, n int, nums []int, reuse *reuse) ([]
 		}
 	}
 	for _, to := range slices.Sorted(maps.Keys(moved)) {
-		more, err := s.leaves(ctx, to, moved[to], nil)
+		more, err := d.leaves(ctx, to, moved[to], nil)
 		if err != nil {
 			return nil, err
 		}
@@ -210,12 +210,12 @@ type routed struct {
 
 // route reads the shards that hold ids in a layout of n shards, following
 // the shards whose records moved to a layout of more shards.
-func (s *Store) route(ctx context.Context, n int, ids []string, atOnce int) ([]routed, error) {
+func (d *indexDocs) route(ctx context.Context, n int, ids []string, atOnce int) ([]routed, error) {
 	groups := map[int][]string{}
 	for _, id := range ids {
 		groups[ShardOf(id, n)] = append(groups[ShardOf(id, n)], id)
 	}
-	shards, err := s.readShards(ctx, n, slices.Sorted(maps.Keys(groups)), nil, atOnce)
+	shards, err := d.readShards(ctx, n, slices.Sorted(maps.Keys(groups)), nil, atOnce)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (s *Store) route(ctx context.Context, n int, ids []string, atOnce int) ([]r
 		moved[sh.movedTo] = append(moved[sh.movedTo], groups[sh.num]...)
 	}
 	for _, to := range slices.Sorted(maps.Keys(moved)) {
-		more, err := s.route(ctx, to, moved[to], atOnce)
+		more, err := d.route(ctx, to, moved[to], atOnce)
 		if err != nil {
 			return nil, err
 		}
@@ -240,17 +240,17 @@ func (s *Store) route(ctx context.Context, n int, ids []string, atOnce int) ([]r
 
 // readShards reads the given shards, at most atOnce at a time; the first
 // failure cancels the rest and is returned.
-func (s *Store) readShards(ctx context.Context, count int, nums []int, reuse *reuse, atOnce int) ([]*shard, error) {
+func (d *indexDocs) readShards(ctx context.Context, count int, nums []int, reuse *reuse, atOnce int) ([]*shard, error) {
 	out := make([]*shard, len(nums))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(atOnce)
 	for i, n := range nums {
 		g.Go(func() error {
-			if sh := s.sameAsKept(gctx, reuse, count, n); sh != nil {
+			if sh := d.sameAsKept(gctx, reuse, count, n); sh != nil {
 				out[i] = sh
 				return nil
 			}
-			sh, err := s.readShard(gctx, count, n)
+			sh, err := d.readShard(gctx, count, n)
 			out[i] = sh
 			return err
 		})
@@ -264,11 +264,11 @@ func (s *Store) readShards(ctx context.Context, count int, nums []int, reuse *re
 // readShard reads shard n of a layout of count shards. A shard whose records
 // moved (its document is the marker {"blacksmith/moved_to": M}) comes back
 // with movedTo set and no entries.
-func (s *Store) readShard(ctx context.Context, count, n int) (*shard, error) {
+func (d *indexDocs) readShard(ctx context.Context, count, n int) (*shard, error) {
 	p := shardPath(count, n)
-	doc, err := s.kv.read(ctx, p)
+	doc, err := d.kv.read(ctx, p)
 	if err == nil {
-		err = s.notDeleted("index shard", p, doc)
+		err = d.notDeleted("index shard", p, doc)
 	}
 	if err != nil {
 		return nil, err
@@ -282,14 +282,14 @@ func (s *Store) readShard(ctx context.Context, count, n int) (*shard, error) {
 		var to int
 		if len(entries) != 1 || json.Unmarshal(raw, &to) != nil || !validGrowth(count, to) {
 			return nil, fmt.Errorf("index shard %s: %w: a moved shard must hold only %q with a larger power-of-two multiple of %d, at most %d; it holds %d entries, %s",
-				s.kv.display(p), ErrCorrupt, movedKey, count, maxShards, len(entries), truncate(string(raw), 40))
+				d.kv.display(p), ErrCorrupt, movedKey, count, maxShards, len(entries), truncate(string(raw), 40))
 		}
 		sh.movedTo, sh.entries = to, map[string]json.RawMessage{}
 	}
 	if raw, ok := entries[originKey]; ok {
 		var o origin
 		if err := json.Unmarshal(raw, &o); err != nil || o.Count < 1 || o.Version < 0 {
-			return nil, fmt.Errorf("index shard %s: %w: %q is not an origin: %s", s.kv.display(p), ErrCorrupt, originKey, truncate(string(raw), 60))
+			return nil, fmt.Errorf("index shard %s: %w: %q is not an origin: %s", d.kv.display(p), ErrCorrupt, originKey, truncate(string(raw), 60))
 		}
 		sh.origin = &o
 		delete(sh.entries, originKey) // a writer's write drops it

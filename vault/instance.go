@@ -8,6 +8,16 @@ import (
 	"strings"
 )
 
+// Documents are each instance's own documents: its metadata, its manifest
+// and the allowance an operator gave it (allowance.go, kept as a secret of
+// the instance), and the list of the instances that have documents
+// (Instances). A Store has them (Store.Documents).
+type Documents struct {
+	kv      *kv
+	opts    *Options
+	secrets *Secrets // the allowances
+}
+
 // maxString is the longest string Vault's listener accepts by default.
 const maxString = 1 << 20
 
@@ -17,19 +27,19 @@ func manifestPath(id string) string { return id + "/manifest" }
 // Metadata returns the metadata of id, or nil, nil when there is none. A
 // document whose known fields have unexpected types is an error naming its
 // path (matching ErrCorrupt); it is left untouched.
-func (s *Store) Metadata(ctx context.Context, id string) (*Metadata, error) {
+func (ds *Documents) Metadata(ctx context.Context, id string) (*Metadata, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
-	doc, err := s.kv.read(ctx, metadataPath(id))
+	doc, err := ds.kv.read(ctx, metadataPath(id))
 	if err != nil || !doc.Exists {
 		return nil, err
 	}
-	return s.decodeMetadata(metadataPath(id), doc)
+	return ds.decodeMetadata(metadataPath(id), doc)
 }
 
 // decodeMetadata decodes the metadata document doc read at p.
-func (s *Store) decodeMetadata(p string, doc document) (*Metadata, error) {
+func (ds *Documents) decodeMetadata(p string, doc document) (*Metadata, error) {
 	raw, err := json.Marshal(doc.Data)
 	if err != nil {
 		return nil, err
@@ -37,11 +47,11 @@ func (s *Store) decodeMetadata(p string, doc document) (*Metadata, error) {
 	var md Metadata
 	extra, mismatch, err := decodeObject(raw, md.fields())
 	if err != nil {
-		return nil, fmt.Errorf("metadata at %s: %w", s.kv.display(p), err)
+		return nil, fmt.Errorf("metadata at %s: %w", ds.kv.display(p), err)
 	}
 	if len(mismatch) > 0 {
 		return nil, fmt.Errorf("metadata at %s: %w: fields %v have unexpected JSON types",
-			s.kv.display(p), ErrCorrupt, mismatch)
+			ds.kv.display(p), ErrCorrupt, mismatch)
 	}
 	md.Extra = extra
 	md.version, md.raw = doc.Version, raw
@@ -55,19 +65,19 @@ func (s *Store) decodeMetadata(p string, doc document) (*Metadata, error) {
 // is left as it is and the answer is ErrConflict (read again, change again).
 // Metadata that was not read is written unconditionally. A writer that keeps
 // what others wrote without a read of its own calls UpdateMetadata.
-func (s *Store) PutMetadata(ctx context.Context, id string, md *Metadata) error {
+func (ds *Documents) PutMetadata(ctx context.Context, id string, md *Metadata) error {
 	if err := validID(id); err != nil {
 		return err
 	}
-	raw, err := s.encodeMetadata(id, md)
+	raw, err := ds.encodeMetadata(id, md)
 	if err != nil {
 		return err
 	}
 	cas := noCAS
-	if md != nil && md.version > 0 && s.kv.version == 2 {
+	if md != nil && md.version > 0 && ds.kv.version == 2 {
 		cas = md.version
 	}
-	return s.kv.write(ctx, metadataPath(id), raw, cas)
+	return ds.kv.write(ctx, metadataPath(id), raw, cas)
 }
 
 // UpdateMetadata changes the metadata of id: change gets a private copy of
@@ -80,16 +90,16 @@ func (s *Store) PutMetadata(ctx context.Context, id string, md *Metadata) error 
 // must not have side effects. A current document that does not decode is
 // ErrCorrupt, left untouched. On KV v1 it is a read and a write (the last
 // writer wins).
-func (s *Store) UpdateMetadata(ctx context.Context, id string, change func(cur *Metadata) (*Metadata, error)) error {
+func (ds *Documents) UpdateMetadata(ctx context.Context, id string, change func(cur *Metadata) (*Metadata, error)) error {
 	if err := validID(id); err != nil {
 		return err
 	}
 	p := metadataPath(id)
-	err := s.kv.update(ctx, p, func(doc document) (any, error) {
+	err := ds.kv.update(ctx, p, func(doc document) (any, error) {
 		var cur *Metadata
 		if doc.Exists {
 			var err error
-			if cur, err = s.decodeMetadata(p, doc); err != nil {
+			if cur, err = ds.decodeMetadata(p, doc); err != nil {
 				return nil, err
 			}
 		}
@@ -97,7 +107,7 @@ func (s *Store) UpdateMetadata(ctx context.Context, id string, change func(cur *
 		if err != nil || next == nil {
 			return nil, err
 		}
-		return s.encodeMetadata(id, next)
+		return ds.encodeMetadata(id, next)
 	})
 	if err != nil {
 		return fmt.Errorf("updating the metadata of %s: %w", id, err)
@@ -106,12 +116,12 @@ func (s *Store) UpdateMetadata(ctx context.Context, id string, change func(cur *
 }
 
 // encodeMetadata encodes md, its history capped at Options.HistoryCap.
-func (s *Store) encodeMetadata(id string, md *Metadata) (json.RawMessage, error) {
+func (ds *Documents) encodeMetadata(id string, md *Metadata) (json.RawMessage, error) {
 	if md == nil {
 		return nil, fmt.Errorf("%w: nil metadata for %s", ErrInvalid, id)
 	}
 	capped := *md
-	capped.History = capHistory(md.History, s.opts.HistoryCap)
+	capped.History = capHistory(md.History, ds.opts.HistoryCap)
 	raw, err := json.Marshal(capped)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the metadata of %s: %w", id, err)
@@ -120,18 +130,18 @@ func (s *Store) encodeMetadata(id string, md *Metadata) (json.RawMessage, error)
 }
 
 // Manifest returns the manifest text of id and whether there is one.
-func (s *Store) Manifest(ctx context.Context, id string) (string, bool, error) {
+func (ds *Documents) Manifest(ctx context.Context, id string) (string, bool, error) {
 	if err := validID(id); err != nil {
 		return "", false, err
 	}
 	p := manifestPath(id)
-	doc, err := s.kv.read(ctx, p)
+	doc, err := ds.kv.read(ctx, p)
 	if err != nil || !doc.Exists {
 		return "", false, err
 	}
 	var text string
 	if err := json.Unmarshal(doc.Data["manifest"], &text); err != nil {
-		return "", false, fmt.Errorf("manifest at %s: %w: key \"manifest\" is not a string", s.kv.display(p), ErrCorrupt)
+		return "", false, fmt.Errorf("manifest at %s: %w: key \"manifest\" is not a string", ds.kv.display(p), ErrCorrupt)
 	}
 	return text, true, nil
 }
@@ -142,12 +152,12 @@ func (s *Store) Manifest(ctx context.Context, id string) (string, bool, error) {
 // wrote the document in between, so that no key another writer added is
 // lost. A manifest over Options.MaxManifestBytes (default 1 MiB, the longest
 // string Vault's listener accepts) is refused, unwritten (ErrTooLarge).
-func (s *Store) PutManifest(ctx context.Context, id, text string) error {
-	if err := s.checkManifest(id, text); err != nil {
+func (ds *Documents) PutManifest(ctx context.Context, id, text string) error {
+	if err := ds.checkManifest(id, text); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(text)
-	err := s.kv.update(ctx, manifestPath(id), func(doc document) (any, error) {
+	err := ds.kv.update(ctx, manifestPath(id), func(doc document) (any, error) {
 		data := maps.Clone(doc.Data)
 		if data == nil {
 			data = map[string]json.RawMessage{}
@@ -182,19 +192,19 @@ func (m *ManifestDoc) raw() json.RawMessage {
 
 // ReadManifest reads the manifest document of id (Exists false when there
 // is none), for a ReplaceManifest over it that costs no second read.
-func (s *Store) ReadManifest(ctx context.Context, id string) (*ManifestDoc, error) {
+func (ds *Documents) ReadManifest(ctx context.Context, id string) (*ManifestDoc, error) {
 	if err := validID(id); err != nil {
 		return nil, err
 	}
 	p := manifestPath(id)
-	doc, err := s.kv.read(ctx, p)
+	doc, err := ds.kv.read(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	md := &ManifestDoc{Exists: doc.Exists, data: doc.Data, version: doc.Version}
 	if doc.Exists {
 		if err := json.Unmarshal(doc.Data["manifest"], &md.Text); err != nil {
-			return nil, fmt.Errorf("manifest at %s: %w: key \"manifest\" is not a string", s.kv.display(p), ErrCorrupt)
+			return nil, fmt.Errorf("manifest at %s: %w: key \"manifest\" is not a string", ds.kv.display(p), ErrCorrupt)
 		}
 	}
 	return md, nil
@@ -206,8 +216,8 @@ func (s *Store) ReadManifest(ctx context.Context, id string) (*ManifestDoc, erro
 // the document since (read it again). On KV v1 it is written as read (the
 // last writer wins). A manifest over Options.MaxManifestBytes is refused,
 // unwritten (ErrTooLarge).
-func (s *Store) ReplaceManifest(ctx context.Context, id, text string, over *ManifestDoc) error {
-	if err := s.checkManifest(id, text); err != nil {
+func (ds *Documents) ReplaceManifest(ctx context.Context, id, text string, over *ManifestDoc) error {
+	if err := ds.checkManifest(id, text); err != nil {
 		return err
 	}
 	if over == nil {
@@ -219,7 +229,7 @@ func (s *Store) ReplaceManifest(ctx context.Context, id, text string, over *Mani
 		data = map[string]json.RawMessage{}
 	}
 	data["manifest"] = b
-	if err := s.kv.write(ctx, manifestPath(id), data, s.cas(over.version)); err != nil {
+	if err := ds.kv.write(ctx, manifestPath(id), data, ds.kv.cas(over.version)); err != nil {
 		return fmt.Errorf("writing the manifest of %s: %w", id, err)
 	}
 	return nil
@@ -229,28 +239,28 @@ func (s *Store) ReplaceManifest(ctx context.Context, id, text string, over *Mani
 // the write is check-and-set "absent", so it costs no read: ErrConflict means
 // a manifest exists (call PutManifest, which keeps its other keys). On KV v1
 // it is PutManifest.
-func (s *Store) CreateManifest(ctx context.Context, id, text string) error {
-	if s.kv.version == 1 {
-		return s.PutManifest(ctx, id, text)
+func (ds *Documents) CreateManifest(ctx context.Context, id, text string) error {
+	if ds.kv.version == 1 {
+		return ds.PutManifest(ctx, id, text)
 	}
-	if err := s.checkManifest(id, text); err != nil {
+	if err := ds.checkManifest(id, text); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(text)
 	data := map[string]json.RawMessage{"manifest": b}
-	if err := s.kv.write(ctx, manifestPath(id), data, 0); err != nil {
+	if err := ds.kv.write(ctx, manifestPath(id), data, 0); err != nil {
 		return fmt.Errorf("creating the manifest of %s: %w", id, err)
 	}
 	return nil
 }
 
 // checkManifest refuses a bad id, or a manifest longer than the bound.
-func (s *Store) checkManifest(id, text string) error {
+func (ds *Documents) checkManifest(id, text string) error {
 	if err := validID(id); err != nil {
 		return err
 	}
-	if len(text) > s.opts.MaxManifestBytes {
-		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, s.opts.MaxManifestBytes)
+	if len(text) > ds.opts.MaxManifestBytes {
+		return fmt.Errorf("manifest of %s is %d bytes: %w (limit %d)", id, len(text), ErrTooLarge, ds.opts.MaxManifestBytes)
 	}
 	return nil
 }
@@ -259,8 +269,8 @@ func (s *Store) checkManifest(id, text string) error {
 // (manifest, metadata, backups, secrets), in one LIST of the mount's top
 // level. An id it does not name had none when it was listed, so a cold
 // reconcile need not read that instance's records one by one.
-func (s *Store) Instances(ctx context.Context) (map[string]bool, error) {
-	names, err := s.kv.list(ctx, "")
+func (ds *Documents) Instances(ctx context.Context) (map[string]bool, error) {
+	names, err := ds.kv.list(ctx, "")
 	if err != nil {
 		return nil, fmt.Errorf("listing instances: %w", err)
 	}

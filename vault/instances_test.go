@@ -21,12 +21,12 @@ var _ = Describe("Instances and CreateManifest", func() {
 
 			It("lists the ids that have documents of their own, not the index or the legacy db", func() {
 				Expect(store.PutManifest(ctx, "i-manifest", "name: a\n")).To(Succeed())
-				Expect(store.PutMetadata(ctx, "i-meta", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
+				Expect(store.Documents.PutMetadata(ctx, "i-meta", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
 				Expect(store.PutSecret(ctx, "i-secret/credentials", map[string]any{"password": "x"})).To(Succeed())
 				_, err := store.Update(ctx, map[string]vault.Change{"i-index-only": put(rec("s", "p"))})
 				Expect(err).NotTo(HaveOccurred())
 
-				ids, err := store.Instances(ctx)
+				ids, err := store.Documents.Instances(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ids).To(Equal(map[string]bool{"i-manifest": true, "i-meta": true, "i-secret": true}))
 			})
@@ -43,7 +43,7 @@ var _ = Describe("Instances and CreateManifest", func() {
 			})
 
 			It("refuses an empty metadata document on KV v1 with an error that says so", func() {
-				err := store.PutMetadata(ctx, "empty", &vault.Metadata{})
+				err := store.Documents.PutMetadata(ctx, "empty", &vault.Metadata{})
 				if version == 1 {
 					Expect(err).To(MatchError(vault.ErrInvalid))
 					Expect(err.Error()).To(ContainSubstring("cannot store an empty document"))
@@ -53,16 +53,16 @@ var _ = Describe("Instances and CreateManifest", func() {
 			})
 
 			It("creates a manifest that is absent, and refuses to overwrite one that exists on KV v2", func() {
-				Expect(store.CreateManifest(ctx, "c1", "name: first\n")).To(Succeed())
+				Expect(store.Documents.CreateManifest(ctx, "c1", "name: first\n")).To(Succeed())
 				text, ok, err := store.Manifest(ctx, "c1")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeTrue())
 				Expect(text).To(Equal("name: first\n"))
 
-				Expect(store.CreateManifest(ctx, "c2", strings.Repeat("x", 1<<20+1))).To(MatchError(vault.ErrTooLarge))
-				Expect(store.CreateManifest(ctx, "a/b", "name: x\n")).To(MatchError(vault.ErrInvalid))
+				Expect(store.Documents.CreateManifest(ctx, "c2", strings.Repeat("x", 1<<20+1))).To(MatchError(vault.ErrTooLarge))
+				Expect(store.Documents.CreateManifest(ctx, "a/b", "name: x\n")).To(MatchError(vault.ErrInvalid))
 
-				err = store.CreateManifest(ctx, "c1", "name: second\n")
+				err = store.Documents.CreateManifest(ctx, "c1", "name: second\n")
 				if version == 2 {
 					Expect(err).To(MatchError(vault.ErrConflict))
 					text, _, _ = store.Manifest(ctx, "c1")

@@ -26,15 +26,15 @@ import (
 //
 // The records prev and the result share must not be changed by either's
 // caller (Clone one to change it); this package never changes them.
-func (s *Store) IndexFrom(ctx context.Context, prev *Index) (*Index, error) {
-	return s.index(ctx, prev, true)
+func (ix *Indexes) IndexFrom(ctx context.Context, prev *Index) (*Index, error) {
+	return ix.docs.index(ctx, prev, true)
 }
 
 // index reads the index; keep (KV v2) keeps, with it, what UpdateOver and
 // a later IndexFrom need of the shards it read: their versions, their ids
 // and records, a digest of what each held.
-func (s *Store) index(ctx context.Context, prev *Index, keep bool) (*Index, error) {
-	l, err := s.layoutFor(ctx)
+func (d *indexDocs) index(ctx context.Context, prev *Index, keep bool) (*Index, error) {
+	l, err := d.layoutFor(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -48,12 +48,12 @@ func (s *Store) index(ctx context.Context, prev *Index, keep bool) (*Index, erro
 	}
 	idx.Shards = l.Shards
 	var reuse *reuse
-	if keep && s.kv.version == 2 {
+	if keep && d.kv.version == 2 {
 		idx.seen = &seenShards{count: l.Shards, by: map[int]*seenShard{}}
 		idx.kept = map[int]*seenShard{}
 		reuse = prev.untaken(l.Shards)
 	}
-	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards), reuse)
+	shards, err := d.leaves(ctx, l.Shards, allShards(l.Shards), reuse)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Store) index(ctx context.Context, prev *Index, keep bool) (*Index, erro
 			idx.reuse(sh.kept)
 			continue
 		}
-		idx.remember(sh, s.collect(idx, sh))
+		idx.remember(sh, d.collect(idx, sh))
 	}
 	sortErrors(idx.Problems)
 	return idx, nil
@@ -109,17 +109,17 @@ func (idx *Index) untaken(n int) *reuse {
 // index read's failure: the shard is read whole, and a token that may not
 // read the index's metadata (the versions' bounds are already optional,
 // versions.go) has the rest of this read go without asking, with a warning.
-func (s *Store) sameAsKept(ctx context.Context, r *reuse, count, n int) *shard {
+func (d *indexDocs) sameAsKept(ctx context.Context, r *reuse, count, n int) *shard {
 	if r == nil || r.by[n] == nil || r.denied.Load() {
 		return nil
 	}
 	k, p := r.by[n], shardPath(count, n)
-	same, err := s.kv.unchanged(ctx, p, k)
+	same, err := d.kv.unchanged(ctx, p, k)
 	switch {
 	case errors.Is(err, ErrDenied):
 		if !r.denied.Swap(true) {
-			s.log.Warn("the index's shards are read whole: the token may not read their metadata "+
-				"(read on "+s.kv.metadataPath("blacksmith/index/*")+" lets a run read only those that changed)", "error", err)
+			d.log.Warn("the index's shards are read whole: the token may not read their metadata "+
+				"(read on "+d.kv.metadataPath("blacksmith/index/*")+" lets a run read only those that changed)", "error", err)
 		}
 		return nil
 	case err != nil || !same:

@@ -38,7 +38,7 @@ var _ = Describe("IndexFrom", func() {
 				}
 				_, err := store.Update(ctx, changes)
 				Expect(err).NotTo(HaveOccurred())
-				prev, err = store.IndexFrom(ctx, nil)
+				prev, err = store.Indexes.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 			})
 
@@ -48,7 +48,7 @@ var _ = Describe("IndexFrom", func() {
 			read := func() (*vault.Index, int, int) {
 				GinkgoHelper()
 				before := store.Stats()
-				idx, err := store.IndexFrom(ctx, prev)
+				idx, err := store.Indexes.IndexFrom(ctx, prev)
 				Expect(err).NotTo(HaveOccurred())
 				after := store.Stats()
 				fresh, err := store.Index(ctx)
@@ -96,7 +96,7 @@ var _ = Describe("IndexFrom", func() {
 			})
 
 			It("reads again, without asking its metadata, a shard written by its own store over the index it read", func() {
-				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[1]: put(rec("svc", "ours"))}, prev, 0)
+				_, err := store.Indexes.UpdateOver(ctx, map[string]vault.Change{ids[1]: put(rec("svc", "ours"))}, prev, 0)
 				Expect(err).NotTo(HaveOccurred())
 				idx, reads, checks := read()
 				Expect(planOf(idx, ids[1])).To(Equal("ours"))
@@ -110,7 +110,7 @@ var _ = Describe("IndexFrom", func() {
 			It("writes a shard it kept over the version kept, without reading it", func() {
 				idx, _, _ := read()
 				before := store.Stats().Reads
-				_, err := store.UpdateOver(ctx, map[string]vault.Change{ids[2]: put(rec("svc", "over"))}, idx, 0)
+				_, err := store.Indexes.UpdateOver(ctx, map[string]vault.Change{ids[2]: put(rec("svc", "over"))}, idx, 0)
 				Expect(err).NotTo(HaveOccurred())
 				if version == 2 {
 					Expect(store.Stats().Reads-before).To(Equal(uint64(1)), "the layout only")
@@ -150,7 +150,7 @@ var _ = Describe("IndexFrom", func() {
 					code, out, err := srv.Do(http.MethodDelete, "/v1/"+mount+"/data/"+p(ids[0]), "")
 					Expect(err).NotTo(HaveOccurred())
 					Expect(code/100).To(Equal(2), string(out))
-					_, err = store.IndexFrom(ctx, prev)
+					_, err = store.Indexes.IndexFrom(ctx, prev)
 					Expect(err).To(MatchError(vault.ErrCorrupt))
 					Expect(err.Error()).To(ContainSubstring("vault kv undelete"))
 				})
@@ -160,7 +160,7 @@ var _ = Describe("IndexFrom", func() {
 						fmt.Sprintf(`{"versions":[%d]}`, rawGet(srv, mount, version, p(ids[0])).Version))
 					Expect(err).NotTo(HaveOccurred())
 					Expect(code/100).To(Equal(2), string(out))
-					_, err = store.IndexFrom(ctx, prev)
+					_, err = store.Indexes.IndexFrom(ctx, prev)
 					Expect(err).To(MatchError(vault.ErrCorrupt), "destroyed: as Index says")
 				})
 
@@ -175,11 +175,11 @@ path "%[1]s/metadata/blacksmith/index/*" { capabilities = ["create","update","de
 					limited := openStore(srv.Addr, createToken(srv, fmt.Sprintf(`{"policies":["%s"],"ttl":"1h"}`, mount)), mount,
 						func(o *vault.Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 
-					first, err := limited.IndexFrom(ctx, nil)
+					first, err := limited.Indexes.IndexFrom(ctx, nil)
 					Expect(err).NotTo(HaveOccurred())
 					before := limited.Stats()
 					for range 2 {
-						idx, err := limited.IndexFrom(ctx, first)
+						idx, err := limited.Indexes.IndexFrom(ctx, first)
 						Expect(err).NotTo(HaveOccurred())
 						Expect(idx.Records).To(Equal(prev.Records))
 					}
@@ -190,10 +190,10 @@ path "%[1]s/metadata/blacksmith/index/*" { capabilities = ["create","update","de
 				})
 
 				It("reads every shard of a layout with another shard count", func() {
-					_, err := store.Reshard(ctx, 2*vault.DefaultShards)
+					_, err := store.Indexes.Reshard(ctx, 2*vault.DefaultShards)
 					Expect(err).NotTo(HaveOccurred())
 					before := store.Stats()
-					idx, err := store.IndexFrom(ctx, prev)
+					idx, err := store.Indexes.IndexFrom(ctx, prev)
 					Expect(err).NotTo(HaveOccurred())
 					Expect(store.Stats().Checks - before.Checks).To(BeZero())
 					Expect(idx.Shards).To(Equal(2 * vault.DefaultShards))

@@ -286,6 +286,15 @@ func (k *kv) write(ctx context.Context, p string, data any, cas int) error {
 	return k.put(ctx, p, append(body, '}'), cas)
 }
 
+// cas is the check-and-set version of a write after a read of version:
+// version on KV v2, none on KV v1.
+func (k *kv) cas(version int) int {
+	if k.version == 1 {
+		return noCAS
+	}
+	return version
+}
+
 // maxCASAttempts bounds the tries of one read-modify-write (update) whose
 // check-and-set keeps losing to other writers of the document.
 const maxCASAttempts = 10

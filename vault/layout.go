@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -70,13 +72,25 @@ func shardPath(n, i int) string {
 	return fmt.Sprintf("blacksmith/index/v1/shards-%d/%04d", n, i)
 }
 
+// indexDocs are the index's documents: its layout document and its shards,
+// read (a whole index, one record's shard, the shards a write touches), the
+// layout created, and their KV v2 versions bounded. Indexes, the batcher,
+// the resharder and Maintenance share them.
+type indexDocs struct {
+	kv  *kv
+	log *slog.Logger
+	// count is the shard count of the index layout last read (0: none
+	// yet); a record's shard is read by it, beside the layout's own read.
+	count atomic.Int64
+}
+
 // readLayout returns the layout, or nil when none was written yet.
-func (s *Store) readLayout(ctx context.Context) (*layout, error) {
-	doc, err := s.kv.read(ctx, metaPath)
+func (d *indexDocs) readLayout(ctx context.Context) (*layout, error) {
+	doc, err := d.kv.read(ctx, metaPath)
 	if err != nil {
 		return nil, fmt.Errorf("reading the index layout: %w", err)
 	}
-	if err := s.notDeleted("index layout", metaPath, doc); err != nil {
+	if err := d.notDeleted("index layout", metaPath, doc); err != nil {
 		// Every shard is still there: an empty index, or a new layout and
 		// a migration over it, would hide or overwrite them.
 		return nil, err
@@ -84,9 +98,9 @@ func (s *Store) readLayout(ctx context.Context) (*layout, error) {
 	if !doc.Exists {
 		return nil, nil
 	}
-	l, err := parseLayout(s.kv.display(metaPath), doc.Data)
+	l, err := parseLayout(d.kv.display(metaPath), doc.Data)
 	if err == nil {
-		s.shards.Store(int64(l.Shards))
+		d.count.Store(int64(l.Shards))
 	}
 	return l, err
 }
@@ -126,34 +140,34 @@ func (l *layout) validate(path string) error {
 // notDeleted refuses an index document whose latest KV v2 version was
 // deleted (vault kv delete): this package never deletes one, and reading it
 // as empty would hide what its earlier version holds.
-func (s *Store) notDeleted(what, p string, doc document) error {
+func (d *indexDocs) notDeleted(what, p string, doc document) error {
 	if doc.Exists || doc.Version == 0 {
 		return nil
 	}
 	return fmt.Errorf("%s at %s: %w: deleted, version %d remains (vault kv undelete -versions=%d %s)",
-		what, s.kv.display(p), ErrCorrupt, doc.Version, doc.Version, s.kv.display(p))
+		what, d.kv.display(p), ErrCorrupt, doc.Version, doc.Version, d.kv.display(p))
 }
 
 // layoutFor returns the layout to read from, or nil when the index is empty
 // because nothing was ever written. A legacy index that was not migrated is
 // an error: reading around it would hide every instance it holds.
-func (s *Store) layoutFor(ctx context.Context) (*layout, error) {
-	l, err := s.readLayout(ctx)
+func (d *indexDocs) layoutFor(ctx context.Context) (*layout, error) {
+	l, err := d.readLayout(ctx)
 	if err != nil || l != nil {
 		return l, err
 	}
-	legacy, err := s.kv.read(ctx, LegacyIndexPath)
+	legacy, err := d.kv.read(ctx, LegacyIndexPath)
 	if err != nil {
 		return nil, fmt.Errorf("looking for a legacy index: %w", err)
 	}
 	if legacy.Exists {
-		return nil, fmt.Errorf("%s holds a legacy index: %w (run Migrate)", s.kv.display(LegacyIndexPath), ErrNotMigrated)
+		return nil, fmt.Errorf("%s holds a legacy index: %w (run Migrate)", d.kv.display(LegacyIndexPath), ErrNotMigrated)
 	}
-	if err := s.checkNoShards(ctx); err != nil {
+	if err := d.checkNoShards(ctx); err != nil {
 		// Another process may have created the layout, then a shard, between
 		// the read above and the listing (the layout is always written
 		// first): read it again before calling the index damaged.
-		if l, rerr := s.readLayout(ctx); rerr == nil && l != nil {
+		if l, rerr := d.readLayout(ctx); rerr == nil && l != nil {
 			return l, nil
 		}
 		return nil, err
@@ -164,8 +178,8 @@ func (s *Store) layoutFor(ctx context.Context) (*layout, error) {
 // checkNoShards makes sure that an index without a layout document really
 // is empty: shards without it mean the document was deleted, and an empty
 // index would hide every record they hold.
-func (s *Store) checkNoShards(ctx context.Context) error {
-	names, err := s.kv.list(ctx, shardPrefix)
+func (d *indexDocs) checkNoShards(ctx context.Context) error {
+	names, err := d.kv.list(ctx, shardPrefix)
 	if err != nil {
 		return fmt.Errorf("looking for index shards: %w", err)
 	}
@@ -174,26 +188,26 @@ func (s *Store) checkNoShards(ctx context.Context) error {
 	}
 	want, _ := json.Marshal(layout{Version: LayoutVersion, Shards: DefaultShards, Hash: hashName})
 	return fmt.Errorf("index layout at %s: %w: missing while %d shards exist under %s; write it back: %s",
-		s.kv.display(metaPath), ErrCorrupt, len(names), s.kv.display(shardPrefix), want)
+		d.kv.display(metaPath), ErrCorrupt, len(names), d.kv.display(shardPrefix), want)
 }
 
 // ensureLayout returns the layout, creating it when the index is new.
-func (s *Store) ensureLayout(ctx context.Context) (*layout, error) {
-	l, err := s.layoutFor(ctx)
+func (d *indexDocs) ensureLayout(ctx context.Context) (*layout, error) {
+	l, err := d.layoutFor(ctx)
 	if err != nil || l != nil {
 		return l, err
 	}
-	return s.createLayout(ctx, layout{})
+	return d.createLayout(ctx, layout{})
 }
 
 // createLayout writes a new meta document (check-and-set "absent" on KV v2,
 // so that of two processes creating it at once one wins and both use it).
-func (s *Store) createLayout(ctx context.Context, l layout) (*layout, error) {
+func (d *indexDocs) createLayout(ctx context.Context, l layout) (*layout, error) {
 	l.Version, l.Shards, l.Hash = LayoutVersion, DefaultShards, hashName
 	l.CreatedAt = time.Now().UTC().Format(time.RFC3339)
-	err := s.kv.write(ctx, metaPath, l, 0)
+	err := d.kv.write(ctx, metaPath, l, 0)
 	if errors.Is(err, ErrConflict) {
-		if theirs, rerr := s.readLayout(ctx); rerr != nil || theirs != nil {
+		if theirs, rerr := d.readLayout(ctx); rerr != nil || theirs != nil {
 			return theirs, rerr
 		}
 	}

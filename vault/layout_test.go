@@ -35,7 +35,7 @@ var _ = Describe("A deleted layout document (KV v2)", func() {
 		By("refusing to migrate a legacy index over the shards")
 		rawPut(srv, mount, 2, "db", `{"`+ids[0]+`":{"plan_id":"legacy","service_id":"s"}}`)
 		before = indexState(srv, mount, 2)
-		_, err = store.Migrate(ctx)
+		_, err = store.Maintenance.Migrate(ctx)
 		Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 		Expect(indexState(srv, mount, 2)).To(Equal(before))
 

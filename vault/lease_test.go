@@ -18,32 +18,32 @@ var _ = Describe("Leases", func() {
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
 	It("give one holder at a time the lease until it expires; renewals keep its start and raise its token", func() {
-		a, err := store.AcquireLease(ctx, "reconciler", "vm-a", 30*time.Second, t0)
+		a, err := store.Leases.AcquireLease(ctx, "reconciler", "vm-a", 30*time.Second, t0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(a).To(And(HaveField("Holder", "vm-a"), HaveField("Since", t0), HaveField("Expires", t0.Add(30*time.Second))))
 
-		_, err = store.AcquireLease(ctx, "reconciler", "vm-b", 30*time.Second, t0.Add(10*time.Second))
+		_, err = store.Leases.AcquireLease(ctx, "reconciler", "vm-b", 30*time.Second, t0.Add(10*time.Second))
 		var held *vault.LeaseHeldError
 		Expect(errors.As(err, &held)).To(BeTrue())
 		Expect(held.Holder).To(Equal("vm-a"))
 		Expect(err).To(MatchError(vault.ErrLeaseHeld))
 
-		renewed, err := store.AcquireLease(ctx, "reconciler", "vm-a", 30*time.Second, t0.Add(20*time.Second))
+		renewed, err := store.Leases.AcquireLease(ctx, "reconciler", "vm-a", 30*time.Second, t0.Add(20*time.Second))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(renewed.Since).To(Equal(t0))
 		Expect(renewed.Token).To(BeNumerically(">", a.Token))
 
-		b, err := store.AcquireLease(ctx, "reconciler", "vm-b", 30*time.Second, t0.Add(51*time.Second))
+		b, err := store.Leases.AcquireLease(ctx, "reconciler", "vm-b", 30*time.Second, t0.Add(51*time.Second))
 		Expect(err).NotTo(HaveOccurred(), "expired: taken over")
 		Expect(b.Token).To(BeNumerically(">", renewed.Token))
-		Expect(store.ReleaseLease(ctx, "reconciler", "vm-a")).To(Succeed(), "not its lease any more: nothing done")
-		got, ok, err := store.ReadLease(ctx, "reconciler")
+		Expect(store.Leases.ReleaseLease(ctx, "reconciler", "vm-a")).To(Succeed(), "not its lease any more: nothing done")
+		got, ok, err := store.Leases.ReadLease(ctx, "reconciler")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(got.Holder).To(Equal("vm-b"))
 
-		Expect(store.ReleaseLease(ctx, "reconciler", "vm-b")).To(Succeed())
-		_, err = store.AcquireLease(ctx, "reconciler", "vm-a", 30*time.Second, t0.Add(52*time.Second))
+		Expect(store.Leases.ReleaseLease(ctx, "reconciler", "vm-b")).To(Succeed())
+		_, err = store.Leases.AcquireLease(ctx, "reconciler", "vm-a", 30*time.Second, t0.Add(52*time.Second))
 		Expect(err).NotTo(HaveOccurred(), "released: taken at once")
 	})
 
@@ -54,7 +54,7 @@ var _ = Describe("Leases", func() {
 		for i := range 6 {
 			wg.Go(func() {
 				defer GinkgoRecover()
-				_, err := store.AcquireLease(ctx, "race", fmt.Sprintf("vm-%d", i), time.Minute, t0)
+				_, err := store.Leases.AcquireLease(ctx, "race", fmt.Sprintf("vm-%d", i), time.Minute, t0)
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
@@ -70,11 +70,11 @@ var _ = Describe("Leases", func() {
 
 	It("need check-and-set: KV v1 is refused, as are bad names and holders", func() {
 		v1, _ := newStore(server(), 1)
-		_, err := v1.AcquireLease(ctx, "reconciler", "vm-a", time.Minute, t0)
+		_, err := v1.Leases.AcquireLease(ctx, "reconciler", "vm-a", time.Minute, t0)
 		Expect(err).To(MatchError(vault.ErrNoCAS))
-		_, err = store.AcquireLease(ctx, "../x", "vm-a", time.Minute, t0)
+		_, err = store.Leases.AcquireLease(ctx, "../x", "vm-a", time.Minute, t0)
 		Expect(err).To(MatchError(vault.ErrInvalid))
-		_, err = store.AcquireLease(ctx, "reconciler", "", time.Minute, t0)
+		_, err = store.Leases.AcquireLease(ctx, "reconciler", "", time.Minute, t0)
 		Expect(err).To(MatchError(vault.ErrInvalid))
 	})
 })

@@ -45,16 +45,16 @@ type LegacyExport struct {
 // then replaced by check-and-set (ErrConflict when it changed meanwhile:
 // nothing overwritten), read back and compared. The product's own layout
 // (the sharded index, the instances' documents) is never written.
-func (s *Store) ExportLegacy(ctx context.Context, apply bool, now time.Time) (LegacyExport, error) {
+func (m *Maintenance) ExportLegacy(ctx context.Context, apply bool, now time.Time) (LegacyExport, error) {
 	var rep LegacyExport
-	l, err := s.readLayout(ctx)
+	l, err := m.docs.readLayout(ctx)
 	switch {
 	case err != nil:
 		return rep, fmt.Errorf("exporting the legacy index: %w", err)
 	case l == nil:
 		return rep, fmt.Errorf("exporting the legacy index: %w: there is no sharded index to export (never migrated)", ErrNotFound)
 	}
-	shards, err := s.leaves(ctx, l.Shards, allShards(l.Shards), nil)
+	shards, err := m.docs.leaves(ctx, l.Shards, allShards(l.Shards), nil)
 	if err != nil {
 		return rep, fmt.Errorf("exporting the legacy index: reading the index: %w", err)
 	}
@@ -62,9 +62,9 @@ func (s *Store) ExportLegacy(ctx context.Context, apply bool, now time.Time) (Le
 	for _, sh := range shards {
 		maps.Copy(next, sh.entries)
 	}
-	cur, err := s.kv.read(ctx, LegacyIndexPath)
+	cur, err := m.kv.read(ctx, LegacyIndexPath)
 	if err != nil {
-		return rep, fmt.Errorf("exporting the legacy index: reading %s: %w", s.kv.display(LegacyIndexPath), err)
+		return rep, fmt.Errorf("exporting the legacy index: reading %s: %w", m.kv.display(LegacyIndexPath), err)
 	}
 	rep.Records = len(next)
 	rep.Added, rep.Changed, rep.Removed = []string{}, []string{}, []string{}
@@ -92,22 +92,22 @@ func (s *Store) ExportLegacy(ctx context.Context, apply bool, now time.Time) (Le
 	}
 	if cur.Exists {
 		rep.Backup = legacyBackupPrefix + now.UTC().Format("20060102T150405.000000000Z")
-		if err := s.kv.write(ctx, rep.Backup, cur.Data, noCAS); err != nil {
-			return rep, fmt.Errorf("exporting the legacy index: backing up %s (nothing replaced): %w", s.kv.display(LegacyIndexPath), err)
+		if err := m.kv.write(ctx, rep.Backup, cur.Data, noCAS); err != nil {
+			return rep, fmt.Errorf("exporting the legacy index: backing up %s (nothing replaced): %w", m.kv.display(LegacyIndexPath), err)
 		}
-		rep.Backup = s.kv.display(rep.Backup)
+		rep.Backup = m.kv.display(rep.Backup)
 	}
 	cas := noCAS
-	if s.kv.version == 2 {
+	if m.kv.version == 2 {
 		cas = cur.Version // 0: create only
 	}
-	if err := s.kv.write(ctx, LegacyIndexPath, next, cas); err != nil {
+	if err := m.kv.write(ctx, LegacyIndexPath, next, cas); err != nil {
 		if errors.Is(err, ErrConflict) {
-			return rep, fmt.Errorf("exporting the legacy index: %s changed meanwhile, nothing overwritten (export again): %w", s.kv.display(LegacyIndexPath), err)
+			return rep, fmt.Errorf("exporting the legacy index: %s changed meanwhile, nothing overwritten (export again): %w", m.kv.display(LegacyIndexPath), err)
 		}
-		return rep, fmt.Errorf("exporting the legacy index: writing %s: %w", s.kv.display(LegacyIndexPath), err)
+		return rep, fmt.Errorf("exporting the legacy index: writing %s: %w", m.kv.display(LegacyIndexPath), err)
 	}
-	back, err := s.kv.read(ctx, LegacyIndexPath)
+	back, err := m.kv.read(ctx, LegacyIndexPath)
 	if err != nil {
 		return rep, fmt.Errorf("exporting the legacy index: reading it back: %w", err)
 	}

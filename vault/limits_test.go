@@ -76,7 +76,7 @@ var _ = Describe("Size bounds", func() {
 				Expect(err).NotTo(HaveOccurred())
 
 				Expect(store.PutManifest(ctx, "rb", "changed")).To(Succeed())
-				err = small.Restore(ctx, "rb", backup)
+				err = small.Restores.Restore(ctx, "rb", backup)
 				Expect(errors.Is(err, vault.ErrTooLarge)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(ContainSubstring("its record is 200 bytes"))
 				text, _, _ := store.Manifest(ctx, "rb")
@@ -89,7 +89,7 @@ var _ = Describe("Size bounds", func() {
 				err := s.PutManifest(ctx, "mb", strings.Repeat("b", 101))
 				Expect(errors.Is(err, vault.ErrTooLarge)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(ContainSubstring("manifest of mb is 101 bytes"))
-				Expect(s.CreateManifest(ctx, "mb2", strings.Repeat("b", 101))).To(MatchError(vault.ErrTooLarge))
+				Expect(s.Documents.CreateManifest(ctx, "mb2", strings.Repeat("b", 101))).To(MatchError(vault.ErrTooLarge))
 				text, _, _ := s.Manifest(ctx, "mb")
 				Expect(text).To(Equal(strings.Repeat("a", 100)))
 			})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
@@ -13,6 +14,16 @@ import (
 
 	"golang.org/x/sync/errgroup"
 )
+
+// Maintenance moves a legacy Blacksmith index ({mount}/db) into the
+// sharded index (Migrate) and writes it back out from the sharded index
+// (ExportLegacy). A Store has it (Store.Maintenance).
+type Maintenance struct {
+	kv    *kv
+	docs  *indexDocs
+	locks *mountLocks
+	log   *slog.Logger
+}
 
 // MigrationReport says what Migrate found and did.
 type MigrationReport struct {
@@ -38,62 +49,62 @@ type MigrationReport struct {
 // document (with its version) is written, so an interrupted migration is
 // simply run again. Migrate is idempotent: once the layout exists it does
 // nothing. Without a legacy index it just records the layout.
-func (s *Store) Migrate(ctx context.Context) (MigrationReport, error) {
+func (m *Maintenance) Migrate(ctx context.Context) (MigrationReport, error) {
 	var rep MigrationReport
-	if s.kv.version == 1 {
-		s.locks.v1.Lock()
-		defer s.locks.v1.Unlock()
+	if m.kv.version == 1 {
+		m.locks.v1.Lock()
+		defer m.locks.v1.Unlock()
 	}
-	l, err := s.readLayout(ctx)
+	l, err := m.docs.readLayout(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("migrating: %w", err)
 	}
 	if l == nil {
-		legacy, err := s.kv.read(ctx, LegacyIndexPath)
+		legacy, err := m.kv.read(ctx, LegacyIndexPath)
 		if err != nil {
 			return rep, fmt.Errorf("migrating: reading the legacy index (nothing written): %w", err)
 		}
-		if l, err = s.migrateLegacy(ctx, legacy, &rep); err != nil {
-			return rep, fmt.Errorf("migrating %s: %w", s.kv.display(LegacyIndexPath), err)
+		if l, err = m.migrateLegacy(ctx, legacy, &rep); err != nil {
+			return rep, fmt.Errorf("migrating %s: %w", m.kv.display(LegacyIndexPath), err)
 		}
 	} else {
 		rep.AlreadyMigrated = true
 	}
 	rep.LayoutVersion, rep.Shards = l.Version, l.Shards
-	if err := s.boundLayoutVersions(ctx); err != nil {
-		s.log.Warn("the index's KV versions are left as they were", "error", err)
+	if err := m.docs.boundLayoutVersions(ctx); err != nil {
+		m.log.Warn("the index's KV versions are left as they were", "error", err)
 	}
 	return rep, nil
 }
 
-func (s *Store) migrateLegacy(ctx context.Context, legacy document, rep *MigrationReport) (*layout, error) {
+func (m *Maintenance) migrateLegacy(ctx context.Context, legacy document, rep *MigrationReport) (*layout, error) {
 	if !legacy.Exists {
-		return s.createLayout(ctx, layout{})
+		return m.docs.createLayout(ctx, layout{})
 	}
 	rep.LegacyFound = true
 	rep.Records = len(legacy.Data)
 	groups := map[int][]string{}
 	for id, raw := range legacy.Data {
-		_, problems := decodeRecord(s.kv.display(LegacyIndexPath), id, raw)
+		_, problems := decodeRecord(m.kv.display(LegacyIndexPath), id, raw)
 		rep.Problems = append(rep.Problems, problems...)
 		n := ShardOf(id, DefaultShards)
 		groups[n] = append(groups[n], id)
 	}
 	sortErrors(rep.Problems)
-	writes, err := s.copyShards(ctx, legacy.Data, groups)
+	writes, err := m.copyShards(ctx, legacy.Data, groups)
 	rep.Writes = writes
 	if err != nil {
 		return nil, err
 	}
-	if err := s.verifyShards(ctx, legacy.Data, groups); err != nil {
+	if err := m.verifyShards(ctx, legacy.Data, groups); err != nil {
 		return nil, err
 	}
-	return s.createLayout(ctx, layout{MigratedFrom: s.kv.display(LegacyIndexPath), MigratedRecords: len(legacy.Data)})
+	return m.docs.createLayout(ctx, layout{MigratedFrom: m.kv.display(LegacyIndexPath), MigratedRecords: len(legacy.Data)})
 }
 
 // copyShards merges the legacy entries into their shards (which may hold
 // entries of an interrupted earlier run), with bounded parallelism.
-func (s *Store) copyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) (int, error) {
+func (m *Maintenance) copyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) (int, error) {
 	var (
 		mu     sync.Mutex
 		writes int
@@ -102,7 +113,7 @@ func (s *Store) copyShards(ctx context.Context, legacy map[string]json.RawMessag
 	g.SetLimit(readParallelism)
 	for n, ids := range groups {
 		g.Go(func() error {
-			w, err := s.copyShard(gctx, n, ids, legacy)
+			w, err := m.copyShard(gctx, n, ids, legacy)
 			mu.Lock()
 			writes += w
 			mu.Unlock()
@@ -112,17 +123,17 @@ func (s *Store) copyShards(ctx context.Context, legacy map[string]json.RawMessag
 	return writes, g.Wait()
 }
 
-func (s *Store) copyShard(ctx context.Context, n int, ids []string, legacy map[string]json.RawMessage) (int, error) {
+func (m *Maintenance) copyShard(ctx context.Context, n int, ids []string, legacy map[string]json.RawMessage) (int, error) {
 	writes := 0
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		sh, err := s.readShard(ctx, DefaultShards, n)
+		sh, err := m.docs.readShard(ctx, DefaultShards, n)
 		if err != nil {
 			return writes, err
 		}
 		next := maps.Clone(sh.entries)
 		for _, id := range ids {
 			if cur, ok := sh.entries[id]; ok && !sameJSON(cur, legacy[id]) {
-				return writes, s.notOverwriting(sh.path, id)
+				return writes, m.notOverwriting(sh.path, id)
 			}
 			next[id] = legacy[id]
 		}
@@ -130,7 +141,7 @@ func (s *Store) copyShard(ctx context.Context, n int, ids []string, legacy map[s
 			return writes, nil
 		}
 		writes++
-		if err = s.kv.write(ctx, sh.path, next, sh.version); !errors.Is(err, ErrConflict) {
+		if err = m.kv.write(ctx, sh.path, next, sh.version); !errors.Is(err, ErrConflict) {
 			return writes, err
 		}
 	}
@@ -139,25 +150,25 @@ func (s *Store) copyShard(ctx context.Context, n int, ids []string, legacy map[s
 
 // notOverwriting is the error for a shard entry that an interrupted
 // migration did not write: the record is newer than the legacy one.
-func (s *Store) notOverwriting(path, id string) error {
+func (m *Maintenance) notOverwriting(path, id string) error {
 	return fmt.Errorf("%s already holds record %q, unlike the legacy index: %w: nothing overwritten; "+
 		"either the sharded index was in use and its layout document %s was deleted (write it back, see Index), "+
 		"or the legacy index changed after an interrupted migration (compare the two, then delete the shard and migrate again)",
-		s.kv.display(path), id, ErrCorrupt, s.kv.display(metaPath))
+		m.kv.display(path), id, ErrCorrupt, m.kv.display(metaPath))
 }
 
 // verifyShards reads the shards back and checks every legacy record is there
 // with the same bytes.
-func (s *Store) verifyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) error {
+func (m *Maintenance) verifyShards(ctx context.Context, legacy map[string]json.RawMessage, groups map[int][]string) error {
 	nums := slices.Sorted(maps.Keys(groups))
-	shards, err := s.readShards(ctx, DefaultShards, nums, nil, readParallelism)
+	shards, err := m.docs.readShards(ctx, DefaultShards, nums, nil, readParallelism)
 	if err != nil {
 		return fmt.Errorf("verifying: %w", err)
 	}
 	for _, sh := range shards {
 		for _, id := range groups[sh.num] {
 			if !sameJSON(sh.entries[id], legacy[id]) {
-				return fmt.Errorf("verifying: record %q differs in %s: %w", id, s.kv.display(sh.path), ErrCorrupt)
+				return fmt.Errorf("verifying: record %q differs in %s: %w", id, m.kv.display(sh.path), ErrCorrupt)
 			}
 		}
 	}

@@ -56,7 +56,7 @@ var _ = Describe("Migrating a legacy Blacksmith index", func() {
 				_, err = store.Update(ctx, map[string]vault.Change{"new": put(rec("s", "p"))})
 				Expect(errors.Is(err, vault.ErrNotMigrated)).To(BeTrue(), "%v", err)
 
-				rep, err := store.Migrate(ctx)
+				rep, err := store.Maintenance.Migrate(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(rep.LegacyFound).To(BeTrue())
 				Expect(rep.AlreadyMigrated).To(BeFalse())
@@ -105,7 +105,7 @@ var _ = Describe("Migrating a legacy Blacksmith index", func() {
 
 				By("doing nothing the second time")
 				before := store.Stats().Writes
-				rep, err = store.Migrate(ctx)
+				rep, err = store.Maintenance.Migrate(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(rep.AlreadyMigrated).To(BeTrue())
 				Expect(store.Stats().Writes).To(Equal(before))
@@ -123,7 +123,7 @@ var _ = Describe("Migrating a legacy Blacksmith index", func() {
 				shard := vault.ShardPath(vault.ShardOf(someID, vault.DefaultShards))
 				rawPut(srv, mount, version, shard, `{"`+someID+`":`+string(db[someID])+`}`)
 
-				rep, err := store.Migrate(ctx)
+				rep, err := store.Maintenance.Migrate(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(rep.Records).To(Equal(len(db)))
 				idx, err := store.Index(ctx)
@@ -145,7 +145,7 @@ var _ = Describe("Migrating a legacy Blacksmith index", func() {
 				Expect(code/100).To(Equal(2), string(out))
 				before := indexState(srv, mount, version)
 
-				_, err = store.Migrate(ctx)
+				_, err = store.Maintenance.Migrate(ctx)
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(ContainSubstring(fmt.Sprintf("already holds record %q", ids[0])))
 				Expect(err.Error()).To(ContainSubstring("nothing overwritten"))
@@ -153,7 +153,7 @@ var _ = Describe("Migrating a legacy Blacksmith index", func() {
 			})
 
 			It("records the layout when there is no legacy index", func() {
-				rep, err := store.Migrate(ctx)
+				rep, err := store.Maintenance.Migrate(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(rep.LegacyFound).To(BeFalse())
 				Expect(rep.Shards).To(Equal(vault.DefaultShards))

@@ -53,7 +53,7 @@ var _ = Describe("A mount that is not what the configuration says", func() {
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%v", err)
 				_, _, err = store.Manifest(ctx, "gone-1")
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%v", err)
-				_, err = store.Instances(ctx)
+				_, err = store.Documents.Instances(ctx)
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%v", err)
 				_, err = store.Backups(ctx, "gone-1")
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%v", err)

@@ -9,6 +9,16 @@ import (
 	"slices"
 )
 
+// remover removes an instance (RemoveAll) or some of its secrets
+// (DeleteSecretsBackedUp), each backed up first.
+type remover struct {
+	kv      *kv
+	opts    *BackupOptions
+	archive *Archive
+	reader  *stateReader
+	batch   *batcher
+}
+
 // RemoveAll removes an instance as a deprovision does: one backup of all
 // that BackupAll would back up, then every secret under {id}/ except the
 // instance's metadata, manifest and backups, then its index record, without
@@ -26,28 +36,28 @@ import (
 // Ids are not reused: were an id removed, used again and removed again with
 // no backup between, the second removal's backup would carry the first
 // one's secrets too.
-func (s *Store) RemoveAll(ctx context.Context, id string) (string, error) {
+func (rm *remover) RemoveAll(ctx context.Context, id string) (string, error) {
 	if err := validID(id); err != nil {
 		return "", err
 	}
-	st, err := s.readState(ctx, id, true, nil, nil)
+	st, err := rm.reader.readState(ctx, id, true, nil, nil)
 	if err != nil {
 		return "", fmt.Errorf("removing %s: nothing deleted: %w", id, err)
 	}
 	if st.record == nil && len(st.secrets) == 0 {
 		return "", nil
 	}
-	backupID, err := s.removalBackup(ctx, id, st)
+	backupID, err := rm.removalBackup(ctx, id, st)
 	if err != nil {
 		return "", fmt.Errorf("removing %s: backing up first, nothing deleted: %w", id, err)
 	}
 	for _, p := range slices.Sorted(maps.Keys(st.secrets)) {
-		if err := s.kv.remove(ctx, p); err != nil {
+		if err := rm.kv.remove(ctx, p); err != nil {
 			return backupID, fmt.Errorf("removing %s (%s; remove it again): %w", id, heldBy(backupID), err)
 		}
 	}
 	if st.record != nil {
-		if _, err := s.apply(ctx, map[string]edit{id: {remove: true}}); err != nil {
+		if _, err := rm.batch.apply(ctx, map[string]edit{id: {remove: true}}); err != nil {
 			return backupID, fmt.Errorf("removing %s (%s; remove it again): %w", id, heldBy(backupID), err)
 		}
 	}
@@ -64,18 +74,18 @@ func heldBy(backupID string) string {
 
 // removalBackup takes RemoveAll's backup of st, or reuses the newest backup
 // (see RemoveAll).
-func (s *Store) removalBackup(ctx context.Context, id string, st *state) (string, error) {
-	if !s.opts.Backup.Enabled {
+func (rm *remover) removalBackup(ctx context.Context, id string, st *state) (string, error) {
+	if !rm.opts.Enabled {
 		return "", nil
 	}
-	defer s.lockBackups(id)()
-	names, err := s.backupNames(ctx, id)
+	defer rm.archive.lockBackups(id)()
+	names, err := rm.archive.backupNames(ctx, id)
 	if err != nil {
 		return "", err
 	}
 	doc := st.document(id)
 	if len(names) > 0 {
-		prev, err := s.readBackup(ctx, id, names[0].String())
+		prev, err := rm.archive.readBackup(ctx, id, names[0].String())
 		switch {
 		case errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound):
 			// Nothing usable to carry: a fresh backup.
@@ -89,11 +99,11 @@ func (s *Store) removalBackup(ctx context.Context, id string, st *state) (string
 		}
 	}
 	doc["removal"] = json.RawMessage("true")
-	name, err := s.writeBackup(ctx, id, doc, names)
+	name, err := rm.archive.writeBackup(ctx, id, doc, names)
 	if err != nil {
 		return "", err
 	}
-	s.prune(ctx, id, append(names, name))
+	rm.archive.prune(ctx, id, append(names, name))
 	return name.String(), nil
 }
 
@@ -148,24 +158,24 @@ func carry(doc map[string]json.RawMessage, st *state, prev *backupParts, from st
 // backup fails nothing is deleted. It returns the backup id ("" when backups
 // are off, or when the instance had nothing to back up, so nothing to delete).
 // Deleting an absent secret is not an error.
-func (s *Store) DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error) {
+func (rm *remover) DeleteSecretsBackedUp(ctx context.Context, id string, paths ...string) (string, error) {
 	if err := validID(id); err != nil {
 		return "", err
 	}
 	for _, p := range paths {
-		if err := instanceSecret(id, s.opts.Backup.Path, p); err != nil {
+		if err := instanceSecret(id, rm.opts.Path, p); err != nil {
 			return "", err
 		}
 	}
 	if len(paths) == 0 {
 		return "", nil
 	}
-	backupID, err := s.BackupAll(ctx, id)
+	backupID, err := rm.archive.BackupAll(ctx, id)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return "", fmt.Errorf("deleting secrets of %s: backing up first, nothing deleted: %w", id, err)
 	}
 	for _, p := range paths {
-		if err := s.kv.remove(ctx, p); err != nil {
+		if err := rm.kv.remove(ctx, p); err != nil {
 			return backupID, fmt.Errorf("deleting secrets of %s (%s): %w", id, heldBy(backupID), err)
 		}
 	}

@@ -42,7 +42,7 @@ var _ = Describe("Backups that hold secrets", func() {
 				Expect(err).NotTo(HaveOccurred())
 				md := &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}}
 				md.AddHistory(vault.HistoryEntry{Time: "2024-01-01T00:00:00Z", Action: "created"}, 0)
-				Expect(s.PutMetadata(ctx, id, md)).To(Succeed())
+				Expect(s.Documents.PutMetadata(ctx, id, md)).To(Succeed())
 				Expect(s.PutManifest(ctx, id, "name: "+id+"\n# <&>\n")).To(Succeed())
 				Expect(s.PutSecret(ctx, id+"/credentials", map[string]any{
 					"username": "u1", "password": "p<&>w", "port": json.Number("6379"), "ratio": json.Number("1.50"),
@@ -107,7 +107,7 @@ var _ = Describe("Backups that hold secrets", func() {
 				Expect(secretData("d1-neighbour")).To(HaveKeyWithValue("credentials", Not(BeEmpty())))
 				Expect(recordBytes("d1-neighbour")).NotTo(BeEmpty())
 
-				parts, err := store.BackupParts(ctx, "d1", backupID)
+				parts, err := store.Archive.BackupParts(ctx, "d1", backupID)
 				Expect(err).NotTo(HaveOccurred())
 				expectRemovalBackup(parts, allSecrets("d1"))
 
@@ -118,7 +118,7 @@ var _ = Describe("Backups that hold secrets", func() {
 				Expect(backupsOf("d1")).To(Equal([]string{backupID}))
 
 				By("restoring the newest backup")
-				Expect(store.Restore(ctx, "d1", backupsOf("d1")[0])).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "d1", backupsOf("d1")[0])).To(Succeed())
 				Expect(recordBytes("d1")).To(Equal(record))
 				Expect(secretData("d1")).To(Equal(secrets))
 				Expect(rawGet(srv, mount, version, "d1/manifest").Data).To(Equal(manifest))
@@ -165,11 +165,11 @@ var _ = Describe("Backups that hold secrets", func() {
 				Expect(recordBytes("h1")).To(BeEmpty())
 				newest := backupsOf("h1")[0]
 				Expect(newest).To(Equal(second))
-				parts, err := store.BackupParts(ctx, "h1", newest)
+				parts, err := store.Archive.BackupParts(ctx, "h1", newest)
 				Expect(err).NotTo(HaveOccurred())
 				expectRemovalBackup(parts, allSecrets("h1"))
 
-				Expect(store.Restore(ctx, "h1", newest)).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "h1", newest)).To(Succeed())
 				Expect(secretData("h1")).To(Equal(secrets))
 				Expect(recordBytes("h1")).To(Equal(changed))
 			})
@@ -206,12 +206,12 @@ var _ = Describe("Backups that hold secrets", func() {
 				Expect(secretData("u1")).To(HaveKeyWithValue("bindings/b1", ""))
 				Expect(secretData("u1")["bindings/b2"]).To(Equal(secrets["bindings/b2"]))
 				Expect(recordBytes("u1")).NotTo(BeEmpty())
-				parts, err := store.BackupParts(ctx, "u1", backupID)
+				parts, err := store.Archive.BackupParts(ctx, "u1", backupID)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(parts.Secrets).To(Equal(allSecrets("u1")))
 				Expect(parts.Removal).To(BeFalse())
 
-				Expect(store.Restore(ctx, "u1", backupID)).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "u1", backupID)).To(Succeed())
 				Expect(secretData("u1")).To(Equal(secrets))
 			})
 
@@ -239,7 +239,7 @@ var _ = Describe("Backups that hold secrets", func() {
 				Expect(store.PutSecret(ctx, "r1/bindings/b3", map[string]any{"app_guid": "app-b3"})).To(Succeed())
 				rotated := rawGet(srv, mount, version, "r1/credentials").Data
 
-				rep, err := store.RestoreReported(ctx, "r1", taken)
+				rep, err := store.Restores.RestoreReported(ctx, "r1", taken)
 				Expect(err).NotTo(HaveOccurred())
 				restored := secretData("r1")
 				Expect(restored["binding-ids"]).To(Equal(`{"ids":["b1","b2","b3"]}`), "a binding made after the backup stays listed")
@@ -251,7 +251,7 @@ var _ = Describe("Backups that hold secrets", func() {
 					And(HaveField("BindingID", "b3"), HaveField("Outcome", "listed"))))
 
 				preRestore := backupsOf("r1")[0]
-				Expect(store.Restore(ctx, "r1", preRestore)).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "r1", preRestore)).To(Succeed())
 				Expect(rawGet(srv, mount, version, "r1/credentials").Data).To(Equal(rotated))
 			})
 
@@ -259,11 +259,11 @@ var _ = Describe("Backups that hold secrets", func() {
 				provision(store, "o1")
 				plain, err := store.Backup(ctx, "o1")
 				Expect(err).NotTo(HaveOccurred())
-				parts, err := store.BackupParts(ctx, "o1", plain)
+				parts, err := store.Archive.BackupParts(ctx, "o1", plain)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(parts.HasSecrets).To(BeFalse())
 				Expect(store.PutSecret(ctx, "o1/credentials", map[string]any{"password": "rotated"})).To(Succeed())
-				Expect(store.Restore(ctx, "o1", plain)).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "o1", plain)).To(Succeed())
 				Expect(rawGet(srv, mount, version, "o1/credentials").Data).To(Equal(`{"password":"rotated"}`))
 			})
 
@@ -289,7 +289,7 @@ var _ = Describe("Backups that hold secrets", func() {
 					name := fmt.Sprint(100 + i) // older than every real backup
 					rawPut(srv, mount, version, "c1/backups/"+name, string(body))
 
-					err := store.Restore(ctx, "c1", name)
+					err := store.Restores.Restore(ctx, "c1", name)
 					Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 					Expect(err.Error()).To(ContainSubstring("its secrets cannot be restored"))
 					Expect(err.Error()).To(ContainSubstring(c.want))

@@ -30,9 +30,9 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 
 			readBoth := func(id string) vault.InstanceDocs {
 				GinkgoHelper()
-				md, err := store.Metadata(ctx, id)
+				md, err := store.Documents.Metadata(ctx, id)
 				Expect(err).NotTo(HaveOccurred())
-				mf, err := store.ReadManifest(ctx, id)
+				mf, err := store.Documents.ReadManifest(ctx, id)
 				Expect(err).NotTo(HaveOccurred())
 				return vault.InstanceDocs{Metadata: md, Manifest: mf}
 			}
@@ -48,33 +48,33 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 
 			It("writes over the document read, keeping its other keys; an absent one is created", func() {
 				rawPut(srv, mount, version, "r1/manifest", `{"manifest":"name: old\n","note":"kept"}`)
-				mf, err := store.ReadManifest(ctx, "r1")
+				mf, err := store.Documents.ReadManifest(ctx, "r1")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(mf.Exists).To(BeTrue())
 				Expect(mf.Text).To(Equal("name: old\n"))
-				Expect(store.ReplaceManifest(ctx, "r1", "name: new\n", mf)).To(Succeed())
+				Expect(store.Documents.ReplaceManifest(ctx, "r1", "name: new\n", mf)).To(Succeed())
 				Expect(rawGet(srv, mount, version, "r1/manifest").Data).To(MatchJSON(`{"manifest":"name: new\n","note":"kept"}`))
 
-				none, err := store.ReadManifest(ctx, "r2")
+				none, err := store.Documents.ReadManifest(ctx, "r2")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(none.Exists).To(BeFalse())
-				Expect(store.ReplaceManifest(ctx, "r2", "name: r2\n", none)).To(Succeed())
+				Expect(store.Documents.ReplaceManifest(ctx, "r2", "name: r2\n", none)).To(Succeed())
 				Expect(rawGet(srv, mount, version, "r2/manifest").Data).To(MatchJSON(`{"manifest":"name: r2\n"}`))
 			})
 
 			It("refuses what it cannot write, writing nothing", func() {
-				mf, err := store.ReadManifest(ctx, "r3")
+				mf, err := store.Documents.ReadManifest(ctx, "r3")
 				Expect(err).NotTo(HaveOccurred())
 				writes := store.Stats().Writes
-				Expect(store.ReplaceManifest(ctx, "r3", strings.Repeat("x", 1<<20+1), mf)).To(MatchError(vault.ErrTooLarge))
-				Expect(store.ReplaceManifest(ctx, "r3", "name: r3\n", nil)).To(MatchError(vault.ErrInvalid))
-				Expect(store.ReplaceManifest(ctx, "a/b", "name: r3\n", mf)).To(MatchError(vault.ErrInvalid))
-				_, err = store.ReadManifest(ctx, "a/b")
+				Expect(store.Documents.ReplaceManifest(ctx, "r3", strings.Repeat("x", 1<<20+1), mf)).To(MatchError(vault.ErrTooLarge))
+				Expect(store.Documents.ReplaceManifest(ctx, "r3", "name: r3\n", nil)).To(MatchError(vault.ErrInvalid))
+				Expect(store.Documents.ReplaceManifest(ctx, "a/b", "name: r3\n", mf)).To(MatchError(vault.ErrInvalid))
+				_, err = store.Documents.ReadManifest(ctx, "a/b")
 				Expect(err).To(MatchError(vault.ErrInvalid))
 				Expect(store.Stats().Writes).To(Equal(writes))
 
 				rawPut(srv, mount, version, "r4/manifest", `{"manifest":42}`)
-				_, err = store.ReadManifest(ctx, "r4")
+				_, err = store.Documents.ReadManifest(ctx, "r4")
 				Expect(err).To(MatchError(vault.ErrCorrupt))
 				Expect(err.Error()).To(ContainSubstring(`key "manifest" is not a string`))
 			})
@@ -82,15 +82,15 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 			if version == 2 {
 				It("leaves a document another writer changed since it was read, with a conflict (created or replaced)", func() {
 					Expect(store.PutManifest(ctx, "c1", "name: one\n")).To(Succeed())
-					mf, err := store.ReadManifest(ctx, "c1")
+					mf, err := store.Documents.ReadManifest(ctx, "c1")
 					Expect(err).NotTo(HaveOccurred())
-					absent, err := store.ReadManifest(ctx, "c2")
+					absent, err := store.Documents.ReadManifest(ctx, "c2")
 					Expect(err).NotTo(HaveOccurred())
 
 					Expect(store.PutManifest(ctx, "c1", "name: theirs\n")).To(Succeed())
 					Expect(store.PutManifest(ctx, "c2", "name: theirs\n")).To(Succeed())
-					Expect(store.ReplaceManifest(ctx, "c1", "name: ours\n", mf)).To(MatchError(vault.ErrConflict))
-					Expect(store.ReplaceManifest(ctx, "c2", "name: ours\n", absent)).To(MatchError(vault.ErrConflict))
+					Expect(store.Documents.ReplaceManifest(ctx, "c1", "name: ours\n", mf)).To(MatchError(vault.ErrConflict))
+					Expect(store.Documents.ReplaceManifest(ctx, "c2", "name: ours\n", absent)).To(MatchError(vault.ErrConflict))
 					for _, id := range []string{"c1", "c2"} {
 						text, _, err := store.Manifest(ctx, id)
 						Expect(err).NotTo(HaveOccurred())
@@ -104,14 +104,14 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 				Expect(err).NotTo(HaveOccurred())
 				md := &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}}
 				md.AddHistory(vault.HistoryEntry{Time: "2024-01-01T00:00:00Z", Action: "updated", Detail: "d"}, 0)
-				Expect(store.PutMetadata(ctx, "b1", md)).To(Succeed())
+				Expect(store.Documents.PutMetadata(ctx, "b1", md)).To(Succeed())
 				rawPut(srv, mount, version, "b1/manifest", `{"manifest":"name: b1\n","note":"kept"}`)
 
 				taken, err := store.Backup(ctx, "b1")
 				Expect(err).NotTo(HaveOccurred())
 				docs := readBoth("b1")
 				reads := store.Stats().Reads
-				from, err := store.BackupFrom(ctx, "b1", docs)
+				from, err := store.Archive.BackupFrom(ctx, "b1", docs)
 				Expect(err).NotTo(HaveOccurred())
 				// the layout, the record's shard and the listing of the backups
 				Expect(store.Stats().Reads - reads).To(Equal(uint64(3)))
@@ -122,7 +122,7 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 				docs.Record, err = store.Record(ctx, "b1")
 				Expect(err).NotTo(HaveOccurred())
 				reads = store.Stats().Reads
-				from, err = store.BackupFrom(ctx, "b1", docs)
+				from, err = store.Archive.BackupFrom(ctx, "b1", docs)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.Stats().Reads - reads).To(Equal(uint64(1)))
 				Expect(snapshot("b1", from)).To(Equal(snapshot("b1", taken)))
@@ -133,7 +133,7 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 				Expect(err).NotTo(HaveOccurred())
 				docs = readBoth("b2")
 				Expect(docs.Metadata).To(BeNil())
-				from, err = store.BackupFrom(ctx, "b2", docs)
+				from, err = store.Archive.BackupFrom(ctx, "b2", docs)
 				Expect(err).NotTo(HaveOccurred())
 				snap := snapshot("b2", from)
 				Expect(snap).To(HaveKey("record"))
@@ -141,14 +141,14 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 				Expect(snap).NotTo(HaveKey("manifest"))
 
 				// Metadata made, not read, is read; docs without the manifest are not used.
-				from, err = store.BackupFrom(ctx, "b1", vault.InstanceDocs{Metadata: md, Manifest: docs.Manifest})
+				from, err = store.Archive.BackupFrom(ctx, "b1", vault.InstanceDocs{Metadata: md, Manifest: docs.Manifest})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(snapshot("b1", from)["metadata"]).To(Equal(snapshot("b1", taken)["metadata"]))
-				from, err = store.BackupFrom(ctx, "b1", vault.InstanceDocs{})
+				from, err = store.Archive.BackupFrom(ctx, "b1", vault.InstanceDocs{})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(snapshot("b1", from)).To(Equal(snapshot("b1", taken)))
 
-				_, err = store.BackupFrom(ctx, "b3", vault.InstanceDocs{Manifest: &vault.ManifestDoc{}})
+				_, err = store.Archive.BackupFrom(ctx, "b3", vault.InstanceDocs{Manifest: &vault.ManifestDoc{}})
 				Expect(err).To(MatchError(vault.ErrNotFound))
 			})
 
@@ -165,7 +165,7 @@ var _ = Describe("ReadManifest, ReplaceManifest and BackupFrom", func() {
 				Expect(got.PlanID).To(Equal("p-" + ids[0]))
 
 				other := openStore(srv.Addr, srv.Token, mount)
-				_, err = other.Reshard(ctx, 2*vault.DefaultShards)
+				_, err = other.Indexes.Reshard(ctx, 2*vault.DefaultShards)
 				Expect(err).NotTo(HaveOccurred())
 				for _, id := range ids {
 					got, err := store.Record(ctx, id)

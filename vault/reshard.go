@@ -132,25 +132,27 @@ func ShardsFor(cur, records int) int {
 // interrupt a re-shard there).
 var reshardStep = func(string) {}
 
-// Reshard moves the index to to shards (see above), or finishes the
-// re-shard in progress whatever to says. A new index (no layout yet) is
-// created, then grown: a run about to write many records grows the index
-// first, while it is empty or small. It returns once the layout document
-// says the new count; on an error, what was moved stays moved and the next
-// call goes on.
-func (s *Store) Reshard(ctx context.Context, to int) (ReshardReport, error) {
+// resharder moves the index to a layout of more shards (see above).
+type resharder struct {
+	kv    *kv
+	docs  *indexDocs
+	locks *mountLocks
+}
+
+// run is Indexes.Reshard.
+func (rs *resharder) run(ctx context.Context, to int) (ReshardReport, error) {
 	var rep ReshardReport
-	if s.kv.version == 1 {
-		s.locks.v1.Lock()
-		defer s.locks.v1.Unlock()
+	if rs.kv.version == 1 {
+		rs.locks.v1.Lock()
+		defer rs.locks.v1.Unlock()
 	}
-	l, version, err := s.readLayoutVersion(ctx)
+	l, version, err := rs.docs.readLayoutVersion(ctx)
 	if err == nil && l == nil {
 		// A new index: its layout is written as the first writer would
 		// write it, then grown while its shards are empty.
-		if _, err = s.ensureLayout(ctx); err == nil {
+		if _, err = rs.docs.ensureLayout(ctx); err == nil {
 			rep.Writes++
-			l, version, err = s.readLayoutVersion(ctx)
+			l, version, err = rs.docs.readLayoutVersion(ctx)
 		}
 	}
 	switch {
@@ -173,58 +175,49 @@ func (s *Store) Reshard(ctx context.Context, to int) (ReshardReport, error) {
 		}
 		l.Reshard = &reshardState{To: to, StartedAt: time.Now().UTC().Format(time.RFC3339)}
 		rep.Writes++
-		if err := s.kv.write(ctx, metaPath, l, s.cas(version)); err != nil {
-			return rep, fmt.Errorf("re-sharding: recording the re-shard in %s: %w", s.kv.display(metaPath), err)
+		if err := rs.kv.write(ctx, metaPath, l, rs.kv.cas(version)); err != nil {
+			return rep, fmt.Errorf("re-sharding: recording the re-shard in %s: %w", rs.kv.display(metaPath), err)
 		}
 		reshardStep("start")
 	}
 	if l.MaxVersions == IndexMaxVersions { // the new shards keep as few versions as the old ones
-		_, w, err := s.boundIndexVersions(ctx, rep.To)
+		_, w, err := rs.docs.boundIndexVersions(ctx, rep.To)
 		rep.Writes += w
 		if err != nil {
 			return rep, fmt.Errorf("re-sharding from %d to %d shards: %w", rep.From, rep.To, err)
 		}
 	}
-	if err := s.moveAll(ctx, rep.From, rep.To, &rep); err != nil {
+	if err := rs.moveAll(ctx, rep.From, rep.To, &rep); err != nil {
 		return rep, fmt.Errorf("re-sharding from %d to %d shards: %w (what was moved stays moved: run it again)", rep.From, rep.To, err)
 	}
-	if err := s.finishReshard(ctx, rep.From, rep.To, &rep); err != nil {
+	if err := rs.finishReshard(ctx, rep.From, rep.To, &rep); err != nil {
 		return rep, fmt.Errorf("re-sharding from %d to %d shards: %w (run it again)", rep.From, rep.To, err)
 	}
 	reshardStep("done")
 	return rep, nil
 }
 
-// cas is the check-and-set version of a write after a read of version:
-// version on KV v2, none on KV v1.
-func (s *Store) cas(version int) int {
-	if s.kv.version == 1 {
-		return noCAS
-	}
-	return version
-}
-
 // readLayoutVersion returns the layout and the KV v2 version of its document.
-func (s *Store) readLayoutVersion(ctx context.Context) (*layout, int, error) {
-	doc, err := s.kv.read(ctx, metaPath)
+func (d *indexDocs) readLayoutVersion(ctx context.Context) (*layout, int, error) {
+	doc, err := d.kv.read(ctx, metaPath)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the index layout: %w", err)
 	}
-	if err := s.notDeleted("index layout", metaPath, doc); err != nil || !doc.Exists {
+	if err := d.notDeleted("index layout", metaPath, doc); err != nil || !doc.Exists {
 		return nil, 0, err
 	}
-	l, err := parseLayout(s.kv.display(metaPath), doc.Data)
+	l, err := parseLayout(d.kv.display(metaPath), doc.Data)
 	return l, doc.Version, err
 }
 
 // moveAll moves every shard of the old layout, a few at a time.
-func (s *Store) moveAll(ctx context.Context, from, to int, rep *ReshardReport) error {
+func (rs *resharder) moveAll(ctx context.Context, from, to int, rep *ReshardReport) error {
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readParallelism)
 	for i := range from {
 		g.Go(func() error {
-			records, writes, moved, err := s.moveShard(gctx, from, to, i)
+			records, writes, moved, err := rs.moveShard(gctx, from, to, i)
 			mu.Lock()
 			defer mu.Unlock()
 			rep.Writes += writes
@@ -240,9 +233,9 @@ func (s *Store) moveAll(ctx context.Context, from, to int, rep *ReshardReport) e
 
 // moveShard moves old shard i (see above); moved is false when an earlier
 // call had moved it.
-func (s *Store) moveShard(ctx context.Context, from, to, i int) (records, writes int, moved bool, err error) {
+func (rs *resharder) moveShard(ctx context.Context, from, to, i int) (records, writes int, moved bool, err error) {
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		sh, err := s.readShard(ctx, from, i)
+		sh, err := rs.docs.readShard(ctx, from, i)
 		if err != nil {
 			return 0, writes, false, err
 		}
@@ -251,10 +244,10 @@ func (s *Store) moveShard(ctx context.Context, from, to, i int) (records, writes
 			return 0, writes, false, nil
 		case 0:
 		default:
-			return 0, writes, false, fmt.Errorf("%s: %w: moved to %d shards, not %d", s.kv.display(sh.path), ErrCorrupt, sh.movedTo, to)
+			return 0, writes, false, fmt.Errorf("%s: %w: moved to %d shards, not %d", rs.kv.display(sh.path), ErrCorrupt, sh.movedTo, to)
 		}
 		reshardStep(fmt.Sprintf("read %d", i))
-		w, err := s.writeChildren(ctx, sh, to)
+		w, err := rs.writeChildren(ctx, sh, to)
 		writes += w
 		if errors.Is(err, ErrConflict) || errors.Is(err, errLate) {
 			continue // read it again: moved since, or changed
@@ -263,17 +256,17 @@ func (s *Store) moveShard(ctx context.Context, from, to, i int) (records, writes
 			return 0, writes, false, err
 		}
 		writes++
-		err = s.kv.write(ctx, sh.path, map[string]int{movedKey: to}, s.cas(sh.version))
+		err = rs.kv.write(ctx, sh.path, map[string]int{movedKey: to}, rs.kv.cas(sh.version))
 		if errors.Is(err, ErrConflict) {
 			continue // a writer changed it after the read: move it again
 		}
 		if err != nil {
-			return 0, writes, false, fmt.Errorf("marking %s moved: %w", s.kv.display(sh.path), err)
+			return 0, writes, false, fmt.Errorf("marking %s moved: %w", rs.kv.display(sh.path), err)
 		}
 		reshardStep(fmt.Sprintf("moved %d", i))
 		return len(sh.entries), writes, true, nil
 	}
-	return 0, writes, false, fmt.Errorf("moving %s: %w: it kept changing", s.kv.display(shardPath(from, i)), ErrConflict)
+	return 0, writes, false, fmt.Errorf("moving %s: %w: it kept changing", rs.kv.display(shardPath(from, i)), ErrConflict)
 }
 
 // writeChildren writes the records of old shard sh to the shards of a
@@ -284,7 +277,7 @@ func (s *Store) moveShard(ctx context.Context, from, to, i int) (records, writes
 // sh is read again. A record that was misplaced
 // in sh (its id hashes elsewhere) goes to the first, still misplaced, and
 // still reported by Index: kept, never lost.
-func (s *Store) writeChildren(ctx context.Context, sh *shard, to int) (int, error) {
+func (rs *resharder) writeChildren(ctx context.Context, sh *shard, to int) (int, error) {
 	from := sh.count
 	children := map[int]map[string]json.RawMessage{}
 	for k := range to / from {
@@ -299,21 +292,21 @@ func (s *Store) writeChildren(ctx context.Context, sh *shard, to int) (int, erro
 	}
 	writes := 0
 	for _, j := range slices.Sorted(maps.Keys(children)) {
-		cur, err := s.readShard(ctx, to, j)
+		cur, err := rs.docs.readShard(ctx, to, j)
 		if err != nil {
 			return writes, err
 		}
 		if cur.movedTo != 0 {
-			return writes, fmt.Errorf("%s: %w: already moved on, while %s is not", s.kv.display(cur.path), ErrCorrupt, s.kv.display(sh.path))
+			return writes, fmt.Errorf("%s: %w: already moved on, while %s is not", rs.kv.display(cur.path), ErrCorrupt, rs.kv.display(sh.path))
 		}
 		switch {
 		case cur.exists && cur.origin == nil:
 			// A writer wrote it: it found sh moved, so this read of sh is
 			// outdated (or the shard was written by hand).
-			return writes, fmt.Errorf("%s: %w", s.kv.display(cur.path), errLate)
+			return writes, fmt.Errorf("%s: %w", rs.kv.display(cur.path), errLate)
 		case cur.origin != nil && cur.origin.Version > sh.version:
 			return writes, fmt.Errorf("%s: copied from version %d of %s, this read is version %d: %w",
-				s.kv.display(cur.path), cur.origin.Version, s.kv.display(sh.path), sh.version, errLate)
+				rs.kv.display(cur.path), cur.origin.Version, rs.kv.display(sh.path), sh.version, errLate)
 		}
 		next := children[j]
 		if !cur.exists && len(next) == 0 {
@@ -323,15 +316,15 @@ func (s *Store) writeChildren(ctx context.Context, sh *shard, to int) (int, erro
 			continue // an interrupted move wrote it from this very version
 		}
 		writes++
-		if len(next) == 0 && s.kv.version == 1 {
-			err = s.kv.remove(ctx, cur.path)
+		if len(next) == 0 && rs.kv.version == 1 {
+			err = rs.kv.remove(ctx, cur.path)
 		} else {
 			body := maps.Clone(next)
 			body[originKey], _ = json.Marshal(origin{Count: sh.count, Shard: sh.num, Version: sh.version})
-			err = s.kv.write(ctx, cur.path, encodeEntries(body), s.cas(cur.version))
+			err = rs.kv.write(ctx, cur.path, encodeEntries(body), rs.kv.cas(cur.version))
 		}
 		if err != nil {
-			return writes, fmt.Errorf("writing %s: %w", s.kv.display(cur.path), err)
+			return writes, fmt.Errorf("writing %s: %w", rs.kv.display(cur.path), err)
 		}
 		reshardStep(fmt.Sprintf("child %d of %d", j, sh.num))
 	}
@@ -340,17 +333,17 @@ func (s *Store) writeChildren(ctx context.Context, sh *shard, to int) (int, erro
 
 // finishReshard checks that every old shard is moved, then records the new
 // count in the layout document.
-func (s *Store) finishReshard(ctx context.Context, from, to int, rep *ReshardReport) error {
-	old, err := s.readShards(ctx, from, allShards(from), nil, readParallelism)
+func (rs *resharder) finishReshard(ctx context.Context, from, to int, rep *ReshardReport) error {
+	old, err := rs.docs.readShards(ctx, from, allShards(from), nil, readParallelism)
 	if err != nil {
 		return err
 	}
 	for _, sh := range old {
 		if sh.movedTo != to {
-			return fmt.Errorf("%s: %w: not moved yet", s.kv.display(sh.path), ErrConflict)
+			return fmt.Errorf("%s: %w: not moved yet", rs.kv.display(sh.path), ErrConflict)
 		}
 	}
-	l, version, err := s.readLayoutVersion(ctx)
+	l, version, err := rs.docs.readLayoutVersion(ctx)
 	if err != nil {
 		return err
 	}
@@ -358,14 +351,14 @@ func (s *Store) finishReshard(ctx context.Context, from, to int, rep *ReshardRep
 		return nil // another process finished it
 	}
 	if l == nil || l.Reshard == nil || l.Shards != from || l.Reshard.To != to {
-		return fmt.Errorf("%s: %w: the layout changed during the re-shard", s.kv.display(metaPath), ErrConflict)
+		return fmt.Errorf("%s: %w: the layout changed during the re-shard", rs.kv.display(metaPath), ErrConflict)
 	}
 	l.Resharded = append(l.Resharded, reshardDone{From: from, To: to, StartedAt: l.Reshard.StartedAt,
 		DoneAt: time.Now().UTC().Format(time.RFC3339)})
 	l.Shards, l.Reshard = to, nil
 	rep.Writes++
-	if err := s.kv.write(ctx, metaPath, l, s.cas(version)); err != nil {
-		return fmt.Errorf("recording %d shards in %s: %w", to, s.kv.display(metaPath), err)
+	if err := rs.kv.write(ctx, metaPath, l, rs.kv.cas(version)); err != nil {
+		return fmt.Errorf("recording %d shards in %s: %w", to, rs.kv.display(metaPath), err)
 	}
 	return nil
 }

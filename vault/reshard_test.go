@@ -57,7 +57,7 @@ func reshardChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	if _, err := s.Reshard(context.Background(), to); err != nil {
+	if _, err := s.Indexes.Reshard(context.Background(), to); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -181,23 +181,23 @@ var _ = Describe("re-sharding the index", func() {
 			srv := server()
 			_, s, want := fresh(srv, version, 600)
 
-			rep, err := s.Reshard(ctx, 32)
+			rep, err := s.Indexes.Reshard(ctx, 32)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rep).To(MatchFields(IgnoreExtras, Fields{"From": Equal(8), "To": Equal(32), "Moved": Equal(8), "Records": Equal(600)}))
 			holds(s, want)
 
-			again, err := s.Reshard(ctx, 32)
+			again, err := s.Indexes.Reshard(ctx, 32)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(again.AlreadyDone).To(BeTrue())
 			Expect(again.Writes).To(BeZero())
 
-			_, err = s.Reshard(ctx, 48)
+			_, err = s.Indexes.Reshard(ctx, 48)
 			Expect(err).To(MatchError(vault.ErrInvalid), "not a power-of-two multiple")
 
 			// updates and removals after the re-shard write the new shards
 			_, err = s.Update(ctx, map[string]vault.Change{"inst-0001": record("inst-0001", 1), "new-1": record("new-1", 1)})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(s.Remove(ctx, "inst-0002")).To(Succeed())
+			Expect(s.Indexes.Remove(ctx, "inst-0002")).To(Succeed())
 			want["inst-0001"], want["new-1"] = "p1", "p1"
 			delete(want, "inst-0002")
 			holds(s, want)
@@ -210,7 +210,7 @@ var _ = Describe("re-sharding the index", func() {
 			m := newMount(srv, version)
 			s := openStore(srv.Addr, srv.Token, m)
 
-			rep, err := s.Reshard(ctx, 2*vault.DefaultShards)
+			rep, err := s.Indexes.Reshard(ctx, 2*vault.DefaultShards)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rep).To(MatchFields(IgnoreExtras, Fields{"From": Equal(vault.DefaultShards), "To": Equal(2 * vault.DefaultShards),
 				"Moved": Equal(vault.DefaultShards), "Records": BeZero()}))
@@ -222,7 +222,7 @@ var _ = Describe("re-sharding the index", func() {
 
 			want := seed(s, 300)
 			holds(s, want)
-			again, err := s.Reshard(ctx, 2*vault.DefaultShards)
+			again, err := s.Indexes.Reshard(ctx, 2*vault.DefaultShards)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(again.AlreadyDone).To(BeTrue())
 		})
@@ -231,7 +231,7 @@ var _ = Describe("re-sharding the index", func() {
 	It("keeps the layout's history and refuses a damaged marker", func(ctx SpecContext) {
 		srv := server()
 		m, s, _ := fresh(srv, 2, 50)
-		_, err := s.Reshard(ctx, 16)
+		_, err := s.Indexes.Reshard(ctx, 16)
 		Expect(err).NotTo(HaveOccurred())
 		l := layout(srv, m)
 		Expect(l["shards"]).To(BeNumerically("==", 16))
@@ -259,7 +259,7 @@ var _ = Describe("re-sharding the index", func() {
 			return fmt.Sprintf("inst-%04d", (gen*7+w*131)%400)
 		}, func(id, plan string) { written[id] = plan })
 		time.Sleep(50 * time.Millisecond)
-		_, err := s.Reshard(ctx, 64)
+		_, err := s.Indexes.Reshard(ctx, 64)
 		Expect(err).NotTo(HaveOccurred())
 		time.Sleep(50 * time.Millisecond)
 		stop()
@@ -279,7 +279,7 @@ var _ = Describe("re-sharding the index", func() {
 				func(id, plan string) { want[id] = plan })
 			errs := make(chan error, 2)
 			for _, s := range []*vault.Store{a, b} {
-				go func() { _, err := s.Reshard(ctx, 32); errs <- err }()
+				go func() { _, err := s.Indexes.Reshard(ctx, 32); errs <- err }()
 			}
 			for range 2 {
 				err := <-errs
@@ -287,7 +287,7 @@ var _ = Describe("re-sharding the index", func() {
 					Expect(err).To(MatchError(vault.ErrConflict))
 				}
 			}
-			_, err := a.Reshard(ctx, 32)
+			_, err := a.Indexes.Reshard(ctx, 32)
 			Expect(err).NotTo(HaveOccurred())
 			stop()
 			holds(a, want)
@@ -317,7 +317,7 @@ var _ = Describe("re-sharding the index", func() {
 
 		// meanwhile another re-shard finishes, and a writer changes a
 		// record of old shard 3 in its new shard
-		_, err = s.Reshard(ctx, 16)
+		_, err = s.Indexes.Reshard(ctx, 16)
 		Expect(err).NotTo(HaveOccurred())
 		var id string
 		for cand := range want {
@@ -374,7 +374,7 @@ var _ = Describe("re-sharding the index", func() {
 			want[id], want["after-"+id] = "p"+strconv.Itoa(k), "p"+strconv.Itoa(k)
 			holds(s, want)
 
-			rep, err := s.Reshard(ctx, 16)
+			rep, err := s.Indexes.Reshard(ctx, 16)
 			Expect(err).NotTo(HaveOccurred(), "step %d", k)
 			Expect(rep.To).To(Equal(16))
 			holds(s, want)

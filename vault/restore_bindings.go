@@ -148,15 +148,15 @@ func listed(raw json.RawMessage) []string {
 }
 
 // restoreBindingsTruth reads what bindingTruth needs and applies it to b.
-func (s *Store) restoreBindingsTruth(ctx context.Context, id string, b *backupParts) (RestoreReport, error) {
+func (rt *Restores) restoreBindingsTruth(ctx context.Context, id string, b *backupParts) (RestoreReport, error) {
 	if b.secrets == nil {
 		return RestoreReport{}, nil
 	}
-	live, err := s.readSecrets(ctx, id)
+	live, err := rt.reader.readSecrets(ctx, id)
 	if err != nil {
 		return RestoreReport{}, fmt.Errorf("reading the live bindings: %w", err)
 	}
-	events, err := s.Events(ctx, id, 0)
+	events, err := rt.history.Events(ctx, id, 0)
 	if err != nil && !errors.Is(err, ErrCorrupt) {
 		return RestoreReport{}, fmt.Errorf("reading the history (the bindings unbound): %w", err)
 	}

@@ -30,17 +30,17 @@ var _ = Describe("Restore and history", func() {
 			// reconciler does.
 			addHistory := func(id, action string) {
 				GinkgoHelper()
-				md, err := store.Metadata(ctx, id)
+				md, err := store.Documents.Metadata(ctx, id)
 				Expect(err).NotTo(HaveOccurred())
 				if md == nil {
 					md = &vault.Metadata{}
 				}
 				md.AddHistory(vault.HistoryEntry{Time: "2026-11-23T13:20:00Z", Action: action}, 0)
-				Expect(store.PutMetadata(ctx, id, md)).To(Succeed())
+				Expect(store.Documents.PutMetadata(ctx, id, md)).To(Succeed())
 			}
 			actions := func(id string) []string {
 				GinkgoHelper()
-				md, err := store.Metadata(ctx, id)
+				md, err := store.Documents.Metadata(ctx, id)
 				Expect(err).NotTo(HaveOccurred())
 				var out []string
 				for _, h := range md.History {
@@ -52,20 +52,20 @@ var _ = Describe("Restore and history", func() {
 			It("keeps the history written after the backup", func() {
 				_, err := store.Update(ctx, map[string]vault.Change{"rh": put(rec("svc", "small"))})
 				Expect(err).NotTo(HaveOccurred())
-				Expect(store.PutMetadata(ctx, "rh", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
+				Expect(store.Documents.PutMetadata(ctx, "rh", &vault.Metadata{Releases: []vault.Resource{{Name: "redis", Version: "1"}}})).To(Succeed())
 				addHistory("rh", "created")
 				backup, err := store.Backup(ctx, "rh")
 				Expect(err).NotTo(HaveOccurred())
 
-				md, err := store.Metadata(ctx, "rh")
+				md, err := store.Documents.Metadata(ctx, "rh")
 				Expect(err).NotTo(HaveOccurred())
 				md.Releases[0].Version = "2"
-				Expect(store.PutMetadata(ctx, "rh", md)).To(Succeed())
+				Expect(store.Documents.PutMetadata(ctx, "rh", md)).To(Succeed())
 				addHistory("rh", "updated")
 				addHistory("rh", "drift")
 
-				Expect(store.Restore(ctx, "rh", backup)).To(Succeed())
-				md, err = store.Metadata(ctx, "rh")
+				Expect(store.Restores.Restore(ctx, "rh", backup)).To(Succeed())
+				md, err = store.Documents.Metadata(ctx, "rh")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(md.Releases[0].Version).To(Equal("1"), "the rest of the metadata is the backup's")
 				Expect(actions("rh")).To(Equal([]string{"created", "updated", "drift", "restored"}))
@@ -83,7 +83,7 @@ var _ = Describe("Restore and history", func() {
 				Expect(events[0].Details).To(HaveKeyWithValue("previous_state_backup", saved[0]))
 
 				By("leaving the event history alone on a second restore")
-				Expect(store.Restore(ctx, "rh", saved[0])).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "rh", saved[0])).To(Succeed())
 				Expect(actions("rh")).To(Equal([]string{"created", "updated", "drift", "restored", "restored"}))
 				Expect(store.Events(ctx, "rh", 0)).To(HaveLen(2))
 			})
@@ -94,7 +94,7 @@ var _ = Describe("Restore and history", func() {
 				bare, err := store.Backup(ctx, "rn")
 				Expect(err).NotTo(HaveOccurred())
 				addHistory("rn", "created")
-				Expect(store.Restore(ctx, "rn", bare)).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "rn", bare)).To(Succeed())
 				Expect(actions("rn")).To(Equal([]string{"created", "restored"}))
 
 				withHistory, err := store.Backup(ctx, "rn")
@@ -102,7 +102,7 @@ var _ = Describe("Restore and history", func() {
 				code, _, err := srv.Do(http.MethodDelete, "/v1/"+mount+map[int]string{1: "/", 2: "/metadata/"}[version]+"rn/metadata", "")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(code).To(Equal(http.StatusNoContent))
-				Expect(store.Restore(ctx, "rn", withHistory)).To(Succeed())
+				Expect(store.Restores.Restore(ctx, "rn", withHistory)).To(Succeed())
 				Expect(actions("rn")).To(Equal([]string{"created", "restored", "restored"}))
 			})
 
@@ -124,7 +124,7 @@ var _ = Describe("Restore and history", func() {
 					_, _ = w.Write([]byte(`{"errors":["injected"]}`))
 					return true
 				})
-				err = flaky.Restore(ctx, "rf", backup)
+				err = flaky.Restores.Restore(ctx, "rf", backup)
 				Expect(errors.Is(err, vault.ErrEventNotRecorded)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(ContainSubstring("injected"))
 				r, err := store.Record(ctx, "rf")

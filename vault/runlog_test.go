@@ -36,7 +36,7 @@ var _ = Describe("Run log", func() {
 			}
 			runsOf := func(limit int) []vault.RunEntry {
 				GinkgoHelper()
-				runs, err := store.Runs(ctx, limit)
+				runs, err := store.RunLog.Runs(ctx, limit)
 				Expect(err).NotTo(HaveOccurred())
 				return runs
 			}
@@ -49,9 +49,9 @@ var _ = Describe("Run log", func() {
 					{ID: "a1", StartedAt: base, Summary: json.RawMessage(`{"changed":1,"errors":["x <&> y"]}`)},
 					{ID: "c3-same-second", StartedAt: base.Add(2*time.Second + time.Millisecond)},
 				} {
-					Expect(store.AppendRun(ctx, r)).To(Succeed())
+					Expect(store.RunLog.AppendRun(ctx, r)).To(Succeed())
 				}
-				Expect(store.AppendRun(ctx, vault.RunEntry{ID: "d4", Summary: json.RawMessage(`{}`)})).To(Succeed())
+				Expect(store.RunLog.AppendRun(ctx, vault.RunEntry{ID: "d4", Summary: json.RawMessage(`{}`)})).To(Succeed())
 
 				runs := runsOf(0)
 				Expect(ids(runs)).To(Equal([]string{"d4", "c3-same-second", "b2", "a1"}))
@@ -65,7 +65,7 @@ var _ = Describe("Run log", func() {
 					"20261123T132000.000000000Z-a1"))
 
 				By("appending the same run again replaces its entry")
-				Expect(store.AppendRun(ctx, vault.RunEntry{ID: "a1", StartedAt: base, Summary: json.RawMessage(`{"changed":9}`)})).To(Succeed())
+				Expect(store.RunLog.AppendRun(ctx, vault.RunEntry{ID: "a1", StartedAt: base, Summary: json.RawMessage(`{"changed":9}`)})).To(Succeed())
 				runs = runsOf(0)
 				Expect(runs).To(HaveLen(4))
 				Expect(runs[3].Summary).To(MatchJSON(`{"changed":9}`))
@@ -73,41 +73,41 @@ var _ = Describe("Run log", func() {
 
 			It("prunes all but the newest keep", func() {
 				for i := range 5 {
-					Expect(store.AppendRun(ctx, vault.RunEntry{ID: fmt.Sprint("r", i), StartedAt: base.Add(time.Duration(i) * time.Minute)})).To(Succeed())
+					Expect(store.RunLog.AppendRun(ctx, vault.RunEntry{ID: fmt.Sprint("r", i), StartedAt: base.Add(time.Duration(i) * time.Minute)})).To(Succeed())
 				}
-				Expect(store.PruneRuns(ctx, 0)).To(Equal(0), "0 keeps all")
+				Expect(store.RunLog.PruneRuns(ctx, 0)).To(Equal(0), "0 keeps all")
 				Expect(runsOf(0)).To(HaveLen(5))
-				Expect(store.PruneRuns(ctx, 2)).To(Equal(3))
+				Expect(store.RunLog.PruneRuns(ctx, 2)).To(Equal(3))
 				Expect(ids(runsOf(0))).To(Equal([]string{"r4", "r3"}))
 				Expect(histList(srv, mount, version, "blacksmith/runs/")).To(HaveLen(2))
-				Expect(store.PruneRuns(ctx, 2)).To(Equal(0))
-				_, err := store.PruneRuns(ctx, -1)
+				Expect(store.RunLog.PruneRuns(ctx, 2)).To(Equal(0))
+				_, err := store.RunLog.PruneRuns(ctx, -1)
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue())
 			})
 
 			It("refuses a bad run id, a summary that is not JSON or too large, writing nothing", func() {
 				before := store.Stats().Writes
 				for _, id := range []string{"", "a/b", "../x", "has space", "dot.ted", strings.Repeat("r", 65)} {
-					err := store.AppendRun(ctx, vault.RunEntry{ID: id})
+					err := store.RunLog.AppendRun(ctx, vault.RunEntry{ID: id})
 					Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%q: %v", id, err)
 				}
-				err := store.AppendRun(ctx, vault.RunEntry{ID: "r1", Summary: json.RawMessage(`{"broken`)})
+				err := store.RunLog.AppendRun(ctx, vault.RunEntry{ID: "r1", Summary: json.RawMessage(`{"broken`)})
 				Expect(errors.Is(err, vault.ErrInvalid)).To(BeTrue(), "%v", err)
 
 				big := json.RawMessage(`"` + strings.Repeat("x", vault.MaxRunSummaryBytes) + `"`)
-				err = store.AppendRun(ctx, vault.RunEntry{ID: "r1", Summary: big})
+				err = store.RunLog.AppendRun(ctx, vault.RunEntry{ID: "r1", Summary: big})
 				Expect(errors.Is(err, vault.ErrTooLarge)).To(BeTrue(), "%v", err)
 				Expect(store.Stats().Writes).To(Equal(before))
 				Expect(histList(srv, mount, version, "blacksmith/")).To(BeEmpty())
 
 				By("a summary just within the bound is kept")
 				fits := json.RawMessage(`"` + strings.Repeat("x", vault.MaxRunSummaryBytes-2) + `"`)
-				Expect(store.AppendRun(ctx, vault.RunEntry{ID: "r1", Summary: fits})).To(Succeed())
+				Expect(store.RunLog.AppendRun(ctx, vault.RunEntry{ID: "r1", Summary: fits})).To(Succeed())
 				Expect(runsOf(1)[0].Summary).To(HaveLen(vault.MaxRunSummaryBytes))
 			})
 
 			It("skips a run document it cannot use, naming it", func() {
-				Expect(store.AppendRun(ctx, vault.RunEntry{ID: "good", StartedAt: base})).To(Succeed())
+				Expect(store.RunLog.AppendRun(ctx, vault.RunEntry{ID: "good", StartedAt: base})).To(Succeed())
 				at := base.Add(time.Hour).Format(time.RFC3339Nano)
 				bad := map[string]string{
 					"blacksmith/runs/20261123T142000.000000000Z-other": `{"run_id":"someone-else","started_at":"` + at + `"}`,
@@ -117,7 +117,7 @@ var _ = Describe("Run log", func() {
 				for p, data := range bad {
 					rawPut(srv, mount, version, p, data)
 				}
-				runs, err := store.Runs(ctx, 0)
+				runs, err := store.RunLog.Runs(ctx, 0)
 				Expect(ids(runs)).To(Equal([]string{"good"}))
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 				for p := range bad {

@@ -19,7 +19,7 @@ var _ = Describe("Concurrent updates", func() {
 		GinkgoHelper()
 		srv := server()
 		first, mount := newStore(srv, version)
-		_, err := first.Migrate(ctx) // lays out the index once, as cmd/blacksmith does at start
+		_, err := first.Maintenance.Migrate(ctx) // lays out the index once, as cmd/blacksmith does at start
 		Expect(err).NotTo(HaveOccurred())
 		// All ids fall into 8 shards so that writers really collide.
 		ids := idsInShards("c", workers*each, 8)

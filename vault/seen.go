@@ -110,7 +110,7 @@ func (idx *Index) take(n, num int) *shard {
 // shards at a time (0 or less: as Update, 8; a shard found moved by a
 // re-shard meanwhile is followed at Update's pace): a caller whose other
 // writes to the same Vault go on meanwhile leaves them room with fewer.
-func (s *Store) UpdateOver(ctx context.Context, changes map[string]Change, base *Index, atOnce int) (UpdateResult, error) {
+func (ix *Indexes) UpdateOver(ctx context.Context, changes map[string]Change, base *Index, atOnce int) (UpdateResult, error) {
 	edits, err := editsOf(changes)
 	if err != nil {
 		return UpdateResult{}, err
@@ -118,7 +118,7 @@ func (s *Store) UpdateOver(ctx context.Context, changes map[string]Change, base 
 	if atOnce <= 0 {
 		atOnce = readParallelism
 	}
-	return s.applyOver(ctx, edits, base, atOnce)
+	return ix.batch.applyOver(ctx, edits, base, atOnce)
 }
 
 // known routes the ids whose shard base gives out (a layout of n shards);

@@ -60,7 +60,7 @@ var _ = Describe("UpdateOver", func() {
 				slow := openStore(px.URL(), srv.Token, mount)
 				for _, atOnce := range []int{2, 0} {
 					px.most.Store(0)
-					res, err := slow.UpdateOver(ctx, plan(fmt.Sprintf("p%d", atOnce+10), ids...), nil, atOnce)
+					res, err := slow.Indexes.UpdateOver(ctx, plan(fmt.Sprintf("p%d", atOnce+10), ids...), nil, atOnce)
 					Expect(err).NotTo(HaveOccurred())
 					Expect(res.Changed).To(HaveLen(len(ids)))
 					if atOnce == 2 {
@@ -72,10 +72,10 @@ var _ = Describe("UpdateOver", func() {
 			})
 
 			It("writes the shards the index read without reading them again, once each", func() {
-				base, err := store.IndexFrom(ctx, nil)
+				base, err := store.Indexes.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 				reads := store.Stats().Reads
-				res, err := store.UpdateOver(ctx, plan("p2", ids...), base, 0)
+				res, err := store.Indexes.UpdateOver(ctx, plan("p2", ids...), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(res.Changed).To(ConsistOf(ids))
 				shards := uint64(4)
@@ -89,7 +89,7 @@ var _ = Describe("UpdateOver", func() {
 
 				// Given out once: its version is another now.
 				reads = store.Stats().Reads
-				_, err = store.UpdateOver(ctx, plan("p3", ids[0]), base, 0)
+				_, err = store.Indexes.UpdateOver(ctx, plan("p3", ids[0]), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.Stats().Reads - reads).To(Equal(uint64(2)))
 				Expect(planOf(ids[0])).To(Equal("p3"))
@@ -99,14 +99,14 @@ var _ = Describe("UpdateOver", func() {
 				base, err := store.Index(ctx)
 				Expect(err).NotTo(HaveOccurred())
 				reads := store.Stats().Reads
-				_, err = store.UpdateOver(ctx, plan("p2", ids...), base, 0)
+				_, err = store.Indexes.UpdateOver(ctx, plan("p2", ids...), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.Stats().Reads-reads).To(Equal(uint64(1+4)), "the layout and the four shards")
 				Expect(planOf(ids[0])).To(Equal("p2"))
 			})
 
 			It("loses nothing another writer wrote after the index was read", func() {
-				base, err := store.IndexFrom(ctx, nil)
+				base, err := store.Indexes.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 				other := openStore(srv.Addr, srv.Token, mount)
 				_, err = other.Update(ctx, map[string]vault.Change{"new-one": put(rec("svc", "theirs"))})
@@ -114,7 +114,7 @@ var _ = Describe("UpdateOver", func() {
 				_, err = other.Update(ctx, plan("theirs", ids[1]))
 				Expect(err).NotTo(HaveOccurred())
 
-				_, err = store.UpdateOver(ctx, plan("ours", ids[0], ids[2]), base, 0)
+				_, err = store.Indexes.UpdateOver(ctx, plan("ours", ids[0], ids[2]), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(planOf("new-one")).To(Equal("theirs"))
 				Expect(planOf(ids[1])).To(Equal("theirs"))
@@ -142,11 +142,11 @@ var _ = Describe("UpdateOver", func() {
 					return next, nil
 				}})
 				Expect(err).NotTo(HaveOccurred())
-				base, err := store.IndexFrom(ctx, nil)
+				base, err := store.Indexes.IndexFrom(ctx, nil)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(base.Problems).To(HaveLen(1))
 				reads := store.Stats().Reads
-				_, err = store.UpdateOver(ctx, plan("p2", id), base, 0)
+				_, err = store.Indexes.UpdateOver(ctx, plan("p2", id), base, 0)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.Stats().Reads-reads).To(Equal(uint64(2)), "the layout and the shard")
 				Expect(planOf(id)).To(Equal("p2"))

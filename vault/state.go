@@ -16,6 +16,14 @@ import (
 // instance for a backup: the backup document must stay a size Vault accepts.
 const maxSecretPaths = 1000
 
+// stateReader reads what a backup holds of an instance (its state): the
+// index record, metadata, manifest and secrets.
+type stateReader struct {
+	kv         *kv
+	docs       *indexDocs
+	backupPath string // BackupOptions.Path: the backups are none of the instance's secrets
+}
+
 // state is what a backup holds of an instance, as read; nil marks an absent
 // part.
 type state struct {
@@ -30,7 +38,7 @@ type state struct {
 // (nil: none; its Manifest set), the metadata and manifest are taken from
 // it (metadata that was not read is read), and the record too when it
 // holds one. also (nil: none) is read alongside.
-func (s *Store) readState(ctx context.Context, id string, secrets bool, docs *InstanceDocs, also func(context.Context) error) (*state, error) {
+func (sr *stateReader) readState(ctx context.Context, id string, secrets bool, docs *InstanceDocs, also func(context.Context) error) (*state, error) {
 	st := &state{}
 	// The parts are read at once: a backup is taken before every change of
 	// an instance, and reading them one after another made it most of the
@@ -43,7 +51,7 @@ func (s *Store) readState(ctx context.Context, id string, secrets bool, docs *In
 		}
 	} else {
 		g.Go(func() (err error) {
-			st.record, _, err = s.recordRaw(gctx, id)
+			st.record, _, err = sr.docs.recordRaw(gctx, id)
 			return err
 		})
 	}
@@ -54,7 +62,7 @@ func (s *Store) readState(ctx context.Context, id string, secrets bool, docs *In
 		st.metadata = docs.Metadata.rawOrNil()
 	} else {
 		g.Go(func() error {
-			md, err := s.kv.read(gctx, metadataPath(id))
+			md, err := sr.kv.read(gctx, metadataPath(id))
 			if err != nil || !md.Exists {
 				return err
 			}
@@ -66,7 +74,7 @@ func (s *Store) readState(ctx context.Context, id string, secrets bool, docs *In
 		st.manifest = docs.Manifest.raw()
 	} else {
 		g.Go(func() error {
-			mf, err := s.kv.read(gctx, manifestPath(id))
+			mf, err := sr.kv.read(gctx, manifestPath(id))
 			if err == nil {
 				st.manifest = mf.Data["manifest"]
 			}
@@ -75,7 +83,7 @@ func (s *Store) readState(ctx context.Context, id string, secrets bool, docs *In
 	}
 	if secrets {
 		g.Go(func() (err error) {
-			st.secrets, err = s.readSecrets(gctx, id)
+			st.secrets, err = sr.readSecrets(gctx, id)
 			return err
 		})
 	}
@@ -107,8 +115,8 @@ func (st *state) document(id string) map[string]json.RawMessage {
 }
 
 // readSecrets reads every secret under {id}/ with bounded parallelism.
-func (s *Store) readSecrets(ctx context.Context, id string) (map[string]json.RawMessage, error) {
-	paths, err := s.secretPaths(ctx, id)
+func (sr *stateReader) readSecrets(ctx context.Context, id string) (map[string]json.RawMessage, error) {
+	paths, err := sr.secretPaths(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +126,7 @@ func (s *Store) readSecrets(ctx context.Context, id string) (map[string]json.Raw
 	g.SetLimit(readParallelism)
 	for _, p := range paths {
 		g.Go(func() error {
-			doc, err := s.kv.read(gctx, p)
+			doc, err := sr.kv.read(gctx, p)
 			if err != nil || !doc.Exists {
 				return err
 			}
@@ -136,25 +144,25 @@ func (s *Store) readSecrets(ctx context.Context, id string) (map[string]json.Raw
 // {id}/ but the instance's metadata, manifest and backups (and the index, for
 // an instance named like its folder). Past maxSecretPaths listed paths it
 // fails with ErrTooLarge.
-func (s *Store) secretPaths(ctx context.Context, id string) ([]string, error) {
+func (sr *stateReader) secretPaths(ctx context.Context, id string) ([]string, error) {
 	var out []string
 	listed := 0
 	for folders := []string{id + "/"}; len(folders) > 0; folders = folders[1:] {
-		keys, err := s.kv.list(ctx, folders[0])
+		keys, err := sr.kv.list(ctx, folders[0])
 		if err != nil {
 			return nil, err
 		}
 		for _, k := range keys {
 			if listed++; listed > maxSecretPaths {
 				return nil, fmt.Errorf("%w: more than %d paths under %s (delete some, then try again)",
-					ErrTooLarge, maxSecretPaths, s.kv.display(id+"/"))
+					ErrTooLarge, maxSecretPaths, sr.kv.display(id+"/"))
 			}
 			if !validKey(k) {
-				return nil, fmt.Errorf("listing %s: %w: key %q", s.kv.display(folders[0]), ErrCorrupt, k)
+				return nil, fmt.Errorf("listing %s: %w: key %q", sr.kv.display(folders[0]), ErrCorrupt, k)
 			}
 			p := folders[0] + k
 			switch {
-			case s.reserved(id, p) || isIndexPath(p):
+			case sr.reserved(id, p) || isIndexPath(p):
 			case strings.HasSuffix(p, "/"):
 				folders = append(folders, p)
 			default:
@@ -176,8 +184,8 @@ func validKey(k string) bool {
 // reserved reports whether p (a path or folder under {id}/) is the
 // instance's metadata, manifest, backups folder or a backup: none of them is
 // one of its secrets.
-func (s *Store) reserved(id, p string) bool {
-	return reservedPath(id, s.opts.Backup.Path, p)
+func (sr *stateReader) reserved(id, p string) bool {
+	return reservedPath(id, sr.backupPath, p)
 }
 
 func reservedPath(id, backupPath, p string) bool {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/hashicorp/go-cleanhttp"
 	"github.com/hashicorp/vault/api"
@@ -16,22 +14,42 @@ import (
 
 // Store reads and writes the broker's records in one KV mount of Vault.
 // It is safe for concurrent use.
+//
+// Its own methods are what the broker uses (broker.Store): an instance's
+// index record, secrets, history, backups, manifest, allowance and
+// removal, each handed to the part that keeps that family of documents.
+// The parts are its fields, each what one kind of consumer uses; New sets
+// them, and they must not be replaced.
 type Store struct {
 	kv    *kv
-	opts  Options
-	log   *slog.Logger
-	locks *mountLocks
 	renew *renewer
-	// shards is the shard count of the index layout last read (0: none
-	// yet); a record's shard is read by it, beside the layout's own read.
-	shards atomic.Int64
-	// The parts of the store that stand on their own, each what one kind
-	// of consumer uses: their methods are the Store's too.
-	*History
-	*RunLog
-	*Leases
-	*State
-	*Secrets
+
+	// Indexes reads and changes the instance index (Update, UpdateOver,
+	// IndexFrom, Reshard, Remove).
+	Indexes *Indexes
+	// Documents are each instance's metadata, manifest and allowance, and
+	// the list of the instances that have documents.
+	Documents *Documents
+	// Archive takes, lists and reads each instance's backups.
+	Archive *Archive
+	// Restores put an instance back as one of its backups holds it.
+	Restores *Restores
+	// Maintenance migrates a legacy Blacksmith index in and exports it
+	// back out.
+	Maintenance *Maintenance
+	// History is each instance's events.
+	History *History
+	// RunLog is the reconciler's runs.
+	RunLog *RunLog
+	// Leases are the leases among daemons.
+	Leases *Leases
+	// State is the reconciler's state documents.
+	State *State
+	// Secrets are the secrets under the mount (an instance's, its
+	// bindings').
+	Secrets *Secrets
+
+	removal *remover
 }
 
 // mountLocks serialize, within the process, what Vault cannot on one mount:
@@ -76,20 +94,19 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: &kv{client: client, mount: opts.Mount}, opts: opts, log: opts.Logger, locks: locksFor(opts.Address, opts.Mount)}
-	s.History, s.RunLog, s.Leases, s.State = &History{kv: s.kv}, &RunLog{kv: s.kv}, &Leases{kv: s.kv}, &State{kv: s.kv}
-	s.Secrets = &Secrets{kv: s.kv, opts: &s.opts}
-	if err := s.checkSeal(ctx); err != nil {
+	k := &kv{client: client, mount: opts.Mount}
+	if err := k.checkSeal(ctx, opts.Address); err != nil {
 		return nil, err
 	}
 	tok, err := client.Auth().Token().LookupSelfWithContext(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("looking up the vault token: %w", s.kv.classify(ctx, err))
+		return nil, fmt.Errorf("looking up the vault token: %w", k.classify(ctx, err))
 	}
-	if s.kv.version, err = s.resolveVersion(ctx); err != nil {
+	if k.version, err = k.resolveVersion(ctx, opts.KVVersion); err != nil {
 		return nil, err
 	}
-	s.renew = startRenewer(client, tok, s.log)
+	s := assemble(k, &opts, locksFor(opts.Address, opts.Mount))
+	s.renew = startRenewer(client, tok, opts.Logger)
 	return s, nil
 }
 
@@ -120,17 +137,6 @@ func newClient(opts Options) (*api.Client, error) {
 	return client, nil
 }
 
-func (s *Store) checkSeal(ctx context.Context) error {
-	st, err := s.kv.client.Sys().SealStatusWithContext(ctx)
-	if err != nil {
-		return fmt.Errorf("checking vault at %s: %w", s.opts.Address, s.kv.classify(ctx, err))
-	}
-	if st.Sealed {
-		return fmt.Errorf("checking vault at %s: %w", s.opts.Address, ErrSealed)
-	}
-	return nil
-}
-
 // Close stops the token renewal. The Store must not be used afterwards.
 func (s *Store) Close() { s.renew.stop() }
 
@@ -148,3 +154,31 @@ func (s *Store) KVVersion() int { return s.kv.version }
 
 // Mount returns the KV mount in use.
 func (s *Store) Mount() string { return s.kv.mount }
+
+// assemble makes a Store of its parts over k: each part holds what it
+// reads and writes through, and the few parts it hands work to.
+func assemble(k *kv, opts *Options, locks *mountLocks) *Store {
+	log := opts.Logger
+	docs := &indexDocs{kv: k, log: log}
+	batch := &batcher{kv: k, docs: docs, locks: locks, maxRecordBytes: opts.MaxRecordBytes}
+	reader := &stateReader{kv: k, docs: docs, backupPath: opts.Backup.Path}
+	archive := &Archive{kv: k, opts: opts.Backup, locks: locks, log: log, reader: reader}
+	secrets := &Secrets{kv: k, opts: opts}
+	history := &History{kv: k}
+	documents := &Documents{kv: k, opts: opts, secrets: secrets}
+	return &Store{
+		kv: k,
+		Indexes: &Indexes{docs: docs, batch: batch, archive: archive, log: log,
+			reshard: &resharder{kv: k, docs: docs, locks: locks}},
+		Documents:   documents,
+		Archive:     archive,
+		Restores:    &Restores{kv: k, opts: opts, log: log, archive: archive, reader: reader, history: history, docs: documents, secrets: secrets, batch: batch},
+		Maintenance: &Maintenance{kv: k, docs: docs, locks: locks, log: log},
+		History:     history,
+		RunLog:      &RunLog{kv: k},
+		Leases:      &Leases{kv: k},
+		State:       &State{kv: k},
+		Secrets:     secrets,
+		removal:     &remover{kv: k, opts: opts.Backup, archive: archive, reader: reader, batch: batch},
+	}
+}

@@ -127,9 +127,9 @@ var _ = Describe("Store round trips", func() {
 			})
 
 			It("round-trips metadata, keeping unknown fields and capping history", func() {
-				Expect(store.Metadata(ctx, "m1")).To(BeNil())
+				Expect(store.Documents.Metadata(ctx, "m1")).To(BeNil())
 				rawPut(srv, mount, version, "m1/metadata", `{"legacy_field":{"a":[1,2]},"releases":[{"name":"redis","version":"1","url":"x"}]}`)
-				md, err := store.Metadata(ctx, "m1")
+				md, err := store.Documents.Metadata(ctx, "m1")
 				Expect(err).NotTo(HaveOccurred())
 				md.Stemcells = []vault.Resource{{Name: "ubuntu-jammy", Version: "1.1"}}
 				md.VMs = []vault.VMSummary{{ID: "vm-1", Job: "redis", Index: 0, AZ: "z1", IPs: []string{"10.0.0.1"}}}
@@ -137,9 +137,9 @@ var _ = Describe("Store round trips", func() {
 				for i := range 60 {
 					md.AddHistory(vault.HistoryEntry{Time: "2024-01-01T00:00:00Z", Action: "updated", Detail: fmt.Sprint(i)}, 0)
 				}
-				Expect(store.PutMetadata(ctx, "m1", md)).To(Succeed())
+				Expect(store.Documents.PutMetadata(ctx, "m1", md)).To(Succeed())
 
-				got, err := store.Metadata(ctx, "m1")
+				got, err := store.Documents.Metadata(ctx, "m1")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(got.History).To(HaveLen(50))
 				Expect(got.History[0].Detail).To(Equal("10"))
@@ -151,7 +151,7 @@ var _ = Describe("Store round trips", func() {
 
 			It("reports metadata with a mistyped field as corrupt, naming its path", func() {
 				rawPut(srv, mount, version, "m2/metadata", `{"history":"not a list"}`)
-				_, err := store.Metadata(ctx, "m2")
+				_, err := store.Documents.Metadata(ctx, "m2")
 				Expect(errors.Is(err, vault.ErrCorrupt)).To(BeTrue(), "%v", err)
 				Expect(err.Error()).To(ContainSubstring(mount + "/m2/metadata"))
 			})
@@ -179,11 +179,11 @@ var _ = Describe("Store round trips", func() {
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeTrue())
 				Expect(got).To(Equal(data))
-				Expect(store.DeleteSecret(ctx, "s1/bindings/b1")).To(Succeed())
+				Expect(store.Secrets.DeleteSecret(ctx, "s1/bindings/b1")).To(Succeed())
 				_, ok, err = store.Secret(ctx, "s1/bindings/b1")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(ok).To(BeFalse())
-				Expect(store.DeleteSecret(ctx, "s1/bindings/b1")).To(Succeed())
+				Expect(store.Secrets.DeleteSecret(ctx, "s1/bindings/b1")).To(Succeed())
 
 				for _, p := range []string{"db", "blacksmith/index/meta", "blacksmith/index/v1/shards/000", "../x", "/x", "a//b", "", "a/\nb"} {
 					Expect(errors.Is(store.PutSecret(ctx, p, data), vault.ErrInvalid)).To(BeTrue(), p)
@@ -194,7 +194,7 @@ var _ = Describe("Store round trips", func() {
 				_, err := store.Update(ctx, map[string]vault.Change{"r1": put(rec("s", "p")), "r2": put(rec("s", "p"))})
 				Expect(err).NotTo(HaveOccurred())
 				Expect(store.PutManifest(ctx, "r1", "name: r1")).To(Succeed())
-				Expect(store.Remove(ctx, "r1")).To(Succeed())
+				Expect(store.Indexes.Remove(ctx, "r1")).To(Succeed())
 				Expect(store.Record(ctx, "r1")).To(BeNil())
 				Expect(store.Record(ctx, "r2")).NotTo(BeNil())
 				_, ok, _ := store.Manifest(ctx, "r1")
@@ -202,7 +202,7 @@ var _ = Describe("Store round trips", func() {
 				backups, err := store.Backups(ctx, "r1")
 				Expect(err).NotTo(HaveOccurred())
 				Expect(backups).To(HaveLen(1))
-				Expect(store.Remove(ctx, "never-there")).To(Succeed())
+				Expect(store.Indexes.Remove(ctx, "never-there")).To(Succeed())
 			})
 
 			It("rejects ids that cannot name a path", func() {
@@ -224,13 +224,13 @@ var _ = Describe("the write counts by kind of document", func() {
 		}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(store.PutManifest(ctx, id, "name: x\n")).To(Succeed())
-		Expect(store.PutMetadata(ctx, id, &vault.Metadata{})).To(Succeed())
+		Expect(store.Documents.PutMetadata(ctx, id, &vault.Metadata{})).To(Succeed())
 		Expect(store.PutSecret(ctx, id+"/credentials", map[string]any{"password": "p"})).To(Succeed())
 		_, err = store.Backup(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(store.AppendEvent(ctx, id, vault.Event{Kind: "created"})).To(Succeed())
-		Expect(store.AppendRun(ctx, vault.RunEntry{ID: "run-1"})).To(Succeed())
-		Expect(store.WriteState(ctx, "kinds", map[string]int{"a": 1})).To(Succeed())
+		Expect(store.RunLog.AppendRun(ctx, vault.RunEntry{ID: "run-1"})).To(Succeed())
+		Expect(store.State.WriteState(ctx, "kinds", map[string]int{"a": 1})).To(Succeed())
 
 		st := store.Stats()
 		Expect(st.WritesByKind).To(HaveKeyWithValue("instance", uint64(2)))

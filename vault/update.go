@@ -37,6 +37,16 @@ type edit struct {
 	set    json.RawMessage
 }
 
+// batcher writes index changes grouped per shard: one read and at most one
+// write per touched shard, check-and-set and re-applied on a conflict,
+// following records a re-shard moved (update.go, commit.go).
+type batcher struct {
+	kv             *kv
+	docs           *indexDocs
+	locks          *mountLocks
+	maxRecordBytes int // Options.MaxRecordBytes
+}
+
 // plan is a shard's new content, computed from one read of it.
 type plan struct {
 	sh      *shard
@@ -66,12 +76,12 @@ type plan struct {
 // returning an error (ErrTooLarge, naming the id, the size and the bound):
 // nothing is written. A record already stored over the bound is left as it
 // is by a change that does not alter it.
-func (s *Store) Update(ctx context.Context, changes map[string]Change) (UpdateResult, error) {
+func (ix *Indexes) Update(ctx context.Context, changes map[string]Change) (UpdateResult, error) {
 	edits, err := editsOf(changes)
 	if err != nil {
 		return UpdateResult{}, err
 	}
-	return s.apply(ctx, edits)
+	return ix.batch.apply(ctx, edits)
 }
 
 // editsOf checks changes and makes them edits.
@@ -94,54 +104,54 @@ func editsOf(changes map[string]Change) (map[string]edit, error) {
 // are kept, and its backup holds no secret: to delete the secrets too, with
 // a backup that holds them, see RemoveAll. Removing an absent instance is
 // not an error.
-func (s *Store) Remove(ctx context.Context, id string) error {
+func (ix *Indexes) Remove(ctx context.Context, id string) error {
 	if err := validID(id); err != nil {
 		return err
 	}
-	if _, err := s.Backup(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
+	if _, err := ix.archive.Backup(ctx, id); err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("removing %s: backing up first: %w", id, err)
 	}
-	if _, err := s.apply(ctx, map[string]edit{id: {remove: true}}); err != nil {
+	if _, err := ix.batch.apply(ctx, map[string]edit{id: {remove: true}}); err != nil {
 		return fmt.Errorf("removing %s: %w", id, err)
 	}
 	return nil
 }
 
-func (s *Store) apply(ctx context.Context, edits map[string]edit) (UpdateResult, error) {
-	return s.applyOver(ctx, edits, nil, readParallelism)
+func (bt *batcher) apply(ctx context.Context, edits map[string]edit) (UpdateResult, error) {
+	return bt.applyOver(ctx, edits, nil, readParallelism)
 }
 
 // applyOver applies edits, reading and writing at most atOnce shards at a
 // time; the shards base gives out are not read.
-func (s *Store) applyOver(ctx context.Context, edits map[string]edit, base *Index, atOnce int) (UpdateResult, error) {
+func (bt *batcher) applyOver(ctx context.Context, edits map[string]edit, base *Index, atOnce int) (UpdateResult, error) {
 	if len(edits) == 0 {
 		return UpdateResult{}, nil
 	}
-	if s.kv.version == 1 {
-		s.locks.v1.Lock()
-		defer s.locks.v1.Unlock()
+	if bt.kv.version == 1 {
+		bt.locks.v1.Lock()
+		defer bt.locks.v1.Unlock()
 	}
-	l, err := s.ensureLayout(ctx)
+	l, err := bt.docs.ensureLayout(ctx)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
 	routes, rest := known(base, l.Shards, slices.Collect(maps.Keys(edits)))
-	read, err := s.route(ctx, l.Shards, rest, atOnce)
+	read, err := bt.docs.route(ctx, l.Shards, rest, atOnce)
 	if err != nil {
 		return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 	}
 	routes = append(routes, read...)
 	plans := make([]*plan, len(routes))
 	for i, r := range routes {
-		if plans[i], err = s.plan(r.sh, r.ids, edits); err != nil {
+		if plans[i], err = bt.plan(r.sh, r.ids, edits); err != nil {
 			return UpdateResult{}, fmt.Errorf("updating the index: nothing written: %w", err)
 		}
 	}
-	return s.commitAll(ctx, plans, edits, atOnce)
+	return bt.commitAll(ctx, plans, edits, atOnce)
 }
 
 // plan applies the edits of ids to a shard as read.
-func (s *Store) plan(sh *shard, ids []string, edits map[string]edit) (*plan, error) {
+func (bt *batcher) plan(sh *shard, ids []string, edits map[string]edit) (*plan, error) {
 	p := &plan{sh: sh, ids: ids, next: maps.Clone(sh.entries)}
 	for _, id := range ids {
 		e := edits[id]
@@ -156,15 +166,15 @@ func (s *Store) plan(sh *shard, ids []string, edits map[string]edit) (*plan, err
 		b := e.set
 		if e.change != nil {
 			var err error
-			if b, err = p.applyChange(s.kv.display(sh.path), id, e.change); err != nil {
+			if b, err = p.applyChange(bt.kv.display(sh.path), id, e.change); err != nil {
 				return nil, err
 			}
 		}
 		if b == nil || present && bytes.Equal(b, raw) {
 			continue
 		}
-		if len(b) > s.opts.MaxRecordBytes {
-			return nil, fmt.Errorf("record of %s is %d bytes: %w (limit %d)", id, len(b), ErrTooLarge, s.opts.MaxRecordBytes)
+		if len(b) > bt.maxRecordBytes {
+			return nil, fmt.Errorf("record of %s is %d bytes: %w (limit %d)", id, len(b), ErrTooLarge, bt.maxRecordBytes)
 		}
 		p.next[id] = b
 		p.changed = append(p.changed, id)

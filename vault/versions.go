@@ -18,8 +18,8 @@ const IndexMaxVersions = 3
 // of a layout of n shards (KV v2; the documents need not exist yet). It is
 // best effort: a token that may not write the index's metadata leaves the
 // mount's default, which costs storage, not correctness; the warning says so.
-func (s *Store) boundIndexVersions(ctx context.Context, n int) (bounded bool, writes int, err error) {
-	if s.kv.version != 2 {
+func (d *indexDocs) boundIndexVersions(ctx context.Context, n int) (bounded bool, writes int, err error) {
+	if d.kv.version != 2 {
 		return true, 0, nil
 	}
 	paths := []string{metaPath}
@@ -29,11 +29,11 @@ func (s *Store) boundIndexVersions(ctx context.Context, n int) (bounded bool, wr
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readParallelism)
 	for _, p := range paths {
-		g.Go(func() error { return s.kv.boundVersions(gctx, p, IndexMaxVersions) })
+		g.Go(func() error { return d.kv.boundVersions(gctx, p, IndexMaxVersions) })
 	}
 	err = g.Wait()
 	if errors.Is(err, ErrDenied) {
-		s.log.Warn("the index's KV versions are left at the mount's default: the token may not write their metadata "+
+		d.log.Warn("the index's KV versions are left at the mount's default: the token may not write their metadata "+
 			"(grant update on the mount's metadata/blacksmith/index/*)", "error", err)
 		return false, len(paths), nil
 	}
@@ -45,11 +45,11 @@ func (s *Store) boundIndexVersions(ctx context.Context, n int) (bounded bool, wr
 
 // boundLayoutVersions bounds the versions of the current layout's documents
 // once (recorded in the layout document), as Migrate does at start.
-func (s *Store) boundLayoutVersions(ctx context.Context) error {
-	if s.kv.version != 2 {
+func (d *indexDocs) boundLayoutVersions(ctx context.Context) error {
+	if d.kv.version != 2 {
 		return nil
 	}
-	l, version, err := s.readLayoutVersion(ctx)
+	l, version, err := d.readLayoutVersion(ctx)
 	if err != nil || l == nil || l.MaxVersions == IndexMaxVersions {
 		return err
 	}
@@ -57,12 +57,12 @@ func (s *Store) boundLayoutVersions(ctx context.Context) error {
 	if l.Reshard != nil {
 		n = l.Reshard.To // the old shards are bounded by the next start after it ends
 	}
-	bounded, _, err := s.boundIndexVersions(ctx, n)
+	bounded, _, err := d.boundIndexVersions(ctx, n)
 	if err != nil || !bounded || l.Reshard != nil {
 		return err
 	}
 	l.MaxVersions = IndexMaxVersions
-	if err := s.kv.write(ctx, metaPath, l, version); err != nil && !errors.Is(err, ErrConflict) {
+	if err := d.kv.write(ctx, metaPath, l, version); err != nil && !errors.Is(err, ErrConflict) {
 		return fmt.Errorf("recording the index's bounded versions: %w", err)
 	}
 	return nil

@@ -35,14 +35,14 @@ var _ = Describe("the index's KV versions", func() {
 	It("are bounded by Migrate at start, once, and a re-shard bounds its new shards", func(ctx SpecContext) {
 		srv := server()
 		store, m := newStore(srv, 2)
-		_, err := store.Migrate(ctx)
+		_, err := store.Maintenance.Migrate(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(maxVersions(srv, m, "blacksmith/index/meta")).To(BeNumerically("==", vault.IndexMaxVersions))
 		Expect(maxVersions(srv, m, vault.ShardPath(0))).To(BeNumerically("==", vault.IndexMaxVersions))
 		Expect(maxVersions(srv, m, vault.ShardPath(127))).To(BeNumerically("==", vault.IndexMaxVersions))
 
 		before := store.Stats().Writes
-		_, err = store.Migrate(ctx)
+		_, err = store.Maintenance.Migrate(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(store.Stats().Writes).To(Equal(before), "recorded in the layout: not again")
 
@@ -69,7 +69,7 @@ var _ = Describe("the index's KV versions", func() {
 		Expect(json.Unmarshal(out, &md)).To(Succeed())
 		Expect(md.Data.Versions).To(HaveLen(vault.IndexMaxVersions))
 
-		_, err = store.Reshard(ctx, 256)
+		_, err = store.Indexes.Reshard(ctx, 256)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(maxVersions(srv, m, "blacksmith/index/v1/shards-256/0255")).To(BeNumerically("==", vault.IndexMaxVersions))
 	})
@@ -86,7 +86,7 @@ path "%[1]s/metadata/blacksmith/index/*" { capabilities = ["read","list","delete
 		token := createToken(srv, fmt.Sprintf(`{"policies":["%s"],"ttl":"1h"}`, m))
 		store := openStore(srv.Addr, token, m)
 
-		rep, err := store.Migrate(ctx)
+		rep, err := store.Maintenance.Migrate(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rep.Shards).To(Equal(vault.DefaultShards))
 		_, err = store.Update(ctx, touch("inst-1"))

@@ -33,7 +33,7 @@ type result struct {
 	DirectorTasks    int            `json:"director_tasks"`
 	VaultReads       uint64         `json:"vault_reads"`
 	// VaultChecks is how many of VaultReads were metadata reads telling an
-	// index shard the last run read unchanged (vault.Store.IndexFrom).
+	// index shard the last run read unchanged (vault.Indexes.IndexFrom).
 	VaultChecks uint64 `json:"vault_metadata_checks"`
 	VaultWrites uint64 `json:"vault_writes"`
 	// VaultWritesByKind splits VaultWrites by the kind of document

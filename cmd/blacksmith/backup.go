@@ -54,11 +54,11 @@ func restoreCommand(args []string, stdout, stderr io.Writer, env func(string) (s
 		if err != nil {
 			return err
 		}
-		parts, err := store.BackupParts(ctx, id, backup)
+		parts, err := store.Archive.BackupParts(ctx, id, backup)
 		if err != nil {
 			return err
 		}
-		rep, err := store.RestoreReported(ctx, id, backup)
+		rep, err := store.Restores.RestoreReported(ctx, id, backup)
 		if err != nil {
 			return err
 		}

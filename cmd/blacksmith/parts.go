@@ -158,7 +158,7 @@ func connectVault(ctx context.Context, cfg *config.Config) (*vault.Store, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := store.Migrate(ctx); err != nil {
+	if _, err := store.Maintenance.Migrate(ctx); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("migrating the legacy index: %w", err)
 	}

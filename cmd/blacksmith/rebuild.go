@@ -58,7 +58,7 @@ func exportLegacyCommand(args []string, stdout, stderr io.Writer, env func(strin
 			if apply && dryRun {
 				return fmt.Errorf("--apply and --dry-run: choose one")
 			}
-			rep, err := store.ExportLegacy(ctx, apply, time.Now())
+			rep, err := store.Maintenance.ExportLegacy(ctx, apply, time.Now())
 			if perr := printJSON(stdout, rep); perr != nil && err == nil {
 				err = perr
 			}

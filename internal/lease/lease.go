@@ -11,7 +11,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// Store takes, renews, reads and releases leases; *vault.Store has it
+// Store takes, renews, reads and releases leases; *vault.Leases has it
 // (KV v2 only).
 type Store interface {
 	// AcquireLease takes lease name for holder until now+ttl, or renews it.

@@ -17,8 +17,8 @@ var _ = Describe("a lease holder", func() {
 	BeforeEach(func() { store = newStore() })
 
 	It("holds the lease alone, renews it past its TTL, and gives it up at once", func() {
-		a := lease.New(store, "op", "vm-a", 600*time.Millisecond, nil, logger())
-		b := lease.New(store, "op", "vm-b", 600*time.Millisecond, nil, logger())
+		a := lease.New(store.Leases, "op", "vm-a", 600*time.Millisecond, nil, logger())
+		b := lease.New(store.Leases, "op", "vm-b", 600*time.Millisecond, nil, logger())
 		Expect(a.Acquire(ctx)).To(Succeed())
 		Expect(a.Holds()).To(BeTrue())
 		a.Keep(ctx)
@@ -35,8 +35,8 @@ var _ = Describe("a lease holder", func() {
 	})
 
 	It("waits for a lease another holder gives up, and gives up waiting after the wait", func() {
-		a := lease.New(store, "op", "vm-a", 10*time.Second, nil, logger())
-		b := lease.New(store, "op", "vm-b", 10*time.Second, nil, logger())
+		a := lease.New(store.Leases, "op", "vm-a", 10*time.Second, nil, logger())
+		b := lease.New(store.Leases, "op", "vm-b", 10*time.Second, nil, logger())
 		Expect(a.Acquire(ctx)).To(Succeed())
 		start := time.Now()
 		Expect(b.AcquireWithin(ctx, 300*time.Millisecond, retry.Backoff{})).To(MatchError(vault.ErrLeaseHeld))
@@ -53,18 +53,18 @@ var _ = Describe("a lease holder", func() {
 	})
 
 	It("knows it lost the lease once it ran out unrenewed, and tells when a renewal finds it taken over", func() {
-		a := lease.New(store, "op", "vm-a", 600*time.Millisecond, nil, logger())
+		a := lease.New(store.Leases, "op", "vm-a", 600*time.Millisecond, nil, logger())
 		Expect(a.Acquire(ctx)).To(Succeed())
 		Eventually(a.Holds, time.Second, 20*time.Millisecond).Should(BeFalse(), "TTL less a sixth, on its own clock")
 
-		b := lease.New(store, "op", "vm-b", time.Minute, nil, logger())
+		b := lease.New(store.Leases, "op", "vm-b", time.Minute, nil, logger())
 		Eventually(func() error { return b.Acquire(ctx) }, 2*time.Second, 50*time.Millisecond).Should(Succeed())
 		a.Keep(ctx)
 		Eventually(a.Lost(), time.Second).Should(BeClosed())
 		released, err := a.Release()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(released).To(BeFalse(), "not its lease: nothing released")
-		got, ok, err := store.ReadLease(ctx, "op")
+		got, ok, err := store.Leases.ReadLease(ctx, "op")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(got.Holder).To(Equal("vm-b"))
@@ -74,9 +74,9 @@ var _ = Describe("a lease holder", func() {
 var _ = Describe("a lease holder's renewals", func() {
 	It("tell each loss on a channel of their own, however often the lease is kept and lost", func() {
 		store := newStore()
-		a := lease.New(store, "op", "vm-a", 300*time.Millisecond, nil, logger())
+		a := lease.New(store.Leases, "op", "vm-a", 300*time.Millisecond, nil, logger())
 		for round := range 2 {
-			other := lease.New(store, "op", "vm-other", time.Minute, nil, logger())
+			other := lease.New(store.Leases, "op", "vm-other", time.Minute, nil, logger())
 			Expect(a.Acquire(ctx)).To(Succeed(), "round %d", round)
 			Eventually(a.Holds, time.Second, 20*time.Millisecond).Should(BeFalse())
 			Eventually(func() error { return other.Acquire(ctx) }, 2*time.Second, 50*time.Millisecond).Should(Succeed())
@@ -91,9 +91,9 @@ var _ = Describe("a lease holder's renewals", func() {
 
 	It("stop waiting when the caller's context ends, with its error", func() {
 		store := newStore()
-		a := lease.New(store, "op", "vm-a", time.Minute, nil, logger())
+		a := lease.New(store.Leases, "op", "vm-a", time.Minute, nil, logger())
 		Expect(a.Acquire(ctx)).To(Succeed())
-		b := lease.New(store, "op", "vm-b", time.Minute, nil, logger())
+		b := lease.New(store.Leases, "op", "vm-b", time.Minute, nil, logger())
 		cctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
 		defer cancel()
 		err := b.AcquireWithin(cctx, 10*time.Second, retry.Backoff{})

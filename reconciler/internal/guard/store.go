@@ -8,8 +8,9 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// The Vault methods a run uses, in the groups Store wraps; *vault.Store
-// has them all.
+// The Vault methods a run uses, in the groups Store wraps, each what one
+// part of *vault.Store has: Index its Indexes, Documents its Documents,
+// Backups its Archive, State its State, and Memory the Store itself.
 type (
 	// Index reads and changes the instance index.
 	Index interface {
@@ -35,11 +36,14 @@ type (
 		BackupRunning(ctx context.Context, id, running string) (string, error)
 		LatestBackupRecord(ctx context.Context, id string) (*vault.Record, string, error)
 	}
-	// Memory keeps the reconciler's own documents (state, history) and
-	// removes an instance's records (a purge).
-	Memory interface {
+	// State keeps the reconciler's own state documents.
+	State interface {
 		ReadState(ctx context.Context, name string, v any) (bool, error)
 		WriteState(ctx context.Context, name string, v any) error
+	}
+	// Memory keeps the instances' histories and removes an instance's
+	// records (a purge).
+	Memory interface {
 		AppendEvent(ctx context.Context, id string, e vault.Event) error
 		PruneEvents(ctx context.Context, id string, opts vault.HistoryOptions, now time.Time) (int, error)
 		Events(ctx context.Context, id string, limit int) ([]vault.Event, error)
@@ -53,6 +57,7 @@ type Vault struct {
 	Documents Documents
 	Backups   Backups
 	Memory    Memory
+	State     State
 }
 
 // Guarded is a run's Vault: the index, documents and backups behind the
@@ -72,7 +77,7 @@ type Guarded struct {
 func Wrap(v Vault, b *Breaker, fence func() error, stop context.CancelCauseFunc) Guarded {
 	g := gate{b: b, fence: fence, stop: stop}
 	return Guarded{Index: &IndexStore{g, v.Index}, Documents: &DocumentStore{g, v.Documents},
-		Backups: &BackupStore{g, v.Backups}, Memory: &MemoryStore{g, v.Memory}}
+		Backups: &BackupStore{g, v.Backups}, Memory: &MemoryStore{g, v.Memory, v.State}}
 }
 
 // gate is what every part shares: the breaker and the fence.
@@ -115,7 +120,8 @@ type BackupStore struct {
 // MemoryStore is the guarded state and history documents.
 type MemoryStore struct {
 	gate
-	v Memory
+	v  Memory
+	st State
 }
 
 // Index reads every index record.
@@ -236,7 +242,7 @@ func (g *BackupStore) LatestBackupRecord(ctx context.Context, id string) (*vault
 
 // ReadState reads one of the reconciler's state documents (not counted).
 func (g *MemoryStore) ReadState(ctx context.Context, name string, v any) (bool, error) {
-	return g.v.ReadState(ctx, name, v)
+	return g.st.ReadState(ctx, name, v)
 }
 
 // WriteState writes one of the reconciler's state documents (fenced, not counted).
@@ -244,7 +250,7 @@ func (g *MemoryStore) WriteState(ctx context.Context, name string, v any) error 
 	if err := g.fenced(); err != nil {
 		return err
 	}
-	return g.v.WriteState(ctx, name, v)
+	return g.st.WriteState(ctx, name, v)
 }
 
 // AppendEvent adds an event to an instance's history (fenced, not counted).

@@ -13,7 +13,7 @@ import (
 )
 
 // HistoryStore keeps each instance's append-only history in Vault;
-// *vault.Store has it.
+// *vault.History has it.
 type HistoryStore interface {
 	// AppendEvent adds an event to an instance's history (a new document).
 	AppendEvent(ctx context.Context, id string, e vault.Event) error

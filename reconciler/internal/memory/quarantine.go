@@ -19,7 +19,7 @@ import (
 const quarantineState = "quarantine"
 
 // StateStore keeps the reconciler's state documents in Vault (the
-// quarantine, the event feeds' marks); *vault.Store has it.
+// quarantine, the event feeds' marks); *vault.State has it.
 type StateStore interface {
 	// ReadState decodes the named state document into v; false when absent.
 	ReadState(ctx context.Context, name string, v any) (bool, error)

@@ -14,7 +14,7 @@ import (
 // maxLoggedItems bounds each list of a summary kept in the run log.
 const maxLoggedItems = 100
 
-// RunLogStore keeps the run log in Vault; *vault.Store has it.
+// RunLogStore keeps the run log in Vault; *vault.RunLog has it.
 type RunLogStore interface {
 	// AppendRun adds a run to the run log.
 	AppendRun(ctx context.Context, e vault.RunEntry) error

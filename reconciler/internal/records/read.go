@@ -14,7 +14,7 @@ import (
 )
 
 // Documents reads and writes an instance's metadata and manifest;
-// *vault.Store has it (a run gets it through its guard).
+// *vault.Documents has it (a run gets it through its guard).
 type Documents interface {
 	// Metadata returns an instance's metadata, nil when absent.
 	Metadata(ctx context.Context, id string) (*vault.Metadata, error)
@@ -32,7 +32,7 @@ type Documents interface {
 }
 
 // Backups backs an instance up before a change, and reads the record of its
-// newest backup when its index entry is lost; *vault.Store has it.
+// newest backup when its index entry is lost; *vault.Archive has it.
 type Backups interface {
 	// BackupFrom snapshots an instance's records, its metadata and
 	// manifest as the run read them (docs); "" when backups are off.

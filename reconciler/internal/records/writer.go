@@ -49,7 +49,7 @@ type Counters interface {
 	Drift()
 }
 
-// Index reads and changes the instance index; *vault.Store has it.
+// Index reads and changes the instance index; *vault.Indexes has it.
 type Index interface {
 	// Index reads every index record.
 	Index(ctx context.Context) (*vault.Index, error)

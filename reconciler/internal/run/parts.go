@@ -134,7 +134,7 @@ type Result struct {
 }
 
 // KeptIndex is the index a run read, kept for the next one (which reads
-// again only the shards changed since: vault.Store.IndexFrom). Any index
+// again only the shards changed since: vault.Indexes.IndexFrom). Any index
 // read is a correct start: one kept by a run that overlapped costs reads,
 // never a record. Safe for concurrent use; a nil KeptIndex keeps nothing.
 type KeptIndex struct {

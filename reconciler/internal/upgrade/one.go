@@ -25,13 +25,13 @@ var ErrBusy = errors.New("another operation holds the instance")
 // recordTimeout bounds the write of a task's id once the task exists.
 const recordTimeout = 30 * time.Second
 
-// Records reads and changes index records; *vault.Store has it.
+// Records reads and changes index records; *vault.Indexes has it.
 type Records interface {
 	Record(ctx context.Context, id string) (*vault.Record, error)
 	Update(ctx context.Context, changes map[string]vault.Change) (vault.UpdateResult, error)
 }
 
-// Documents reads and writes an instance's documents; *vault.Store has it.
+// Documents reads and writes an instance's documents; *vault.Documents has it.
 type Documents interface {
 	Manifest(ctx context.Context, id string) (string, bool, error)
 	PutManifest(ctx context.Context, id, text string) error
@@ -41,7 +41,7 @@ type Documents interface {
 	AllowedNow(ctx context.Context, id string, now time.Time) ([]string, error)
 }
 
-// Backups takes and reads an instance's backups; *vault.Store has it.
+// Backups takes and reads an instance's backups; *vault.Archive has it.
 type Backups interface {
 	BackupRunning(ctx context.Context, id, running string) (string, error)
 	BackupManifest(ctx context.Context, id, backupID string) (string, bool, error)
