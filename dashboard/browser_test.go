@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -158,29 +157,8 @@ func textsOf(browser context.Context, sels ...string) []string {
 
 func chromium() context.Context {
 	GinkgoHelper()
-	path := testbrowser.ChromiumPath()
-	// Not GinkgoT().TempDir(): Chromium's helpers may write to the profile
-	// for a moment after the browser is gone; its removal is retried.
-	profile, err := os.MkdirTemp("", "blacksmith-chromium-")
-	Expect(err).NotTo(HaveOccurred())
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 1000))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
-	DeferCleanup(func() {
-		cancelTimeout()
-		cancel()
-		cancelAlloc()
-		for range 20 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
+	ctx, cancel := context.WithTimeout(testbrowser.Start(), time.Minute)
+	DeferCleanup(cancel)
 	return ctx
 }
 

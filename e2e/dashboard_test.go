@@ -23,28 +23,7 @@ import (
 // with every request (as a browser does once the operator logged in).
 func browser() context.Context {
 	GinkgoHelper()
-	// Not GinkgoT().TempDir(): Chromium's helper processes may still write to
-	// the profile for a moment after the browser is gone; its removal is
-	// retried and never fails the spec.
-	profile, err := os.MkdirTemp("", "blacksmith-chromium-")
-	Expect(err).NotTo(HaveOccurred())
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(testbrowser.ChromiumPath()), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(profile), chromedp.WindowSize(1280, 1000))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	DeferCleanup(func() {
-		cancel()
-		cancelAlloc()
-		for range 20 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
+	ctx := testbrowser.Start()
 	auth := base64.StdEncoding.EncodeToString([]byte(opUser + ":" + opPass))
 	Expect(chromedp.Run(ctx, network.Enable(),
 		network.SetExtraHTTPHeaders(network.Headers{"Authorization": "Basic " + auth}))).To(Succeed())
