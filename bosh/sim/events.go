@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // AdminUser is the user of the events recorded for the changes made without
@@ -145,7 +147,7 @@ func objectsOf(c *content) changeObjects {
 
 // changeContext is the context of the end event of a deploy.
 func changeContext(before, after *content) json.RawMessage {
-	return mustJSON(struct {
+	return simkit.JSON(struct {
 		Before changeObjects `json:"before"`
 		After  changeObjects `json:"after"`
 	}{objectsOf(before), objectsOf(after)})

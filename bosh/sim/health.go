@@ -8,6 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // HMUser is the user of what the simulated Health Monitor records: its
@@ -89,7 +91,7 @@ func alertEvent(deployment string, in instance, at time.Time) event {
 	title := in.agentID + " has timed out"
 	msg := fmt.Sprintf("%s. Alert @ %s, severity 2: %s", title, at.Format("2006-01-02 15:04:05 UTC"), title)
 	return event{user: HMUser, action: "create", objectType: "alert", objectName: newUUID(),
-		deployment: deployment, instance: in.name(), context: mustJSON(map[string]string{"message": msg})}
+		deployment: deployment, instance: in.name(), context: simkit.JSON(map[string]string{"message": msg})}
 }
 
 // instanceIDs lists the ids of a deployment's instances of group ("" =

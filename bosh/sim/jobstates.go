@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // Director error codes of instance state changes (errors.rb of
@@ -144,9 +146,9 @@ func (ch *changer) beginChange(t *task, c *instChange) {
 	e := instanceEvent(t, c.action(), c.in)
 	switch c.target {
 	case "recreate", changeCreate:
-		e.context = mustJSON(map[string]string{"az": c.in.az})
+		e.context = simkit.JSON(map[string]string{"az": c.in.az})
 	case changeUpdate:
-		e.context = mustJSON(map[string]any{"az": c.in.az, "changes": []string{"configuration"}})
+		e.context = simkit.JSON(map[string]any{"az": c.in.az, "changes": []string{"configuration"}})
 	}
 	c.parent = ch.rec.recordLocked(e)
 }

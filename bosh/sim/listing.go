@@ -3,6 +3,8 @@ package sim
 import (
 	"net/http"
 	"slices"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // The GET /deployments exclude_* flags; a listing variant is a set of them.
@@ -63,7 +65,7 @@ func (dp *deploys) listing(v int) []byte {
 	if b := dp.db.listing[v]; b != nil {
 		return b
 	}
-	b = mustJSON(dp.listingEntriesLocked(v))
+	b = simkit.JSON(dp.listingEntriesLocked(v))
 	dp.db.listing[v] = b
 	return b
 }

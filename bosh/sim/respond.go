@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // Director error codes the simulator uses.
@@ -27,27 +27,12 @@ type directorError struct {
 	Description string `json:"description"`
 }
 
-// mustJSON encodes v as the Director does: no HTML escaping, no trailing
-// newline. It panics on values that cannot be encoded, which only a bug in
-// the simulator can produce.
-func mustJSON(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("bosh director simulator: encoding %T: %v", v, err))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
 func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	simkit.Write(w, status, "application/json", body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	writeRawJSON(w, status, mustJSON(v))
+	writeRawJSON(w, status, simkit.JSON(v))
 }
 
 // writeError answers a Director error: {"code":...,"description":...}.
@@ -56,9 +41,7 @@ func writeError(w http.ResponseWriter, status, code int, format string, args ...
 }
 
 func writeText(w http.ResponseWriter, status int, text string) {
-	w.Header().Set("Content-Type", "text/plain")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(text))
+	simkit.Write(w, status, "text/plain", []byte(text))
 }
 
 // endpointNotFound is the Director's answer to an unknown route.

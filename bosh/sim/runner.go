@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // outcome is how a task ends; code is the error code of an error.
@@ -266,7 +268,7 @@ func (rn *runner) finish(t *task, o outcome) {
 	result := truncateResult(o.result)
 	t.state, t.timestamp, t.result, t.ended = o.state, now.Unix(), &result, now
 	if o.state == StateError {
-		t.events = append(t.events, mustJSON(errorLine{Time: now.Unix(), Error: lineError{o.code, o.result}})...)
+		t.events = append(t.events, simkit.JSON(errorLine{Time: now.Unix(), Error: lineError{o.code, o.result}})...)
 		t.events = append(t.events, '\n')
 	}
 	t.logf("Task %d %s: %s", t.id, o.state, o.result)

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // States of a task's event lines.
@@ -60,7 +62,7 @@ func (s stage) line(state string, progress int) eventLine {
 func (rn *runner) emit(t *task, l eventLine) {
 	rn.db.mu.Lock()
 	defer rn.db.mu.Unlock()
-	t.events = append(append(t.events, mustJSON(l)...), '\n')
+	t.events = append(append(t.events, simkit.JSON(l)...), '\n')
 }
 
 // stagesOf lists the steps a task shows. A deploy prepares (and renders

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // claims are the parts of a UAA access token the simulator writes and reads.
@@ -53,7 +55,7 @@ func (s *signer) mac(data string) []byte {
 }
 
 func (s *signer) sign(c claims) string {
-	unsigned := jwtHeader + "." + base64.RawURLEncoding.EncodeToString(mustJSON(c))
+	unsigned := jwtHeader + "." + base64.RawURLEncoding.EncodeToString(simkit.JSON(c))
 	return unsigned + "." + base64.RawURLEncoding.EncodeToString(s.mac(unsigned))
 }
 

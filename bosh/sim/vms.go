@@ -3,6 +3,8 @@ package sim
 import (
 	"net/http"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // vmView is a VM as GET /deployments/:name/vms shows it.
@@ -132,7 +134,7 @@ func vmStateLines(dep *deployment, instances bool) []byte {
 	var out []byte
 	now := time.Now()
 	for _, in := range list {
-		out = append(append(out, mustJSON(fullVMOf(in, now))...), '\n')
+		out = append(append(out, simkit.JSON(fullVMOf(in, now))...), '\n')
 	}
 	return out
 }

@@ -1,8 +1,9 @@
 package sim_test
 
 import (
-	"github.com/blacksmith-reconciler/blacksmith/cf/sim"
 	"net/http"
+
+	"github.com/blacksmith-reconciler/blacksmith/cf/sim"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // limiter counts authenticated /v3 requests in fixed windows, as the Cloud
@@ -57,7 +59,7 @@ func (l *limiter) allow(w http.ResponseWriter) bool {
 	if count <= limit {
 		return true
 	}
-	body := encode(map[string][]cfError{"errors": {errRateLimitExceeded}})
+	body := simkit.JSON(map[string][]cfError{"errors": {errRateLimitExceeded}})
 	h.Set("Retry-After", strconv.FormatInt(int64(time.Until(reset).Seconds()+0.5), 10))
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

@@ -1,10 +1,9 @@
 package sim
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"net/http"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // cfError is one error of the Cloud Controller's v3 error object.
@@ -33,23 +32,8 @@ func resourceNotFound(what string) cfError {
 	return cfError{10010, "CF-ResourceNotFound", what + " not found"}
 }
 
-// encode renders v without HTML escaping and without a trailing newline. It
-// panics on values that cannot be encoded, which only a bug in the
-// simulator can produce.
-func encode(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("cloud controller simulator: encoding %T: %v", v, err))
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(encode(v))
+	simkit.Write(w, status, "application/json; charset=utf-8", simkit.JSON(v))
 }
 
 // writeError answers the v3 error object {"errors":[{code,title,detail}]}.

@@ -1,6 +1,7 @@
 // Package simkit is what the project's two simulators (the BOSH Director's,
 // bosh/sim, and the Cloud Controller's, cf/sim) share: the failures an
 // operator or a spec injects into them (Failure: which requests, how many,
-// what they answer) and the key=value syntax of their flags. It imports
-// nothing of the project.
+// what they answer), the key=value syntax of their flags, and their JSON
+// answers (JSON, Write: encoded as the real servers encode them). It
+// imports nothing of the project.
 package simkit

@@ -2,6 +2,8 @@ package simkit_test
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -55,4 +57,18 @@ func FuzzParseFailure(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An answer is encoded as the simulated servers encode it: <, > and &
+// left as they are, no trailing newline; Write sets the content type.
+func TestAnswersAreTheServersJSON(t *testing.T) {
+	body := simkit.JSON(map[string]string{"description": "a <b> & c"})
+	if string(body) != `{"description":"a <b> & c"}` {
+		t.Fatalf("JSON: %q", body)
+	}
+	rec := httptest.NewRecorder()
+	simkit.Write(rec, http.StatusTeapot, "application/json; charset=utf-8", body)
+	if rec.Code != http.StatusTeapot || rec.Header().Get("Content-Type") != "application/json; charset=utf-8" || rec.Body.String() != string(body) {
+		t.Fatalf("Write: %d %q %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
+	}
 }
