@@ -150,11 +150,9 @@ func newEnvWith(o envOptions) *env {
 	mux := http.NewServeMux()
 	mux.Handle("/b/reconcile", guard(operator.ReconcileHandler(m, testLogger())))
 	mux.Handle("/b/upgrades", guard(operator.UpgradesHandler(m.Upgrades(), testLogger())))
-	instances := guard(operator.InstancesHandler(m, testLogger()))
+	instances := guard(operator.InstancesHandler(m.Views(), m, testLogger()))
 	mux.Handle("/b/instances/", instances)
-	mux.Handle("/b/instances", guard(operator.InstanceListHandler(func(ctx context.Context, q reconciler.InstanceQuery) (reconciler.InstancePage, error) {
-		return reconciler.ListInstances(ctx, m, q)
-	}, testLogger())))
+	mux.Handle("/b/instances", guard(operator.InstanceListHandler(m.Views().List, testLogger())))
 	mux.Handle("/b/runs", instances)
 	mux.Handle("/", b.Handler())
 	e := &env{store: store, director: director, server: httptest.NewServer(mux)}

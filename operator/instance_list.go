@@ -14,7 +14,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
-// InstanceList returns a page of the instance list: reconciler.ListInstances
+// InstanceList returns a page of the instance list: reconciler.Views.List
 // over the Manager.
 type InstanceList func(ctx context.Context, q reconciler.InstanceQuery) (reconciler.InstancePage, error)
 

@@ -17,10 +17,15 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
-// Instances shows what the reconciler knows of an instance, its run log,
-// rolls an instance back and confirms an adoption (reconciler.Manager).
-type Instances interface {
+// InstanceReader shows what the reconciler knows of an instance
+// (reconciler.Views).
+type InstanceReader interface {
 	Instance(ctx context.Context, id string) (*reconciler.InstanceView, error)
+}
+
+// Instances show the reconciler's run log, roll an instance back and
+// confirm an adoption (reconciler.Manager).
+type Instances interface {
 	Runs(ctx context.Context, limit int) ([]reconciler.Summary, error)
 	Rollback(ctx context.Context, id, backupID string, redeploy bool) (reconciler.RollbackResult, error)
 	Adopt(ctx context.Context, id, by string) (*vault.Record, error)
@@ -46,11 +51,11 @@ const (
 //	GET  /b/runs?limit=N                                the newest runs of the run log
 //
 // inst nil answers 503.
-func InstancesHandler(inst Instances, log *slog.Logger) http.Handler {
+func InstancesHandler(views InstanceReader, inst Instances, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	h := instancesHandler{inst: inst, log: log}
+	h := instancesHandler{views: views, inst: inst, log: log}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /b/instances/{id}", h.show)
 	mux.HandleFunc("POST /b/instances/{id}/restore", h.restore)
@@ -63,8 +68,9 @@ func InstancesHandler(inst Instances, log *slog.Logger) http.Handler {
 }
 
 type instancesHandler struct {
-	inst Instances
-	log  *slog.Logger
+	views InstanceReader
+	inst  Instances
+	log   *slog.Logger
 }
 
 func (h instancesHandler) available(next http.Handler) http.Handler {
@@ -83,7 +89,7 @@ func (h instancesHandler) show(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, err := h.inst.Instance(r.Context(), id)
+	v, err := h.views.Instance(r.Context(), id)
 	switch {
 	case err != nil:
 		h.fail(w, "reading instance "+id, err)

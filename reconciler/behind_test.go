@@ -109,10 +109,10 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 		Expect(e.m.Status().Outdated.Behind.Count).To(Equal(2))
 		Expect(counter(e.reg, "blacksmith_instances_behind", map[string]string{"plan": "redis-small"})).To(Equal(1.0))
 		Expect(counter(e.reg, "blacksmith_instances_behind", map[string]string{"plan": "redis-large"})).To(Equal(1.0))
-		view, err := e.m.Instance(context.Background(), both)
+		view, err := e.m.Views().Instance(context.Background(), both)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(view.Version).To(Equal(&reconciler.InstanceVersion{Behind: []report.Lag{lag("release", "redis", "16.1.0", "16.2.0")}}))
-		view, err = e.m.Instance(context.Background(), pinned)
+		view, err = e.m.Views().Instance(context.Background(), pinned)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(view.Version).To(BeNil(), "pinned: behind on nothing")
 
@@ -126,7 +126,7 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 		s = e.run(reconciler.RunOptions{})
 		Expect(s.Outdated.Behind.Instances).To(ConsistOf(HaveField("InstanceID", rel)))
 		Expect(counter(e.reg, "blacksmith_instances_behind", map[string]string{"plan": "redis-small"})).To(BeZero())
-		view, _ = e.m.Instance(context.Background(), both)
+		view, _ = e.m.Views().Instance(context.Background(), both)
 		Expect(view.Version).To(BeNil())
 	})
 

@@ -139,7 +139,7 @@ var _ = Describe("the bindings' check", func() {
 		Expect(h.of(notify.BindingLost)).To(HaveLen(1), "told once")
 		Expect(e.m.Status().Bindings.LostTotal).To(Equal(1))
 		Expect(counter(reg, "blacksmith_bindings_lost", nil)).To(Equal(1.0))
-		v, err := e.m.Instance(ctx, id)
+		v, err := e.m.Views().Instance(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v.LostBindings).To(HaveKey("ghost"))
 		events, err := e.store.Events(ctx, id, 0)

@@ -121,7 +121,7 @@ var _ = Describe("VM health", func() {
 		s := next()
 		Expect(s.Health.Named).To(Equal(1), "the Health Monitor's alert names the deployment")
 		Expect(unhealthy()).To(Equal(1))
-		view, err := e.m.Instance(context.Background(), id)
+		view, err := e.m.Views().Instance(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(view.Health.Status).To(Equal("unhealthy"))
 		Expect(view.Health.Reason).To(ContainSubstring("unresponsive agent"))
@@ -132,13 +132,13 @@ var _ = Describe("VM health", func() {
 
 		next() // still unhealthy: asked again, not announced again, since kept
 		Expect(h.of(notify.Unhealthy)).To(HaveLen(1))
-		view, _ = e.m.Instance(context.Background(), id)
+		view, _ = e.m.Views().Instance(context.Background(), id)
 		Expect(*view.Health.Since).To(BeTemporally("==", since))
 
 		Expect(e.sim.Resurrect(victim, e.sim.InstanceIDs(victim, "")[0])).To(Succeed())
 		next()
 		Expect(unhealthy()).To(BeZero())
-		view, _ = e.m.Instance(context.Background(), id)
+		view, _ = e.m.Views().Instance(context.Background(), id)
 		Expect(view.Health.Status).To(Equal("healthy"))
 		Expect(counter(e.reg, "blacksmith_instances_unhealthy", nil)).To(BeZero())
 		Expect(h.of(notify.Recovered)).To(ConsistOf(HaveField("InstanceID", id)))

@@ -145,9 +145,10 @@ type InstanceHealth struct {
 
 // Instance returns what is known of instance id: nil when it has neither a
 // record nor a history. What cannot be read is listed in Problems.
-func (m *Manager) Instance(ctx context.Context, id string) (*InstanceView, error) {
-	in := inspector{records: m.stores.records, metadata: m.stores.metadata, history: m.stores.history, backups: m.stores.backups, state: m.stores.state,
-		quarantine: m.cfg.Quarantine, now: m.now, catalog: m.parts.Catalog, behind: m.status.behindOf, platform: m.parts.Platform}
+func (v *Views) Instance(ctx context.Context, id string) (*InstanceView, error) {
+	in := inspector{records: v.stores.records, metadata: v.stores.metadata, history: v.stores.history, backups: v.stores.backups,
+		state: v.stores.state, quarantine: v.cfg.Quarantine, now: v.now, catalog: v.parts.Catalog, behind: v.status.behindOf,
+		platform: v.parts.Platform}
 	return in.view(ctx, id)
 }
 

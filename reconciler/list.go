@@ -117,17 +117,17 @@ type listEntry struct {
 	text string
 }
 
-// ListInstances returns a page of the instances the index holds that match
-// q. The index is read at most once every few seconds (listFresh), however
-// many pages are asked for; a page is then a scan of that read.
-func ListInstances(ctx context.Context, m *Manager, q InstanceQuery) (InstancePage, error) {
+// List returns a page of the instances the index holds that match q. The
+// index is read at most once every few seconds (listFresh), however many
+// pages are asked for; a page is then a scan of that read.
+func (v *Views) List(ctx context.Context, q InstanceQuery) (InstancePage, error) {
 	if err := q.check(); err != nil {
 		return InstancePage{}, err
 	}
 	if q.Limit == 0 {
 		q.Limit = DefaultListLimit
 	}
-	c, err := m.stores.listed.read(ctx, m.stores.index.Index, m.now, m.parts.Directors.First())
+	c, err := v.stores.listed.read(ctx, v.stores.index.Index, v.now, v.parts.Directors.First())
 	if err != nil {
 		return InstancePage{}, err
 	}

@@ -97,7 +97,7 @@ var _ = Describe("the instance list", Ordered, func() {
 
 	list := func(q reconciler.InstanceQuery) reconciler.InstancePage {
 		GinkgoHelper()
-		p, err := reconciler.ListInstances(ctx, m, q)
+		p, err := m.Views().List(ctx, q)
 		Expect(err).NotTo(HaveOccurred())
 		return p
 	}
@@ -190,7 +190,7 @@ var _ = Describe("the instance list", Ordered, func() {
 
 	It("refuses a query out of bounds", func() {
 		for _, q := range []reconciler.InstanceQuery{{Limit: reconciler.MaxListLimit + 1}, {Limit: -1}, {State: "asleep"}} {
-			_, err := reconciler.ListInstances(ctx, m, q)
+			_, err := m.Views().List(ctx, q)
 			Expect(err).To(MatchError(reconciler.ErrBadQuery))
 		}
 	})
@@ -234,7 +234,7 @@ func BenchmarkListInstances(b *testing.B) {
 	b.Run("reading the index", func(b *testing.B) {
 		for b.Loop() {
 			clock = clock.Add(time.Minute)
-			p, err := reconciler.ListInstances(ctx, m, q)
+			p, err := m.Views().List(ctx, q)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(p.Instances).NotTo(BeEmpty())
 		}
@@ -242,7 +242,7 @@ func BenchmarkListInstances(b *testing.B) {
 	for name, q := range map[string]reconciler.InstanceQuery{"from the last read": q, "from the last read, no filter": {}} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
-				p, err := reconciler.ListInstances(ctx, m, q)
+				p, err := m.Views().List(ctx, q)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(strings.HasPrefix(p.Instances[0].InstanceID, "inst-")).To(BeTrue())
 			}

@@ -84,10 +84,10 @@ var _ = Describe("outdated instances (what should run, not only what runs)", fun
 		Expect(counter(e.reg, "blacksmith_instances_outdated", map[string]string{"plan": "redis-small"})).To(Equal(float64(len(small) - 1)))
 		Expect(h.of(notify.Outdated)).To(HaveLen(len(small) - 1))
 
-		view, err := e.m.Instance(context.Background(), current)
+		view, err := e.m.Views().Instance(context.Background(), current)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(view.Version).To(Equal(&reconciler.InstanceVersion{Recorded: "2.0.0", Plan: "2.0.0", Outdated: false}))
-		view, _ = e.m.Instance(context.Background(), s.Outdated.Instances[0].InstanceID)
+		view, _ = e.m.Views().Instance(context.Background(), s.Outdated.Instances[0].InstanceID)
 		Expect(view.Version).To(HaveField("Outdated", true))
 
 		e.run(reconciler.RunOptions{})

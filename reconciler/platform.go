@@ -129,7 +129,7 @@ func (pm *platformMetrics) observe(rep *report.PlatformReport) {
 	}
 }
 
-// ErrNoPlatform is CheckPlatform's error when no platform is configured;
+// ErrNoPlatform is Views.Platform's error when no platform is configured;
 // ErrPlatformUnknown is matched by its error when the platform (or a
 // Director, or the index) could not be read whole.
 var (
@@ -137,32 +137,32 @@ var (
 	ErrPlatformUnknown = errors.New("the platform could not be held against the instances")
 )
 
-// CheckPlatform holds the instances against the platform once, outside a
+// Platform holds the instances against the platform once, outside a
 // run (blacksmith orphan-deployments): every Director listed (one that
 // cannot be is an error: its deployments would look gone), the index read,
 // the platform read whole; nothing is written and nobody is told. The
 // orphan deployments carry the proof the daemon's runs keep (absent since,
 // reads); the report lists every one (not the first MaxPlatformListed).
-func CheckPlatform(ctx context.Context, m *Manager) (PlatformReport, error) {
-	t := m.parts.Platform
+func (v *Views) Platform(ctx context.Context) (PlatformReport, error) {
+	t := v.parts.Platform
 	if t == nil {
 		return PlatformReport{}, ErrNoPlatform
 	}
-	start := m.now()
+	start := v.now()
 	var deps []bosh.Deployment
 	var idx *vault.Index
 	var view *platform.View
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		deps, err = m.parts.Directors.ListAll(gctx)
+		deps, err = v.parts.Directors.ListAll(gctx)
 		return err
 	})
 	g.Go(func() (err error) {
-		idx, err = m.parts.Vault.Index.Index(gctx)
+		idx, err = v.parts.Vault.Index.Index(gctx)
 		return err
 	})
 	g.Go(func() (err error) {
-		view, _, _, _, err = t.Read(gctx, m.now, true)
+		view, _, _, _, err = t.Read(gctx, v.now, true)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -174,14 +174,14 @@ func CheckPlatform(ctx context.Context, m *Manager) (PlatformReport, error) {
 	}
 	j := platform.Classify(view, platform.Input{Index: idx.Records, Listed: func(name string) bool { return listed[name] },
 		OutOfRun: func(*vault.Record) bool { return false }, Claimed: func(string) bool { return false },
-		Start: start, Grace: m.cfg.OrphanGracePeriod, Limit: math.MaxInt})
+		Start: start, Grace: v.cfg.OrphanGracePeriod, Limit: math.MaxInt})
 	j.Report.Fresh = true
 	var doc platform.Doc
-	if _, err := m.stores.state.ReadState(ctx, platform.DocName, &doc); err != nil {
-		m.log.Warn("the orphan deployments' proof could not be read", "error", err)
+	if _, err := v.stores.state.ReadState(ctx, platform.DocName, &doc); err != nil {
+		v.parts.Log.Warn("the orphan deployments' proof could not be read", "error", err)
 	}
 	platform.Fill(&j.Report, doc, func(id string) bool {
-		rec, _, err := m.parts.Vault.Backups.LatestBackupRecord(ctx, id)
+		rec, _, err := v.parts.Vault.Backups.LatestBackupRecord(ctx, id)
 		return err == nil && rec != nil
 	})
 	return j.Report, nil

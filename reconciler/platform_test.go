@@ -137,15 +137,15 @@ var _ = Describe("the platform cross-check", func() {
 		Expect(counter(reg, "blacksmith_platform_instances", map[string]string{"state": "platform_only"})).To(Equal(1.0))
 		Expect(counter(reg, "blacksmith_platform_up", nil)).To(Equal(1.0))
 
-		v, err := e.m.Instance(context.Background(), ids[1])
+		v, err := e.m.Views().Instance(context.Background(), ids[1])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v.Platform).To(And(HaveField("View", "known"), HaveField("Record.Name", "my-"+ids[1][:8]),
 			HaveField("Record.Space", "tenant-space"), HaveField("Record.Operation", "create succeeded")))
-		v, err = e.m.Instance(context.Background(), ids[2])
+		v, err = e.m.Views().Instance(context.Background(), ids[2])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v.Platform.Record).To(BeNil())
 		Expect(v.Platform.Reads).To(Equal(2))
-		v, err = e.m.Instance(context.Background(), lost)
+		v, err = e.m.Views().Instance(context.Background(), lost)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(v).NotTo(BeNil(), "the broker lost it; the platform's record is shown")
 		Expect(v.Record).To(BeNil())

@@ -70,7 +70,7 @@ var _ = Describe("history and rollback", func() {
 		Expect(kinds(events)).To(Equal([]string{"drift", "restored", "drift"}), "newest first, nothing lost")
 		Expect(events[2].RunID).NotTo(BeEmpty())
 		Expect(events[2].Details).To(HaveKeyWithValue("strategy", "name"))
-		view, err := e.m.Instance(ctx, id)
+		view, err := e.m.Views().Instance(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kinds(view.History)).To(Equal([]string{"drift", "restored", "drift", "created"}),
 			"the created entry comes from the metadata document")
@@ -103,7 +103,7 @@ var _ = Describe("history and rollback", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kinds(events)).To(ContainElements("redeployed", "restored"))
 
-		view, err := e.m.Instance(ctx, id)
+		view, err := e.m.Views().Instance(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(view.Match).To(Equal(&reconciler.RecordedMatch{Strategy: "name", Confidence: 0.9}))
 		Expect(view.Backups).To(ContainElement(res.SafetyBackup))

@@ -120,7 +120,7 @@ func checkPlatformOnce(ctx context.Context, cfg *config.Config, log *slog.Logger
 	if err != nil {
 		return reconciler.PlatformReport{}, err
 	}
-	rep, err := reconciler.CheckPlatform(ctx, m)
+	rep, err := m.Views().Platform(ctx)
 	if errors.Is(err, reconciler.ErrPlatformUnknown) {
 		return rep, fmt.Errorf("nothing can be said: %w", err)
 	}

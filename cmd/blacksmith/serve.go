@@ -179,11 +179,9 @@ func (d *daemon) api(b *broker.Broker, rec *reconciler.Manager) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/b/reconcile", guard(operator.ReconcileHandler(rec, log)))
 	mux.Handle("/b/upgrades", guard(operator.UpgradesHandler(rec.Upgrades(), log)))
-	instances := guard(operator.InstancesHandler(rec, log))
+	instances := guard(operator.InstancesHandler(rec.Views(), rec, log))
 	mux.Handle("/b/instances/", instances)
-	mux.Handle("/b/instances", guard(operator.InstanceListHandler(func(ctx context.Context, q reconciler.InstanceQuery) (reconciler.InstancePage, error) {
-		return reconciler.ListInstances(ctx, rec, q)
-	}, log)))
+	mux.Handle("/b/instances", guard(operator.InstanceListHandler(rec.Views().List, log)))
 	mux.Handle("/b/runs", instances)
 	ui := guard(dashboard.Handler())
 	mux.Handle("/dashboard", ui)
