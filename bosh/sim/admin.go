@@ -159,7 +159,7 @@ func (adm *admin) setConfig(w http.ResponseWriter, r *http.Request) {
 		adm.knobs.noEvents.Store(!*c.RecordEvents)
 	}
 	if c.Failures != nil {
-		adm.faults.set(failures)
+		adm.faults.set.Set(failures)
 	}
 	writeJSON(w, http.StatusOK, adm.config())
 }

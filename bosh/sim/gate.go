@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"context"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // gate is what every request of the Director API goes through before its
@@ -32,7 +32,7 @@ func (g *gate) serve(rt route) http.Handler {
 		}
 		g.counts.begin(method + " " + tmpl)
 		defer g.counts.end()
-		if !sleep(r.Context(), g.knobs.latency()) || !g.injectFailure(w, r, tmpl) {
+		if !simkit.Sleep(r.Context(), g.knobs.latency()) || !g.injectFailure(w, r, tmpl) {
 			return
 		}
 		user := ""
@@ -54,11 +54,11 @@ func (g *gate) serve(rt route) http.Handler {
 // injectFailure applies the first injected failure that picks this request;
 // it reports whether the request is still to be answered normally.
 func (g *gate) injectFailure(w http.ResponseWriter, r *http.Request, tmpl string) bool {
-	f, ok := g.faults.pick(r.Method, tmpl, r.PathValue("name"))
+	f, ok := g.faults.set.Pick(r.Method, tmpl, r.PathValue("name"))
 	if !ok {
 		return true
 	}
-	if f.Delay > 0 && !sleep(r.Context(), f.Delay) {
+	if f.Delay > 0 && !simkit.Sleep(r.Context(), f.Delay) {
 		return false
 	}
 	if f.Status == 0 && f.Delay > 0 {
@@ -67,22 +67,6 @@ func (g *gate) injectFailure(w http.ResponseWriter, r *http.Request, tmpl string
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(or0(f.Status, http.StatusInternalServerError))
 	return false
-}
-
-// sleep waits for dur or until ctx ends; it reports whether it waited
-// the whole time.
-func sleep(ctx context.Context, dur time.Duration) bool {
-	if dur <= 0 {
-		return true
-	}
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 func or0(v, def int) int {

@@ -93,7 +93,7 @@ func newDirector(opts Options, ln net.Listener) *Director {
 	db.events.kept = opts.EventsKept
 	counts := &counters{}
 	d.knobs, d.faults = newKnobs(opts, db), &Faults{}
-	d.faults.set(opts.Failures) // checked by Options.validate
+	d.faults.set.Set(opts.Failures) // checked by Options.validate
 	d.meter = &meter{db: db, counts: counts}
 	d.gate = &gate{opts: opts, url: d.url, counts: counts, knobs: d.knobs, faults: d.faults}
 	d.gate.tokens.rotate()

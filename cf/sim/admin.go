@@ -92,7 +92,7 @@ func (c *CC) adminSetConfig(w http.ResponseWriter, r *http.Request) {
 		c.knobs.SetRateLimit(limit, window)
 	}
 	if cfg.Failures != nil {
-		c.knobs.set(failures)
+		c.knobs.faults.Set(failures)
 	}
 	writeJSON(w, http.StatusOK, c.adminConfig())
 }

@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // Knobs are the settings tests turn at run time: the latency added to
@@ -14,9 +14,7 @@ import (
 type Knobs struct {
 	latencyNS, tokenTTLNS atomic.Int64
 	limit                 limiter // the rate limit, and the count against it
-
-	fmu      sync.Mutex // guards failures
-	failures []*Failure
+	faults                simkit.FailureSet
 }
 
 // newKnobs are the knobs as opts set them at start.
@@ -25,41 +23,12 @@ func newKnobs(opts Options) *Knobs {
 	k.latencyNS.Store(int64(opts.Latency))
 	k.tokenTTLNS.Store(int64(opts.TokenTTL))
 	k.limit.limit, k.limit.window = opts.RateLimit, opts.RateLimitWindow
-	k.set(opts.Failures)
+	k.faults.Set(opts.Failures)
 	return k
 }
 
 func (k *Knobs) latency() time.Duration  { return time.Duration(k.latencyNS.Load()) }
 func (k *Knobs) tokenTTL() time.Duration { return time.Duration(k.tokenTTLNS.Load()) }
-
-// pick returns the failure that affects a request, counting it down.
-func (k *Knobs) pick(method, tmpl string) (Failure, bool) {
-	k.fmu.Lock()
-	defer k.fmu.Unlock()
-	for i, f := range k.failures {
-		if !f.Matches(method, tmpl, "") || (f.Rate > 0 && f.Rate < 1 && rand.Float64() >= f.Rate) {
-			continue
-		}
-		picked := *f
-		if f.Count > 0 {
-			if f.Count--; f.Count == 0 {
-				k.failures = append(k.failures[:i:i], k.failures[i+1:]...)
-			}
-		}
-		return picked, true
-	}
-	return Failure{}, false
-}
-
-// set replaces every failure with fs, which are valid.
-func (k *Knobs) set(fs []Failure) {
-	k.fmu.Lock()
-	defer k.fmu.Unlock()
-	k.failures = nil
-	for _, f := range fs {
-		k.failures = append(k.failures, &f)
-	}
-}
 
 // SetLatency sets the delay added to every request but /_sim (negative = 0).
 func (k *Knobs) SetLatency(l time.Duration) { k.latencyNS.Store(int64(max(l, 0))) }
@@ -78,22 +47,12 @@ func (k *Knobs) InjectFailure(f Failure) error {
 	if err := checkFailure(&f); err != nil {
 		return err
 	}
-	k.fmu.Lock()
-	defer k.fmu.Unlock()
-	k.failures = append(k.failures, &f)
+	k.faults.Add(f)
 	return nil
 }
 
 // ClearFailures removes every injected failure.
-func (k *Knobs) ClearFailures() { k.set(nil) }
+func (k *Knobs) ClearFailures() { k.faults.Set(nil) }
 
 // Failures returns the failures in effect (with what is left of their Count).
-func (k *Knobs) Failures() []Failure {
-	k.fmu.Lock()
-	defer k.fmu.Unlock()
-	out := make([]Failure, len(k.failures))
-	for i, f := range k.failures {
-		out[i] = *f
-	}
-	return out
-}
+func (k *Knobs) Failures() []Failure { return k.faults.List() }

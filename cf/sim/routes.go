@@ -2,11 +2,11 @@ package sim
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // Bounds on what a request may carry.
@@ -62,10 +62,10 @@ func (c *CC) serve(rt route) http.Handler {
 		c.counts.begin(method + " " + key)
 		defer c.counts.end()
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		if !sleep(r.Context(), c.knobs.latency()) {
+		if !simkit.Sleep(r.Context(), c.knobs.latency()) {
 			return
 		}
-		f, failing := c.knobs.pick(method, key)
+		f, failing := c.knobs.faults.Pick(method, key, "")
 		if failing && !c.fail(w, r, f) {
 			return
 		}
@@ -83,7 +83,7 @@ func (c *CC) serve(rt route) http.Handler {
 // fail applies an injected failure's delay and status; it reports whether
 // the request is still to be answered (slowed only, or cut short).
 func (c *CC) fail(w http.ResponseWriter, r *http.Request, f Failure) bool {
-	if f.Delay > 0 && !sleep(r.Context(), f.Delay) {
+	if f.Delay > 0 && !simkit.Sleep(r.Context(), f.Delay) {
 		return false
 	}
 	if f.CutShort || (f.Status == 0 && f.Delay > 0) {
@@ -124,19 +124,3 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
-
-// sleep waits for d or until ctx ends; it reports whether it waited the
-// whole time.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
