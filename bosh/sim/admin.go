@@ -48,6 +48,7 @@ type admin struct {
 	deploys *deploys
 	board   *taskBoard
 	health  *health
+	errands *errands
 }
 
 // routes serves the /_sim admin API: no authentication, no latency,
@@ -88,6 +89,7 @@ func (adm *admin) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /_sim/agent", adm.agent)
 	mux.HandleFunc("POST /_sim/resurrect", adm.resurrect)
 	mux.HandleFunc("PUT /_sim/deployments", adm.putDeployment)
+	adm.errands.adminRoutes(mux)
 	mux.HandleFunc("DELETE /_sim/deployments", func(w http.ResponseWriter, _ *http.Request) {
 		adm.deploys.removeAll()
 		w.WriteHeader(http.StatusNoContent)
@@ -113,13 +115,15 @@ func decodeAdmin(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// reset is POST /_sim/reset: it zeroes the counters and removes failures and pending task ends.
+// reset is POST /_sim/reset: it zeroes the counters, removes failures and
+// pending task ends, and brings back the errand outcomes of Options.Errands.
 func (adm *admin) reset(w http.ResponseWriter, _ *http.Request) {
 	adm.meter.reset()
 	adm.faults.Clear()
 	adm.db.mu.Lock()
 	clear(adm.db.outcomes)
 	adm.db.mu.Unlock()
+	adm.errands.reset()
 	w.WriteHeader(http.StatusNoContent)
 }
 

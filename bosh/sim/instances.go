@@ -32,6 +32,7 @@ type instState struct {
 	gen   int       // VM generation: 0 for the first VM, +1 at each recreation
 	vmAt  time.Time // when its current VM was created; zero = the deployment's
 	agent string    // AgentRunning (""), AgentFailing or AgentUnresponsive
+	kept  bool      // an errand instance whose VM a run kept alive (keep_alive)
 }
 
 // instance is an instance of a deployment, derived from its manifest and
@@ -62,8 +63,8 @@ func instancesOf(dep *deployment) []instance {
 	return out
 }
 
-// vmInstances are the instances that have a VM (errands and detached
-// instances have none).
+// vmInstances are the instances that have a VM (errands, but those a run
+// kept alive, and detached instances have none).
 func vmInstances(dep *deployment) []instance {
 	var out []instance
 	for _, in := range instancesOf(dep) {
@@ -86,8 +87,9 @@ func newInstance(dep *deployment, g *group, i int) instance {
 	if len(g.azs) > 0 {
 		in.az = g.azs[i%len(g.azs)]
 	}
-	gen := ""
+	gen, kept := "", false
 	if st := dep.inst[in.id]; st != nil {
+		kept = st.kept
 		in.state, in.agent = or(st.state, instStarted), or(st.agent, AgentRunning)
 		if st.gen > 0 {
 			gen = strconv.Itoa(st.gen)
@@ -96,7 +98,7 @@ func newInstance(dep *deployment, g *group, i int) instance {
 			in.createdAt = st.vmAt
 		}
 	}
-	in.expectsVM = !g.errand && in.state != instDetached
+	in.expectsVM = (!g.errand || kept) && in.state != instDetached
 	if in.expectsVM {
 		in.agentID = stableUUID(append(key, "agent"+gen)...)
 		in.cid = "vm-" + stableUUID(append(key, "vm"+gen)...)

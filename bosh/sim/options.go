@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,6 +103,17 @@ type Options struct {
 	// Default nil: every release and stemcell a manifest names counts as
 	// uploaded.
 	Releases, Stemcells []string
+	// ErrandJobs are the jobs that run as errands wherever they are
+	// colocated: the simulator knows no release's jobs, so none has the
+	// bin/run a real release would give it. GET .../errands lists them
+	// after the errand instance groups, and a run of one runs on every
+	// instance with a VM of the groups that hold it. Default none.
+	ErrandJobs []string
+	// Errands are the outcomes errand runs are scripted to have from the
+	// start (see ErrandOutcome; PUT /_sim/errands replaces them, POST
+	// /_sim/reset brings them back). Default none: every run exits 0 with
+	// a line of stdout.
+	Errands []ErrandOutcome
 	// Seed is the number of deployments created at start (no tasks, one
 	// event each), see SeedDeployments; at most MaxSeed. Default 0.
 	Seed int
@@ -230,6 +242,14 @@ func (o Options) validate() error {
 	}
 	for _, f := range o.Failures {
 		if err := checkFailure(&f); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(o.ErrandJobs, "") {
+		return fmt.Errorf("%w: an errand job has no name", ErrBadOptions)
+	}
+	for _, e := range o.Errands {
+		if err := e.check(); err != nil {
 			return err
 		}
 	}

@@ -42,6 +42,8 @@ func (d *Director) endpoints() []route {
 		{"GET", "/deployments/{name}/jobs/{job}/{index_or_id}/logs", false, d.blobs.getLogs},
 		{"GET", "/deployments/{name}/variables", false, d.deploys.getVariables},
 		{"PUT", "/deployments/{name}/scan_and_fix", false, d.health.putScanAndFix},
+		{"GET", "/deployments/{name}/errands", false, d.errands.listErrands},
+		{"POST", "/deployments/{name}/errands/{errand_name}/runs", false, d.errands.postRun},
 		{"GET", "/resources/{id}", false, d.blobs.getResource},
 		{"GET", "/tasks", false, d.board.listTasks},
 		{"GET", "/tasks/{id}", false, d.board.getTask},

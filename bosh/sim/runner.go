@@ -38,6 +38,7 @@ type runner struct {
 	changes      *changer
 	deploys      *deploys
 	blobs        *blobs
+	errands      *errands
 }
 
 // startTask runs a task in a goroutine the Director waits for on Close.
@@ -93,6 +94,9 @@ func (rn *runner) execute(t *task) outcome {
 	}
 	if t.kind == kindScanFix {
 		return rn.scanAndFix(t)
+	}
+	if t.kind == kindErrand {
+		return rn.errands.run(t)
 	}
 	if t.deployment == "" { // a manifest so broken it names no deployment
 		return refused(t)

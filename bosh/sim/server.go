@@ -46,6 +46,7 @@ type Director struct {
 	vms       *vms
 	health    *health
 	blobs     *blobs
+	errands   *errands
 	admin     *admin
 }
 
@@ -105,13 +106,16 @@ func newDirector(opts Options, ln net.Listener) *Director {
 	d.deploys = &deploys{db: db, rec: d.rec, configs: d.configs, artifacts: d.artifacts, board: d.board,
 		runner: d.runner, seedPlans: opts.SeedPlans, director: opts.Name}
 	d.blobs = &blobs{db: db, deploys: d.deploys, board: d.board, runner: d.runner}
+	d.errands = newErrands(opts) // checked by Options.validate
+	d.errands.db, d.errands.rec, d.errands.deploys, d.errands.board, d.errands.runner, d.errands.blobs =
+		db, d.rec, d.deploys, d.board, d.runner, d.blobs
 	*d.runner = runner{db: db, ctx: d.ctx, wg: &d.wg, log: opts.Logger, agentTimeout: opts.AgentTimeout,
 		lockTimeout: opts.LockTimeout, rec: d.rec, configs: d.configs, deploys: d.deploys, blobs: d.blobs,
-		changes: &changer{db: db, rec: d.rec, configs: d.configs}}
+		changes: &changer{db: db, rec: d.rec, configs: d.configs}, errands: d.errands}
 	d.vms = &vms{db: db, deploys: d.deploys, board: d.board, runner: d.runner}
 	d.health = &health{db: db, ctx: d.ctx, rec: d.rec, deploys: d.deploys, board: d.board, runner: d.runner}
 	d.admin = &admin{db: db, knobs: d.knobs, faults: d.faults, meter: d.meter, gate: d.gate, configs: d.configs,
-		deploys: d.deploys, board: d.board, health: d.health}
+		deploys: d.deploys, board: d.board, health: d.health, errands: d.errands}
 	d.artifacts.preload(opts.Releases, opts.Stemcells) // validated
 	d.srv = &http.Server{
 		Handler:           d.routes(),

@@ -50,6 +50,7 @@ type deployment struct {
 	cloudConfig int                   // id of the cloud config it was deployed with; 0 = none
 	createdAt   time.Time             // when its VMs were created
 	inst        map[string]*instState // by instance id; what happened to its instances
+	errandRuns  map[string]string     // by errand: the state of its last successful run, "" after a failed one (Models::ErrandRun)
 }
 
 // manifestText is the manifest exactly as it was posted.

@@ -32,6 +32,7 @@ const (
 	kindVMState
 	kindLogs
 	kindScanFix
+	kindErrand
 )
 
 // task is a Director task. Its fields are guarded by store.mu, except
@@ -61,8 +62,9 @@ type task struct {
 	refusal  error // why the manifest is refused; the task ends in error
 	stageErr error // why it fails in Preparing deployment (a stemcell not uploaded)
 
-	instances bool        // a vm-state task that lists instances, not VMs
-	logs      *logsTarget // what a fetch-logs task packs
+	instances bool           // a vm-state task that lists instances, not VMs
+	logs      *logsTarget    // what a fetch-logs task packs
+	errand    *errandRequest // what a run-errand task runs
 
 	// inputs of a change of instance states
 	target  *jobTarget

@@ -92,8 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (sim.Options, bool, error) {
 	return o, *verbose, nil
 }
 
-// repeatableFlags defines -failure, -seed-plan, -release and -stemcell,
-// which may be given more than once.
+// repeatableFlags defines -failure, -seed-plan, -release, -stemcell,
+// -errand-job and -errand, which may be given more than once.
 func repeatableFlags(fs *flag.FlagSet, o *sim.Options) {
 	fs.Func("release", "a release uploaded at start, NAME/VERSION; with any -release or -stemcell, deploys need theirs uploaded (repeatable)",
 		func(v string) error { o.Releases = append(o.Releases, v); return nil })
@@ -103,6 +103,15 @@ func repeatableFlags(fs *flag.FlagSet, o *sim.Options) {
 		func(spec string) error {
 			f, err := sim.ParseFailure(spec)
 			o.Failures = append(o.Failures, f)
+			return err
+		})
+	fs.Func("errand-job", "a job that runs as an errand wherever it is colocated, e.g. smoke-tests (repeatable)",
+		func(v string) error { o.ErrandJobs = append(o.ErrandJobs, v); return nil })
+	fs.Func("errand", "how an errand's runs end, e.g. errand=smoke-tests,deployment=d,exit_code=1,stdout=...,stderr=... "+
+		"(repeatable; default: exit 0 with a line of stdout)",
+		func(spec string) error {
+			e, err := sim.ParseErrandOutcome(spec)
+			o.Errands = append(o.Errands, e)
 			return err
 		})
 	fs.Func("seed-plan", "a plan -seed draws from, e.g. service_id=redis,plan_id=redis-small,release=redis,version=16.1.0,instances=1 "+
