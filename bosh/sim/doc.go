@@ -41,13 +41,23 @@
 // stemcells), taskBoard (creating, finding and cancelling tasks, /tasks),
 // runner (workers, locks, stages, outcomes), changer (what a task changes in
 // instances), vms (VMs, instances, instance states), health (agents,
-// resurrection, scan and fix), blobs (logs tarballs), recorder (events),
-// meter (Stats, TaskLog) and admin (/_sim/).
+// resurrection, scan and fix), blobs (logs tarballs), errands (errand jobs,
+// run-errand tasks, scripted outcomes, last successful runs), recorder
+// (events), meter (Stats, TaskLog) and admin (/_sim/).
+//
+// Errands: GET /deployments/:name/errands lists the errand instance groups
+// and the jobs of Options.ErrandJobs (the simulator knows no release's
+// jobs); POST /deployments/:name/errands/:errand/runs ({"keep-alive",
+// "when-changed", "instances"}) runs a "run errand" task under the
+// deployment's lock whose result output has a line per instance run, as
+// Errand::Result#to_hash; its exit code, stdout and stderr are scripted by
+// Options.Errands, -errand or PUT /_sim/errands.
 //
 // Admin HTTP API under /_sim/ (no authentication, no latency, not counted):
 //
 //	GET    /_sim/stats              Stats as JSON
-//	POST   /_sim/reset              zero the counters, remove failures and pending task ends
+//	POST   /_sim/reset              zero the counters, remove failures and pending task ends,
+//	                                bring back the errand outcomes of Options.Errands
 //	GET    /_sim/config             {"latency_ms","task_duration_ms","token_ttl_s","events_kept","failures"}
 //	POST   /_sim/config             same body; absent fields unchanged, "failures" replaces all:
 //	                                [{"endpoint":"/deployments/:name","method":"GET","rate":0.5,
@@ -57,6 +67,8 @@
 //	POST   /_sim/next-task          {"deployment":"name or empty for any","state":"error|timeout|cancelled"}
 //	POST   /_sim/revoke-tokens      every UAA token issued so far is refused from now on
 //	PUT    /_sim/cloud-config       body: a new cloud config; older deployments become "outdated"
+//	GET    /_sim/errands            {"jobs":[...],"outcomes":[{"errand","deployment","exit_code","stdout","stderr"}]}
+//	PUT    /_sim/errands            same body; absent fields unchanged, a given one replaces all
 //	PUT    /_sim/deployments        body: a manifest, applied at once without a task (events by AdminUser)
 //	DELETE /_sim/deployments        remove every deployment at once
 //	DELETE /_sim/deployments/:name  remove one deployment at once

@@ -109,9 +109,19 @@ var _ = Describe("bosh-director-sim", func() {
 		Expect(events[2]).To(HaveKeyWithValue("id", "2"))
 	})
 
+	It("takes the errand jobs and the errands' scripted outcomes from the command line", func() {
+		_, base := startSim("-errand-job", "status-check", "-errand-job", "broker-registrar",
+			"-errand", `errand=smoke-tests,deployment=d1,exit_code=2,stdout=1 failed\n,stderr=boom`)
+		Expect(getJSON(http.DefaultClient, must(http.NewRequest(http.MethodGet, base+"/_sim/errands", nil)))).To(Equal(map[string]any{
+			"jobs": []any{"broker-registrar", "status-check"},
+			"outcomes": []any{map[string]any{"errand": "smoke-tests", "deployment": "d1", "exit_code": 2.0,
+				"stdout": "1 failed\n", "stderr": "boom"}}}))
+	})
+
 	It("exits 2 on bad flags and 1 when it cannot start", func() {
 		for _, bad := range [][]string{{"-no-such-flag"}, {"-failure", "rate=2"}, {"-failure", "status=42"}, {"extra-argument"},
-			{"-seed-plan", "plan_id=p"}, {"-seed-plan", "plan_id=p,release=a b"}} {
+			{"-seed-plan", "plan_id=p"}, {"-seed-plan", "plan_id=p,release=a b"}, {"-errand", "exit_code=1"},
+			{"-errand", "errand=e,exit_code=-1"}, {"-errand", "errand=e,colour=red"}} {
 			session, err := gexec.Start(exec.Command(binary, bad...), GinkgoWriter, GinkgoWriter)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(session).Should(gexec.Exit(2), "%v", bad)
