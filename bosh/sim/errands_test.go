@@ -122,6 +122,9 @@ var _ = Describe("errands (bosh errands, bosh run-errand)", func() {
 	})
 
 	It("keeps the errand's VM with keep-alive, and deletes it after a run without", func() {
+		runDone("smoke-tests", `{"keep_alive": true}`)
+		Expect(vmGroups()).NotTo(ContainElement("smoke-tests"), "the Director reads keep-alive, with a hyphen, as the CLI sends it")
+
 		t, _ := runDone("smoke-tests", `{"keep-alive": true, "when-changed": false, "instances": []}`)
 		Expect(t["state"]).To(Equal("done"))
 		Expect(vmGroups()).To(ContainElement("smoke-tests"))
@@ -135,8 +138,15 @@ var _ = Describe("errands (bosh errands, bosh run-errand)", func() {
 	})
 
 	It("runs a colocated errand job on every instance, or on those the instances filter names", func() {
-		t, lines := runDone("status-check", allDefault)
+		r := run("e1", "status-check", allDefault)
+		t := c.waitTask(taskIDOf(r))
 		Expect(t["result"]).To(Equal("2 succeeded, 0 errored, 0 canceled"))
+		Expect(eventLines(taskIDOf(r))).To(ContainElement(And(HaveKeyWithValue("type", "warning"), HaveKeyWithValue("message",
+			"Executing errand on multiple instances in parallel. Use the `--instance` flag to run the errand on a single instance."))))
+		var lines []map[string]any
+		for _, l := range ndjson(c.get("/tasks/" + itoa(taskIDOf(r)) + "/output?type=result").body) {
+			lines = append(lines, ev(l))
+		}
 		Expect(lines).To(HaveLen(2))
 		Expect(lines).To(HaveEach(HaveKeyWithValue("instance", HaveKeyWithValue("group", "redis"))))
 
