@@ -33,3 +33,21 @@ func FuzzConfigDiff(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseErrandOutcome: whatever an -errand flag holds, reading it does
+// not panic, and what it accepts is an outcome the simulator can script.
+func FuzzParseErrandOutcome(f *testing.F) {
+	f.Add("errand=smoke-tests,deployment=d,exit_code=1,stderr=boom")
+	f.Add("errand=e,stdout=a\\nb")
+	f.Add("exit_code=-1")
+	f.Add("errand=,=,,")
+	f.Fuzz(func(t *testing.T, spec string) {
+		o, err := ParseErrandOutcome(spec)
+		if err != nil {
+			return
+		}
+		if err := o.check(); err != nil {
+			t.Fatalf("accepted %q as %+v, which check refuses: %v", spec, o, err)
+		}
+	})
+}
