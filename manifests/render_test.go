@@ -22,9 +22,15 @@ import (
 // (ci/release/render-templates.rb). The error holds the renderer's message.
 func renderJob(props map[string]any, dir string) error {
 	GinkgoHelper()
+	return renderJobAt(jobDir, props, dir)
+}
+
+// renderJobAt renders the job of the release folder job as renderJob does.
+func renderJobAt(job string, props map[string]any, dir string) error {
+	GinkgoHelper()
 	input, err := json.Marshal(map[string]any{"properties": props})
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(rubyPath(), renderer, jobDir, dir)
+	cmd := exec.Command(rubyPath(), renderer, job, dir)
 	cmd.Stdin = bytes.NewReader(input)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
