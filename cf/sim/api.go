@@ -6,8 +6,9 @@ import "net/http"
 // the root document and the v3 service lists, presented with the
 // simulator's absolute links.
 type api struct {
-	f   *Foundation
-	url string // the simulator's, in the links it answers
+	f     *Foundation
+	url   string // the simulator's, in the links it answers
+	quota string // the guid of the one organization quota every org has
 }
 
 // root is GET /: the links a client starts from.

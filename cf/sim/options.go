@@ -48,6 +48,11 @@ type Options struct {
 	// RateLimitWindow is the rate-limit interval. Default 1h (the Cloud
 	// Controller's default interval).
 	RateLimitWindow time.Duration
+	// HideMarketplace refuses the service offerings and plans to a request
+	// without a token, as the Cloud Controller's
+	// hide_marketplace_from_unauthenticated_users does. Default false: they
+	// answer anyone, as the Cloud Controller does by default.
+	HideMarketplace bool
 }
 
 // withDefaults fills in every default; it is the only place defaults live.

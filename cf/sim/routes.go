@@ -20,17 +20,23 @@ type route struct {
 	method, path string // path in ServeMux form: /v3/service_instances/{guid}
 	v3           bool   // needs a bearer token (and counts against the rate limit)
 	h            http.HandlerFunc
+	market       bool // the marketplace: answers a request without a token unless Options.HideMarketplace
 }
 
 func (c *CC) endpoints() []route {
 	return []route{
-		{"GET", "/{$}", false, c.api.getRoot},
-		{"POST", UAAPrefix + "/oauth/token", false, c.issueToken},
-		{"GET", "/v3/service_brokers", true, c.api.listBrokers},
-		{"GET", "/v3/service_offerings", true, c.api.listOfferings},
-		{"GET", "/v3/service_plans", true, c.api.listPlans},
-		{"GET", "/v3/service_instances", true, c.api.listInstances},
-		{"GET", "/v3/service_instances/{guid}", true, c.api.getInstance},
+		{"GET", "/{$}", false, c.api.getRoot, false},
+		{"POST", UAAPrefix + "/oauth/token", false, c.issueToken, false},
+		{"POST", LoginPrefix + "/oauth/token", false, c.issueToken, false}, // where the cf CLI asks: the root's login link
+		{"GET", "/v3/organizations", true, c.api.listOrgs, false},
+		{"GET", "/v3/organizations/{guid}", true, c.api.getOrg, false},
+		{"GET", "/v3/spaces", true, c.api.listSpaces, false},
+		{"GET", "/v3/spaces/{guid}", true, c.api.getSpace, false},
+		{"GET", "/v3/service_brokers", true, c.api.listBrokers, false},
+		{"GET", "/v3/service_offerings", true, c.api.listOfferings, true},
+		{"GET", "/v3/service_plans", true, c.api.listPlans, true},
+		{"GET", "/v3/service_instances", true, c.api.listInstances, false},
+		{"GET", "/v3/service_instances/{guid}", true, c.api.getInstance, false},
 	}
 }
 
@@ -69,7 +75,8 @@ func (c *CC) serve(rt route) http.Handler {
 		if failing && !c.fail(w, r, f) {
 			return
 		}
-		if rt.v3 && (!c.tokens.authenticate(w, r) || !c.knobs.limit.allow(w)) {
+		anonymous := rt.market && !c.opts.HideMarketplace && r.Header.Get("Authorization") == ""
+		if rt.v3 && !anonymous && (!c.tokens.authenticate(w, r) || !c.knobs.limit.allow(w)) {
 			return
 		}
 		if failing && f.CutShort {

@@ -1,38 +1,81 @@
 package sim
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
+	"encoding/base64"
 	"math"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // maxTokens bounds the tokens held; the oldest are forgotten first once
 // expired tokens have been dropped.
 const maxTokens = 100000
 
-// tokens are the opaque access tokens issued, with their expiry.
+// tokens are the access tokens issued, with their expiry: JWTs as UAA
+// issues them (the cf CLI reads their claims: the client, the expiry; it
+// checks no signature), signed with a key of the simulator's, and valid as
+// long as the simulator holds them.
 type tokens struct {
 	mu      sync.Mutex
 	expires map[string]time.Time
 	issued  int
+	key     []byte // HMAC-SHA256 key of the signatures
 }
 
 func (t *tokens) init() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.expires = map[string]time.Time{}
+	if t.key == nil {
+		t.key = make([]byte, 32)
+		_, _ = rand.Read(t.key)
+	}
 }
 
-func (t *tokens) issue(ttl time.Duration) string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	tok := hex.EncodeToString(b[:])
+// claims are a client-credentials token's claims, as UAA writes them.
+type claims struct {
+	JTI         string   `json:"jti"`
+	Sub         string   `json:"sub"`
+	Authorities []string `json:"authorities"`
+	Scope       []string `json:"scope"`
+	ClientID    string   `json:"client_id"`
+	CID         string   `json:"cid"`
+	AZP         string   `json:"azp"`
+	GrantType   string   `json:"grant_type"`
+	IAT         int64    `json:"iat"`
+	Exp         int64    `json:"exp"`
+	Iss         string   `json:"iss"`
+	ZID         string   `json:"zid"`
+	Aud         []string `json:"aud"`
+}
+
+// jwt is c as a JWT signed with key (HS256).
+func jwt(c claims, key []byte) string {
+	enc := base64.RawURLEncoding
+	head := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	body := head + "." + enc.EncodeToString(simkit.JSON(c))
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(body))
+	return body + "." + enc.EncodeToString(mac.Sum(nil))
+}
+
+// issue issues a token for client, valid for ttl, its issuer iss.
+func (t *tokens) issue(client, iss string, ttl time.Duration) (tok, jti string) {
+	at := time.Now()
+	jti = newUUID()
+	c := claims{JTI: jti, Sub: client, Authorities: []string{readScope}, Scope: []string{readScope}, ClientID: client, CID: client,
+		AZP: client, GrantType: "client_credentials", IAT: at.Unix(), Exp: at.Add(ttl).Unix(), Iss: iss, ZID: "uaa",
+		Aud: []string{"cloud_controller", client}}
 	t.mu.Lock()
+	tok = jwt(c, t.key)
 	defer t.mu.Unlock()
 	if len(t.expires) >= maxTokens {
 		n := time.Now()
@@ -42,10 +85,13 @@ func (t *tokens) issue(ttl time.Duration) string {
 			}
 		}
 	}
-	t.expires[tok] = time.Now().Add(ttl)
+	t.expires[tok] = at.Add(ttl)
 	t.issued++
-	return tok
+	return tok, jti
 }
+
+// readScope is the scope of the tokens issued.
+const readScope = "cloud_controller.admin_read_only"
 
 // valid says whether tok was issued and has not expired.
 func (t *tokens) valid(tok string) bool {
@@ -94,9 +140,8 @@ func (c *CC) issueToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ttl := int64(math.Ceil(c.knobs.tokenTTL().Seconds()))
-	tok := c.tokens.issue(time.Duration(ttl) * time.Second)
-	writeJSON(w, http.StatusOK, tokenReply{AccessToken: tok, TokenType: "bearer", ExpiresIn: ttl,
-		Scope: "cloud_controller.admin_read_only", JTI: newUUID()})
+	tok, jti := c.tokens.issue(id, c.url+UAAPrefix+"/oauth/token", time.Duration(ttl)*time.Second)
+	writeJSON(w, http.StatusOK, tokenReply{AccessToken: tok, TokenType: "bearer", ExpiresIn: ttl, Scope: readScope, JTI: jti})
 }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
