@@ -1,9 +1,11 @@
 // Package sim is a Cloud Controller (API v3) simulator: it answers the read
 // side of the v3 service routes (service_brokers, service_offerings,
-// service_plans, service_instances) with the JSON shapes, pagination links,
-// CF error objects and error codes of cloudfoundry/cloud_controller_ng (see
-// FACTS.md for each fact and its source), behind a built-in UAA token
-// endpoint, so that a broker-side cross-check runs against something that
+// service_plans, service_instances) and of organizations and spaces with
+// the JSON shapes, pagination links, CF error objects and error codes of
+// cloudfoundry/cloud_controller_ng (see FACTS.md for each fact and its
+// source), behind a built-in UAA token endpoint issuing JWTs (where the
+// root document's uaa and login links say), so that a broker-side
+// cross-check, and the cf CLI's read commands, run against something that
 // behaves like a Cloud Controller. It is the only stand-in for the Cloud
 // Controller the project allows.
 //
