@@ -7,7 +7,11 @@
 // root document's uaa and login links say), so that a broker-side
 // cross-check, and the cf CLI's read commands, run against something that
 // behaves like a Cloud Controller. It is the only stand-in for the Cloud
-// Controller the project allows.
+// Controller the project allows. It answers the queries the cf CLI makes for
+// cf marketplace, cf services and cf service-access: available, plan
+// visibility by space_guids and organization_guids, include and fields[...]
+// (the included resources CC's decorators add) and order_by on service
+// instances.
 //
 // In-process:
 //

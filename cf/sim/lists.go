@@ -7,9 +7,9 @@ import (
 
 // listBody is a list answer; Included is set only when fields ask for it.
 type listBody struct {
-	Pagination pagination     `json:"pagination"`
-	Resources  []any          `json:"resources"`
-	Included   map[string]any `json:"included,omitempty"`
+	Pagination pagination `json:"pagination"`
+	Resources  []any      `json:"resources"`
+	Included   object     `json:"included,omitempty"`
 }
 
 // matches says whether value passes the filter key of q (absent = any).
@@ -58,16 +58,22 @@ func (a *api) listOfferings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.f.mu.RLock()
+	defer a.f.mu.RUnlock()
+	withPlans := map[string]bool{} // offerings with a plan
+	for _, p := range a.f.plans.list {
+		withPlans[p.OfferingGUID] = true
+	}
 	var hits []Offering
 	for _, o := range a.f.offerings.list {
 		b, _ := a.f.brokers.get(o.BrokerGUID)
 		if q.matches("guids", o.GUID) && q.matches("names", o.Name) && q.matches("broker_catalog_ids", o.CatalogID) &&
-			q.matches("service_broker_guids", b.GUID) && q.matches("service_broker_names", b.Name) {
+			q.matches("service_broker_guids", b.GUID) && q.matches("service_broker_names", b.Name) &&
+			q.matches("available", "true") && visible(a.f, q, b, b.SpaceGUID == "" && withPlans[o.GUID]) {
 			hits = append(hits, o)
 		}
 	}
-	a.f.mu.RUnlock()
-	body, _ := page(a, "/v3/service_offerings", q, hits, func(_ int, o Offering) any { return a.presentOffering(o) })
+	body, listed := page(a, "/v3/service_offerings", q, hits, func(_ int, o Offering) any { return a.presentOffering(o) })
+	body.Included = decorators{a}.offerings(q.fields, listed)
 	writeJSON(w, http.StatusOK, body)
 }
 
@@ -77,6 +83,7 @@ func (a *api) listPlans(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.f.mu.RLock()
+	defer a.f.mu.RUnlock()
 	var withInstances map[string]bool // plans of the instances asked for
 	if want, ok := q.filters["service_instance_guids"]; ok {
 		withInstances = map[string]bool{}
@@ -94,17 +101,24 @@ func (a *api) listPlans(w http.ResponseWriter, r *http.Request) {
 		if q.matches("guids", p.GUID) && q.matches("names", p.Name) && q.matches("broker_catalog_ids", p.CatalogID) &&
 			q.matches("service_broker_guids", b.GUID) && q.matches("service_broker_names", b.Name) &&
 			q.matches("service_offering_guids", o.GUID) && q.matches("service_offering_names", o.Name) &&
-			(withInstances == nil || withInstances[p.GUID]) {
+			(withInstances == nil || withInstances[p.GUID]) && q.matches("available", "true") &&
+			visible(a.f, q, b, b.SpaceGUID == "") {
 			hits, spaces = append(hits, p), append(spaces, b.SpaceGUID)
 		}
 	}
-	a.f.mu.RUnlock()
-	body, _ := page(a, "/v3/service_plans", q, hits, func(i int, p Plan) any { return a.presentPlan(p, spaces[i]) })
+	body, listed := page(a, "/v3/service_plans", q, hits, func(i int, p Plan) any { return a.presentPlan(p, spaces[i]) })
+	if len(q.filters["include"]) > 0 || len(q.fields) > 0 {
+		body.Included = decorators{a}.plans(q, listed)
+	}
 	writeJSON(w, http.StatusOK, body)
 }
 
 func (a *api) listInstances(w http.ResponseWriter, r *http.Request) {
 	q, ok := parse(w, r, instancesKind)
+	if !ok {
+		return
+	}
+	order, ok := orderBy(w, q)
 	if !ok {
 		return
 	}
@@ -120,11 +134,14 @@ func (a *api) listInstances(w http.ResponseWriter, r *http.Request) {
 			hits = append(hits, in)
 		}
 	}
+	sortBy(hits, order, func(in Instance) sortKey { return sortKey{in.Name, in.CreatedAt, in.UpdatedAt, in.GUID} })
 	body, listed := page(a, "/v3/service_instances", q, hits, func(_ int, in Instance) any {
 		plan, _ := a.f.plans.get(in.PlanGUID)
 		return a.presentInstance(in, plan)
 	})
-	body.Included = a.includedLocked(q.fields, listed)
+	if len(q.fields) > 0 {
+		body.Included = decorators{a}.instances(q.fields, listed)
+	}
 	writeJSON(w, http.StatusOK, body)
 }
 

@@ -40,18 +40,34 @@ func orderBy(w http.ResponseWriter, q listQuery) (string, bool) {
 	return "", false
 }
 
-// sortBy orders hits by order (name or created_at, - reversed; updated_at
-// is created_at: the simulator changes neither), stably, as CC's default
-// order (created_at) leaves them otherwise.
-func sortBy[T any](hits []T, order string, name func(T) string, created func(T) time.Time) {
-	key := strings.TrimPrefix(order, "-")
-	if key == "" {
+// sortKey is what order_by may sort a resource by.
+type sortKey struct {
+	name             string
+	created, updated time.Time
+	guid             string
+}
+
+// sortBy orders hits by order (name, created_at or updated_at; a leading -
+// reverses), then by guid in the same direction, as CC's SequelPaginator
+// does; "" keeps creation order.
+func sortBy[T any](hits []T, order string, key func(T) sortKey) {
+	field := strings.TrimPrefix(order, "-")
+	if field == "" {
 		return
 	}
-	slices.SortStableFunc(hits, func(a, b T) int {
-		c := created(a).Compare(created(b))
-		if key == "name" {
-			c = cmp.Compare(name(a), name(b))
+	slices.SortStableFunc(hits, func(x, y T) int {
+		a, b := key(x), key(y)
+		var c int
+		switch field {
+		case "name":
+			c = cmp.Compare(a.name, b.name)
+		case "updated_at":
+			c = a.updated.Compare(b.updated)
+		default:
+			c = a.created.Compare(b.created)
+		}
+		if c == 0 {
+			c = cmp.Compare(a.guid, b.guid)
 		}
 		if strings.HasPrefix(order, "-") {
 			return -c
@@ -120,7 +136,7 @@ func (a *api) listOrgs(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.f.mu.RUnlock()
-	sortBy(hits, order, func(o Org) string { return o.Name }, func(o Org) time.Time { return o.CreatedAt })
+	sortBy(hits, order, func(o Org) sortKey { return sortKey{o.Name, o.CreatedAt, o.CreatedAt, o.GUID} })
 	body, _ := page(a, "/v3/organizations", q, hits, func(_ int, o Org) any { return a.presentOrg(o) })
 	writeJSON(w, http.StatusOK, body)
 }
@@ -153,7 +169,7 @@ func (a *api) listSpaces(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	a.f.mu.RUnlock()
-	sortBy(hits, order, func(s Space) string { return s.Name }, func(s Space) time.Time { return s.CreatedAt })
+	sortBy(hits, order, func(s Space) sortKey { return sortKey{s.Name, s.CreatedAt, s.CreatedAt, s.GUID} })
 	body, _ := page(a, "/v3/spaces", q, hits, func(_ int, s Space) any { return a.presentSpace(s) })
 	writeJSON(w, http.StatusOK, body)
 }

@@ -30,6 +30,9 @@ type listKind struct {
 	simFields []string
 	// typed says the route takes type=managed|user-provided.
 	typed bool
+	// includes are the include values CC takes, when the simulator serves
+	// include (IncludeParamValidator's valid_values).
+	includes []string
 }
 
 var listBase = []string{"page", "per_page", "order_by", "created_ats", "updated_ats", "guids"}
@@ -42,23 +45,29 @@ var (
 	offeringsKind = listKind{
 		allowed: append(slices.Clip(listBase), "available", "fields", "broker_catalog_ids", "service_broker_guids",
 			"service_broker_names", "names", "space_guids", "organization_guids", "label_selector"),
-		simulated: []string{"guids", "names", "broker_catalog_ids", "service_broker_guids", "service_broker_names"},
+		simulated: []string{"guids", "names", "broker_catalog_ids", "service_broker_guids", "service_broker_names",
+			"available", "space_guids", "organization_guids"},
 		fields:    map[string][]string{"service_broker": {"guid", "name"}},
 		fieldKeys: []string{"service_broker"},
+		simFields: []string{"service_broker"},
 	}
 	plansKind = listKind{
 		allowed: append(slices.Clip(listBase), "available", "fields", "broker_catalog_ids", "names", "organization_guids",
 			"service_broker_guids", "service_broker_names", "service_instance_guids", "service_offering_guids",
 			"service_offering_names", "space_guids", "include", "label_selector"),
 		simulated: []string{"guids", "names", "broker_catalog_ids", "service_broker_guids", "service_broker_names",
-			"service_instance_guids", "service_offering_guids", "service_offering_names"},
+			"service_instance_guids", "service_offering_guids", "service_offering_names", "available", "space_guids",
+			"organization_guids", "include"},
 		fields:    map[string][]string{"service_offering.service_broker": {"guid", "name"}},
 		fieldKeys: []string{"service_offering.service_broker"},
+		simFields: []string{"service_offering.service_broker"},
+		includes:  []string{"space.organization", "service_offering"},
 	}
 	instancesKind = listKind{
 		allowed: append(slices.Clip(listBase), "type", "fields", "names", "space_guids", "organization_guids",
 			"service_plan_guids", "service_plan_names", "label_selector"),
-		simulated: []string{"guids", "names", "space_guids", "organization_guids", "service_plan_guids", "service_plan_names", "type"},
+		simulated: []string{"guids", "names", "space_guids", "organization_guids", "service_plan_guids", "service_plan_names", "type",
+			"order_by"},
 		fields: map[string][]string{
 			"space":                         {"guid", "name", "relationships.organization"},
 			"space.organization":            {"name", "guid"},
@@ -68,8 +77,9 @@ var (
 		},
 		fieldKeys: []string{"space", "space.organization", "service_plan", "service_plan.service_offering",
 			"service_plan.service_offering.service_broker"},
-		simFields: []string{"space", "space.organization"},
-		typed:     true,
+		simFields: []string{"space", "space.organization", "service_plan", "service_plan.service_offering",
+			"service_plan.service_offering.service_broker"},
+		typed: true,
 	}
 )
 
@@ -128,6 +138,9 @@ func (k listKind) parseList(rawQuery string) (q listQuery, detail string, ok boo
 		case key == "type":
 			q.typ, q.hasType = value, true
 			q.links.Set(key, value)
+		case key == "available": // a single key: not split
+			q.filters[key] = []string{value}
+			q.links.Set(key, value)
 		default:
 			q.filters[key] = splitList(value)
 			q.links.Set(key, joinList(q.filters[key]))
@@ -139,6 +152,10 @@ func (k listKind) parseList(rawQuery string) (q listQuery, detail string, ok boo
 	}
 	if q.hasType && q.typ != TypeManaged && q.typ != TypeUserProvided {
 		errs = append(errs, "Type must be one of 'managed', 'user-provided'")
+	}
+	errs = append(errs, k.checkIncludes(q.filters["include"])...)
+	if v, ok := q.filters["available"]; ok && v[0] != "true" && v[0] != "false" {
+		errs = append(errs, "Available must be 'true' or 'false'")
 	}
 	errs = append(errs, k.checkFields(q.fields, fieldsScalar, &unsimulated)...)
 	if len(errs) == 0 && len(unsimulated) > 0 {
@@ -165,6 +182,22 @@ func (k listKind) checkFields(fields map[string][]string, scalar bool, unsimulat
 			errs = append(errs, "Fields valid keys for '"+res+"' are: '"+strings.Join(allowed, "', '")+"'")
 		case !slices.Contains(k.simFields, res):
 			*unsimulated = append(*unsimulated, "fields["+res+"]")
+		}
+	}
+	return errs
+}
+
+// checkIncludes validates include as CC's IncludeParamValidator does.
+func (k listKind) checkIncludes(include []string) []string {
+	var errs []string
+	seen := map[string]int{}
+	for _, v := range include {
+		if !slices.Contains(k.includes, v) {
+			errs = append(errs, "Invalid included resource: '"+v+"'. Valid included resources are: '"+strings.Join(k.includes, "', '")+"'")
+			continue
+		}
+		if seen[v]++; seen[v] == 2 {
+			errs = append(errs, "Duplicate included resource: '"+v+"'")
 		}
 	}
 	return errs

@@ -35,6 +35,7 @@ func (c *CC) endpoints() []route {
 		{"GET", "/v3/service_brokers", true, c.api.listBrokers, false},
 		{"GET", "/v3/service_offerings", true, c.api.listOfferings, true},
 		{"GET", "/v3/service_plans", true, c.api.listPlans, true},
+		{"GET", "/v3/service_plans/{guid}/visibility", true, c.api.getVisibility, false},
 		{"GET", "/v3/service_instances", true, c.api.listInstances, false},
 		{"GET", "/v3/service_instances/{guid}", true, c.api.getInstance, false},
 	}
