@@ -9,6 +9,8 @@ type api struct {
 	f     *Foundation
 	url   string // the simulator's, in the links it answers
 	quota string // the guid of the one organization quota every org has
+
+	hideMarketplace bool // Options.HideMarketplace, as its feature flag reads
 }
 
 // root is GET /: the links a client starts from.

@@ -150,7 +150,7 @@ func (k listKind) parseList(rawQuery string) (q listQuery, detail string, ok boo
 		errs = append(errs, "Unknown query parameter(s): '"+strings.Join(unknown, "', '")+"'. Valid parameters are: '"+
 			strings.Join(k.allowed, "', '")+"'")
 	}
-	if q.hasType && q.typ != TypeManaged && q.typ != TypeUserProvided {
+	if k.typed && q.hasType && q.typ != TypeManaged && q.typ != TypeUserProvided {
 		errs = append(errs, "Type must be one of 'managed', 'user-provided'")
 	}
 	errs = append(errs, k.checkIncludes(q.filters["include"])...)

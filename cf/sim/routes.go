@@ -38,6 +38,11 @@ func (c *CC) endpoints() []route {
 		{"GET", "/v3/service_plans/{guid}/visibility", true, c.api.getVisibility, false},
 		{"GET", "/v3/service_instances", true, c.api.listInstances, false},
 		{"GET", "/v3/service_instances/{guid}", true, c.api.getInstance, false},
+		{"GET", "/v3/service_offerings/{guid}", true, c.api.getOffering, true},
+		{"GET", "/v3/service_plans/{guid}", true, c.api.getPlan, true},
+		{"GET", "/v3/service_instances/{guid}/relationships/shared_spaces", true, c.api.sharedSpaces, false},
+		{"GET", "/v3/service_credential_bindings", true, c.api.listBindings, false},
+		{"GET", "/v3/feature_flags/{name}", true, c.api.getFeatureFlag, false},
 	}
 }
 

@@ -46,7 +46,7 @@ func New(opts Options) (*CC, error) {
 	}
 	url := "http://" + ln.Addr().String()
 	c := &CC{opts: opts, url: url, ln: ln, knobs: newKnobs(opts), foundation: newFoundation()}
-	c.api = &api{f: c.foundation, url: url, quota: newUUID()}
+	c.api = &api{f: c.foundation, url: url, quota: newUUID(), hideMarketplace: opts.HideMarketplace}
 	c.tokens.init()
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	c.wg.Add(1)
