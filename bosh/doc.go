@@ -20,6 +20,11 @@
 // only VMStates asks for ?format=full, a Director task that contacts every
 // agent, which the reconciler's health loop paces and bounds per Director.
 //
+// RunErrand runs an errand as the bosh CLI's run-errand does (a task;
+// keep-alive, when-changed, an instance filter) and ErrandResults reads its
+// runs back from the task's result output, one per instance, the exit code,
+// stdout and stderr of each (the task ends done whatever the exit codes).
+//
 // The Director's event log (GET /events) is read a page of at most
 // EventsPage events at a time, newest first, paging back with
 // EventQuery.BeforeID. A page is checked before it is returned: ids are

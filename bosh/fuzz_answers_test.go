@@ -364,3 +364,45 @@ func FuzzParseVMStates(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseErrandResults: whatever an errand task's result output holds,
+// reading it does not panic; what it reads is one result per non-blank
+// line, which re-encoded reads back the same; an error is of bounded size.
+func FuzzParseErrandResults(f *testing.F) {
+	for _, s := range []string{
+		`{"instance":{"group":"smoke-tests","id":"7"},"errand_name":"smoke-tests","exit_code":1,"stdout":"a","stderr":"b","logs":{"blobstore_id":"x","sha1":"y"}}` + "\n",
+		"", "\n\n", "null\n{}\n", "Task 4711 done\n", `{"exit_code":"one"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		results, err := ParseErrandResults(body)
+		if err != nil {
+			if len(err.Error()) > maxErrorText+100 {
+				t.Fatalf("error of %d bytes: %.200s...", len(err.Error()), err)
+			}
+			return
+		}
+		nonBlank := 0
+		for l := range bytes.Lines(body) {
+			if len(bytes.TrimSpace(l)) > 0 {
+				nonBlank++
+			}
+		}
+		if len(results) != nonBlank {
+			t.Fatalf("%d results from %d non-blank lines", len(results), nonBlank)
+		}
+		var again bytes.Buffer
+		for _, r := range results {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again.Write(append(b, '\n'))
+		}
+		back, err := ParseErrandResults(again.Bytes())
+		if err != nil || !reflect.DeepEqual(back, results) {
+			t.Fatalf("results do not read back: %v\n%+v\n%+v", err, back, results)
+		}
+	})
+}

@@ -17,6 +17,7 @@ const (
 	epInstances   = "/deployments/:name/instances"
 	epDiff        = "/deployments/:name/diff"
 	epJobs        = "/deployments/:name/jobs/:job"
+	epErrandRuns  = "/deployments/:name/errands/:errand/runs"
 	epTasks       = "/tasks"
 	epTask        = "/tasks/:id"
 	epTaskOutput  = "/tasks/:id/output"
@@ -31,7 +32,7 @@ const (
 var routes = [][2]string{
 	{"GET", epInfo}, {"GET", epDeployments}, {"POST", epDeployments},
 	{"GET", epDeployment}, {"DELETE", epDeployment}, {"GET", epVMs},
-	{"GET", epInstances}, {"POST", epDiff}, {"PUT", epJobs}, {"GET", epTasks}, {"GET", epTask},
+	{"GET", epInstances}, {"POST", epDiff}, {"PUT", epJobs}, {"POST", epErrandRuns}, {"GET", epTasks}, {"GET", epTask},
 	{"GET", epTaskOutput}, {"GET", epEvents}, {"GET", epReleases},
 	{"GET", epStemcells}, {"POST", epToken},
 }
