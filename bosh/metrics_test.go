@@ -66,7 +66,7 @@ var _ = Describe("Metrics", func() {
 		Expect(counter(reg, tasksTotal, map[string]string{"director": "lab"})).To(Equal(2.0))
 
 		templates := []string{"/info", "/oauth/token", "/deployments", "/deployments/:name", "/deployments/:name/vms",
-			"/deployments/:name/instances", "/deployments/:name/diff", "/deployments/:name/jobs/:job", "/tasks", "/tasks/:id", "/tasks/:id/output", "/events", "/releases", "/stemcells"}
+			"/deployments/:name/instances", "/deployments/:name/diff", "/deployments/:name/jobs/:job", "/deployments/:name/errands/:errand/runs", "/tasks", "/tasks/:id", "/tasks/:id/output", "/events", "/releases", "/stemcells"}
 		families, err := reg.Gather()
 		Expect(err).NotTo(HaveOccurred())
 		for _, f := range families {
