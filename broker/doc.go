@@ -24,8 +24,11 @@
 // concern holding only what it uses, none holding the Broker: locker (an
 // instance's hold), limiter, recorder (an operation's marks on the record),
 // deployer (the one way to change what runs: preview and guard, back up,
-// deploy), renderer, bindingStore, provisioner, remover, settler, binder,
-// bindingSettler, recoverer, retirer, rotator, history and directors.
+// deploy), renderer, bindingStore, provisioner, remover, settler (and
+// postDeploy: a plan's post-deploy errands, run after a provision's or an
+// update's deploy, the operation in progress until the last exits 0),
+// binder, bindingSettler, recoverer, retirer, rotator, history and
+// directors.
 //
 // What the broker did is appended to the instance's history in Vault (Actor
 // "broker"): provision, update and deprovision when accepted, bind and

@@ -66,6 +66,7 @@ type settler struct {
 	shared          bool
 	lostTaskGrace   time.Duration // Options.LostTaskGrace
 	rememberDeleted time.Duration // Options.RememberDeleted
+	errands         *postDeploy
 	report          reporter
 	log             *slog.Logger
 }
@@ -203,9 +204,20 @@ func startedAt(op *vault.Operation) time.Time {
 // finish records the outcome of op's terminal task. A deprovision that
 // succeeded removes the instance's record and secrets (a removal that fails
 // stays in progress, to be tried again); a provision or update that
-// succeeded is backed up.
+// succeeded runs its plan's post-deploy errands first (postDeploy), then is
+// backed up.
 func (s *settler) finish(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (progress, error) {
 	op := rec.LastOperation
+	if op.Errand != "" { // a post-deploy errand's task
+		p, err := s.errands.settle(ctx, id, rec, task)
+		if err == nil && p.answer.State == domain.Succeeded {
+			s.backup(ctx, id)
+		}
+		return p, err
+	}
+	if names := s.errands.errandsOf(rec, op); task.Succeeded() && len(names) > 0 {
+		return s.errands.start(ctx, id, rec, task, names)
+	}
 	desc := taskDescription(op.Type, task)
 	if task.Succeeded() && op.Type == opTypeDeprovision {
 		if err := s.remove.cleanup(ctx, id); err != nil {

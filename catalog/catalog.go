@@ -55,6 +55,11 @@ type Plan struct {
 	// asynchronous operation of the plan before it gives up (the catalog's
 	// maximum_polling_duration); 0 = the platform's own. Default 0.
 	MaximumPollingDuration int
+	// PostDeployErrands are the errands the broker runs, in order, once a
+	// provision or an update of an instance of the plan has deployed
+	// (plan.yml's lifecycle_errands.post_deploy): the operation succeeds
+	// only when each exits 0. Default none.
+	PostDeployErrands []string
 	// Manifest is the BOSH manifest template (manifest.yml). Required.
 	Manifest *Template
 	// Credentials is the binding credentials template (credentials.yml);

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -149,6 +150,11 @@ type Operation struct {
 	// (Apply) only once its task has succeeded: a failed operation leaves
 	// the record as it was last applied. nil: nothing.
 	Pending *Pending `json:"pending,omitempty"`
+	// Errand is the post-deploy errand whose task TaskID is, once the
+	// operation's deploy succeeded; ErrandsLeft are those to run after it.
+	// "" and nil: the operation's task is its deploy (or delete).
+	Errand      string   `json:"errand,omitempty"`
+	ErrandsLeft []string `json:"errands_left,omitempty"`
 	// Extra holds fields not above, preserved byte for byte.
 	Extra map[string]json.RawMessage `json:"-"`
 }
@@ -259,6 +265,8 @@ func (o *Operation) fields() []field {
 		{"started_at", &o.StartedAt, false},
 		{"context_id", &o.ContextID, false},
 		{"pending", &o.Pending, false},
+		{"errand", &o.Errand, false},
+		{"errands_left", &o.ErrandsLeft, false},
 	}
 }
 
@@ -279,6 +287,7 @@ func (o *Operation) clone() *Operation {
 	}
 	c := *o
 	c.Extra = cloneExtra(o.Extra)
+	c.ErrandsLeft = slices.Clone(o.ErrandsLeft)
 	if o.Pending != nil {
 		p := *o.Pending
 		p.Parameters, p.Context = cloneMap(o.Pending.Parameters), maps.Clone(o.Pending.Context)

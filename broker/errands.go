@@ -1,0 +1,187 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode"
+
+	"github.com/pivotal-cf/brokerapi/v11/domain"
+
+	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/vault"
+)
+
+// ErrandDirector runs errands; *bosh.Client has it. A Director whose client
+// has not fails an operation whose plan names post-deploy errands.
+type ErrandDirector interface {
+	RunErrand(ctx context.Context, deployment, errand string, run bosh.ErrandRun) (bosh.Task, error)
+	ErrandResults(ctx context.Context, taskID int) ([]bosh.ErrandResult, error)
+}
+
+var _ ErrandDirector = (*bosh.Client)(nil)
+
+// maxStderrTail bounds what of a failed errand's standard error the
+// operation's description quotes (its end: where errors usually are).
+const maxStderrTail = 512
+
+// postDeploy runs a plan's post-deploy errands (plan.yml's
+// lifecycle_errands.post_deploy) once a provision's or an update's deploy
+// succeeded, one task after the other, each recorded in the operation
+// (Errand, ErrandsLeft, its task as TaskID): the operation stays in
+// progress until the last exits 0, and fails, quoting the tail of its
+// standard error, at the first that does not. What the deploy changed is
+// the instance's at once (the deploy succeeded); an errand that fails
+// rolls nothing back.
+type postDeploy struct {
+	catalog *catalog.Catalog
+	dirs    *directors
+	ops     *recorder
+	history *history
+	log     *slog.Logger
+}
+
+// errandsOf are the post-deploy errands of op's plan (the plan it moves
+// to, for an update that changes it); none for other operations.
+func (p *postDeploy) errandsOf(rec *vault.Record, op *vault.Operation) []string {
+	if op.Type != opTypeProvision && op.Type != opTypeUpdate {
+		return nil
+	}
+	planID := rec.PlanID
+	if op.Pending != nil && op.Pending.PlanID != "" {
+		planID = op.Pending.PlanID
+	}
+	_, plan, ok := p.catalog.Plan(planID)
+	if !ok {
+		return nil
+	}
+	return plan.PostDeployErrands
+}
+
+// runner is the errand side of rec's Director.
+func (p *postDeploy) runner(rec *vault.Record) (ErrandDirector, error) {
+	dir, err := p.dirs.of(rec)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := dir.Director.(ErrandDirector)
+	if !ok {
+		return nil, errors.New("the BOSH Director client cannot run errands")
+	}
+	return r, nil
+}
+
+// start starts the first of names for rec's operation, whose task (a
+// deploy, or the errand before) succeeded, and records it; the operation's
+// pending change is applied with the first (its deploy succeeded). A
+// Director that cannot be asked leaves the operation as it was: the next
+// poll starts the errand again.
+func (p *postDeploy) start(ctx context.Context, id string, rec *vault.Record, done bosh.Task, names []string) (progress, error) {
+	op := rec.LastOperation
+	waiting := inProgress(fmt.Sprintf("%s in progress: deployed; post-deploy errand %s starting", op.Type, names[0]))
+	runner, err := p.runner(rec)
+	if err != nil {
+		return p.fail(ctx, id, op, fmt.Sprintf("%s failed: post-deploy errand %s cannot run: %v", op.Type, names[0], err), done.ID)
+	}
+	t, err := runner.RunErrand(bosh.WithContextID(ctx, op.ContextID), rec.Deployment(id), names[0], bosh.ErrandRun{})
+	if err != nil && t.ID == 0 {
+		return progress{answer: waiting, stalled: fmt.Errorf("%w: starting post-deploy errand %s: %w", ErrDirectorUnavailable, names[0], err)}, nil
+	}
+	desc := fmt.Sprintf("%s in progress: deployed; post-deploy errand %s running (BOSH task %d)", op.Type, names[0], t.ID)
+	err = p.ops.setRecord(ctx, id, op.ContextID, func(next *vault.Record) {
+		o := next.LastOperation
+		if o.Errand == "" { // the deploy succeeded: what it asked is the instance's now
+			o.Pending.Apply(next)
+			o.Pending = nil
+		}
+		o.TaskID, o.Errand, o.ErrandsLeft, o.Description = t.ID, names[0], names[1:], desc
+	})
+	if err != nil {
+		return progress{}, err
+	}
+	p.log.Info("post-deploy errand started", "instance", id, "operation", op.Type, "errand", names[0], "task", t.ID)
+	return progress{answer: inProgress(desc)}, nil
+}
+
+// settle takes the operation on once its errand's task has ended: the next
+// errand, or the operation's outcome.
+func (p *postDeploy) settle(ctx context.Context, id string, rec *vault.Record, task bosh.Task) (progress, error) {
+	op := rec.LastOperation
+	if !task.Succeeded() {
+		return p.fail(ctx, id, op, fmt.Sprintf("%s failed: post-deploy errand %s: BOSH task %d ended %s: %s", op.Type, op.Errand,
+			task.ID, task.State, truncate(task.Result, 300)), task.ID)
+	}
+	runner, err := p.runner(rec)
+	if err != nil {
+		return p.fail(ctx, id, op, fmt.Sprintf("%s failed: post-deploy errand %s: %v", op.Type, op.Errand, err), task.ID)
+	}
+	results, err := runner.ErrandResults(ctx, task.ID)
+	if err != nil {
+		return progress{answer: inProgress(fmt.Sprintf("%s in progress: reading post-deploy errand %s's outcome", op.Type, op.Errand)),
+			stalled: fmt.Errorf("%w: reading the results of errand task %d: %w", ErrDirectorUnavailable, task.ID, err)}, nil
+	}
+	for _, r := range results {
+		if !r.Succeeded() {
+			return p.fail(ctx, id, op, fmt.Sprintf("%s failed: post-deploy errand %s exited %d on %s/%s (BOSH task %d): %s", op.Type,
+				op.Errand, r.ExitCode, r.Instance.Group, r.Instance.ID, task.ID, tail(r.Stderr, maxStderrTail)), task.ID)
+		}
+	}
+	if len(op.ErrandsLeft) > 0 {
+		return p.start(ctx, id, rec, task, op.ErrandsLeft)
+	}
+	desc := fmt.Sprintf("%s succeeded (post-deploy errand %s: BOSH task %d)", op.Type, op.Errand, task.ID)
+	err = p.ops.setRecord(ctx, id, op.ContextID, func(next *vault.Record) {
+		o := next.LastOperation
+		o.State, o.Description, o.TaskID, o.Errand, o.ErrandsLeft = stateSucceeded, desc, task.ID, "", nil
+	})
+	if err != nil {
+		return progress{}, err
+	}
+	p.history.ended(ctx, id, op, stateSucceeded, desc, task.ID)
+	p.log.Info("operation ended", "instance", id, "operation", op.Type, "state", stateSucceeded, "errand", op.Errand, "task", task.ID)
+	return progress{answer: domain.LastOperation{State: domain.Succeeded, Description: desc}}, nil
+}
+
+// fail records the operation failed with desc (what its deploy changed
+// stays: the deploy succeeded).
+func (p *postDeploy) fail(ctx context.Context, id string, op *vault.Operation, desc string, taskID int) (progress, error) {
+	err := p.ops.setRecord(ctx, id, op.ContextID, func(next *vault.Record) {
+		o := next.LastOperation
+		if o.Errand == "" && o.Pending != nil { // the deploy succeeded before the errand could not run
+			o.Pending.Apply(next)
+		}
+		o.State, o.Description, o.TaskID, o.Pending, o.Errand, o.ErrandsLeft = stateFailed, desc, taskID, nil, "", nil
+	})
+	if err != nil {
+		return progress{}, err
+	}
+	p.history.ended(ctx, id, op, stateFailed, desc, taskID)
+	p.log.Warn("operation failed in a post-deploy errand", "instance", id, "operation", op.Type, "description", desc)
+	return progress{answer: domain.LastOperation{State: domain.Failed, Description: desc}}, nil
+}
+
+// tail is the end of s, at most n bytes of it, control characters but
+// newlines and tabs made spaces, a leading "..." when it was cut.
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	cut := len(s) > n
+	if cut {
+		s = s[len(s)-n:]
+		for len(s) > 0 && !runeStart(s[0]) {
+			s = s[1:]
+		}
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+	if cut {
+		return "..." + s
+	}
+	return s
+}
