@@ -54,6 +54,9 @@ func (b *Broker) Deprovision(ctx context.Context, id string, d domain.Deprovisio
 	b.log.Info("deprovisioning", "instance", id, "deployment", rec.Deployment(id))
 	wctx, cancel := detached(ctx, b.opts.DirectorTimeout)
 	defer cancel()
+	if names := b.settle.errands.preDeleteOf(rec); len(names) > 0 {
+		return b.settle.errands.before(wctx, id, rec, op, names)
+	}
 	return b.remove.deleteDeployment(wctx, id, rec, op, "")
 }
 

@@ -25,8 +25,10 @@
 // instance's hold), limiter, recorder (an operation's marks on the record),
 // deployer (the one way to change what runs: preview and guard, back up,
 // deploy), renderer, bindingStore, provisioner, remover, settler (and
-// postDeploy: a plan's post-deploy errands, run after a provision's or an
-// update's deploy, the operation in progress until the last exits 0),
+// postDeploy: a plan's lifecycle errands, post-deploy ones run after a
+// provision's or an update's deploy, pre-delete ones before a
+// deprovision's deletion, the operation in progress until the last exits
+// 0),
 // binder, bindingSettler, recoverer, retirer, rotator, history and
 // directors.
 //

@@ -215,7 +215,7 @@ func (s *settler) finish(ctx context.Context, id string, rec *vault.Record, task
 		}
 		return p, err
 	}
-	if names := s.errands.errandsOf(rec, op); task.Succeeded() && len(names) > 0 {
+	if names := s.errands.postDeployOf(rec, op); task.Succeeded() && len(names) > 0 {
 		return s.errands.start(ctx, id, rec, task, names)
 	}
 	desc := taskDescription(op.Type, task)

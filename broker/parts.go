@@ -62,7 +62,7 @@ func assemble(opts Options) *Broker {
 		remove: remove,
 		settle: &settler{store: opts.Store, records: recs, dirs: dirs, ops: ops, deploy: deploy, remove: remove, history: hist,
 			shared: opts.SharedLimits != nil, lostTaskGrace: opts.LostTaskGrace, rememberDeleted: opts.RememberDeleted,
-			errands: &postDeploy{catalog: opts.Catalog, dirs: dirs, ops: ops, history: hist, log: log},
+			errands: &postDeploy{catalog: opts.Catalog, dirs: dirs, ops: ops, remove: remove, history: hist, log: log},
 			report:  report, log: log},
 		bind:    bind,
 		bindOps: bindOps,

@@ -60,6 +60,10 @@ type Plan struct {
 	// (plan.yml's lifecycle_errands.post_deploy): the operation succeeds
 	// only when each exits 0. Default none.
 	PostDeployErrands []string
+	// PreDeleteErrands are the errands the broker runs, in order, before a
+	// deprovision deletes an instance's deployment (lifecycle_errands.
+	// pre_delete): one that does not exit 0 stops the deletion. Default none.
+	PreDeleteErrands []string
 	// Manifest is the BOSH manifest template (manifest.yml). Required.
 	Manifest *Template
 	// Credentials is the binding credentials template (credentials.yml);

@@ -16,14 +16,13 @@ const maxLifecycleErrands = 10
 var errandName = regexp.MustCompile(`\A[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\z`)
 
 // lifecycleErrands decodes plan.yml's lifecycle_errands: {post_deploy:
-// [NAME...]}: the errands the broker runs, in order, after a provision or
-// an update of the plan's instances has deployed. pre_delete is refused:
-// the broker does not run errands before a deprovision yet, and an operator
-// who names one must not believe it runs.
-func lifecycleErrands(postDeploy *[]string) setter {
+// [NAME...], pre_delete: [NAME...]}: the errands the broker runs, in order,
+// after a provision or an update of the plan's instances has deployed, and
+// before a deprovision deletes one.
+func lifecycleErrands(postDeploy, preDelete *[]string) setter {
 	return func(n *yaml.Node) string {
 		if n.Kind != yaml.MappingNode {
-			return "must be a mapping: {post_deploy: [errand names]}"
+			return "must be a mapping: {post_deploy: [errand names], pre_delete: [errand names]}"
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, val := n.Content[i].Value, n.Content[i+1]
@@ -35,9 +34,13 @@ func lifecycleErrands(postDeploy *[]string) setter {
 				}
 				*postDeploy = names
 			case "pre_delete":
-				return "pre_delete is not supported: the broker runs no errand before a deprovision (only post_deploy)"
+				names, msg := errandNames(val)
+				if msg != "" {
+					return "pre_delete " + msg
+				}
+				*preDelete = names
 			default:
-				return fmt.Sprintf("unknown step %q (the broker runs post_deploy)", key)
+				return fmt.Sprintf("unknown step %q (post_deploy and pre_delete are known)", key)
 			}
 		}
 		return ""

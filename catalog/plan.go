@@ -24,7 +24,7 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 		"bindings":                 str(&p.Bindings),
 		"updatable":                boolean(&p.Updatable),
 		"maximum_polling_duration": integer(&p.MaximumPollingDuration),
-		"lifecycle_errands":        lifecycleErrands(&p.PostDeployErrands),
+		"lifecycle_errands":        lifecycleErrands(&p.PostDeployErrands, &p.PreDeleteErrands),
 		"accept_any_parameters":    boolean(&p.AcceptAnyParameters),
 		"merge_parameters":         boolean(&p.MergeParameters),
 		"director":                 str(&p.Director),
