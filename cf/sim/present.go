@@ -34,7 +34,7 @@ type brokerJSON struct {
 }
 
 func (a *api) presentBroker(b Broker) brokerJSON {
-	j := brokerJSON{GUID: b.GUID, CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt, Name: b.Name, URL: b.URL,
+	j := brokerJSON{GUID: b.GUID, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, Name: b.Name, URL: b.URL,
 		Relationships: map[string]relation{}, Metadata: emptyMetadata(), Links: map[string]href{
 			"self":              {a.url + "/v3/service_brokers/" + b.GUID},
 			"service_offerings": {a.url + "/v3/service_offerings?service_broker_guids=" + b.GUID},
@@ -70,10 +70,10 @@ type offeringJSON struct {
 }
 
 func (a *api) presentOffering(o Offering) offeringJSON {
-	return offeringJSON{GUID: o.GUID, CreatedAt: o.CreatedAt, UpdatedAt: o.CreatedAt, Name: o.Name,
-		Description: o.Name + " service", Available: true, Tags: []string{}, Requires: []string{},
+	return offeringJSON{GUID: o.GUID, CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Name: o.Name,
+		Description: o.Description, Available: true, Tags: []string{}, Requires: []string{},
 		BrokerCatalog: offeringCatalog{ID: o.CatalogID, Metadata: map[string]any{}, Features: map[string]bool{
-			"plan_updateable": true, "bindable": true, "instances_retrievable": false,
+			"plan_updateable": o.PlanUpdateable, "bindable": o.Bindable, "instances_retrievable": false,
 			"bindings_retrievable": false, "allow_context_updates": false}},
 		Relationships: map[string]relation{"service_broker": {guidRef{o.BrokerGUID}}},
 		Metadata:      emptyMetadata(),
@@ -126,10 +126,10 @@ func (a *api) presentPlan(p Plan, brokerSpace string) planJSON {
 	if brokerSpace != "" {
 		visibility = "space"
 	}
-	j := planJSON{GUID: p.GUID, CreatedAt: p.CreatedAt, UpdatedAt: p.CreatedAt, Name: p.Name, VisibilityType: visibility,
-		Available: true, Free: true, Costs: []any{}, Description: p.Name + " plan", MaintenanceInfo: maintenanceInfo(p.MaintenanceVersion),
+	j := planJSON{GUID: p.GUID, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, Name: p.Name, VisibilityType: visibility,
+		Available: true, Free: p.Free, Costs: []any{}, Description: p.Description, MaintenanceInfo: maintenanceInfo(p.MaintenanceVersion),
 		BrokerCatalog: planCatalog{ID: p.CatalogID, Metadata: map[string]any{},
-			Features: map[string]bool{"bindable": true, "plan_updateable": true}},
+			Features: map[string]bool{"bindable": p.Bindable, "plan_updateable": p.PlanUpdateable}},
 		Schemas: map[string]map[string]parameters{
 			"service_instance": {"create": {map[string]any{}}, "update": {map[string]any{}}},
 			"service_binding":  {"create": {map[string]any{}}},

@@ -30,8 +30,9 @@ type CC struct {
 	counts counters
 	tokens tokens
 
-	foundation *Foundation // orgs, spaces, brokers, offerings, plans and instances, and their lock
-	api        *api        // the routes that read the foundation
+	foundation *Foundation   // orgs, spaces, brokers, offerings, plans and instances, and their lock
+	api        *api          // the routes that read the foundation
+	brokers    *brokerWrites // the broker writes and their jobs
 }
 
 // New starts a CC listening on opts.Addr; it is serving on return.
@@ -47,6 +48,7 @@ func New(opts Options) (*CC, error) {
 	url := "http://" + ln.Addr().String()
 	c := &CC{opts: opts, url: url, ln: ln, knobs: newKnobs(opts), foundation: newFoundation()}
 	c.api = &api{f: c.foundation, url: url, quota: newUUID(), hideMarketplace: opts.HideMarketplace}
+	c.brokers = &brokerWrites{f: c.foundation, api: c.api, jobs: newJobs(c.foundation, url), client: newBrokerClient(url)}
 	c.tokens.init()
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	c.wg.Add(1)
@@ -82,6 +84,7 @@ func (c *CC) Close() error {
 			}
 		}
 		c.wg.Wait()
+		c.brokers.jobs.stop()
 	})
 	return c.closeErr
 }

@@ -31,7 +31,8 @@ func (f *Foundation) AddBroker(name string) Broker {
 
 // AddSpaceBroker registers a broker scoped to a space ("" = global).
 func (f *Foundation) AddSpaceBroker(name, spaceGUID string) (Broker, error) {
-	b := Broker{GUID: newUUID(), Name: name, URL: "https://" + name + ".broker.invalid", SpaceGUID: spaceGUID, CreatedAt: now()}
+	b := Broker{GUID: newUUID(), Name: name, URL: "https://" + name + ".broker.invalid", SpaceGUID: spaceGUID,
+		State: BrokerAvailable, CreatedAt: now(), UpdatedAt: now()}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.spaces.get(spaceGUID); spaceGUID != "" && !ok {
@@ -44,7 +45,8 @@ func (f *Foundation) AddSpaceBroker(name, spaceGUID string) (Broker, error) {
 // AddOffering adds a service offering (the broker's catalog service
 // catalogID) to a broker.
 func (f *Foundation) AddOffering(brokerGUID, catalogID, name string) (Offering, error) {
-	o := Offering{GUID: newUUID(), Name: name, CatalogID: catalogID, BrokerGUID: brokerGUID, CreatedAt: now()}
+	o := Offering{GUID: newUUID(), Name: name, CatalogID: catalogID, BrokerGUID: brokerGUID, Description: name + " service",
+		Bindable: true, PlanUpdateable: true, CreatedAt: now(), UpdatedAt: now()}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.brokers.get(brokerGUID); !ok {
@@ -58,7 +60,8 @@ func (f *Foundation) AddOffering(brokerGUID, catalogID, name string) (Offering, 
 // offering; maintenanceVersion is its maintenance_info.version ("" = none).
 func (f *Foundation) AddPlan(offeringGUID, brokerCatalogID, name, maintenanceVersion string) (Plan, error) {
 	p := Plan{GUID: newUUID(), Name: name, CatalogID: brokerCatalogID, OfferingGUID: offeringGUID,
-		MaintenanceVersion: maintenanceVersion, CreatedAt: now()}
+		MaintenanceVersion: maintenanceVersion, Description: name + " plan", Free: true, Bindable: true, PlanUpdateable: true,
+		CreatedAt: now(), UpdatedAt: now()}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.offerings.get(offeringGUID); !ok {

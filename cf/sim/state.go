@@ -45,24 +45,45 @@ type Space struct {
 	CreatedAt           time.Time
 }
 
+// Broker states (ServiceBrokerStateEnum): kept, never presented.
+const (
+	BrokerAvailable             = "AVAILABLE"
+	BrokerSynchronizing         = "SYNCHRONIZING"
+	BrokerSynchronizationFailed = "SYNCHRONIZATION_FAILED"
+	BrokerDeleteInProgress      = "DELETE_IN_PROGRESS"
+)
+
 // Broker is a service broker; SpaceGUID is set for a space-scoped broker.
+// State is one of the Broker* states. The credentials a broker was
+// registered with are kept unexported: no answer ever shows them.
 type Broker struct {
 	GUID, Name, URL, SpaceGUID string
-	CreatedAt                  time.Time
+	State                      string
+	CreatedAt, UpdatedAt       time.Time
+	auth                       credentials
 }
 
+// credentials are a broker's basic-auth username and password.
+type credentials struct{ username, password string }
+
 // Offering is a service offering of a broker; CatalogID is the broker's service id.
+// Description, Bindable and PlanUpdateable are the catalog's.
 type Offering struct {
 	GUID, Name, CatalogID, BrokerGUID string
-	CreatedAt                         time.Time
+	Description                       string
+	Bindable, PlanUpdateable          bool
+	CreatedAt, UpdatedAt              time.Time
 }
 
 // Plan is a service plan of an offering; CatalogID is the broker's plan id
-// (broker_catalog.id); MaintenanceVersion is maintenance_info.version ("" = none).
+// (broker_catalog.id); MaintenanceVersion is maintenance_info.version ("" = none);
+// Bindable and PlanUpdateable are the plan's own or, absent, its offering's.
 type Plan struct {
 	GUID, Name, CatalogID, OfferingGUID string
 	MaintenanceVersion                  string
-	CreatedAt                           time.Time
+	Description                         string
+	Free, Bindable, PlanUpdateable      bool
+	CreatedAt, UpdatedAt                time.Time
 }
 
 // LastOperation is an instance's last operation; the zero value is presented as {}.
