@@ -118,6 +118,41 @@ var _ = Describe("service broker writes", func() {
 		Expect(status).To(Equal(http.StatusUnprocessableEntity))
 	})
 
+	brokerGUID := func(loc string) string {
+		_, job := get(cc, loc, tok)
+		href := job["links"].(map[string]any)["service_brokers"].(map[string]any)["href"].(string)
+		return href[strings.LastIndex(href, "/")+1:]
+	}
+
+	It("keeps a broker whose catalog fetch failed as SYNCHRONIZATION_FAILED", func() {
+		answer = func(w http.ResponseWriter) { w.WriteHeader(500) }
+		_, loc := create("b1", broker.URL)
+		Eventually(jobState(loc)).Should(Equal("FAILED"))
+		b, ok := cc.Foundation().Broker(brokerGUID(loc))
+		Expect(ok).To(BeTrue())
+		Expect(b.State).To(Equal(sim.BrokerSynchronizationFailed))
+	})
+
+	It("updates a broker with a job, and keeps it unchanged when the new credentials are refused", func() {
+		_, loc := create("b1", broker.URL)
+		Eventually(jobState(loc)).Should(Equal("COMPLETE"))
+		guid := brokerGUID(loc)
+		status, upd, _ := send(cc, "PATCH", "/v3/service_brokers/"+guid, `{"name":"b2"}`, tok)
+		Expect(status).To(Equal(http.StatusAccepted))
+		Eventually(jobState(upd)).Should(Equal("COMPLETE"))
+		status, upd, _ = send(cc, "PATCH", "/v3/service_brokers/"+guid,
+			`{"authentication":{"type":"basic","credentials":{"username":"admin","password":"wrong"}}}`, tok)
+		Expect(status).To(Equal(http.StatusAccepted))
+		Eventually(jobState(upd)).Should(Equal("FAILED"))
+		_, job := get(cc, upd, tok)
+		Expect(cfError(job)["title"]).To(Equal("CF-ServiceBrokerApiAuthenticationFailed"))
+		b, _ := cc.Foundation().Broker(guid)
+		Expect(b.Name).To(Equal("b2"))
+		Expect(b.State).To(Equal(sim.BrokerAvailable))
+		status, _, _ = send(cc, "PATCH", "/v3/service_brokers/"+guid, `{}`, tok)
+		Expect(status).To(Equal(http.StatusOK))
+	})
+
 	It("answers 404 for an unknown job", func() {
 		status, _ := get(cc, "/v3/jobs/nope", tok)
 		Expect(status).To(Equal(http.StatusNotFound))

@@ -157,6 +157,9 @@ func (f *Foundation) Instance(guid string) (Instance, bool) {
 	return f.instances.get(guid)
 }
 
+// Broker returns a broker by guid (its State included).
+func (f *Foundation) Broker(guid string) (Broker, bool) { return getBroker(f, guid) }
+
 // Plans returns every plan, in the order they were added.
 func (f *Foundation) Plans() []Plan {
 	f.mu.RLock()
