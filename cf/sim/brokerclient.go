@@ -65,13 +65,7 @@ func (c *brokerClient) fetchCatalog(ctx context.Context, b Broker) (catalog, *cf
 	if err != nil {
 		return catalog{}, &errBrokerUnreachable
 	}
-	req.SetBasicAuth(b.auth.username, b.auth.password)
-	req.Header.Set("X-Broker-Api-Version", brokerAPIVersion)
-	req.Header.Set("X-Vcap-Request-Id", newUUID())
-	req.Header.Set("X-Broker-API-Request-Identity", newUUID())
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("X-Api-Info-Location", c.infoLocation)
-	req.Header.Set("User-Agent", brokerUserAgent)
+	c.prepare(req, b)
 	res, err := c.http.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
@@ -88,6 +82,17 @@ func (c *brokerClient) fetchCatalog(ctx context.Context, b Broker) (catalog, *cf
 		return catalog{}, e
 	}
 	return parseCatalog(body)
+}
+
+// prepare adds what CC's HttpClient sends every broker: basic auth and its default headers.
+func (c *brokerClient) prepare(req *http.Request, b Broker) {
+	req.SetBasicAuth(b.auth.username, b.auth.password)
+	req.Header.Set("X-Broker-Api-Version", brokerAPIVersion)
+	req.Header.Set("X-Vcap-Request-Id", newUUID())
+	req.Header.Set("X-Broker-API-Request-Identity", newUUID())
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-Api-Info-Location", c.infoLocation)
+	req.Header.Set("User-Agent", brokerUserAgent)
 }
 
 func isTimeout(err error) bool {

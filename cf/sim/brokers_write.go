@@ -50,7 +50,7 @@ func (b *brokerWrites) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, unprocessable([]string{"Name must be unique"}))
 		return
 	}
-	b.accepted(w, b.jobs.start("service_broker.catalog.synchronize", "service_brokers", br.GUID, func(ctx context.Context) *cfError {
+	b.accepted(w, b.jobs.start("service_broker.catalog.synchronize", brokerLink(b.f, "service_brokers", br.GUID), func(ctx context.Context) *cfError {
 		return b.synchronize(ctx, br, BrokerSynchronizationFailed)
 	}))
 }
@@ -100,7 +100,7 @@ func (b *brokerWrites) update(w http.ResponseWriter, r *http.Request) {
 	}
 	previous := br.State
 	changeBroker(b.f, br.GUID, func(x *Broker) { x.State = BrokerSynchronizing })
-	b.accepted(w, b.jobs.start("service_broker.update", "service_brokers", br.GUID, func(ctx context.Context) *cfError {
+	b.accepted(w, b.jobs.start("service_broker.update", brokerLink(b.f, "service_brokers", br.GUID), func(ctx context.Context) *cfError {
 		return b.applyUpdate(ctx, br, m, previous)
 	}))
 }
@@ -142,7 +142,7 @@ func (b *brokerWrites) destroy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	changeBroker(b.f, br.GUID, func(x *Broker) { x.State = BrokerDeleteInProgress })
-	b.accepted(w, b.jobs.start("service_broker.delete", "service_broker", br.GUID, func(context.Context) *cfError {
+	b.accepted(w, b.jobs.start("service_broker.delete", brokerLink(b.f, "service_broker", br.GUID), func(context.Context) *cfError {
 		deleteBroker(b.f, br.GUID)
 		return nil
 	}))

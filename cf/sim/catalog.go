@@ -27,6 +27,7 @@ type catalogPlan struct {
 	Free            *bool  `json:"free"`
 	Bindable        *bool  `json:"bindable"`
 	PlanUpdateable  *bool  `json:"plan_updateable"`
+	MaxPolling      int    `json:"maximum_polling_duration"`
 	MaintenanceInfo *struct {
 		Version string `json:"version"`
 	} `json:"maintenance_info"`
@@ -124,7 +125,7 @@ func upsertPlan(f *Foundation, o Offering, c catalogPlan) Plan {
 	if c.PlanUpdateable != nil {
 		p.PlanUpdateable = *c.PlanUpdateable
 	}
-	p.MaintenanceVersion = ""
+	p.MaintenanceVersion, p.MaximumPollingDuration = "", max(c.MaxPolling, 0)
 	if c.MaintenanceInfo != nil {
 		p.MaintenanceVersion = c.MaintenanceInfo.Version
 	}

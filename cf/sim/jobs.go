@@ -20,8 +20,19 @@ type job struct {
 	GUID                 string
 	Operation, State     string
 	CreatedAt, UpdatedAt time.Time
-	linkKey, brokerGUID  string // links[linkKey] is the broker while it exists
+	link                 jobLink
 	errs                 []cfError
+}
+
+// jobLink is the resource a job's links name while it exists: links[key] = url + path.
+type jobLink struct {
+	key, path string
+	exists    func() bool
+}
+
+// brokerLink links a job to a broker (key service_brokers, or service_broker for a delete).
+func brokerLink(f *Foundation, key, guid string) jobLink {
+	return jobLink{key, "/v3/service_brokers/" + guid, func() bool { _, ok := getBroker(f, guid); return ok }}
 }
 
 // jobs runs the simulator's pollable jobs, each in a goroutine it waits for on stop.
@@ -44,9 +55,8 @@ func newJobs(f *Foundation, url string) *jobs {
 }
 
 // start records a PROCESSING job and runs it; run's error fails it.
-func (j *jobs) start(operation, linkKey, brokerGUID string, run func(context.Context) *cfError) string {
-	jb := &job{GUID: newUUID(), Operation: operation, State: jobProcessing, CreatedAt: now(), UpdatedAt: now(),
-		linkKey: linkKey, brokerGUID: brokerGUID}
+func (j *jobs) start(operation string, link jobLink, run func(context.Context) *cfError) string {
+	jb := &job{GUID: newUUID(), Operation: operation, State: jobProcessing, CreatedAt: now(), UpdatedAt: now(), link: link}
 	j.mu.Lock()
 	j.byID[jb.GUID] = jb
 	j.order = append(j.order, jb.GUID)
@@ -100,8 +110,8 @@ func (j *jobs) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, resourceNotFound("Job"))
 		return
 	}
-	if _, exists := getBroker(j.f, jb.brokerGUID); exists {
-		out.Links[jb.linkKey] = href{j.url + "/v3/service_brokers/" + jb.brokerGUID}
+	if jb.link.exists() {
+		out.Links[jb.link.key] = href{j.url + jb.link.path}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -53,6 +53,10 @@ type Options struct {
 	// hide_marketplace_from_unauthenticated_users does. Default false: they
 	// answer anyone, as the Cloud Controller does by default.
 	HideMarketplace bool
+	// PollInterval is the least time between two last_operation polls of
+	// an instance's broker (Retry-After may lengthen it, up to CC's 24h).
+	// Default 60s (broker_client_default_async_poll_interval_seconds).
+	PollInterval time.Duration
 }
 
 // withDefaults fills in every default; it is the only place defaults live.
@@ -62,6 +66,9 @@ func (o Options) withDefaults() Options {
 	o.ClientSecret = or(o.ClientSecret, DefaultClientSecret)
 	if o.TokenTTL <= 0 {
 		o.TokenTTL = DefaultTokenTTL
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
 	}
 	if o.RateLimitWindow <= 0 {
 		o.RateLimitWindow = DefaultRateLimitWindow

@@ -141,6 +141,9 @@ func (a *api) presentPlan(p Plan, brokerSpace string) planJSON {
 			"service_offering": {a.url + "/v3/service_offerings/" + p.OfferingGUID},
 			"visibility":       {a.url + "/v3/service_plans/" + p.GUID + "/visibility"},
 		}}
+	if p.MaximumPollingDuration > 0 {
+		j.BrokerCatalog.MaximumPollingDuration = &p.MaximumPollingDuration
+	}
 	if brokerSpace != "" {
 		j.Relationships["space"] = relation{guidRef{brokerSpace}}
 		j.Links["space"] = href{a.url + "/v3/spaces/" + brokerSpace}

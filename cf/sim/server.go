@@ -30,9 +30,10 @@ type CC struct {
 	counts counters
 	tokens tokens
 
-	foundation *Foundation   // orgs, spaces, brokers, offerings, plans and instances, and their lock
-	api        *api          // the routes that read the foundation
-	brokers    *brokerWrites // the broker writes and their jobs
+	foundation *Foundation     // orgs, spaces, brokers, offerings, plans and instances, and their lock
+	api        *api            // the routes that read the foundation
+	brokers    *brokerWrites   // the broker writes and their jobs
+	instances  *instanceWrites // the service instance writes, run as jobs of the same runner
 }
 
 // New starts a CC listening on opts.Addr; it is serving on return.
@@ -49,6 +50,8 @@ func New(opts Options) (*CC, error) {
 	c := &CC{opts: opts, url: url, ln: ln, knobs: newKnobs(opts), foundation: newFoundation()}
 	c.api = &api{f: c.foundation, url: url, quota: newUUID(), hideMarketplace: opts.HideMarketplace}
 	c.brokers = &brokerWrites{f: c.foundation, api: c.api, jobs: newJobs(c.foundation, url), client: newBrokerClient(url)}
+	c.instances = &instanceWrites{f: c.foundation, api: c.api, jobs: c.brokers.jobs, runner: &instanceRunner{
+		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval}}
 	c.tokens.init()
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	c.wg.Add(1)

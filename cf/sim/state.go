@@ -77,10 +77,13 @@ type Offering struct {
 
 // Plan is a service plan of an offering; CatalogID is the broker's plan id
 // (broker_catalog.id); MaintenanceVersion is maintenance_info.version ("" = none);
-// Bindable and PlanUpdateable are the plan's own or, absent, its offering's.
+// Bindable and PlanUpdateable are the plan's own or, absent, its offering's;
+// MaximumPollingDuration is the catalog's maximum_polling_duration in
+// seconds (0 = none: CC's 7 days).
 type Plan struct {
 	GUID, Name, CatalogID, OfferingGUID string
 	MaintenanceVersion                  string
+	MaximumPollingDuration              int
 	Description                         string
 	Free, Bindable, PlanUpdateable      bool
 	CreatedAt, UpdatedAt                time.Time

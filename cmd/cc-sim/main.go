@@ -70,6 +70,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.opts.RateLimitWindow, "rate-limit-window", sim.DefaultRateLimitWindow, "rate-limit interval")
 	fs.BoolVar(&c.opts.HideMarketplace, "hide-marketplace", false,
 		"refuse service offerings and plans to requests without a token (hide_marketplace_from_unauthenticated_users)")
+	fs.DurationVar(&c.opts.PollInterval, "poll-interval", sim.DefaultPollInterval,
+		"least time between last_operation polls of a broker (broker_client_default_async_poll_interval_seconds)")
 	fs.IntVar(&c.seed, "seed", 0, fmt.Sprintf("service instances created at start across the broker's plans (at most %d)", sim.MaxSeed))
 	fs.StringVar(&c.broker, "broker", "blacksmith", "name of the seeded broker")
 	fs.Func("failure", "inject a failure, e.g. endpoint=/v3/service_instances,rate=0.1,status=503,count=5 (repeatable)",
