@@ -101,7 +101,8 @@ func (m *instanceMessage) readParameters(body map[string]any) {
 func (m *instanceMessage) readRelationships(body map[string]any, create bool) {
 	rel, _ := body["relationships"].(map[string]any)
 	guid := func(key string) (string, bool) {
-		data, _ := rel[key].(map[string]any)["data"].(map[string]any)
+		obj, _ := rel[key].(map[string]any)
+		data, _ := obj["data"].(map[string]any)
 		g, ok := data["guid"].(string)
 		return g, ok && g != ""
 	}
