@@ -1,7 +1,10 @@
 // Package sim is a Cloud Controller (API v3) simulator: it answers the read
 // side of the v3 service routes, and the service broker writes (create,
 // update, delete: pollable jobs that fetch a loopback broker's catalog,
-// GET /v3/jobs/:guid), (service_brokers, service_offerings,
+// GET /v3/jobs/:guid) and the managed service instance writes (create,
+// update, delete: jobs that drive the plan's loopback broker through OSB
+// provision, update, deprovision and last_operation polling, every
+// Options.PollInterval), (service_brokers, service_offerings,
 // service_plans, service_instances) and of organizations and spaces with
 // the JSON shapes, pagination links, CF error objects and error codes of
 // cloudfoundry/cloud_controller_ng (see FACTS.md for each fact and its
