@@ -7,8 +7,8 @@ import (
 )
 
 // bindingsKind is GET /v3/service_credential_bindings as CC's
-// ServiceCredentialBindingListMessage takes it. The simulator holds no
-// binding: every filter holds of none, and the list is always empty.
+// ServiceCredentialBindingListMessage takes it. The simulator holds keys
+// only (no apps): app filters hold of none.
 var bindingsKind = listKind{
 	allowed: append(slices.Clip(listBase), "names", "service_instance_guids", "service_instance_names", "service_plan_names",
 		"service_plan_guids", "service_offering_names", "service_offering_guids", "app_guids", "app_names", "include", "type",
@@ -19,9 +19,9 @@ var bindingsKind = listKind{
 	includes: []string{"app", "service_instance"},
 }
 
-// listBindings answers the (empty) list of service credential bindings, as
-// `cf services` asks after the instances; include=app (service_instance)
-// adds an empty included.apps (service_instances).
+// listBindings answers the list of service credential bindings (the
+// simulator's keys), as `cf services` and `cf service-keys` ask; include=app
+// adds an empty included.apps, include=service_instance the keys' instances.
 func (a *api) listBindings(w http.ResponseWriter, r *http.Request) {
 	q, ok := parse(w, r, bindingsKind)
 	if !ok {
@@ -31,15 +31,61 @@ func (a *api) listBindings(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, badQuery("Type must be one of 'app', 'key'"))
 		return
 	}
-	if _, ok := orderBy(w, q); !ok {
+	order, ok := orderBy(w, q)
+	if !ok {
 		return
 	}
-	body, _ := page(a, "/v3/service_credential_bindings", q, []Instance(nil), func(int, Instance) any { return nil })
+	a.f.mu.RLock()
+	defer a.f.mu.RUnlock()
+	hits := keyHits(a.f, q)
+	sortBy(hits, order, func(k Key) sortKey { return sortKey{k.Name, k.CreatedAt, k.UpdatedAt, k.GUID} })
+	body, listed := page(a, "/v3/service_credential_bindings", q, hits, func(_ int, k Key) any { return presentKey(a.url, k) })
 	for _, inc := range q.filters["include"] {
-		body.Included = append(body.Included, member{key: map[string]string{"app": "apps", "service_instance": "service_instances"}[inc],
-			value: []any{}})
+		if inc == "app" {
+			body.Included = append(body.Included, member{key: "apps", value: []any{}})
+			continue
+		}
+		body.Included = append(body.Included, member{key: "service_instances", value: keyInstances(a, listed)})
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// keyHits are the keys q's filters hold of; the caller holds f.mu.
+func keyHits(f *Foundation, q listQuery) []Key {
+	_, byApp := q.filters["app_guids"]
+	_, byAppName := q.filters["app_names"]
+	if byApp || byAppName || (q.hasType && q.typ != "key") {
+		return nil
+	}
+	var hits []Key
+	for _, k := range f.keys.list {
+		in, _ := f.instances.get(k.InstanceGUID)
+		p, _ := f.plans.get(in.PlanGUID)
+		o, _ := f.offerings.get(p.OfferingGUID)
+		if q.matches("guids", k.GUID) && q.matches("names", k.Name) && q.matches("service_instance_guids", in.GUID) &&
+			q.matches("service_instance_names", in.Name) && q.matches("service_plan_guids", p.GUID) &&
+			q.matches("service_plan_names", p.Name) && q.matches("service_offering_guids", o.GUID) &&
+			q.matches("service_offering_names", o.Name) {
+			hits = append(hits, k)
+		}
+	}
+	return hits
+}
+
+// keyInstances are the listed keys' instances, each once; the caller holds a.f.mu.
+func keyInstances(a *api, listed []Key) []any {
+	out := []any{}
+	seen := map[string]bool{}
+	for _, k := range listed {
+		in, ok := a.f.instances.get(k.InstanceGUID)
+		if !ok || seen[in.GUID] {
+			continue
+		}
+		seen[in.GUID] = true
+		p, _ := a.f.plans.get(in.PlanGUID)
+		out = append(out, a.presentInstance(in, p))
+	}
+	return out
 }
 
 // featureFlags are the Cloud Controller's feature flags and their defaults

@@ -17,6 +17,7 @@ type catalogService struct {
 	Description    string        `json:"description"`
 	Bindable       *bool         `json:"bindable"`
 	PlanUpdateable bool          `json:"plan_updateable"`
+	Retrievable    bool          `json:"bindings_retrievable"`
 	Plans          []catalogPlan `json:"plans"`
 }
 
@@ -103,6 +104,7 @@ func upsertOffering(f *Foundation, brokerGUID string, s catalogService) Offering
 		o = f.offerings.list[i]
 	}
 	o.Name, o.Description, o.Bindable, o.PlanUpdateable, o.UpdatedAt = s.Name, s.Description, *s.Bindable, s.PlanUpdateable, now()
+	o.BindingsRetrievable = s.Retrievable
 	if i >= 0 {
 		f.offerings.set(o.GUID, o)
 	} else {

@@ -50,6 +50,10 @@ func (c *CC) endpoints() []route {
 		{"GET", "/v3/service_plans/{guid}", true, c.api.getPlan, true},
 		{"GET", "/v3/service_instances/{guid}/relationships/shared_spaces", true, c.api.sharedSpaces, false},
 		{"GET", "/v3/service_credential_bindings", true, c.api.listBindings, false},
+		{"POST", "/v3/service_credential_bindings", true, c.keys.create, false},
+		{"GET", "/v3/service_credential_bindings/{guid}", true, c.keys.get, false},
+		{"GET", "/v3/service_credential_bindings/{guid}/details", true, c.keys.details, false},
+		{"DELETE", "/v3/service_credential_bindings/{guid}", true, c.keys.destroy, false},
 		{"GET", "/v3/feature_flags/{name}", true, c.api.getFeatureFlag, false},
 	}
 }

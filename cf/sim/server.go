@@ -34,6 +34,7 @@ type CC struct {
 	api        *api            // the routes that read the foundation
 	brokers    *brokerWrites   // the broker writes and their jobs
 	instances  *instanceWrites // the service instance writes, run as jobs of the same runner
+	keys       *keyWrites      // the service key routes, run as jobs of the same runner
 }
 
 // New starts a CC listening on opts.Addr; it is serving on return.
@@ -51,6 +52,8 @@ func New(opts Options) (*CC, error) {
 	c.api = &api{f: c.foundation, url: url, quota: newUUID(), hideMarketplace: opts.HideMarketplace}
 	c.brokers = &brokerWrites{f: c.foundation, api: c.api, jobs: newJobs(c.foundation, url), client: newBrokerClient(url)}
 	c.instances = &instanceWrites{f: c.foundation, api: c.api, jobs: c.brokers.jobs, runner: &instanceRunner{
+		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval}}
+	c.keys = &keyWrites{f: c.foundation, api: c.api, jobs: c.brokers.jobs, runner: &keyRunner{
 		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval}}
 	c.tokens.init()
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}

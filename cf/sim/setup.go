@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // AddOrg creates an organization.
 func (f *Foundation) AddOrg(name string) Org {
@@ -105,10 +108,15 @@ func (f *Foundation) addInstanceLocked(in Instance) (Instance, error) {
 	return in, nil
 }
 
-// RemoveInstance deletes an instance; it reports whether it existed.
+// RemoveInstance deletes an instance and its keys; it reports whether it existed.
 func (f *Foundation) RemoveInstance(guid string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, k := range slices.Clone(f.keys.list) {
+		if k.InstanceGUID == guid {
+			f.keys.remove(k.GUID)
+		}
+	}
 	return f.instances.remove(guid)
 }
 
@@ -174,10 +182,11 @@ func (f *Foundation) InstanceCount() int {
 	return len(f.instances.list)
 }
 
-// RemoveAll deletes every org, space, broker, offering, plan and instance.
+// RemoveAll deletes every org, space, broker, offering, plan, instance and key.
 func (f *Foundation) RemoveAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fresh := newFoundation()
 	f.orgs, f.spaces, f.brokers, f.offerings, f.plans, f.instances = fresh.orgs, fresh.spaces, fresh.brokers, fresh.offerings, fresh.plans, fresh.instances
+	f.keys = fresh.keys
 }

@@ -67,11 +67,12 @@ type Broker struct {
 type credentials struct{ username, password string }
 
 // Offering is a service offering of a broker; CatalogID is the broker's service id.
-// Description, Bindable and PlanUpdateable are the catalog's.
+// Description, Bindable, PlanUpdateable and BindingsRetrievable are the catalog's.
 type Offering struct {
 	GUID, Name, CatalogID, BrokerGUID string
 	Description                       string
 	Bindable, PlanUpdateable          bool
+	BindingsRetrievable               bool
 	CreatedAt, UpdatedAt              time.Time
 }
 
@@ -119,12 +120,13 @@ type Foundation struct {
 	offerings ordered[Offering]
 	plans     ordered[Plan]
 	instances ordered[Instance]
+	keys      ordered[Key]
 }
 
 // newFoundation is an empty foundation.
 func newFoundation() *Foundation {
 	return &Foundation{orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
-		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance]()}
+		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance](), keys: newOrdered[Key]()}
 }
 
 // ordered keeps values in creation order (the Cloud Controller's default
@@ -172,6 +174,8 @@ func (o *ordered[T]) remove(guid string) bool {
 func guidOf(v any) string {
 	switch t := v.(type) {
 	case Instance:
+		return t.GUID
+	case Key:
 		return t.GUID
 	case Plan:
 		return t.GUID

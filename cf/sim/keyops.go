@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
+)
+
+// keyOp is one broker operation on a service key, as CC's
+// CreateBindingAsyncJob and DeleteBindingJob run it: the bind or unbind,
+// then (for a 202) polling the binding's last_operation.
+type keyOp struct {
+	kind       string // OpCreate or OpDelete
+	key        Key
+	broker     Broker
+	serviceID  string
+	planID     string
+	first      osbCall
+	maxPolling time.Duration
+}
+
+// keyRunner runs key operations against their brokers.
+type keyRunner struct {
+	f        *Foundation
+	client   *brokerClient
+	user     string
+	interval time.Duration
+}
+
+// bindingPath is the binding's resource path at the broker.
+func bindingPath(k Key) string {
+	return "/v2/service_instances/" + k.InstanceGUID + "/service_bindings/" + k.GUID
+}
+
+// label is UnableToPerform's name of the operation.
+func (op keyOp) label() string {
+	return map[string]string{OpCreate: "create", OpDelete: "delete"}[op.kind]
+}
+
+// run is the job: its error is the job's, and the key's last operation
+// says what happened (a deleted key goes).
+func (r *keyRunner) run(ctx context.Context, op keyOp, retrievable bool) *cfError {
+	start := time.Now()
+	a, err := r.client.instanceCall(ctx, op.broker, r.user, op.first)
+	if err == nil {
+		err = firstKeyAnswerError(op.kind, a)
+	}
+	if err == nil && op.kind == OpCreate && a.status == http.StatusAccepted && !retrievable {
+		err = &cfError{10001, "CF-BindingNotRetrievable", "The broker responded asynchronously but does not support fetching binding data"}
+	}
+	if err != nil {
+		r.record(op, StateFailed, err.Detail)
+		return err
+	}
+	s := readState(a)
+	if a.status != http.StatusAccepted {
+		r.succeed(op, a.body, s.Description)
+		return nil
+	}
+	r.record(op, StateInProgress, s.Description)
+	return r.poll(ctx, op, start, s.Operation)
+}
+
+// firstKeyAnswerError is the error of a bind's or unbind's answer as CC's
+// parse_bind and parse_unbind see it; nil when the broker accepted it.
+func firstKeyAnswerError(kind string, a osbAnswer) *cfError {
+	switch {
+	case kind == OpDelete && a.status == http.StatusGone:
+		return nil
+	case a.status == http.StatusOK, a.status == http.StatusAccepted, kind == OpCreate && a.status == http.StatusCreated:
+		return answerError(osbAnswer{status: http.StatusOK, body: a.body})
+	case a.status < 400:
+		e := brokerBadResponse(a.status, a.body)
+		return &e
+	}
+	return answerError(a)
+}
+
+// poll asks the binding's last_operation until the broker ends the
+// operation; an answer CC cannot read counts as in progress, as
+// fetch_and_handle_service_binding_last_operation has it.
+func (r *keyRunner) poll(ctx context.Context, op keyOp, start time.Time, operation string) *cfError {
+	q := map[string][]string{"plan_id": {op.planID}, "service_id": {op.serviceID}}
+	if operation != "" {
+		q["operation"] = []string{operation}
+	}
+	call := osbCall{method: http.MethodGet, path: bindingPath(op.key) + "/last_operation", query: q}
+	wait := r.interval
+	for {
+		a, err := r.client.instanceCall(ctx, op.broker, r.user, call)
+		if err == nil {
+			if done, e := r.read(ctx, op, a); done {
+				return e
+			}
+			if a.retryAfter > 0 {
+				wait = min(max(a.retryAfter, r.interval), maxPollInterval)
+			}
+		}
+		if time.Since(start)+wait > op.maxPolling {
+			r.record(op, StateFailed, "Service Broker failed to "+map[string]string{OpCreate: "bind", OpDelete: "unbind"}[op.kind]+
+				" within the required time.")
+			return &cfError{290006, "CF-JobTimeout", "The job execution has timed out."}
+		}
+		if !simkit.Sleep(ctx, wait) {
+			return &cfError{10009, "CF-UnableToPerform", op.label() + " could not be completed: the simulator was closed"}
+		}
+	}
+}
+
+// read applies one last_operation answer; done when the operation ended.
+func (r *keyRunner) read(ctx context.Context, op keyOp, a osbAnswer) (bool, *cfError) {
+	if a.status == http.StatusGone && op.kind == OpDelete {
+		removeKey(r.f, op.key.GUID)
+		return true, nil
+	}
+	if answerError(a) != nil {
+		return false, nil
+	}
+	s := readState(a)
+	switch s.State {
+	case StateSucceeded:
+		if op.kind == OpDelete {
+			removeKey(r.f, op.key.GUID)
+			return true, nil
+		}
+		return true, r.fetch(ctx, op, s.Description)
+	case StateFailed:
+		r.record(op, StateFailed, s.Description)
+		return true, &cfError{10009, "CF-UnableToPerform", op.label() + " could not be completed: " + s.Description}
+	}
+	r.record(op, StateInProgress, s.Description)
+	return false, nil
+}
+
+// fetch is GET of the binding (bindings_retrievable) once the broker says
+// an asynchronous bind succeeded: its credentials are the key's.
+func (r *keyRunner) fetch(ctx context.Context, op keyOp, description string) *cfError {
+	a, err := r.client.instanceCall(ctx, op.broker, r.user, osbCall{method: http.MethodGet, path: bindingPath(op.key)})
+	if err == nil && a.status != http.StatusOK {
+		err = answerError(a)
+		if err == nil {
+			e := brokerBadResponse(a.status, a.body)
+			err = &e
+		}
+	}
+	if err == nil {
+		err = answerError(a)
+	}
+	if err != nil {
+		r.record(op, StateFailed, err.Detail)
+		return err
+	}
+	r.succeed(op, a.body, description)
+	return nil
+}
+
+// succeed ends the operation: a created key keeps the broker's
+// credentials, syslog_drain_url and volume_mounts; a deleted one goes.
+func (r *keyRunner) succeed(op keyOp, body []byte, description string) {
+	if op.kind == OpDelete {
+		removeKey(r.f, op.key.GUID)
+		return
+	}
+	var b struct {
+		Credentials    json.RawMessage `json:"credentials"`
+		SyslogDrainURL *string         `json:"syslog_drain_url"`
+		VolumeMounts   json.RawMessage `json:"volume_mounts"`
+	}
+	_ = json.Unmarshal(body, &b) // an object, checked by answerError
+	updateKey(r.f, op.key.GUID, func(k *Key) {
+		k.Credentials, k.SyslogDrainURL, k.VolumeMounts = b.Credentials, b.SyslogDrainURL, b.VolumeMounts
+	})
+	r.record(op, StateSucceeded, description)
+}
+
+// record sets the key's last operation (of the op's type) to state.
+func (r *keyRunner) record(op keyOp, state, description string) {
+	updateKey(r.f, op.key.GUID, func(k *Key) {
+		lo := k.LastOperation
+		if lo.Type != op.kind || lo.CreatedAt.IsZero() {
+			lo.CreatedAt = now()
+		}
+		lo.Type, lo.State, lo.Description, lo.UpdatedAt = op.kind, state, description, now()
+		k.LastOperation, k.UpdatedAt = lo, now()
+	})
+}
