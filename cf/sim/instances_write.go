@@ -14,6 +14,7 @@ type instanceWrites struct {
 	api    *api
 	jobs   *jobs
 	runner *instanceRunner
+	keys   *keyWrites // unbinds the instance's keys before it is deprovisioned
 }
 
 const errInvalidPlan = "Invalid service plan. Ensure that the service plan exists, is available, and you have access to it."
@@ -149,6 +150,24 @@ func (iw *instanceWrites) destroy(w http.ResponseWriter, r *http.Request) {
 	op.succeed = func(string) { iw.f.RemoveInstance(in.GUID) }
 	iw.runner.record(op, StateInProgress, "")
 	iw.accepted(w, iw.jobs.start("service_instance.delete", instanceLink(iw.f, in.GUID), func(ctx context.Context) *cfError {
+		if err := iw.unbindKeys(ctx, in); err != nil {
+			iw.runner.record(op, StateFailed, err.Detail)
+			return err
+		}
 		return iw.runner.run(ctx, op)
 	}))
+}
+
+// unbindKeys unbinds the instance's keys first, as CC's
+// ServiceInstanceDelete removes its associations before it deprovisions:
+// the first failure ends the delete.
+func (iw *instanceWrites) unbindKeys(ctx context.Context, in Instance) *cfError {
+	for _, k := range keysOf(iw.f, in.GUID) {
+		op := iw.keys.unbindOp(k, in)
+		iw.keys.runner.record(op, StateInProgress, "")
+		if err := iw.keys.runner.run(ctx, op, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }

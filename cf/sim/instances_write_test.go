@@ -25,7 +25,8 @@ type osbRequest struct {
 }
 
 // osbBroker is a loopback OSB broker whose answers a spec sets per method
-// (PUT, PATCH, DELETE, and GET for last_operation).
+// (PUT, PATCH, DELETE, and GET for last_operation); "GET last_operation"
+// answers last_operation only, when set.
 type osbBroker struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
@@ -51,6 +52,9 @@ func newOSBBroker(catalog string) *osbBroker {
 		b.mu.Lock()
 		b.got = append(b.got, osbRequest{r.Method, r.URL.Path, r.URL.Query(), r.Header.Clone(), body})
 		answer := b.answers[r.Method]
+		if a, ok := b.answers[r.Method+" last_operation"]; ok && strings.HasSuffix(r.URL.Path, "/last_operation") {
+			answer = a
+		}
 		b.mu.Unlock()
 		answer(w)
 	}))

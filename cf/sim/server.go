@@ -55,6 +55,7 @@ func New(opts Options) (*CC, error) {
 		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval}}
 	c.keys = &keyWrites{f: c.foundation, api: c.api, jobs: c.brokers.jobs, runner: &keyRunner{
 		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval}}
+	c.instances.keys = c.keys
 	c.tokens.init()
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	c.wg.Add(1)
