@@ -4,7 +4,9 @@
 // GET /v3/jobs/:guid) and the managed service instance writes (create,
 // update, delete: jobs that drive the plan's loopback broker through OSB
 // provision, update, deprovision and last_operation polling, every
-// Options.PollInterval), (service_brokers, service_offerings,
+// Options.PollInterval) and service keys (service_credential_bindings of
+// type key: create, get, details, delete, jobs that bind and unbind at the
+// instance's broker; an instance's delete unbinds its keys first), (service_brokers, service_offerings,
 // service_plans, service_instances) and of organizations and spaces with
 // the JSON shapes, pagination links, CF error objects and error codes of
 // cloudfoundry/cloud_controller_ng (see FACTS.md for each fact and its
