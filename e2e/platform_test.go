@@ -68,7 +68,7 @@ func jobEnds(cc *ccsim.CC, tok, location string) string {
 }
 
 var _ = Describe("the platform drives the daemon, as a CF user's commands do", func() {
-	It("registers the daemon as a broker, provisions an instance through it and deprovisions it", func() {
+	It("registers the daemon as a broker, provisions an instance through it, binds and unbinds a key, deprovisions it", func() {
 		d := startDaemon("")
 		cc, err := ccsim.New(ccsim.Options{PollInterval: 200 * time.Millisecond})
 		Expect(err).NotTo(HaveOccurred())
@@ -107,6 +107,23 @@ var _ = Describe("the platform drives the daemon, as a CF user's commands do", f
 		code, view := d.get("/b/instances/"+guid, opUser, opPass)
 		Expect(code).To(Equal(http.StatusOK), view)
 		Expect(view).To(ContainSubstring(`"plan_id": "redis-small"`))
+
+		status, location, body = ccCall(cc, tok, "POST", "/v3/service_credential_bindings", map[string]any{
+			"type": "key", "name": "key-1",
+			"relationships": map[string]any{"service_instance": map[string]any{"data": map[string]any{"guid": guid}}},
+		})
+		Expect(status).To(Equal(http.StatusAccepted), "%v", body)
+		Expect(jobEnds(cc, tok, location)).To(Equal("COMPLETE"), "the daemon bound a key")
+		_, _, keys := ccCall(cc, tok, "GET", "/v3/service_credential_bindings?service_instance_guids="+guid, nil)
+		keyList, _ := keys["resources"].([]any)
+		Expect(keyList).To(HaveLen(1))
+		key := keyList[0].(map[string]any)["guid"].(string)
+		status, _, details := ccCall(cc, tok, "GET", "/v3/service_credential_bindings/"+key+"/details", nil)
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(details["credentials"]).To(HaveKey("password"), "the credentials the daemon rendered")
+		status, location, body = ccCall(cc, tok, "DELETE", "/v3/service_credential_bindings/"+key, nil)
+		Expect(status).To(Equal(http.StatusAccepted), "%v", body)
+		Expect(jobEnds(cc, tok, location)).To(Equal("COMPLETE"), "the daemon unbound the key")
 
 		status, location, body = ccCall(cc, tok, "DELETE", "/v3/service_instances/"+guid, nil)
 		Expect(status).To(Equal(http.StatusAccepted), "%v", body)
