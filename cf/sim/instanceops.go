@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-
-	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // Polling bounds, as CC's configuration sets them.
@@ -93,33 +91,17 @@ func firstAnswerError(kind string, a osbAnswer) *cfError {
 // capped) until the broker ends the operation or the plan's maximum
 // polling duration would pass.
 func (r *instanceRunner) poll(ctx context.Context, op instanceOp, start time.Time, operation string) *cfError {
-	q := map[string][]string{"plan_id": {op.planID}, "service_id": {op.serviceID}}
-	if operation != "" {
-		q["operation"] = []string{operation}
-	}
-	call := osbCall{method: http.MethodGet, path: "/v2/service_instances/" + op.instance.GUID + "/last_operation", query: q}
-	wait := r.interval
-	for {
-		a, err := r.client.instanceCall(ctx, op.broker, r.user, call)
-		if err == nil { // an unreachable broker is asked again, as CC does
+	verb, label := op.verb()
+	return lastOperationPoll{client: r.client, broker: op.broker, user: r.user, path: "/v2/service_instances/" + op.instance.GUID,
+		query: map[string][]string{"plan_id": {op.planID}, "service_id": {op.serviceID}}, interval: r.interval,
+		start: start, limit: op.maxPolling,
+		read: func(a osbAnswer) (bool, *cfError) {
 			done, e := r.read(op, a)
-			if done || e != nil {
-				return e
-			}
-			if a.retryAfter > 0 {
-				wait = min(max(a.retryAfter, r.interval), maxPollInterval)
-			}
-		}
-		if time.Since(start)+wait > op.maxPolling {
-			verb, _ := op.verb()
-			r.record(op, StateFailed, "Service Broker failed to "+verb+" within the required time.")
-			return &cfError{290006, "CF-JobTimeout", "The job execution has timed out."}
-		}
-		if !simkit.Sleep(ctx, wait) {
-			_, label := op.verb()
-			return &cfError{10009, "CF-UnableToPerform", label + " could not be completed: the simulator was closed"}
-		}
-	}
+			return done || e != nil, e
+		},
+		timedOut: func() { r.record(op, StateFailed, "Service Broker failed to "+verb+" within the required time.") },
+		closed:   &cfError{10009, "CF-UnableToPerform", label + " could not be completed: the simulator was closed"},
+	}.run(ctx, operation)
 }
 
 // read applies one last_operation answer; done when the operation ended.

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
-
-	"github.com/blacksmith-reconciler/blacksmith/internal/simkit"
 )
 
 // keyOp is one broker operation on a service key, as CC's
@@ -46,7 +44,7 @@ func (r *keyRunner) run(ctx context.Context, op keyOp, retrievable bool) *cfErro
 	start := time.Now()
 	a, err := r.client.instanceCall(ctx, op.broker, r.user, op.first)
 	if err == nil {
-		err = firstKeyAnswerError(op.kind, a)
+		err = firstAnswerError(op.kind, a) // parse_bind and parse_unbind see answers as parse_provision does
 	}
 	if err == nil && op.kind == OpCreate && a.status == http.StatusAccepted && !retrievable {
 		err = &cfError{10001, "CF-BindingNotRetrievable", "The broker responded asynchronously but does not support fetching binding data"}
@@ -64,50 +62,18 @@ func (r *keyRunner) run(ctx context.Context, op keyOp, retrievable bool) *cfErro
 	return r.poll(ctx, op, start, s.Operation)
 }
 
-// firstKeyAnswerError is the error of a bind's or unbind's answer as CC's
-// parse_bind and parse_unbind see it; nil when the broker accepted it.
-func firstKeyAnswerError(kind string, a osbAnswer) *cfError {
-	switch {
-	case kind == OpDelete && a.status == http.StatusGone:
-		return nil
-	case a.status == http.StatusOK, a.status == http.StatusAccepted, kind == OpCreate && a.status == http.StatusCreated:
-		return answerError(osbAnswer{status: http.StatusOK, body: a.body})
-	case a.status < 400:
-		e := brokerBadResponse(a.status, a.body)
-		return &e
-	}
-	return answerError(a)
-}
-
 // poll asks the binding's last_operation until the broker ends the
 // operation; an answer CC cannot read counts as in progress, as
 // fetch_and_handle_service_binding_last_operation has it.
 func (r *keyRunner) poll(ctx context.Context, op keyOp, start time.Time, operation string) *cfError {
-	q := map[string][]string{"plan_id": {op.planID}, "service_id": {op.serviceID}}
-	if operation != "" {
-		q["operation"] = []string{operation}
-	}
-	call := osbCall{method: http.MethodGet, path: bindingPath(op.key) + "/last_operation", query: q}
-	wait := r.interval
-	for {
-		a, err := r.client.instanceCall(ctx, op.broker, r.user, call)
-		if err == nil {
-			if done, e := r.read(ctx, op, a); done {
-				return e
-			}
-			if a.retryAfter > 0 {
-				wait = min(max(a.retryAfter, r.interval), maxPollInterval)
-			}
-		}
-		if time.Since(start)+wait > op.maxPolling {
-			r.record(op, StateFailed, "Service Broker failed to "+map[string]string{OpCreate: "bind", OpDelete: "unbind"}[op.kind]+
-				" within the required time.")
-			return &cfError{290006, "CF-JobTimeout", "The job execution has timed out."}
-		}
-		if !simkit.Sleep(ctx, wait) {
-			return &cfError{10009, "CF-UnableToPerform", op.label() + " could not be completed: the simulator was closed"}
-		}
-	}
+	verb := map[string]string{OpCreate: "bind", OpDelete: "unbind"}[op.kind]
+	return lastOperationPoll{client: r.client, broker: op.broker, user: r.user, path: bindingPath(op.key),
+		query: map[string][]string{"plan_id": {op.planID}, "service_id": {op.serviceID}}, interval: r.interval,
+		start: start, limit: op.maxPolling,
+		read:     func(a osbAnswer) (bool, *cfError) { return r.read(ctx, op, a) },
+		timedOut: func() { r.record(op, StateFailed, "Service Broker failed to "+verb+" within the required time.") },
+		closed:   &cfError{10009, "CF-UnableToPerform", op.label() + " could not be completed: the simulator was closed"},
+	}.run(ctx, operation)
 }
 
 // read applies one last_operation answer; done when the operation ended.
