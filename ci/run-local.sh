@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: a real Vault dev server, the BOSH Director simulator with sample
-# deployments, and blacksmith in the foreground. Ctrl-C stops all of it.
+# deployments, the Cloud Controller simulator whose broker is this blacksmith,
+# and blacksmith in the foreground. Ctrl-C stops all of it.
 #
 #   Vault     http://127.0.0.1:8200   (root token "root", in-memory)
 #   Director  https://127.0.0.1:25555 (admin/admin, CA in tmp/run/director-ca.pem)
@@ -51,7 +52,7 @@ pids+=($!)
   -release redis/16.1.0 -release postgres/16.4.0 -stemcell ubuntu-jammy/1.506 \
   -task-duration 3s >"$run/director.log" 2>&1 &
 pids+=($!)
-"$cc_bin" -listen 127.0.0.1:9022 -broker blacksmith >"$run/cc.log" 2>&1 &
+"$cc_bin" -listen 127.0.0.1:9022 -broker blacksmith -poll-interval 2s >"$run/cc.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:8200/v1/sys/health "Vault"
 wait_for https://127.0.0.1:25555/info "the Director simulator"
@@ -83,7 +84,7 @@ for name in $(python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["
     "redis-small-$orphan" "redis-small-$platform_only"; do
   plan=${name%-*-*-*-*-*}
   guid=${name#"$plan"-}
-  curl -sf -X POST -d "{\"guid\":\"$guid\",\"name\":\"my-$plan\",\"plan\":\"$plan\",\"org\":\"demo-org\",\"space\":\"demo-space\"}" \
+  curl -sf -X POST -d "{\"guid\":\"$guid\",\"name\":\"$plan-${guid:0:8}\",\"plan\":\"$plan\",\"org\":\"demo-org\",\"space\":\"demo-space\"}" \
     http://127.0.0.1:9022/_sim/service_instances >/dev/null
 done
 
@@ -93,4 +94,32 @@ echo "make run: the platform lacks $id1 (an orphan deployment) and has $platform
 echo "make run: blacksmith on http://127.0.0.1:3000 (OSB broker/broker; /b/* and /dashboard operator/operator, viewer/viewer); Ctrl-C stops everything"
 "$blacksmith_bin" -c manifests/run/blacksmith.conf &
 pids+=($!)
+
+# The platform's broker "blacksmith" is this daemon: the Cloud Controller
+# fetches its catalog (PATCH /v3/service_brokers/:guid, a job), and from then
+# on a `cf create-service` (POST /v3/service_instances) reaches it as it would
+# on a foundation.
+for _ in $(seq 1 100); do
+  curl -sf -o /dev/null -u broker:broker -H 'X-Broker-API-Version: 2.15' http://127.0.0.1:3000/v2/catalog && break
+  sleep 0.1
+done
+token=$(curl -sf -u blacksmith-cc:secret -d grant_type=client_credentials http://127.0.0.1:9022/login/oauth/token |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+broker=$(curl -sf -H "Authorization: bearer $token" 'http://127.0.0.1:9022/v3/service_brokers?names=blacksmith' |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["resources"][0]["guid"])')
+job=$(curl -sf -o /dev/null -D - -X PATCH -H "Authorization: bearer $token" -H 'Content-Type: application/json' \
+  -d '{"url":"http://127.0.0.1:3000","authentication":{"type":"basic","credentials":{"username":"broker","password":"broker"}}}' \
+  "http://127.0.0.1:9022/v3/service_brokers/$broker" | tr -d '\r' | sed -n 's/^[Ll]ocation: //p') || job=
+state=
+for _ in $(seq 1 100); do
+  [ -n "$job" ] || break
+  state=$(curl -sf -H "Authorization: bearer $token" "$job" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])') || break
+  [ "$state" != PROCESSING ] && break
+  sleep 0.1
+done
+if [ "$state" != COMPLETE ]; then
+  echo "make run: could not point the Cloud Controller's broker at blacksmith (job ${job:-not started}: ${state:-no answer}); see $run/cc.log" >&2
+  exit 1
+fi
+echo "make run: the Cloud Controller's broker \"blacksmith\" is this daemon: cf api http://127.0.0.1:9022; cf auth blacksmith-cc secret --client-credentials; cf target -o demo-org -s demo-space"
 wait "${pids[-1]}"

@@ -1,10 +1,15 @@
 package e2e_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -68,6 +73,32 @@ var _ = Describe("make run (ci/run-local.sh)", func() {
 		code, _ = d.get("/healthz", "", "")
 		Expect(code).To(Equal(200))
 
+		// The platform's broker is this daemon: an instance a CF user creates is
+		// provisioned by it, and the cross-check finds the two in step.
+		cc := &ccClient{url: "http://127.0.0.1:9022"}
+		space := cc.first("/v3/spaces?names=demo-space")
+		plan := cc.first("/v3/service_plans?names=small&service_offering_names=redis")
+		status, _ := cc.call("POST", "/v3/service_instances", fmt.Sprintf(
+			`{"type":"managed","name":"walk-through","relationships":{"space":{"data":{"guid":%q}},"service_plan":{"data":{"guid":%q}}}}`, space, plan))
+		Expect(status).To(Equal(202), "the CC accepts the create and calls the broker")
+		Eventually(func() any {
+			_, body := cc.call("GET", "/v3/service_instances?names=walk-through", "")
+			resources, _ := body["resources"].([]any)
+			if len(resources) != 1 {
+				return nil
+			}
+			return resources[0].(map[string]any)["last_operation"]
+		}).WithTimeout(60*time.Second).WithPolling(500*time.Millisecond).Should(And(
+			HaveKeyWithValue("state", "succeeded"), HaveKeyWithValue("description", ContainSubstring("BOSH task"))),
+			"the daemon deployed it and the CC polled it to the end")
+		code, _ = d.do("POST", "/b/reconcile?wait=60s", "operator", "operator")
+		Expect(code).To(Equal(200))
+		code, body = d.do("GET", "/b/reconcile", "operator", "operator")
+		Expect(code).To(Equal(200))
+		Expect(decode(body)).To(HaveKeyWithValue("platform", HaveKeyWithValue("counts", And(
+			HaveKeyWithValue("in_step", 4.0), HaveKeyWithValue("orphan_deployment", 1.0)))),
+			"the instance the platform made is in step, not an orphan deployment")
+
 		s.Terminate()
 		Eventually(s).WithTimeout(30 * time.Second).Should(gexec.Exit())
 		Expect(string(s.Out.Contents())).To(ContainSubstring("stopped Vault, the Director and Cloud Controller simulators and blacksmith"))
@@ -85,4 +116,59 @@ func listening(addr string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// ccClient talks to make run's Cloud Controller simulator as a CF user's
+// client does: a client-credentials token, then v3 calls with it.
+type ccClient struct {
+	url, token string
+}
+
+// call sends a v3 request with body (JSON, or none when empty) and returns
+// the answer's status and decoded body.
+func (c *ccClient) call(method, path, body string) (int, map[string]any) {
+	GinkgoHelper()
+	if c.token == "" {
+		req, err := http.NewRequest("POST", c.url+"/login/oauth/token", strings.NewReader("grant_type=client_credentials"))
+		Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth("blacksmith-cc", "secret")
+		_, answer := c.send(req)
+		c.token, _ = answer["access_token"].(string)
+		Expect(c.token).NotTo(BeEmpty())
+	}
+	var in io.Reader
+	if body != "" {
+		in = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.url+path, in)
+	Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Authorization", "bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	return c.send(req)
+}
+
+// send does req and decodes its answer (none for an empty body).
+func (c *ccClient) send(req *http.Request) (int, map[string]any) {
+	GinkgoHelper()
+	res, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	Expect(err).NotTo(HaveOccurred())
+	var out map[string]any
+	if len(strings.TrimSpace(string(raw))) > 0 {
+		Expect(json.Unmarshal(raw, &out)).To(Succeed(), string(raw))
+	}
+	return res.StatusCode, out
+}
+
+// first is the guid of the first resource a v3 list answers.
+func (c *ccClient) first(path string) string {
+	GinkgoHelper()
+	code, body := c.call("GET", path, "")
+	Expect(code).To(Equal(200), path)
+	resources, _ := body["resources"].([]any)
+	Expect(resources).NotTo(BeEmpty(), path)
+	return resources[0].(map[string]any)["guid"].(string)
 }
