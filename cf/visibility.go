@@ -34,12 +34,19 @@ type Visibility struct {
 }
 
 // Equal says whether v and o give access to the same: the same type and,
-// for organization, the same org guids.
+// for organization, the same org guids in any order.
 func (v Visibility) Equal(o Visibility) bool {
-	if v.Type != o.Type {
-		return false
+	return v.Type == o.Type && slices.Equal(orgGUIDs(v.Orgs), orgGUIDs(o.Orgs))
+}
+
+// orgGUIDs are the orgs' guids, sorted, once each.
+func orgGUIDs(orgs []Org) []string {
+	out := make([]string, 0, len(orgs))
+	for _, o := range orgs {
+		out = append(out, o.GUID)
 	}
-	return slices.EqualFunc(v.Orgs, o.Orgs, func(a, b Org) bool { return a.GUID == b.GUID })
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ParseVisibility decodes GET /v3/service_plans/:guid/visibility; an
