@@ -117,7 +117,8 @@ const (
 	StateDetached = "detached" // stop --hard: the VMs deleted, the persistent disks kept
 	// StateRecreate is `bosh recreate` (converging, its default): every VM
 	// deleted and created again from the manifest the Director holds
-	// (bosh-cli director/deployment.go, Recreate and ChangeJobState).
+	// (bosh-cli director/deployment.go, Recreate and ChangeJobState; the
+	// Director's deployments_controller.rb:37, PUT /:deployment/jobs/:job).
 	StateRecreate = "recreate"
 )
 
