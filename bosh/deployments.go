@@ -115,17 +115,23 @@ const (
 	StateStarted  = "started"
 	StateStopped  = "stopped"
 	StateDetached = "detached" // stop --hard: the VMs deleted, the persistent disks kept
+	// StateRecreate is `bosh recreate` (converging, its default): every VM
+	// deleted and created again from the manifest the Director holds
+	// (bosh-cli director/deployment.go, Recreate and ChangeJobState; the
+	// Director's deployments_controller.rb:37, PUT /:deployment/jobs/:job).
+	StateRecreate = "recreate"
 )
 
 // ChangeState brings every instance of the deployment to state (StateStarted,
-// StateStopped or StateDetached) as `bosh -d NAME start|stop [--hard]` does:
+// StateStopped, StateDetached or StateRecreate) as `bosh -d NAME
+// start|stop [--hard]|recreate` does:
 // PUT /deployments/NAME/jobs/* with an empty text/yaml body; the Director
 // redeploys the manifest it holds with the new state, in a task it returns.
 func (c *Client) ChangeState(ctx context.Context, name, state string) (Task, error) {
 	if name == "" {
 		return Task{}, fmt.Errorf("changing the state of a deployment: %w", errNoName)
 	}
-	if state != StateStarted && state != StateStopped && state != StateDetached {
+	if state != StateStarted && state != StateStopped && state != StateDetached && state != StateRecreate {
 		return Task{}, fmt.Errorf("changing the state of deployment %s: unknown state %q", name, state)
 	}
 	t, err := c.conn.createTask(ctx, request{method: http.MethodPut, path: deploymentPath(name) + "/jobs/*",

@@ -23,6 +23,7 @@ const (
 	DefaultMaxInFlight  = 10
 	DefaultPerPage      = 5000
 	DefaultMaxPageBytes = 64 << 20
+	DefaultJobPoll      = time.Second
 	// MaxPages bounds the pages one list call follows: 1000 pages of 5000
 	// are 5 million instances, far more than one broker has.
 	MaxPages = 1000
@@ -51,11 +52,15 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Logger receives the client's logs. Default slog.Default().
 	Logger *slog.Logger
+	// JobPoll is how often a job of a write (a broker's registration, an
+	// instance's delete) is polled. Default 1s.
+	JobPoll time.Duration
 	// Now tells the time a UAA token is due by. Default time.Now.
 	Now func() time.Time
 }
 
-// Client reads one Cloud Controller. It is safe for concurrent use.
+// Client reads one Cloud Controller, and writes the few things an
+// operator's errand writes (brokers, plan visibility, instance deletes). It is safe for concurrent use.
 type Client struct {
 	api      *url.URL
 	opts     Options
@@ -119,6 +124,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxPageBytes == 0 {
 		o.MaxPageBytes = DefaultMaxPageBytes
+	}
+	if o.JobPoll <= 0 {
+		o.JobPoll = DefaultJobPoll
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -1,6 +1,11 @@
 // Package cf is blacksmith's client for the Cloud Controller's v3 API, as
 // far as the reconciler reads it: a broker, its plans, the managed service
-// instances of those plans (all pages) and one instance.
+// instances of those plans (all pages) and one instance. Admin holds the
+// few writes an operator's errand makes with a client of its own: a
+// broker's create, update and delete, a plan's visibility, an instance's
+// delete; each answered with a job (a 202's Location, on the API only) is
+// polled every Options.JobPoll until it is COMPLETE or FAILED (a *JobError
+// matching ErrJobFailed, with the job's errors).
 //
 // # Why its own HTTP, not go-cfclient
 //

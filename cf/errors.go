@@ -31,6 +31,9 @@ var (
 const (
 	CodeInvalidAuthToken = 1000
 	CodeResourceNotFound = 10010
+	// CodeBrokerNotRemovable is a broker's delete refused while instances
+	// of its plans exist (CF-ServiceBrokerNotRemovable).
+	CodeBrokerNotRemovable = 270010
 )
 
 // maxErrorText bounds, in bytes, each text quoted from an answer.
@@ -40,6 +43,7 @@ const maxErrorText = 512
 // first entry of its CF error object ({"errors":[{code,title,detail}]}).
 type APIError struct {
 	Endpoint string // route template, e.g. /v3/service_instances/:guid
+	Method   string // the request's method; "" is GET
 	Status   int
 	Code     int    // 0 when the body was no CF error
 	Title    string // e.g. CF-ResourceNotFound
@@ -50,7 +54,11 @@ type APIError struct {
 
 func (e *APIError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cloud controller: GET %s: status %d", e.Endpoint, e.Status)
+	method := e.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	fmt.Fprintf(&b, "cloud controller: %s %s: status %d", method, e.Endpoint, e.Status)
 	if e.Title != "" || e.Code != 0 {
 		fmt.Fprintf(&b, ", %s (%d)", e.Title, e.Code)
 	}

@@ -1,6 +1,7 @@
 package cf
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,17 +25,31 @@ type response struct {
 // get sends GET u with a token and returns a 2xx answer; any other is an
 // *APIError. A 401 CF-InvalidAuthToken renews the token and asks once more.
 func (c *Client) get(ctx context.Context, endpoint string, u *url.URL) (response, error) {
+	return c.do(ctx, http.MethodGet, endpoint, u, nil)
+}
+
+// do sends method u with a token (and body as JSON when not nil) and
+// returns a 2xx answer; any other is an *APIError. A 401
+// CF-InvalidAuthToken renews the token and asks once more.
+func (c *Client) do(ctx context.Context, method, endpoint string, u *url.URL, body []byte) (response, error) {
 	for retried := false; ; retried = true {
 		tok, err := c.token(ctx)
 		if err != nil {
 			return response{}, err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		var rd io.Reader
+		if body != nil {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 		if err != nil {
-			return response{}, fmt.Errorf("cloud controller: GET %s: %w", endpoint, err)
+			return response{}, fmt.Errorf("cloud controller: %s %s: %w", method, endpoint, err)
 		}
 		req.Header.Set("Authorization", "bearer "+tok)
 		req.Header.Set("Accept", "application/json")
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		res, err := c.send(ctx, req, endpoint, c.opts.MaxPageBytes)
 		if err != nil {
 			return response{}, err
@@ -43,6 +58,7 @@ func (c *Client) get(ctx context.Context, endpoint string, u *url.URL) (response
 			return res, nil
 		}
 		apiErr := ParseAPIError(endpoint, res.status, res.header, res.body)
+		apiErr.Method = method
 		if res.status == http.StatusUnauthorized && apiErr.Code == CodeInvalidAuthToken && !retried {
 			c.log.Debug("cloud controller refused the token, renewing it", "endpoint", endpoint)
 			c.dropToken(tok)
@@ -57,7 +73,7 @@ func (c *Client) send(ctx context.Context, req *http.Request, endpoint string, l
 	select {
 	case c.inFlight <- struct{}{}:
 	case <-ctx.Done():
-		return response{}, fmt.Errorf("cloud controller: GET %s: waiting for a request slot: %w", endpoint, ctx.Err())
+		return response{}, fmt.Errorf("cloud controller: %s %s: waiting for a request slot: %w", req.Method, endpoint, ctx.Err())
 	}
 	defer func() { <-c.inFlight }()
 	res, err := c.roundTrip(req, endpoint, limit)

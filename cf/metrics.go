@@ -16,10 +16,14 @@ const (
 	epPlans     = "/v3/service_plans"
 	epInstances = "/v3/service_instances"
 	epInstance  = "/v3/service_instances/:guid"
+	epBroker    = "/v3/service_brokers/:guid"
+	epJob       = "/v3/jobs/:guid"
+	epVisible   = "/v3/service_plans/:guid/visibility"
+	epOrgs      = "/v3/organizations"
 )
 
 var (
-	endpoints   = []string{epRoot, epToken, epBrokers, epPlans, epInstances, epInstance}
+	endpoints   = []string{epRoot, epToken, epBrokers, epPlans, epInstances, epInstance, epBroker, epJob, epVisible, epOrgs}
 	codeClasses = []string{"2xx", "3xx", "4xx", "5xx", "error"}
 )
 

@@ -122,10 +122,7 @@ func maintenanceInfo(version string) map[string]string {
 
 // presentPlan needs the plan's broker's space (for space-scoped brokers).
 func (a *api) presentPlan(p Plan, brokerSpace string) planJSON {
-	visibility := "public"
-	if brokerSpace != "" {
-		visibility = "space"
-	}
+	visibility := visibilityType(a.f, p.GUID, brokerSpace)
 	j := planJSON{GUID: p.GUID, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, Name: p.Name, VisibilityType: visibility,
 		Available: true, Free: p.Free, Costs: []any{}, Description: p.Description, MaintenanceInfo: maintenanceInfo(p.MaintenanceVersion),
 		BrokerCatalog: planCatalog{ID: p.CatalogID, Metadata: map[string]any{},

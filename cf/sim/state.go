@@ -121,6 +121,8 @@ type Foundation struct {
 	plans     ordered[Plan]
 	instances ordered[Instance]
 	keys      ordered[Key]
+
+	access planAccess // the visibility set on plans (visibility.go), its own lock
 }
 
 // newFoundation is an empty foundation.

@@ -12,6 +12,10 @@
 //	blacksmith upgrade-all [--dry-run] -c FILE    one fleet upgrade, its table
 //	blacksmith allow-changes -c FILE INSTANCE CLASSES  guarded changes let through for a while
 //	blacksmith orphan-deployments -c FILE         the deployments the platform has no instance of (exit 10)
+//	blacksmith register-broker -c FILE            the broker registered in CF, its plans' service access set
+//	blacksmith deregister-broker -c FILE          the broker deregistered from CF (refused while instances exist)
+//	blacksmith recreate-all [--dry-run] -c FILE   every instance's VMs recreated, canaries first
+//	blacksmith delete-all-service-instances -c FILE  every instance deleted through CF (needs a flag)
 //	blacksmith export-legacy [--apply] -c FILE    the legacy Blacksmith db written back (the way back)
 //	blacksmith version                            print the version
 //
@@ -68,6 +72,14 @@ func run(args []string, stdout, stderr io.Writer, env func(string) (string, bool
 		return allowChangesCommand(args, stdout, stderr, env)
 	case "orphan-deployments":
 		return orphanDeploymentsCommand(args, stdout, stderr, env)
+	case "register-broker":
+		return registerBrokerCommand(args, stdout, stderr, env)
+	case "deregister-broker":
+		return deregisterBrokerCommand(args, stdout, stderr, env)
+	case "recreate-all":
+		return recreateAllCommand(args, stdout, stderr, env)
+	case "delete-all-service-instances":
+		return deleteAllCommand(args, stdout, stderr, env)
 	case "export-legacy":
 		return exportLegacyCommand(args, stdout, stderr, env)
 	case "version":
@@ -111,6 +123,26 @@ func usage(w io.Writer) {
                                             list the deployments whose instance the platform (cf) does
                                             not have; exit 10 when there are some, 0 when none, 1 when
                                             the platform, a Director or Vault could not be read
+  blacksmith register-broker --broker-url URL [--access PLAN=all|none]... [--org PLAN=ORG]...
+                             [--default-access all|none|keep] [CF FLAGS] -c FILE
+                                            register the broker in CF (create, or update its URL,
+                                            credentials and catalog), then set each plan's service
+                                            access; a second run changes nothing and says so
+  blacksmith deregister-broker [CF FLAGS] -c FILE
+                                            deregister the broker from CF; refused while instances
+                                            of its plans exist (exit 1, naming them)
+  blacksmith recreate-all [--dry-run] [--canaries N] [--max-in-flight N] [--max-failures N]
+                          [--service S] [--plan P] [--director D] [--instance ID]... [--json] -c FILE
+                                            recreate every VM of every instance's deployment,
+                                            canaries first; exit 0 only when every one in scope was
+  blacksmith delete-all-service-instances --i-understand-this-deletes-everything [--max-in-flight N]
+                                          [CF FLAGS] -c FILE
+                                            delete every instance of the broker through CF (each
+                                            job waited on); exit 1 naming those not deleted
+                                            CF FLAGS: --cf-api URL, --cf-ca-cert FILE,
+                                            --cf-skip-ssl-validation, --broker-name NAME, --timeout D
+                                            (default the configuration's cf.*); the client is the
+                                            errand's own: $BLACKSMITH_ERRAND_CF_CLIENT_ID and _SECRET
   blacksmith export-legacy [--dry-run|--apply] -c FILE
                                             write the legacy Blacksmith index ({mount}/db) from this
                                             one, for going back (default: dry run; the db replaced is
