@@ -88,7 +88,7 @@ var _ = Describe("the watch between runs", func() {
 		Expect(requests["GET /events"]).To(BeNumerically(">=", n-1))
 		Expect(requests["GET /events"]).To(BeNumerically("<=", after+2))
 		Expect(requests["GET /tasks"]).To(BeNumerically("~", requests["GET /events"], 1), "an event page and a page of tasks a look")
-		Expect(requests["GET /events"] + requests["GET /tasks"]).To(BeNumerically("<=", 2*(after+2)), "at most two requests a look")
+		Expect(requests["GET /events"]+requests["GET /tasks"]).To(BeNumerically("<=", 2*(after+2)), "at most two requests a look")
 		for route, count := range requests {
 			Expect(route).To(BeElementOf("GET /events", "GET /tasks"), "%s asked %d times", route, count)
 		}
