@@ -38,6 +38,12 @@ type operator struct {
 	lists []string
 	// role is the X-Blacksmith-Role every answer names ("": none).
 	role string
+	// runs is what GET /b/runs lists (nil: none); restores are the
+	// restores POST /b/instances/{id}/restore asked for ("id backup
+	// redeploy"), restoreErr fails them.
+	runs       []reconciler.Summary
+	restores   []string
+	restoreErr error
 }
 
 // upgradesAnswer is GET /b/upgrades, as the daemon writes it.
@@ -90,7 +96,16 @@ func (o *operator) handler() http.Handler {
 		}
 	}
 	mux.HandleFunc("GET /b/reconcile", answer(func() any { return o.status }))
-	mux.HandleFunc("GET /b/runs", answer(func() any { return map[string]any{"runs": []any{}, "problems": []string{}} }))
+	mux.HandleFunc("GET /b/runs", answer(func() any {
+		runs := o.runs
+		if runs == nil {
+			runs = []reconciler.Summary{}
+		}
+		return map[string]any{"runs": runs, "problems": []string{}}
+	}))
+	// the daemon's own restore endpoint (its checks of the query), over the
+	// stand-in's Rollback, behind the cross-origin protection
+	mux.Handle("POST /b/instances/{id}/restore", http.NewCrossOriginProtection().Handler(operatorapi.InstancesHandler(o, o, nil)))
 	mux.HandleFunc("GET /b/instances/{id}", answer(func() any { return o.instance }))
 	mux.HandleFunc("GET /b/upgrades", answer(func() any { return o.upgrades }))
 	list := operatorapi.InstanceListHandler(o.list, nil) // the daemon's own checks of the page's query

@@ -1,9 +1,10 @@
 // Package dashboard serves the operator's web dashboard: plain HTML, CSS
 // and a little JavaScript embedded in the binary (no CDN, no build step:
 // it works on an air-gapped broker VM). The pages read the operator's JSON
-// endpoints (/b/reconcile, /b/runs, /b/upgrades, /b/instances/{id}) and post
-// to /b/reconcile and /b/upgrades, with the browser's basic-auth
-// credentials; they render every value as text (never as HTML), under a
+// endpoints (/b/reconcile, /b/runs, /b/upgrades, /b/instances,
+// /b/instances/{id}) and post to /b/reconcile, /b/upgrades and an
+// instance's /adopt and /restore (a restore only once the operator
+// confirmed it), with the browser's basic-auth credentials; they render every value as text (never as HTML), under a
 // Content-Security-Policy that allows no inline script and no other origin.
 package dashboard
 

@@ -3,8 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
@@ -14,8 +12,8 @@ import (
 )
 
 // What an operator reads first: which deployments are the broker's
-// problem and which are someone else's, and when each backup was taken.
-var _ = Describe("the dashboard's other deployments and backups, in a real browser", func() {
+// problem and which are someone else's (the backups: restore_browser_test.go).
+var _ = Describe("the dashboard's other deployments, in a real browser", func() {
 	var (
 		op      *operator
 		base    string
@@ -43,23 +41,6 @@ var _ = Describe("the dashboard's other deployments and backups, in a real brows
 			Expect(tableCells(browser, "foreign")).To(Equal([][]string{
 				{"concourse", "name: no trailing instance UUID; metadata: no properties.blacksmith"}}))
 			Expect(textsOf(browser, "#unmatched-count", "#foreign-count")).To(Equal([]string{"(1)", "(1)"}))
-		})
-
-		It(fmt.Sprintf("shows each backup as the date it was taken, with the id a restore takes (%d px)", width), func() {
-			Expect(chromedp.Run(browser, chromedp.EmulateViewport(width, 900))).To(Succeed())
-			taken := time.Date(2026, 11, 27, 14, 5, 0, 0, time.UTC)
-			v := healthyView()
-			v.InstanceID = "a1"
-			v.Backups = []string{strconv.FormatInt(taken.Unix(), 10), "not-a-time"}
-			op.set(idle(), v)
-			_, injected := rendered(browser, base+"/dashboard/instances/a1", "#backups li", "#backups")
-			Expect(injected).To(BeFalse())
-			var items []string
-			Expect(chromedp.Run(browser, chromedp.Evaluate(`[...document.querySelectorAll("#backups li")].map((li) => li.textContent)`, &items))).To(Succeed())
-			Expect(items).To(HaveLen(2))
-			Expect(items[0]).To(And(ContainSubstring("2026"), HaveSuffix(" (1795788300)")), "a date, then the id (%s)", taken)
-			Expect(items[0]).NotTo(HavePrefix("1795788300"))
-			Expect(items[1]).To(Equal("not-a-time"), "an id that is no time, as it is")
 		})
 	}
 })

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -92,26 +93,35 @@ var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
 		Expect(card).NotTo(ContainSubstring("\u202e"))
 	})
 
-	It("keeps the state and the reason on a 390 px screen, and shows a dry run as a dry run", func() {
-		Expect(chromedp.Run(browser, chromedp.EmulateViewport(390, 900))).To(Succeed())
-		a := none()
-		dry := ended()
-		dry.DryRun, dry.Stopped = true, ""
-		dry.Instances[0].State, dry.Instances[0].Reason = "would_upgrade", "its plan deploys 2.0.0"
-		a.Current = dry
-		op.setUpgrades(a)
-		_, _ = rendered(browser, base+"/dashboard", "#upgrade-instances tbody td a", "#upgrades-card")
-		var shown []string
-		Expect(chromedp.Run(browser, chromedp.Evaluate(`[...document.querySelectorAll("#upgrade-instances thead th")]
+	for _, width := range []int64{1400, 390} {
+		It(fmt.Sprintf("keeps the state and the reason, and shows a dry run as a dry run (%d px)", width), func() {
+			Expect(chromedp.Run(browser, chromedp.EmulateViewport(width, 900))).To(Succeed())
+			a := none()
+			dry := ended()
+			dry.DryRun, dry.Stopped = true, ""
+			dry.Instances[0].State, dry.Instances[0].Reason = "would_upgrade", "its plan deploys 2.0.0"
+			a.Current = dry
+			op.setUpgrades(a)
+			_, _ = rendered(browser, base+"/dashboard", "#upgrade-instances tbody td a", "#upgrades-card")
+			var shown []string
+			Expect(chromedp.Run(browser, chromedp.Evaluate(`[...document.querySelectorAll("#upgrade-instances thead th")]
 			.filter((c) => getComputedStyle(c).display !== "none").map((c) => c.textContent)`, &shown))).To(Succeed())
-		Expect(shown).To(ContainElements("instance", "state", "reason"), "the reason is what an operator acts on")
-		var state, cls string
-		var ok bool
-		Expect(chromedp.Run(browser, chromedp.Evaluate(`[...document.querySelectorAll("#upgrade-current .badge")].map((b) => b.textContent).join()`, &state),
-			chromedp.AttributeValue("#upgrade-current .badge", "class", &cls, &ok, chromedp.ByQuery))).To(Succeed())
-		Expect(state).To(Equal("dry run ended"))
-		Expect(cls).NotTo(ContainSubstring("failure"), "a dry run is not a failure")
-	})
+			Expect(shown).To(ContainElements("instance", "state", "reason"), "the reason is what an operator acts on")
+			Expect(tableCells(browser, "upgrade-instances")[0][5]).To(Equal("its plan deploys 2.0.0"))
+			var state, cls string
+			var ok bool
+			Expect(chromedp.Run(browser, chromedp.Evaluate(`[...document.querySelectorAll("#upgrade-current .badge")].map((b) => b.textContent).join()`, &state),
+				chromedp.AttributeValue("#upgrade-current .badge", "class", &cls, &ok, chromedp.ByQuery))).To(Succeed())
+			Expect(state).To(Equal("dry run ended"))
+			var facts string
+			Expect(chromedp.Run(browser, chromedp.Text("#upgrade-current", &facts, chromedp.ByQuery))).To(Succeed())
+			Expect(facts).To(ContainSubstring("f1 (dry run: changes nothing)"))
+			Expect(cls).NotTo(ContainSubstring("failure"), "a dry run is not a failure")
+			var badges []string
+			Expect(chromedp.Run(browser, chromedp.Evaluate(`[...document.querySelectorAll("#upgrade-instances tbody .badge")].map((b) => b.className)`, &badges))).To(Succeed())
+			Expect(badges).NotTo(ContainElement(ContainSubstring("failure")), "an instance a dry run would upgrade is not a failure")
+		})
+	}
 
 	It("says what nothing means: no fleet upgrade, nothing in flight, nothing quarantined", func() {
 		op.setUpgrades(none())

@@ -95,6 +95,8 @@ type InstanceView struct {
 	Quarantine *Quarantined `json:"quarantine"`
 	// Backups are its backup ids, newest first.
 	Backups []string `json:"backups"`
+	// BackupContents say what the newest 20 backups hold, newest first.
+	BackupContents []InstanceBackup `json:"backup_contents"`
 	// History is its history, newest first (at most 100 events).
 	History []vault.Event `json:"history"`
 	// Health is what the Directors said of its VMs when last asked.
@@ -109,6 +111,11 @@ type InstanceView struct {
 	// LostBindings are its bindings whose credentials are gone from Vault
 	// and could not be put back, by binding id, with why (absent: none).
 	LostBindings map[string]string `json:"lost_bindings,omitempty"`
+	// Bindings are its bindings as the broker keeps them (the first 100,
+	// in the order they were made), each with its state, never its
+	// credentials; BindingsTotal counts them all.
+	Bindings      []InstanceBinding `json:"bindings"`
+	BindingsTotal int               `json:"bindings_total"`
 	// Problems are what could not be read (the rest is shown).
 	Problems []string `json:"problems"`
 }
@@ -148,7 +155,7 @@ type InstanceHealth struct {
 func (v *Views) Instance(ctx context.Context, id string) (*InstanceView, error) {
 	in := inspector{records: v.stores.records, metadata: v.stores.metadata, history: v.stores.history, backups: v.stores.backups,
 		state: v.stores.state, quarantine: v.cfg.Quarantine, now: v.now, catalog: v.parts.Catalog, behind: v.status.behindOf,
-		platform: v.parts.Platform}
+		platform: v.parts.Platform, secrets: v.stores.secrets}
 	return in.view(ctx, id)
 }
 
@@ -164,11 +171,13 @@ type inspector struct {
 	catalog    *catalog.Catalog             // nil: no version shown
 	behind     func(id string) []report.Lag // nil: none shown
 	platform   *platform.Tracker            // nil: no platform
+	secrets    secretReader                 // nil: no bindings shown
 }
 
 // view is what is known of instance id (see Instance).
 func (in inspector) view(ctx context.Context, id string) (*InstanceView, error) {
-	v := &InstanceView{InstanceID: id, Backups: []string{}, History: []vault.Event{}, Problems: []string{}}
+	v := &InstanceView{InstanceID: id, Backups: []string{}, BackupContents: []InstanceBackup{}, History: []vault.Event{},
+		Bindings: []InstanceBinding{}, Problems: []string{}}
 	rec, err := in.records.Record(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading the record of %s: %w", id, err)
@@ -194,10 +203,12 @@ func (in inspector) view(ctx context.Context, id string) (*InstanceView, error) 
 	if rec == nil && len(v.History) == 0 && (v.Platform == nil || v.Platform.Record == nil) {
 		return nil, nil // a platform-only instance is shown: the broker lost it
 	}
+	v.Bindings, v.BindingsTotal = bindingsOf(ctx, in.secrets, id, v.LostBindings, &v.Problems)
 	if b, err := in.backups.Backups(ctx, id); err != nil {
 		v.Problems = append(v.Problems, "backups: "+err.Error())
 	} else if b != nil {
 		v.Backups = b
+		v.BackupContents = backupsOf(ctx, in.backups, id, b)
 	}
 	v.Quarantine = in.quarantineOf(ctx, id, v.Deployment, &v.Problems)
 	v.Health = in.healthOf(ctx, id, &v.Problems)

@@ -54,6 +54,7 @@ type stores struct {
 	docs     documentLister    // rebuild
 	index    records.Index     // rebuild, adopt
 	state    memory.StateStore // the quarantine, in the instance view
+	secrets  secretReader      // the bindings, in the instance view
 	listed   *listCache        // the instance list's last read of the index
 	// renderer renders an owned instance's manifest for a rollback's
 	// redeploy; nil: the backup's manifest, unless recorded as drift.
@@ -120,7 +121,7 @@ func New(opts Options) (*Manager, error) {
 		},
 		stores: stores{records: s.Indexes, metadata: s.Documents, history: s.History, backups: s.Archive, taker: s.Archive,
 			restore: s.Restores, index: s.Indexes, docs: s.Documents, state: s.State, listed: &listCache{},
-			renderer: opts.Renderer, allowances: s.Documents},
+			renderer: opts.Renderer, allowances: s.Documents, secrets: s.Secrets},
 		runLog:  runLog{store: s.RunLog, keep: opts.Config.RunLog, log: opts.Logger},
 		runLock: make(chan struct{}, 1), queue: newQueue(), lead: make(chan struct{}, 1),
 		status: newPublished(opts.Notifier, directors.First(), met, opts.Now, tracker, opts.Config.HealthSweep),

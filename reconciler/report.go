@@ -24,6 +24,8 @@ type (
 	Unmatched = report.Unmatched
 	// Conflict is a deployment that claimed an instance another deployment won.
 	Conflict = report.Conflict
+	// Drifted is an instance whose manifest was found changed, and what changed.
+	Drifted = report.Drifted
 	// Plan is what a dry run would have done.
 	Plan = report.Plan
 	// PlanItem is one instance a dry run would write records for.

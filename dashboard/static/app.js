@@ -181,6 +181,7 @@ async function refreshStatus() {
     const [st, runs] = await Promise.all([getJSON(api("/b/reconcile")), getJSON(api("/b/runs?limit=10"))]);
     renderStatus(st);
     renderRuns(runs && runs.runs);
+    renderDrift(st.last_run, runs && runs.runs);
     showError(null);
     return st.running;
   } catch (e) {
@@ -502,6 +503,30 @@ function counted(n, one, many) {
   return n + " " + (n === 1 ? one : many);
 }
 
+// renderDrift names the instances whose manifest the recent runs (last,
+// the last run; runs, the run log's newest) found changed behind the
+// broker's back, each once (the newest finding), with what changed. Ids,
+// deployments and names of what changed are a Director's: shown as text.
+function renderDrift(last, runs) {
+  const seen = new Set(), ids = new Set(), list = [];
+  let unnamed = 0;
+  for (const r of [last, ...(runs || [])]) {
+    if (!r || seen.has(r.run_id)) continue;
+    seen.add(r.run_id);
+    const named = r.drifted || [];
+    unnamed += Math.max(0, (r.drift || 0) - named.length);
+    for (const d of named) {
+      if (ids.has(d.instance_id)) continue;
+      ids.add(d.instance_id);
+      list.push(Object.assign({ found: r.started_at, dry: r.dry_run }, d));
+    }
+  }
+  $("drift-count").textContent = "(" + list.length + ")";
+  $("drift-more").textContent = unnamed ? unnamed + " more found, not named (a run names its first 100)." : "";
+  rows("drift", list, (d) => [instanceLink(d.instance_id), changedText(d.changed || {}), d.deployment,
+    when(d.found) + (d.dry ? " (dry run: not recorded)" : "")], "no manifest changed behind the broker's back in the recent runs");
+}
+
 function renderRuns(runs) {
   rows("runs", runs, (r) => [when(r.started_at), el("span", r.result, "badge " + r.result), secs(r.duration_seconds),
     r.writes, r.drift, r.error_count, r.feed ? r.feed.mode : ""], "no run logged yet");
@@ -693,8 +718,8 @@ async function loadInstance() {
     renderInstanceVersion(v.version, !!v.record);
     const q = v.quarantine;
     facts("quarantine", q ? [["failures", q.failures], ["since", when(q.since)], ["next attempt", when(q.next_attempt)], ["last error", q.last_error]] : []);
-    $("backups-count").textContent = "(" + v.backups.length + ")";
-    $("backups").replaceChildren(...v.backups.map((b) => el("li", backupWhen(b))));
+    renderInstanceBindings(v.bindings, v.bindings_total);
+    renderBackups(v.backups, v.backup_contents);
     rows("history", v.history, (h) => [when(h.time), h.kind, by(h), [h.message, diffNote(h)].filter(Boolean).join(" — ")]);
     showError(v.problems && v.problems.length ? v.problems.join("; ") : null);
   } catch (e) {
@@ -795,10 +820,18 @@ function named(name, guid) {
 // what was kept of what runs, what an allowance let through, the backup.
 function diffNote(h) {
   const d = h.details || {};
-  if (d.changes === undefined) return "";
+  return d.changes === undefined && !d.diff_error ? "" : changedText(d);
+}
+
+// changedText is what a diff's summary (an event's details, a drifted
+// instance's changed) names: how many changes, the instance groups,
+// properties (by name), releases, stemcells and guarded changes, what was
+// kept and allowed, the backup; or why the manifests could not be compared.
+function changedText(d) {
+  if (d.diff_error) return "could not be compared: " + d.diff_error;
   const parts = ["changes " + d.changes];
   for (const [key, label] of [["diff_groups", "groups"], ["diff_properties", "properties"], ["diff_releases", "releases"],
-    ["diff_stemcells", "stemcells"], ["kept", "kept"], ["allowed", "allowed"], ["backup", "backup"]]) {
+    ["diff_stemcells", "stemcells"], ["diff_guarded", "guarded"], ["kept", "kept"], ["allowed", "allowed"], ["backup", "backup"]]) {
     if (d[key]) parts.push(label + ": " + d[key]);
   }
   return parts.join("; ");
@@ -928,6 +961,8 @@ document.addEventListener("DOMContentLoaded", () => {
   if (document.body.dataset.page === "instance") {
     $("reconcile-one").addEventListener("click", reconcileOne);
     $("adopt").addEventListener("click", adoptOne);
+    $("restore-yes").addEventListener("click", restoreConfirmed);
+    $("restore-no").addEventListener("click", () => askRestore(null));
     loadInstance();
     return;
   }

@@ -70,7 +70,10 @@ func (w *PlanWriter) addRecords(u *Update, e memory.Effect) {
 		return
 	}
 	if a.Drift {
-		w.Ledger.Count(func(s *report.Summary) { s.Drift++ })
+		w.Ledger.Count(func(s *report.Summary) {
+			s.Drift++
+			s.AddDrifted(report.Drifted{InstanceID: u.Match.InstanceID, Deployment: u.Deployment, Changed: a.Changed})
+		})
 	}
 	if e&memory.EffectCreated != 0 {
 		w.plan.Creates = append(w.plan.Creates, item)

@@ -51,6 +51,8 @@ type Actions struct {
 	Manifest bool
 	// Drift says the manifest held differs: changed behind the broker's back.
 	Drift bool
+	// Changed says what a drift changed (DriftChanges); nil without one.
+	Changed map[string]string
 	// Backup says something existing is about to change: back it up first.
 	Backup bool
 	// Entries are what the writes mean, kept in the metadata's history and
@@ -82,6 +84,7 @@ func Diff(t *Target, have Current, rec *vault.Record, now string) Actions {
 			Detail: "index entry restored from BOSH by the reconciler"})
 	}
 	if a.Drift {
+		a.Changed = DriftChanges(have.Manifest, t.Manifest)
 		a.Entries = append(a.Entries, vault.HistoryEntry{Time: now, Action: "drift", ManifestSHA256: t.ManifestSHA,
 			Detail: fmt.Sprintf("manifest changed outside the broker (was sha256 %s)", SHA256Hex(have.Manifest))})
 	} else if metadata && have.Metadata != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -138,12 +139,18 @@ func (w *VaultWriter) Write(ctx context.Context, u *Update) error {
 			// own: a cold run creates thousands); the instance view shows it.
 			continue
 		}
-		w.History.Add(id, vault.Event{Kind: e.Action, Deployment: u.Deployment, Message: e.Detail, Details: map[string]string{
-			"manifest_sha256": e.ManifestSHA256, "strategy": string(u.Match.Strategy),
-			"confidence": fmt.Sprintf("%.2f", u.Match.Confidence)}})
+		details := map[string]string{"manifest_sha256": e.ManifestSHA256, "strategy": string(u.Match.Strategy),
+			"confidence": fmt.Sprintf("%.2f", u.Match.Confidence)}
+		if e.Action == "drift" {
+			maps.Copy(details, a.Changed)
+		}
+		w.History.Add(id, vault.Event{Kind: e.Action, Deployment: u.Deployment, Message: e.Detail, Details: details})
 	}
 	if a.Drift {
-		w.Ledger.Count(func(s *report.Summary) { s.Drift++ })
+		w.Ledger.Count(func(s *report.Summary) {
+			s.Drift++
+			s.AddDrifted(report.Drifted{InstanceID: id, Deployment: u.Deployment, Changed: a.Changed})
+		})
 		w.Counters.Drift()
 		w.Log.Info("drift recorded", "instance", id, "deployment", u.Deployment)
 	}

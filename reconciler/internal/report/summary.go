@@ -120,6 +120,9 @@ type Summary struct {
 	Unknown int `json:"unknown"`
 	// Drift is the number of manifests found changed behind the broker's back.
 	Drift int `json:"drift"`
+	// Drifted names the instances whose manifest was found changed (the
+	// first MaxDrifted), each with what changed; absent when none.
+	Drifted []Drifted `json:"drifted,omitempty"`
 	// Errors are the errors met, one line each (the first 100).
 	Errors []string `json:"errors"`
 	// ErrorCount is the number of errors met.
@@ -196,6 +199,29 @@ type Orphan struct {
 	Deployment string `json:"deployment"`
 	// OrphanedAt is when it was flagged.
 	OrphanedAt time.Time `json:"orphaned_at"`
+}
+
+// MaxDrifted bounds the drifted instances a summary names (Drift counts
+// them all).
+const MaxDrifted = 100
+
+// Drifted is an instance whose manifest was found changed behind the
+// broker's back, and what changed: operation.Summary of the manifest held
+// against the one the Director runs ("changes", and "diff_groups",
+// "diff_properties" (property names), "diff_releases", "diff_stemcells",
+// "diff_guarded" when any), never a value; "diff_error" when the two could
+// not be compared.
+type Drifted struct {
+	InstanceID string            `json:"instance_id"`
+	Deployment string            `json:"deployment"`
+	Changed    map[string]string `json:"changed"`
+}
+
+// AddDrifted names one more drifted instance, while fewer than MaxDrifted are.
+func (s *Summary) AddDrifted(d Drifted) {
+	if len(s.Drifted) < MaxDrifted {
+		s.Drifted = append(s.Drifted, d)
+	}
 }
 
 // LowConfidence is a match below reconciler.min_confidence.
