@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 
-
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 )
 
