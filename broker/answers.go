@@ -128,8 +128,17 @@ func errorBody(log *slog.Logger, r *http.Request, status int, raw []byte) []byte
 			out.Description = statusSentence(status)
 		}
 	}
-	data, _ := json.Marshal(out) // two strings: cannot fail
-	return append(data, '\n')
+	return compact(out)
+}
+
+// compact is v as one line of JSON, as brokerapi writes its answers (HTML
+// characters as they are). v is the broker's own: it cannot fail to encode.
+func compact(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return buf.Bytes()
 }
 
 // statusCode is the error code of an answer of status without one of its

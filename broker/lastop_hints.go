@@ -45,21 +45,19 @@ func (h *pollHints) apply(header http.Header, raw []byte) []byte {
 	if h.usable == nil && h.repeatable == nil {
 		return raw
 	}
-	var body map[string]any
-	if json.Unmarshal(raw, &body) != nil || body["state"] != string(domain.Failed) {
+	var body struct {
+		State       string `json:"state"`
+		Description string `json:"description,omitempty"`
+	}
+	if json.Unmarshal(raw, &body) != nil || body.State != string(domain.Failed) {
 		return raw
 	}
-	if h.usable != nil {
-		body["instance_usable"] = *h.usable
-	}
-	if h.repeatable != nil {
-		body["update_repeatable"] = *h.repeatable
-	}
-	out, err := json.Marshal(body)
-	if err != nil {
-		return raw
-	}
-	return append(out, '\n')
+	return compact(struct {
+		State       string `json:"state"`
+		Description string `json:"description,omitempty"`
+		Usable      *bool  `json:"instance_usable,omitempty"`
+		Repeatable  *bool  `json:"update_repeatable,omitempty"`
+	}{body.State, body.Description, h.usable, h.repeatable})
 }
 
 // maxRetryAfter bounds the Retry-After of a long operation (unless the
