@@ -141,7 +141,7 @@ func (bd *binder) bindable(ctx context.Context, id string) (*vault.Record, error
 		if op.State == stateInProgress {
 			return nil, concurrency("the provision")
 		}
-		return nil, apiresponses.NewFailureResponse(errors.New("the instance's provision failed; it cannot be bound"), http.StatusUnprocessableEntity, "provision-failed")
+		return nil, failure(errors.New("the instance's provision failed; it cannot be bound"), http.StatusUnprocessableEntity, "ProvisionFailed")
 	}
 	if op := rec.LastOperation; op != nil && op.Type == opTypeDeprovision && op.State == stateInProgress {
 		return nil, concurrency("a deprovision")
@@ -210,11 +210,11 @@ func (bd *binder) deploymentIPs(ctx context.Context, id string, rec *vault.Recor
 	var de *directorError
 	switch {
 	case errors.Is(err, bosh.ErrDeploymentNotFound):
-		return nil, apiresponses.NewFailureResponse(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "deployment-missing")
+		return nil, failure(errors.New("the instance's deployment does not exist"), http.StatusUnprocessableEntity, "DeploymentMissing")
 	case errors.As(err, &de): // not the broker's fault: the platform may try again
 		bd.log.Error("could not list the deployment's VMs for a binding", "instance", id, "error", err)
-		return nil, apiresponses.NewFailureResponse(fmt.Errorf("the BOSH Director %q is failing (%d attempts); try the binding again later", de.director, de.attempts),
-			http.StatusServiceUnavailable, "director-unavailable")
+		return nil, failure(fmt.Errorf("the BOSH Director %q is failing (%d attempts); try the binding again later", de.director, de.attempts),
+			http.StatusServiceUnavailable, "DirectorUnavailable")
 	case err != nil:
 		return nil, bd.report.internal("could not list the deployment's VMs", err, "instance", id)
 	}

@@ -207,6 +207,21 @@ var _ = Describe("per_binding plans: asynchronous bindings with credentials of t
 		Expect(stored).To(HaveKeyWithValue("predecessor_binding_id", "pb-a"))
 	})
 
+	It("asks for Retry-After while a binding's operation is in progress, and answers 410 once it is unbound, whether the poll names the unbind or not", func() {
+		e.director.Knobs().SetTaskDuration(2 * time.Second)
+		Expect(e.request("PUT", bindingPath("pb-g")+"?accepts_incomplete=true", bindBody).Status).To(Equal(http.StatusAccepted))
+		a := e.request("GET", bindingPath("pb-g")+"/last_operation?operation=bind", nil)
+		Expect(a.Body).To(HaveKeyWithValue("state", "in progress"))
+		Expect(a.Header.Get("Retry-After")).To(Equal("10"))
+		Eventually(func() string { return poll("pb-g", "bind") }).WithTimeout(20 * time.Second).Should(Equal("succeeded"))
+		Expect(e.request("DELETE", bindingPath("pb-g")+query, nil).Status).To(Equal(http.StatusAccepted))
+		Eventually(func() string { return poll("pb-g", "unbind") }).WithTimeout(20 * time.Second).Should(Equal("gone"))
+		bare := e.request("GET", bindingPath("pb-g")+"/last_operation", nil)
+		Expect(bare.Status).To(Equal(http.StatusGone), "the history says it was unbound: %s", bare.Raw)
+		Expect(bare.Raw).To(MatchJSON(`{}`))
+		Expect(e.request("GET", bindingPath("pb-never")+"/last_operation", nil).Status).To(Equal(http.StatusNotFound), "never bound")
+	})
+
 	It("fails the bind, and deploys nothing, when the Director's task fails; the binding is no user of later deploys", func() {
 		e.director.FailNextTask("redis-small-" + id)
 		a := e.request("PUT", bindingPath("pb-x")+"?accepts_incomplete=true", bindBody)

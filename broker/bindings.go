@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
-
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 )
 
@@ -191,8 +189,8 @@ func (bs *bindingStore) underMax(ctx context.Context, id string, plan catalog.Pl
 	}
 	n, _ := list["ids"].([]any)
 	if len(n) >= plan.MaxBindings {
-		return apiresponses.NewFailureResponse(fmt.Errorf("plan %s allows at most %d bindings of an instance (its max_bindings), and this instance has %d: unbind one first",
-			plan.ID, plan.MaxBindings, len(n)), http.StatusUnprocessableEntity, "max-bindings")
+		return failure(fmt.Errorf("plan %s allows at most %d bindings of an instance (its max_bindings), and this instance has %d: unbind one first",
+			plan.ID, plan.MaxBindings, len(n)), http.StatusUnprocessableEntity, "MaxBindingsReached")
 	}
 	return nil
 }

@@ -21,8 +21,10 @@ func (b *Broker) Services(context.Context) ([]domain.Service, error) {
 
 // osbService is a catalog service as the OSB catalog shows it. A plan's
 // `updatable` says that instances may change to it (see Update); OSB's
-// per-plan plan_updateable means the opposite direction, so only the
-// service's plan_updateable is set: true when one of its plans is updatable.
+// plan_updateable says that an instance of a plan may change to another
+// (Cloud Foundry asks it of the instance's current plan before it sends a
+// plan change): each plan says so when another plan of its service is
+// updatable, and the service when one of its plans does.
 func osbService(s catalog.Service) domain.Service {
 	svc := domain.Service{
 		ID:                   s.ID,
@@ -43,18 +45,31 @@ func osbService(s catalog.Service) domain.Service {
 		svc.Metadata = &domain.ServiceMetadata{Shareable: &shareable}
 	}
 	for _, p := range s.Plans {
-		svc.PlanUpdatable = svc.PlanUpdatable || p.Updatable
+		movable := canLeave(s, p.ID)
+		svc.PlanUpdatable = svc.PlanUpdatable || movable
 		svc.Plans = append(svc.Plans, domain.ServicePlan{
 			ID:                     p.ID,
 			Name:                   p.Name,
 			Description:            p.Description,
 			Free:                   domain.FreeValue(true),
 			Schemas:                osbSchemas(p.Schemas),
+			PlanUpdatable:          domain.PlanUpdatableValue(movable),
 			MaintenanceInfo:        osbMaintenance(p.MaintenanceInfo),
 			MaximumPollingDuration: pollingDuration(p.MaximumPollingDuration),
 		})
 	}
 	return svc
+}
+
+// canLeave says whether an instance of plan planID may change to another
+// plan of s: one of the others is updatable.
+func canLeave(s catalog.Service, planID string) bool {
+	for _, q := range s.Plans {
+		if q.ID != planID && q.Updatable {
+			return true
+		}
+	}
+	return false
 }
 
 // pollingDuration is a plan's maximum_polling_duration as the catalog
@@ -120,6 +135,21 @@ func planVersion(plan catalog.Plan) string {
 		return ""
 	}
 	return plan.MaintenanceInfo.Version
+}
+
+// versionLabel is the instance's metadata label (OSB 2.16's
+// metadata.labels of a provision, update and fetch answer) that holds the
+// plan's maintenance_info version the instance runs, or is being deployed
+// with.
+const versionLabel = "maintenance_info_version"
+
+// versionLabels are the metadata of an answer about an instance at
+// version: none without one.
+func versionLabels(version string) domain.InstanceMetadata {
+	if version == "" {
+		return domain.InstanceMetadata{}
+	}
+	return domain.InstanceMetadata{Labels: map[string]any{versionLabel: version}}
 }
 
 // judgeIDs refuses a request on an existing instance whose service_id is not

@@ -6,6 +6,19 @@
 // /b/reconcile next to Handler, behind the same credentials and counted in
 // the same request metrics (Broker.Observe).
 //
+// Every answer reaches the platform in the spec's shape (shapeAnswers,
+// around brokerapi and whatever answers before it): every error one object
+// {"error": code, "description": sentence}, never Go's error text; a
+// request body read as JSON whatever its Content-Type says; and
+// last_operation's answers with what brokerapi's types cannot carry
+// (pollHints): Retry-After while an operation is in progress (the plan's
+// polling_interval, longer as it runs), instance_usable and
+// update_repeatable once an update or a deprovision failed. The catalog
+// says plan_updateable per plan (an instance of it may move to another
+// plan: one is updatable), and a provision's, update's and fetch's answer
+// name the plan's maintenance_info version among the instance's metadata
+// labels (maintenance_info_version).
+//
 // Every operation keeps what the platform user is told (the OSB description)
 // apart from what the operator's log gets (the error chain): a failure is
 // logged once with its detail and answered with a short, useful sentence.

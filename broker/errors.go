@@ -11,38 +11,39 @@ import (
 )
 
 // Errors the platform user sees. brokerapi turns a *FailureResponse into
-// its status code and {"description": ..., "error": ...}; anything else
+// its status code and {"error": ..., "description": ...}; anything else
 // would reach the user as a 500 carrying the operator's detail, so every
 // OSB handler of Broker (and every part's method it answers with) returns
-// only these.
+// only these, each with its error code (failure). The answers that reach
+// the platform are put in one shape once more (shapeAnswers).
 var (
-	errNotFound = apiresponses.NewFailureResponseBuilder(
-		errors.New("instance does not exist"), http.StatusNotFound, "instance-not-found").Build()
-	errBindingNotFound = apiresponses.NewFailureResponseBuilder(
-		errors.New("binding does not exist"), http.StatusNotFound, "binding-not-found").Build()
-	errInstanceConflict = apiresponses.NewFailureResponseBuilder(
-		errors.New("an instance with this id already exists with different attributes"),
-		http.StatusConflict, "instance-conflict").Build()
-	errBindingConflict = apiresponses.NewFailureResponseBuilder(
-		errors.New("a binding with this id already exists with different attributes"),
-		http.StatusConflict, "binding-conflict").Build()
-	errNotBindable = apiresponses.NewFailureResponseBuilder(
-		errors.New("this service is not bindable"), http.StatusBadRequest, "not-bindable").Build()
+	errNotFound         = failure(errors.New("instance does not exist"), http.StatusNotFound, "InstanceNotFound")
+	errBindingNotFound  = failure(errors.New("binding does not exist"), http.StatusNotFound, "BindingNotFound")
+	errInstanceConflict = failure(errors.New("an instance with this id already exists with different attributes"),
+		http.StatusConflict, "InstanceConflict")
+	errBindingConflict = failure(errors.New("a binding with this id already exists with different attributes"),
+		http.StatusConflict, "BindingConflict")
+	errNotBindable = failure(errors.New("this service is not bindable"), http.StatusBadRequest, "NotBindable")
 )
+
+// failure is an error the platform user sees: err's text as the
+// description, status, and code as the OSB error code (one word in camel
+// case, the body's "error").
+func failure(err error, status int, code string) *apiresponses.FailureResponse {
+	return apiresponses.NewFailureResponseBuilder(err, status, code).WithErrorKey(code).Build()
+}
 
 // badRequest is a 400 telling the user what is wrong with the request.
 func badRequest(format string, args ...any) error {
-	return apiresponses.NewFailureResponseBuilder(
-		fmt.Errorf(format, args...), http.StatusBadRequest, "bad-request").Build()
+	return failure(fmt.Errorf(format, args...), http.StatusBadRequest, "BadRequest")
 }
 
 // concurrency is the OSB 422 ConcurrencyError: an operation of the given
 // type (provision, update, deprovision...) or description is in progress on
 // the instance.
 func concurrency(what string) error {
-	return apiresponses.NewFailureResponseBuilder(
-		fmt.Errorf("%s is in progress on this instance; try again when it is done", withArticle(what)),
-		http.StatusUnprocessableEntity, "concurrency").WithErrorKey("ConcurrencyError").Build()
+	return failure(fmt.Errorf("%s is in progress on this instance; try again when it is done", withArticle(what)),
+		http.StatusUnprocessableEntity, "ConcurrencyError")
 }
 
 // withArticle is what with "a" or "an" before it, unless it has one ("the
@@ -62,30 +63,28 @@ func withArticle(what string) string {
 
 // maintenanceConflict is the OSB 422 MaintenanceInfoConflict.
 func maintenanceConflict(err error) error {
-	return apiresponses.NewFailureResponseBuilder(err, http.StatusUnprocessableEntity, "maintenance-info-conflict").
-		WithErrorKey("MaintenanceInfoConflict").Build()
+	return failure(err, http.StatusUnprocessableEntity, "MaintenanceInfoConflict")
 }
 
 // errAwaitsAdoption is the 422 of a bind, update or deprovision of an
 // instance the reconciler adopted from a Director and no operator has
 // confirmed: what a Director runs must not move what the broker owns.
-var errAwaitsAdoption = apiresponses.NewFailureResponseBuilder(
+var errAwaitsAdoption = failure(
 	errors.New("this instance was found on a BOSH Director and awaits an operator's confirmation (blacksmith adopt); until then it cannot be bound, updated or deleted"),
-	http.StatusUnprocessableEntity, "awaits-adoption").Build()
+	http.StatusUnprocessableEntity, "AwaitsAdoption")
 
 // errRetiring is the 422 of a bind or update of an instance whose VMs the
 // reconciler stopped because the platform did not list it (an orphan
 // deployment's retirement): deploying it would neither start it nor be
 // wanted; the next run that finds the platform listing it starts it.
-var errRetiring = apiresponses.NewFailureResponseBuilder(
+var errRetiring = failure(
 	errors.New("this instance's VMs are stopped: the platform did not list it and the broker is retiring it; it is started again once the platform lists it (within one reconciler run); please try again then"),
-	http.StatusUnprocessableEntity, "retiring").Build()
+	http.StatusUnprocessableEntity, "InstanceRetiring")
 
 // limitReached is a 422 telling the user which limit refused the instance.
 func limitReached(what string, limit int) error {
-	return apiresponses.NewFailureResponseBuilder(
-		fmt.Errorf("the %s allows at most %d instances and that many exist; delete one or ask your operator", what, limit),
-		http.StatusUnprocessableEntity, "limit-reached").WithErrorKey("QuotaExceeded").Build()
+	return failure(fmt.Errorf("the %s allows at most %d instances and that many exist; delete one or ask your operator", what, limit),
+		http.StatusUnprocessableEntity, "QuotaExceeded")
 }
 
 // reporter turns what went wrong into the answer the platform user sees,
@@ -98,9 +97,7 @@ type reporter struct {
 // says what failed without the operator's detail.
 func (r reporter) internal(msg string, err error, attrs ...any) error {
 	r.log.Error(msg, append(attrs, "error", err)...)
-	return apiresponses.NewFailureResponseBuilder(
-		errors.New(msg+"; the broker's log has the details"),
-		http.StatusInternalServerError, "internal-error").Build()
+	return failure(errors.New(msg+"; the broker's log has the details"), http.StatusInternalServerError, "InternalError")
 }
 
 // renderFailed answers a template that could not be rendered. With
@@ -119,15 +116,14 @@ func (r reporter) renderFailed(what, planID string, params map[string]any, err e
 // guardRefused is the 422 of an operation the change guard refused before
 // anything was deployed: its description names each change.
 func guardRefused(err error) error {
-	return apiresponses.NewFailureResponseBuilder(err, http.StatusUnprocessableEntity, "change-refused").Build()
+	return failure(err, http.StatusUnprocessableEntity, "ChangeRefused")
 }
 
 // directorUnavailable is the answer when the Director could not preview
 // an operation: nothing was written or deployed, the platform may retry.
 func directorUnavailable(opType, director string) error {
-	return apiresponses.NewFailureResponseBuilder(
-		fmt.Errorf("%s refused: the BOSH Director %q could not preview it; nothing was changed, please try again later", opType, director),
-		http.StatusServiceUnavailable, "director-unavailable").Build()
+	return failure(fmt.Errorf("%s refused: the BOSH Director %q could not preview it; nothing was changed, please try again later", opType, director),
+		http.StatusServiceUnavailable, "DirectorUnavailable")
 }
 
 // secretsNotHeld is the 422 of an operation on an instance whose secrets
@@ -135,8 +131,7 @@ func directorUnavailable(opType, director string) error {
 // configuration-server variables, or Vault lost them): nothing is
 // generated over what runs.
 func secretsNotHeld(opType string) error {
-	return apiresponses.NewFailureResponseBuilder(
-		fmt.Errorf("%s refused: this instance's credentials are not held by the broker (they live in the BOSH Director's "+
-			"configuration server, or were lost); nothing was changed: ask your operator", opType),
-		http.StatusUnprocessableEntity, "secrets-not-held").Build()
+	return failure(fmt.Errorf("%s refused: this instance's credentials are not held by the broker (they live in the BOSH Director's "+
+		"configuration server, or were lost); nothing was changed: ask your operator", opType),
+		http.StatusUnprocessableEntity, "SecretsNotHeld")
 }

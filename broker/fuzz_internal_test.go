@@ -13,7 +13,7 @@ import (
 )
 
 // goText matches what Go's own error texts would show a platform user.
-var goText = regexp.MustCompile(`Go struct|Go value|json: cannot|json: unknown|(?i)unmarshal|domain\.|reflect|\[\]uint8|map\[string\]`)
+var goText = regexp.MustCompile(`Go struct|Go value|json: |unexpected end of JSON|invalid character|(?i)unmarshal|domain\.|reflect|\[\]uint8|map\[string\]`)
 
 // FuzzRequestBody: a body the guard lets through decodes as brokerapi will
 // decode it, with parameters the broker can read, within the bounds; a body

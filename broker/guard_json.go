@@ -15,8 +15,11 @@ func checkJSON(body []byte, maxDepth int) *requestError {
 		var v any
 		err := json.Unmarshal(body, &v)
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return badInput("the request body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
+		switch {
+		case errors.As(err, &se) && se.Offset >= int64(len(bytes.TrimRight(body, " \t\r\n"))):
+			return badInput("the request body is not valid JSON: it ends before its last value does")
+		case errors.As(err, &se) && se.Offset > 0:
+			return badInput("the request body is not valid JSON: %q at byte %d is out of place", body[se.Offset-1], se.Offset)
 		}
 		return badInput("the request body is not valid JSON")
 	}

@@ -68,7 +68,7 @@ func mustTemplate(name, text string) *catalog.Template {
 }
 
 // testCatalog: service redis (limit 3) with plans small (limit 2) and large
-// (updatable), both taking any parameters and merging them into the
+// (updatable, polled every 3 s at least), both taking any parameters and merging them into the
 // manifest's properties; service memo, not bindable, taking no parameters.
 func testCatalog() *catalog.Catalog {
 	m, c := mustTemplate("manifest.yml", manifestTemplate), mustTemplate("credentials.yml", credentialsTemplate)
@@ -76,7 +76,7 @@ func testCatalog() *catalog.Catalog {
 		{ID: "redis", Name: "redis", Description: "Redis", Bindable: true, Tags: []string{"kv"}, Limit: 3, Shareable: true, Plans: []catalog.Plan{
 			{ID: "redis-small", Name: "small", Description: "one node", Limit: 2, ServiceID: "redis",
 				Manifest: m, Credentials: c, AcceptAnyParameters: true, MergeParameters: true},
-			{ID: "redis-large", Name: "large", Description: "three nodes", Updatable: true, ServiceID: "redis", MaximumPollingDuration: 7200,
+			{ID: "redis-large", Name: "large", Description: "three nodes", Updatable: true, ServiceID: "redis", MaximumPollingDuration: 7200, PollingInterval: 3,
 				Manifest: m, Credentials: c, AcceptAnyParameters: true, MergeParameters: true},
 		}},
 		{ID: "memo", Name: "memo", Description: "not bindable", Bindable: false, Plans: []catalog.Plan{
@@ -163,6 +163,7 @@ func newEnvOn(on *env, tune ...func(*broker.Options)) *env {
 // answer is an HTTP answer with its JSON body decoded.
 type answer struct {
 	Status int
+	Header http.Header
 	Body   map[string]any
 	Raw    string
 }
@@ -205,7 +206,7 @@ func (e *env) requestWith(user, pass, version string, headers map[string]string,
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	Expect(err).NotTo(HaveOccurred())
-	a := answer{Status: res.StatusCode, Raw: string(raw)}
+	a := answer{Status: res.StatusCode, Header: res.Header, Raw: string(raw)}
 	_ = json.Unmarshal(raw, &a.Body)
 	return a
 }

@@ -16,7 +16,8 @@ import (
 
 // Handler serves the Open Service Broker API under /v2/ behind the broker's
 // basic-auth credentials (401 otherwise); any other path gets 404. Every
-// answer is counted in the broker's metrics (see Observe).
+// answer is counted in the broker's metrics (see Observe) and put in the
+// spec's shape (shapeAnswers: one error object, last_operation's hints).
 func (b *Broker) Handler() http.Handler {
 	// brokerapi's own log would repeat each error (with the request's
 	// parameters); the broker logs what the operator needs itself.
@@ -26,7 +27,7 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		httpjson.Write(w, http.StatusNotFound, httpjson.Error{Description: "no such endpoint"})
 	}))
-	return b.Observe(echoRequestIdentity(basicauth.Require(b.opts.Username, b.opts.Password, mux)))
+	return b.Observe(echoRequestIdentity(shapeAnswers(b.log, basicauth.Require(b.opts.Username, b.opts.Password, mux))))
 }
 
 // echoRequestIdentity sends X-Broker-API-Request-Identity back on every

@@ -13,7 +13,7 @@ var _ = Describe("HTTP", func() {
 
 	BeforeEach(func() { e = newEnv() })
 
-	It("serves the catalog, with plan_updateable when a plan is updatable", func() {
+	It("serves the catalog, with plan_updateable where an instance may move to another plan", func() {
 		a := e.request("GET", "/v2/catalog", nil)
 		Expect(a.Status).To(Equal(http.StatusOK))
 		services := a.Body["services"].([]any)
@@ -30,6 +30,10 @@ var _ = Describe("HTTP", func() {
 		plans := redis["plans"].([]any)
 		Expect(plans[0]).NotTo(HaveKey("maximum_polling_duration"), "0: the platform's own")
 		Expect(plans[1]).To(HaveKeyWithValue("maximum_polling_duration", 7200.0))
+		Expect(plans[0]).To(HaveKeyWithValue("plan_updateable", true), "small may move to large, which is updatable")
+		Expect(plans[1]).To(HaveKeyWithValue("plan_updateable", false), "large may not move to small, which is not")
+		Expect(services[1]).To(HaveKeyWithValue("plan_updateable", false))
+		Expect(services[1].(map[string]any)["plans"].([]any)[0]).To(HaveKeyWithValue("plan_updateable", false), "a plan alone has nowhere to go")
 	})
 
 	It("answers 401 to wrong or missing credentials on /v2/* and /b/*, and counts them", func() {

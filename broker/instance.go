@@ -30,6 +30,7 @@ func (b *Broker) GetInstance(ctx context.Context, id string, _ domain.FetchInsta
 		ServiceID:  rec.ServiceID,
 		PlanID:     rec.PlanID,
 		Parameters: rec.Parameters,
+		Metadata:   versionLabels(rec.MaintenanceVersion),
 	}, nil
 }
 

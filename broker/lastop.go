@@ -21,33 +21,48 @@ import (
 // deprovision that succeeded removes the record (and the instance's
 // secrets); the instance then answers succeeded for a while, 410 Gone
 // later (see settler.deleted), and one that never existed 404 (the spec, 2.16 on).
+// An answer in progress comes with Retry-After, a failed update's or
+// deprovision's with instance_usable (and an update's update_repeatable):
+// see hint.
 func (b *Broker) LastOperation(ctx context.Context, id string, _ domain.PollDetails) (domain.LastOperation, error) {
+	rec, ans, err := b.lastOperation(ctx, id)
+	if err == nil {
+		b.hint(ctx, id, rec, ans)
+	}
+	return ans, err
+}
+
+// lastOperation is LastOperation's answer, with the record it is about
+// (nil for an instance without one).
+func (b *Broker) lastOperation(ctx context.Context, id string) (*vault.Record, domain.LastOperation, error) {
 	rec, err := b.records.read(ctx, id, nil)
 	if err != nil {
-		return domain.LastOperation{}, err
+		return nil, domain.LastOperation{}, err
 	}
 	if rec == nil {
-		return b.settle.deleted(ctx, id)
+		ans, err := b.settle.deleted(ctx, id)
+		return nil, ans, err
 	}
 	if op := rec.LastOperation; op == nil || op.State != stateInProgress {
-		return answer(rec.LastOperation), nil
+		return rec, answer(rec.LastOperation), nil
 	}
 	if running, ok := b.settle.pollRunning(ctx, rec); ok {
-		return running, nil
+		return rec, running, nil
 	}
 	ctx, unlock, err := b.locks.hold(ctx, id)
 	switch {
 	case errors.Is(err, ErrInstanceBusy): // another broker is taking it further: answer the record
 		rec, err := b.records.read(ctx, id, apiresponses.ErrInstanceDoesNotExist)
 		if err != nil {
-			return domain.LastOperation{}, err
+			return nil, domain.LastOperation{}, err
 		}
-		return answer(rec.LastOperation), nil
+		return rec, answer(rec.LastOperation), nil
 	case err != nil:
-		return domain.LastOperation{}, b.report.internal("could not take the instance's lease", err, "instance", id)
+		return nil, domain.LastOperation{}, b.report.internal("could not take the instance's lease", err, "instance", id)
 	}
 	defer unlock()
-	return b.settle.poll(ctx, id)
+	ans, err := b.settle.poll(ctx, id)
+	return rec, ans, err
 }
 
 // settler takes an instance's operation in progress further from its
@@ -234,6 +249,9 @@ func (s *settler) finish(ctx context.Context, id string, rec *vault.Record, task
 	err := s.ops.setRecord(ctx, id, op.ContextID, func(next *vault.Record) {
 		o := next.LastOperation
 		o.State, o.Description, o.TaskID = state, desc, task.ID
+		if state == stateFailed && op.Type == opTypeDeprovision { // the deletion ran: part of the instance may be gone
+			markDeleteFailed(o)
+		}
 		if state == stateSucceeded { // what the operation asked is the instance's now
 			o.Pending.Apply(next)
 			if op.Type == opTypeStart { // started again: the retirement is over

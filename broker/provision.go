@@ -82,17 +82,18 @@ func repeatProvision(cur *vault.Record, req instanceRequest) (spec domain.Provis
 		return spec, false, errInstanceConflict
 	}
 	op := cur.LastOperation
+	exists := domain.ProvisionedServiceSpec{AlreadyExists: true, Metadata: versionLabels(cur.MaintenanceVersion)}
 	switch {
 	case op == nil:
-		return domain.ProvisionedServiceSpec{AlreadyExists: true}, false, nil
+		return exists, false, nil
 	case op.Type == opTypeDeprovision && op.State == stateInProgress:
 		return spec, false, concurrency("a deprovision")
 	case op.Type == opTypeProvision && op.State == stateInProgress:
-		return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, false, nil
+		return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision, Metadata: versionLabels(planVersion(req.plan))}, false, nil
 	case op.Type == opTypeProvision && op.State == stateFailed:
 		return spec, true, nil
 	}
-	return domain.ProvisionedServiceSpec{AlreadyExists: true}, false, nil
+	return exists, false, nil
 }
 
 // sameAs says whether the record is what req asks for.
@@ -149,7 +150,7 @@ func (p *provisioner) provision(ctx context.Context, req instanceRequest, prev *
 	details := preview.Details()
 	details["service_id"], details["plan_id"] = req.svc.ID, req.plan.ID
 	p.history.accepted(wctx, req.id, req.deployedName, op, task, details)
-	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision}, nil
+	return domain.ProvisionedServiceSpec{IsAsync: true, OperationData: opTypeProvision, Metadata: versionLabels(planVersion(req.plan))}, nil
 }
 
 // manifestData is what the plan's manifest template sees.

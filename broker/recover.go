@@ -101,7 +101,7 @@ func (r *recoverer) anyMissing(ctx context.Context, id string) (bool, int, error
 
 // one puts one lost binding back, or says why it cannot.
 func (r *recoverer) one(ctx context.Context, id, bid string, rec *vault.Record) string {
-	if unbound, err := r.wasUnbound(ctx, id, bid); err != nil {
+	if unbound, err := wasUnbound(ctx, r.store, id, bid); err != nil {
 		return RecoveredLost + "its history could not be read: " + err.Error()
 	} else if unbound {
 		if err := r.bindings.list(ctx, id, bid, false); err != nil {
@@ -199,8 +199,8 @@ func passwordOf(v any, user string, depth int) (string, bool) {
 }
 
 // wasUnbound says whether the instance's history holds an unbind of bid.
-func (r *recoverer) wasUnbound(ctx context.Context, id, bid string) (bool, error) {
-	events, err := r.store.Events(ctx, id, 0)
+func wasUnbound(ctx context.Context, h History, id, bid string) (bool, error) {
+	events, err := h.Events(ctx, id, 0)
 	if err != nil {
 		return false, err
 	}

@@ -2,9 +2,12 @@ package broker
 
 import (
 	"context"
+	"time"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 	"github.com/pivotal-cf/brokerapi/v11/domain/apiresponses"
+
+	"github.com/blacksmith-reconciler/blacksmith/catalog"
 )
 
 // Unbind answers DELETE /v2/service_instances/:id/service_bindings/:bid:
@@ -72,10 +75,26 @@ func (b *Broker) GetBinding(ctx context.Context, id, bid string, _ domain.FetchB
 // bindings are synchronous: succeeded when the binding exists, 404 when it
 // does not. A per_binding plan's bind or unbind is followed to its task
 // (bindingSettler.follow, under the instance's hold; while another operation holds
-// it, the answer is in progress); once an asynchronous unbind has finished
-// and the binding is gone, a poll for it is 410 (the spec, 2.16 on: the
-// platform takes it as success).
+// it, the answer is in progress, with Retry-After); once an unbind has
+// finished and the binding is gone, a poll for it is 410 (the spec, 2.16
+// on: the platform takes it as success), whether it names the unbind's
+// operation or not (the instance's history says it was unbound).
 func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, d domain.PollDetails) (domain.LastOperation, error) {
+	ans, err := b.lastBindingOperation(ctx, id, bid, d)
+	if h := hintsOf(ctx); h != nil && err == nil && ans.State == domain.InProgress {
+		var plan catalog.Plan
+		if rec, rerr := b.opts.Store.Record(ctx, id); rerr == nil && rec != nil {
+			_, plan, _ = b.opts.Catalog.Plan(rec.PlanID)
+		}
+		stored, _, _ := b.opts.Store.Secret(ctx, bindingPath(id, bid))
+		started, _ := time.Parse(time.RFC3339Nano, opOf(stored).StartedAt)
+		h.retryAfter = retryAfter(plan, started, time.Now())
+	}
+	return ans, err
+}
+
+// lastBindingOperation is LastBindingOperation's answer.
+func (b *Broker) lastBindingOperation(ctx context.Context, id, bid string, d domain.PollDetails) (domain.LastOperation, error) {
 	stored, ok, err := b.opts.Store.Secret(ctx, bindingPath(id, bid))
 	switch {
 	case err != nil:
@@ -83,6 +102,13 @@ func (b *Broker) LastBindingOperation(ctx context.Context, id, bid string, d dom
 	case !ok && d.OperationData == unbindOp:
 		return domain.LastOperation{}, errBindingGone
 	case !ok:
+		unbound, err := wasUnbound(ctx, b.opts.Store, id, bid)
+		if err != nil {
+			return domain.LastOperation{}, b.report.internal("could not read the instance's history", err, "instance", id)
+		}
+		if unbound {
+			return domain.LastOperation{}, errBindingGone
+		}
 		return domain.LastOperation{}, errBindingNotFound
 	case opOf(stored).Type == "":
 		return domain.LastOperation{State: domain.Succeeded, Description: "the binding exists"}, nil

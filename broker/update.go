@@ -83,7 +83,7 @@ func (b *Broker) Update(ctx context.Context, id string, d domain.UpdateDetails, 
 	failed := rec.LastOperation != nil && rec.LastOperation.Type == opTypeUpdate && rec.LastOperation.State == stateFailed
 	switch {
 	case busy && unchanged: // the update in progress, sent again: the spec wants 202 and its operation
-		return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
+		return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate, Metadata: versionLabels(asked.MaintenanceVersion)}, nil
 	case busy:
 		return none, concurrency(opTypeUpdate)
 	case unchanged && !failed:
@@ -198,7 +198,7 @@ func (p *provisioner) update(ctx context.Context, req instanceRequest, rec *vaul
 		details["maintenance_info_version"], details["previous_maintenance_info_version"] = v, rec.MaintenanceVersion
 	}
 	p.history.accepted(wctx, req.id, req.deployedName, op, task, details)
-	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate}, nil
+	return domain.UpdateServiceSpec{IsAsync: true, OperationData: opTypeUpdate, Metadata: versionLabels(op.Pending.MaintenanceVersion)}, nil
 }
 
 // meant is the changes between two renderings (nil when either does not

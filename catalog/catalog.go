@@ -53,8 +53,14 @@ type Plan struct {
 	Updatable bool
 	// MaximumPollingDuration is how long, in seconds, the platform polls an
 	// asynchronous operation of the plan before it gives up (the catalog's
-	// maximum_polling_duration); 0 = the platform's own. Default 0.
+	// maximum_polling_duration); 0 = the platform's own, else
+	// MinPollingDuration to MaxPollingDuration. Default 0.
 	MaximumPollingDuration int
+	// PollingInterval is the least Retry-After, in seconds, last_operation
+	// answers while an operation of the plan is in progress (later answers
+	// ask for longer: see the broker's retryAfter); 1 to MaxPollingInterval.
+	// Default 0: DefaultPollingInterval.
+	PollingInterval int
 	// PostDeployErrands are the errands the broker runs, in order, once a
 	// provision or an update of an instance of the plan has deployed
 	// (plan.yml's lifecycle_errands.post_deploy): the operation succeeds
@@ -92,11 +98,31 @@ type Plan struct {
 	Source string
 }
 
+// The bounds of a plan's polling fields (plan.yml): a platform that gives
+// up on an operation before a minute has gone never sees a BOSH deploy
+// finish, and Cloud Foundry polls at most a week whatever a plan says
+// (cloud_controller_ng's broker_client_max_async_poll_duration_minutes).
+const (
+	MinPollingDuration     = 60
+	MaxPollingDuration     = 7 * 24 * 3600
+	DefaultPollingInterval = 10
+	MaxPollingInterval     = 3600
+)
+
 // The kinds of a plan's bindings (Plan.Bindings).
 const (
 	BindingsShared     = "shared"
 	BindingsPerBinding = "per_binding"
 )
+
+// Interval is the plan's PollingInterval, or DefaultPollingInterval when
+// it has none.
+func (p Plan) Interval() int {
+	if p.PollingInterval > 0 {
+		return p.PollingInterval
+	}
+	return DefaultPollingInterval
+}
 
 // PerBinding says whether each binding of the plan gets secrets of its own.
 func (p Plan) PerBinding() bool { return p.Bindings == BindingsPerBinding }

@@ -53,7 +53,7 @@ const manifest = "name: {{ .DeploymentName }}\ninstance_groups: []\n"
 // good is a valid catalog of one service with two plans.
 var good = tree{
 	"redis/service.yml":           "id: redis\nname: redis\ndescription: Redis\ntags: [redis, cache]\nlimit: 20\n",
-	"redis/small/plan.yml":        "id: redis-small\nname: small\ndescription: Small\nlimit: 3\nmax_bindings: 4\nbindings: per_binding\nupdatable: true\nmaximum_polling_duration: 3600\nlifecycle_errands: {post_deploy: [smoke-tests, check.2], pre_delete: [drain-data]}\n",
+	"redis/small/plan.yml":        "id: redis-small\nname: small\ndescription: Small\nlimit: 3\nmax_bindings: 4\nbindings: per_binding\nupdatable: true\nmaximum_polling_duration: 3600\npolling_interval: 30\nlifecycle_errands: {post_deploy: [smoke-tests, check.2], pre_delete: [drain-data]}\n",
 	"redis/small/manifest.yml":    manifest,
 	"redis/small/credentials.yml": "host: {{ index .IPs 0 }}\n",
 	"redis/large/plan.yml":        "id: redis-large\nname: large\ndescription: Large\ndirector: west\n",

@@ -72,6 +72,9 @@ func FuzzLoadPlan(f *testing.F) {
 	f.Add("id: p\nname: p\ndescription: d\nschemas: {service_instance: {create: {parameters: {$ref: '#/definitions/x'}}}}\n", "{{ range . }}{{ end }}")
 	f.Add("id: p\nname: p\ndescription: d\nlimit: -1\nupdatable: yes\n", "- a\n")
 	f.Add("&a [*a, *a]", "{{ template \"x\" }}")
+	f.Add("id: p\nname: p\ndescription: d\nmaximum_polling_duration: 600\npolling_interval: 599\n", "a: b\n")
+	f.Add("id: p\nname: p\ndescription: d\nmaximum_polling_duration: 9223372036854775808\npolling_interval: -0\n", "a: b\n")
+	f.Add("id: p\nname: p\ndescription: d\npolling_interval: [1]\nmaximum_polling_duration: {a: 1}\n", "a: b\n")
 	f.Fuzz(func(t *testing.T, plan, manifest string) {
 		dir := t.TempDir()
 		files := map[string]string{
@@ -94,6 +97,14 @@ func FuzzLoadPlan(f *testing.F) {
 			t.Fatal("no catalog and no error")
 		case err != nil && (!errors.As(err, &p) || len(p.List) == 0):
 			t.Fatalf("error is not a list of problems: %v", err)
+		case err == nil:
+			pl := c.Services[0].Plans[0]
+			if d := pl.MaximumPollingDuration; d != 0 && (d < catalog.MinPollingDuration || d > catalog.MaxPollingDuration) {
+				t.Fatalf("maximum_polling_duration %d loaded out of bounds", d)
+			}
+			if i := pl.Interval(); i < 1 || i > catalog.MaxPollingInterval {
+				t.Fatalf("polling interval %d loaded out of bounds", i)
+			}
 		}
 	})
 }

@@ -35,7 +35,7 @@ var _ = Describe("Load", func() {
 		large.Source, small.Source = "", ""
 		Expect([]catalog.Plan{large, small}).To(Equal([]catalog.Plan{
 			{ID: "redis-large", Name: "large", Description: "Large", ServiceID: "redis", Director: "west", Bindings: catalog.BindingsShared},
-			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, MaxBindings: 4, Bindings: catalog.BindingsPerBinding, Updatable: true, MaximumPollingDuration: 3600, PostDeployErrands: []string{"smoke-tests", "check.2"}, PreDeleteErrands: []string{"drain-data"}, ServiceID: "redis"},
+			{ID: "redis-small", Name: "small", Description: "Small", Limit: 3, MaxBindings: 4, Bindings: catalog.BindingsPerBinding, Updatable: true, MaximumPollingDuration: 3600, PollingInterval: 30, PostDeployErrands: []string{"smoke-tests", "check.2"}, PreDeleteErrands: []string{"drain-data"}, ServiceID: "redis"},
 		}))
 	})
 

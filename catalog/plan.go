@@ -24,6 +24,7 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 		"bindings":                 str(&p.Bindings),
 		"updatable":                boolean(&p.Updatable),
 		"maximum_polling_duration": integer(&p.MaximumPollingDuration),
+		"polling_interval":         integer(&p.PollingInterval),
 		"lifecycle_errands":        lifecycleErrands(&p.PostDeployErrands, &p.PreDeleteErrands),
 		"accept_any_parameters":    boolean(&p.AcceptAnyParameters),
 		"merge_parameters":         boolean(&p.MergeParameters),
@@ -39,9 +40,7 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 		if p.Bindings != BindingsShared && p.Bindings != BindingsPerBinding {
 			l.problems.add(file, "bindings", "must be %s or %s, got %q", BindingsShared, BindingsPerBinding, p.Bindings)
 		}
-		if p.MaximumPollingDuration < 0 {
-			l.problems.add(file, "maximum_polling_duration", "must not be negative (seconds; 0 = the platform's own), got %d", p.MaximumPollingDuration)
-		}
+		l.polling(file, given, p)
 		if p.MaxBindings < 0 {
 			l.problems.add(file, "max_bindings", "must not be negative (0 = unlimited), got %d", p.MaxBindings)
 		}
@@ -52,6 +51,25 @@ func (l *loader) plan(dir, serviceID string, names map[string]string) (Plan, boo
 	p.Credentials = l.template(filepath.Join(dir, "credentials.yml"), false)
 	l.tryRender(dir, p)
 	return p, ok && len(l.problems.List) == before
+}
+
+// polling checks a plan's polling fields: maximum_polling_duration 0 (the
+// platform's own) or a minute to a week, polling_interval (when given) 1
+// to an hour and less than maximum_polling_duration.
+func (l *loader) polling(file string, given map[string]bool, p Plan) {
+	if d := p.MaximumPollingDuration; d != 0 && (d < MinPollingDuration || d > MaxPollingDuration) {
+		l.problems.add(file, "maximum_polling_duration", "must be 0 (the platform's own) or %d to %d seconds (a minute to a week), got %d",
+			MinPollingDuration, MaxPollingDuration, d)
+	}
+	if !given["polling_interval"] {
+		return
+	}
+	switch i := p.PollingInterval; {
+	case i < 1 || i > MaxPollingInterval:
+		l.problems.add(file, "polling_interval", "must be 1 to %d seconds, got %d", MaxPollingInterval, i)
+	case p.MaximumPollingDuration > 0 && i >= p.MaximumPollingDuration:
+		l.problems.add(file, "polling_interval", "must be less than maximum_polling_duration (%d), got %d", p.MaximumPollingDuration, i)
+	}
 }
 
 // template reads and parses a template file. A missing optional file is
