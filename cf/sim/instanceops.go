@@ -46,6 +46,7 @@ type instanceRunner struct {
 	client   *brokerClient
 	user     string        // the originating identity's user_id
 	interval time.Duration // the least time between polls
+	orphans  *orphanMitigator
 }
 
 // run is the job: its error is the job's, and the instance's last
@@ -57,8 +58,13 @@ func (r *instanceRunner) run(ctx context.Context, op instanceOp) *cfError {
 		err = firstAnswerError(op.kind, a)
 	}
 	if err != nil {
+		if op.kind == OpCreate && orphaned(a, err, provisionSpecial) {
+			r.orphans.deprovision(op.broker, op.instance.GUID, op.serviceID, op.planID)
+		}
 		if op.kind == OpDelete {
-			err.Detail = "Service instance " + op.instance.Name + ": " + err.Detail
+			e := *err // never the shared error values
+			e.Detail = "Service instance " + op.instance.Name + ": " + e.Detail
+			err = &e
 		}
 		r.record(op, StateFailed, err.Detail)
 		return err

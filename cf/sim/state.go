@@ -120,13 +120,15 @@ type Foundation struct {
 	offerings ordered[Offering]
 	plans     ordered[Plan]
 	instances ordered[Instance]
-	keys      ordered[Key]
+	keys      ordered[Key] // service keys and app bindings
+	apps      ordered[App]
 }
 
 // newFoundation is an empty foundation.
 func newFoundation() *Foundation {
 	return &Foundation{orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
-		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance](), keys: newOrdered[Key]()}
+		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance](), keys: newOrdered[Key](),
+		apps: newOrdered[App]()}
 }
 
 // ordered keeps values in creation order (the Cloud Controller's default
@@ -186,6 +188,8 @@ func guidOf(v any) string {
 	case Space:
 		return t.GUID
 	case Org:
+		return t.GUID
+	case App:
 		return t.GUID
 	}
 	return ""
