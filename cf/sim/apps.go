@@ -27,7 +27,7 @@ type appRoutes struct {
 var appsKind = listKind{
 	allowed: append(slices.Clip(listBase), "names", "organization_guids", "space_guids", "stacks", "include", "lifecycle_type",
 		"label_selector"),
-	simulated: []string{"guids", "names", "organization_guids", "space_guids"},
+	simulated: []string{"guids", "names", "organization_guids", "space_guids", "order_by"},
 }
 
 // appDefaultStack is the lifecycle's stack of an app created without one
@@ -146,10 +146,20 @@ func (ar *appRoutes) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // list is GET /v3/apps, filtered by guids, names, space_guids and
-// organization_guids, in creation order.
+// organization_guids, in creation order or by order_by (name, created_at,
+// updated_at, state; a leading - reverses).
 func (ar *appRoutes) list(w http.ResponseWriter, r *http.Request) {
 	q, ok := parse(w, r, appsKind)
 	if !ok {
+		return
+	}
+	order := q.filters["order_by"]
+	field := ""
+	if len(order) == 1 {
+		field = strings.TrimPrefix(order[0], "-")
+	}
+	if len(order) > 0 && !slices.Contains([]string{"created_at", "updated_at", "name", "state"}, field) {
+		writeError(w, http.StatusBadRequest, badQuery("Order by can only be: 'created_at', 'updated_at', 'name', 'state'"))
 		return
 	}
 	ar.f.mu.RLock()
@@ -162,6 +172,11 @@ func (ar *appRoutes) list(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ar.f.mu.RUnlock()
+	if len(order) == 1 && field != "state" { // every app is STOPPED: by state is by guid
+		sortBy(hits, order[0], func(a App) sortKey { return sortKey{a.Name, a.CreatedAt, a.UpdatedAt, a.GUID} })
+	} else if field == "state" {
+		sortBy(hits, strings.Replace(order[0], "state", "name", 1), func(a App) sortKey { return sortKey{guid: a.GUID} })
+	}
 	body, _ := page(ar.api, "/v3/apps", q, hits, func(_ int, a App) any { return presentApp(ar.api.url, a) })
 	writeJSON(w, http.StatusOK, body)
 }
