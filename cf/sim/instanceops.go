@@ -143,10 +143,13 @@ func (r *instanceRunner) read(op instanceOp, a osbAnswer) (bool, *cfError) {
 func (r *instanceRunner) record(op instanceOp, state, description string) {
 	_ = r.f.updateInstance(op.instance.GUID, func(in *Instance) {
 		lo := in.LastOperation
-		if lo.Type != op.kind || lo.CreatedAt.IsZero() {
+		if lo.Type != op.kind || lo.CreatedAt.IsZero() || (ended(lo.State) && !ended(state)) { // a new operation (save_with_new_operation)
 			lo.CreatedAt = now()
 		}
 		lo.Type, lo.State, lo.Description, lo.UpdatedAt = op.kind, state, description, now()
 		in.LastOperation = lo
 	})
 }
+
+// ended says whether a last operation's state is final (succeeded, failed).
+func ended(state string) bool { return state == StateSucceeded || state == StateFailed }

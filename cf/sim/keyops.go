@@ -150,7 +150,7 @@ func (r *keyRunner) succeed(op keyOp, body []byte, description string) {
 func (r *keyRunner) record(op keyOp, state, description string) {
 	updateKey(r.f, op.key.GUID, func(k *Key) {
 		lo := k.LastOperation
-		if lo.Type != op.kind || lo.CreatedAt.IsZero() {
+		if lo.Type != op.kind || lo.CreatedAt.IsZero() || (ended(lo.State) && !ended(state)) { // a new operation (save_with_new_operation)
 			lo.CreatedAt = now()
 		}
 		lo.Type, lo.State, lo.Description, lo.UpdatedAt = op.kind, state, description, now()

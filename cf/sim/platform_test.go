@@ -309,3 +309,33 @@ var _ = Describe("methods", func() {
 		Expect(body).To(Equal(map[string]any{"error": "method_not_allowed", "error_description": "Request method 'GET' is not supported"}))
 	})
 })
+
+var _ = Describe("operations and tokens", func() {
+	It("starts a new last operation (created_at) for each operation, as save_with_new_operation does", func() {
+		p := newPlatform()
+		p.broker.answer("PUT", reply(http.StatusCreated, `{}`))
+		p.broker.answer("PATCH", reply(http.StatusOK, `{}`))
+		guid, _ := p.instance("r", "plan-1")
+		Expect(p.cc.Foundation().SetLastOperation(guid, sim.LastOperation{Type: sim.OpUpdate, State: sim.StateSucceeded,
+			CreatedAt: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)})).To(Succeed())
+		status, loc := p.patch(guid, `{"parameters":{"a":1}}`)
+		Expect(status).To(Equal(http.StatusAccepted))
+		Eventually(p.jobState(loc)).Should(Equal("COMPLETE"))
+		in, _ := p.cc.Foundation().Instance(guid)
+		Expect(in.LastOperation.CreatedAt.Year()).To(BeNumerically(">", 2020))
+	})
+
+	It("answers the refresh_token grant as UAA does for a client-credentials client: no refresh token issued, the grant unauthorized", func() {
+		cc := start(sim.Options{})
+		status, body := token(cc, sim.DefaultClientID, sim.DefaultClientSecret)
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(body).NotTo(HaveKey("refresh_token"))
+		req, err := http.NewRequest("POST", cc.URL()+"/login/oauth/token", strings.NewReader("grant_type=refresh_token&refresh_token=x"))
+		Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(sim.DefaultClientID, sim.DefaultClientSecret)
+		status, body = do(req)
+		Expect(status).To(Equal(http.StatusUnauthorized))
+		Expect(body).To(Equal(map[string]any{"error": "invalid_client", "error_description": "Unauthorized grant type: refresh_token"}))
+	})
+})
