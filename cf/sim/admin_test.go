@@ -149,7 +149,7 @@ var _ = Describe("knobs, failures, stats and concurrency", func() {
 
 	It("answers unknown routes 404 CF-NotFound", func() {
 		f := newFixture()
-		status, body := get(f.cc, "/v3/apps", f.tok)
+		status, body := get(f.cc, "/v3/routes", f.tok)
 		Expect(status).To(Equal(http.StatusNotFound))
 		Expect(cfError(body)["title"]).To(Equal("CF-NotFound"))
 	})

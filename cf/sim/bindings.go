@@ -7,8 +7,8 @@ import (
 )
 
 // bindingsKind is GET /v3/service_credential_bindings as CC's
-// ServiceCredentialBindingListMessage takes it. The simulator holds keys
-// only (no apps): app filters hold of none.
+// ServiceCredentialBindingListMessage takes it: service keys and app
+// bindings; the app filters hold of app bindings only.
 var bindingsKind = listKind{
 	allowed: append(slices.Clip(listBase), "names", "service_instance_guids", "service_instance_names", "service_plan_names",
 		"service_plan_guids", "service_offering_names", "service_offering_guids", "app_guids", "app_names", "include", "type",
@@ -19,9 +19,10 @@ var bindingsKind = listKind{
 	includes: []string{"app", "service_instance"},
 }
 
-// listBindings answers the list of service credential bindings (the
-// simulator's keys), as `cf services` and `cf service-keys` ask; include=app
-// adds an empty included.apps, include=service_instance the keys' instances.
+// listBindings answers the list of service credential bindings (keys and
+// app bindings), as `cf services`, `cf service-keys` and `cf
+// unbind-service` ask; include=app adds the bindings' apps,
+// include=service_instance their instances.
 func (a *api) listBindings(w http.ResponseWriter, r *http.Request) {
 	q, ok := parse(w, r, bindingsKind)
 	if !ok {
@@ -42,7 +43,7 @@ func (a *api) listBindings(w http.ResponseWriter, r *http.Request) {
 	body, listed := page(a, "/v3/service_credential_bindings", q, hits, func(_ int, k Key) any { return presentKey(a.url, k) })
 	for _, inc := range q.filters["include"] {
 		if inc == "app" {
-			body.Included = append(body.Included, member{key: "apps", value: []any{}})
+			body.Included = append(body.Included, member{key: "apps", value: bindingApps(a, listed)})
 			continue
 		}
 		body.Included = append(body.Included, member{key: "service_instances", value: keyInstances(a, listed)})
@@ -50,15 +51,21 @@ func (a *api) listBindings(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-// keyHits are the keys q's filters hold of; the caller holds f.mu.
+// keyHits are the bindings q's filters hold of; the caller holds f.mu.
 func keyHits(f *Foundation, q listQuery) []Key {
 	_, byApp := q.filters["app_guids"]
 	_, byAppName := q.filters["app_names"]
-	if byApp || byAppName || (q.hasType && q.typ != "key") {
-		return nil
-	}
 	var hits []Key
 	for _, k := range f.keys.list {
+		typ := "key"
+		if k.AppGUID != "" {
+			typ = "app"
+		}
+		app, _ := f.apps.get(k.AppGUID)
+		if (q.hasType && q.typ != typ) || ((byApp || byAppName) && k.AppGUID == "") ||
+			!q.matches("app_guids", k.AppGUID) || !q.matches("app_names", app.Name) {
+			continue
+		}
 		in, _ := f.instances.get(k.InstanceGUID)
 		p, _ := f.plans.get(in.PlanGUID)
 		o, _ := f.offerings.get(p.OfferingGUID)
@@ -70,6 +77,21 @@ func keyHits(f *Foundation, q listQuery) []Key {
 		}
 	}
 	return hits
+}
+
+// bindingApps are the listed bindings' apps, each once; the caller holds a.f.mu.
+func bindingApps(a *api, listed []Key) []any {
+	out := []any{}
+	seen := map[string]bool{}
+	for _, k := range listed {
+		app, ok := a.f.apps.get(k.AppGUID)
+		if !ok || seen[app.GUID] {
+			continue
+		}
+		seen[app.GUID] = true
+		out = append(out, presentApp(a.url, app))
+	}
+	return out
 }
 
 // keyInstances are the listed keys' instances, each once; the caller holds a.f.mu.

@@ -6,7 +6,11 @@
 // provision, update, deprovision and last_operation polling, every
 // Options.PollInterval) and service keys (service_credential_bindings of
 // type key: create, get, details, delete, jobs that bind and unbind at the
-// instance's broker; an instance's delete unbinds its keys first), (service_brokers, service_offerings,
+// instance's broker; an instance's delete unbinds its keys first), apps (a
+// name in a space) and their bindings (service_credential_bindings of type
+// app), the update's refusals (CC's preflight), purge, orphan mitigation
+// (the deprovision or unbind after a provision or bind failed as CC
+// mitigates), the read side (service_brokers, service_offerings,
 // service_plans, service_instances) and of organizations and spaces with
 // the JSON shapes, pagination links, CF error objects and error codes of
 // cloudfoundry/cloud_controller_ng (see FACTS.md for each fact and its

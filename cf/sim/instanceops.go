@@ -46,6 +46,7 @@ type instanceRunner struct {
 	client   *brokerClient
 	user     string        // the originating identity's user_id
 	interval time.Duration // the least time between polls
+	orphans  *orphanMitigator
 }
 
 // run is the job: its error is the job's, and the instance's last
@@ -57,8 +58,13 @@ func (r *instanceRunner) run(ctx context.Context, op instanceOp) *cfError {
 		err = firstAnswerError(op.kind, a)
 	}
 	if err != nil {
+		if op.kind == OpCreate && orphaned(a, err, provisionSpecial) {
+			r.orphans.deprovision(op.broker, op.instance.GUID, op.serviceID, op.planID)
+		}
 		if op.kind == OpDelete {
-			err.Detail = "Service instance " + op.instance.Name + ": " + err.Detail
+			e := *err // never the shared error values
+			e.Detail = "Service instance " + op.instance.Name + ": " + e.Detail
+			err = &e
 		}
 		r.record(op, StateFailed, err.Detail)
 		return err
@@ -137,10 +143,13 @@ func (r *instanceRunner) read(op instanceOp, a osbAnswer) (bool, *cfError) {
 func (r *instanceRunner) record(op instanceOp, state, description string) {
 	_ = r.f.updateInstance(op.instance.GUID, func(in *Instance) {
 		lo := in.LastOperation
-		if lo.Type != op.kind || lo.CreatedAt.IsZero() {
+		if lo.Type != op.kind || lo.CreatedAt.IsZero() || (ended(lo.State) && !ended(state)) { // a new operation (save_with_new_operation)
 			lo.CreatedAt = now()
 		}
 		lo.Type, lo.State, lo.Description, lo.UpdatedAt = op.kind, state, description, now()
 		in.LastOperation = lo
 	})
 }
+
+// ended says whether a last operation's state is final (succeeded, failed).
+func ended(state string) bool { return state == StateSucceeded || state == StateFailed }

@@ -5,8 +5,9 @@ import (
 	"net/http"
 )
 
-// update is PATCH /v3/service_instances/:guid: a job that asks the broker
-// when parameters, the plan or maintenance_info change (update_broker_needed?),
+// update is PATCH /v3/service_instances/:guid: refused as CC's preflight
+// refuses (updateRefusal), then a job that asks the broker when
+// parameters, the plan or maintenance_info change (update_broker_needed?),
 // else the name changed at once and 200 with the instance.
 func (iw *instanceWrites) update(w http.ResponseWriter, r *http.Request) {
 	body, ok := readObject(w, r)
@@ -42,11 +43,13 @@ func (iw *instanceWrites) update(w http.ResponseWriter, r *http.Request) {
 		}
 		next = c
 	}
+	if status, e := updateRefusal(iw.f, in, m, current, next); status != 0 {
+		writeError(w, status, e)
+		return
+	}
 	switch {
 	case inProgress(in):
 		iw.refuse(w, "There is an operation in progress for the service instance.")
-	case m.has("name") && m.name != in.Name && nameTaken(iw.f, in.SpaceGUID, m.name, in.GUID):
-		iw.refuse(w, "The service instance name is taken: "+m.name+".")
 	case m.has("parameters") || next.plan.GUID != in.PlanGUID || (m.maintenance != "" && m.maintenance != in.MaintenanceVersion):
 		iw.updateAtBroker(w, in, m, current, next, newOSBContext(space, org, or(m.name, in.Name)))
 	default:

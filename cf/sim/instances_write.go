@@ -93,9 +93,15 @@ func (iw *instanceWrites) provision(w http.ResponseWriter, m instanceMessage, c 
 	in := Instance{GUID: newUUID(), Name: m.name, Type: TypeManaged, PlanGUID: c.plan.GUID, SpaceGUID: space.GUID,
 		MaintenanceVersion: c.plan.MaintenanceVersion, CreatedAt: now(), UpdatedAt: now(),
 		LastOperation: LastOperation{Type: OpCreate, State: StateInitial, CreatedAt: now(), UpdatedAt: now()}}
-	if !insertInstance(iw.f, in) {
+	replaced, ok := insertInstance(iw.f, in)
+	if !ok {
 		iw.refuse(w, "The service instance name is taken: "+m.name+".")
 		return
+	}
+	if replaced.GUID != "" { // its provision failed: the broker may hold it (OrphanMitigator#cleanup_failed_provision)
+		if old, found := chainOf(iw.f, replaced.PlanGUID); found {
+			iw.runner.orphans.deprovision(old.broker, replaced.GUID, old.offering.CatalogID, old.plan.CatalogID)
+		}
 	}
 	ctx := newOSBContext(space, org, m.name)
 	ctx.InstanceAnnotations = map[string]any{}
@@ -127,11 +133,18 @@ func inProgress(in Instance) bool {
 }
 
 // destroy is DELETE /v3/service_instances/:guid: a job deprovisions the
-// instance, which goes when the broker says it is gone.
+// instance, which goes when the broker says it is gone; with purge=true
+// (`cf purge-service-instance`) CC forgets it and its bindings at once
+// (204) without a word to the broker.
 func (iw *instanceWrites) destroy(w http.ResponseWriter, r *http.Request) {
 	in, ok := iw.f.Instance(r.PathValue("guid"))
 	if !ok {
 		writeError(w, http.StatusNotFound, resourceNotFound("Service instance"))
+		return
+	}
+	if r.URL.Query().Get("purge") == "true" { // ServiceInstancePurge: the broker is not asked
+		iw.f.RemoveInstance(in.GUID)
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	if in.Type != TypeManaged {

@@ -26,7 +26,8 @@ type osbRequest struct {
 
 // osbBroker is a loopback OSB broker whose answers a spec sets per method
 // (PUT, PATCH, DELETE, and GET for last_operation); "GET last_operation"
-// answers last_operation only, when set.
+// answers last_operation only, when set; a method without an answer is
+// answered 200 {}.
 type osbBroker struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
@@ -56,6 +57,9 @@ func newOSBBroker(catalog string) *osbBroker {
 			answer = a
 		}
 		b.mu.Unlock()
+		if answer == nil { // not set by the spec: done
+			answer = reply(http.StatusOK, `{}`)
+		}
 		answer(w)
 	}))
 	DeferCleanup(b.srv.Close)

@@ -36,21 +36,24 @@ func spaceOrg(f *Foundation, spaceGUID string) (Space, Org, bool) {
 
 // insertInstance adds an instance unless its name is taken in its space;
 // an instance of that name whose create failed is replaced, as CC's
-// precursor does.
-func insertInstance(f *Foundation, in Instance) bool {
+// precursor does (replaced is that one, its GUID "" when none).
+func insertInstance(f *Foundation, in Instance) (replaced Instance, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	i := slices.IndexFunc(f.instances.list, func(o Instance) bool { return o.SpaceGUID == in.SpaceGUID && o.Name == in.Name })
 	if i >= 0 {
-		old := f.instances.list[i]
-		if old.LastOperation.Type != OpCreate || old.LastOperation.State != StateFailed {
-			return false
+		replaced = f.instances.list[i]
+		if !createFailed(replaced.LastOperation) {
+			return Instance{}, false
 		}
-		f.instances.remove(old.GUID)
+		f.instances.remove(replaced.GUID)
 	}
 	_ = f.instances.add(in.GUID, in) // fresh guid
-	return true
+	return replaced, true
 }
+
+// createFailed says whether a last operation is a failed create (CC's create_failed?).
+func createFailed(lo LastOperation) bool { return lo.Type == OpCreate && lo.State == StateFailed }
 
 // nameTaken reports whether another instance of the space has the name.
 func nameTaken(f *Foundation, spaceGUID, name, except string) bool {

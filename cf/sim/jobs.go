@@ -79,6 +79,16 @@ func (j *jobs) start(operation string, link jobLink, run func(context.Context) *
 	return jb.GUID
 }
 
+// background runs work that no pollable job shows (CC's orphan
+// mitigation), until it ends or stop cancels it.
+func (j *jobs) background(run func(context.Context)) {
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		run(j.ctx)
+	}()
+}
+
 // stop cancels the jobs running and waits for them.
 func (j *jobs) stop() {
 	j.cancel()

@@ -26,6 +26,7 @@ type keyRunner struct {
 	client   *brokerClient
 	user     string
 	interval time.Duration
+	orphans  *orphanMitigator
 }
 
 // bindingPath is the binding's resource path at the broker.
@@ -50,6 +51,9 @@ func (r *keyRunner) run(ctx context.Context, op keyOp, retrievable bool) *cfErro
 		err = &cfError{10001, "CF-BindingNotRetrievable", "The broker responded asynchronously but does not support fetching binding data"}
 	}
 	if err != nil {
+		if op.kind == OpCreate && orphaned(a, err, bindSpecial) {
+			r.orphans.unbind(op.broker, op.key.InstanceGUID, op.key.GUID, op.serviceID, op.planID)
+		}
 		r.record(op, StateFailed, err.Detail)
 		return err
 	}
@@ -146,7 +150,7 @@ func (r *keyRunner) succeed(op keyOp, body []byte, description string) {
 func (r *keyRunner) record(op keyOp, state, description string) {
 	updateKey(r.f, op.key.GUID, func(k *Key) {
 		lo := k.LastOperation
-		if lo.Type != op.kind || lo.CreatedAt.IsZero() {
+		if lo.Type != op.kind || lo.CreatedAt.IsZero() || (ended(lo.State) && !ended(state)) { // a new operation (save_with_new_operation)
 			lo.CreatedAt = now()
 		}
 		lo.Type, lo.State, lo.Description, lo.UpdatedAt = op.kind, state, description, now()

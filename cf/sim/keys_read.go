@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// keyJSON is a key as ServiceCredentialBindingPresenter writes one of type key.
+// keyJSON is a credential binding as ServiceCredentialBindingPresenter writes one.
 type keyJSON struct {
 	GUID          string          `json:"guid"`
 	CreatedAt     time.Time       `json:"created_at"`
@@ -21,11 +21,17 @@ type keyJSON struct {
 
 func presentKey(url string, k Key) keyJSON {
 	self := url + "/v3/service_credential_bindings/" + k.GUID
-	return keyJSON{GUID: k.GUID, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt, Name: k.Name, Type: "key",
+	out := keyJSON{GUID: k.GUID, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt, Name: k.Name, Type: "key",
 		LastOperation: presentLastOp(k.LastOperation), Metadata: emptyMetadata(),
 		Relationships: map[string]any{"service_instance": map[string]any{"data": map[string]string{"guid": k.InstanceGUID}}},
 		Links: map[string]href{"self": {self}, "details": {self + "/details"}, "parameters": {self + "/parameters"},
 			"service_instance": {url + "/v3/service_instances/" + k.InstanceGUID}}}
+	if k.AppGUID != "" { // type app: the app's relationship and link
+		out.Type = "app"
+		out.Relationships["app"] = map[string]any{"data": map[string]string{"guid": k.AppGUID}}
+		out.Links["app"] = href{url + "/v3/apps/" + k.AppGUID}
+	}
+	return out
 }
 
 // get is GET /v3/service_credential_bindings/:guid.
@@ -53,11 +59,14 @@ func (kw *keyWrites) details(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		writeError(w, http.StatusNotFound, resourceNotFound("Service credential binding"))
 	case k.LastOperation.Type != OpCreate || k.LastOperation.State != StateSucceeded:
-		op := "Deletion"
+		op, kind := "Deletion", "key"
 		if k.LastOperation.Type == OpCreate {
 			op = "Creation"
 		}
-		writeError(w, http.StatusNotFound, cfError{10010, "CF-ResourceNotFound", op + " of service key " + k.LastOperation.State})
+		if k.AppGUID != "" {
+			kind = "binding"
+		}
+		writeError(w, http.StatusNotFound, cfError{10010, "CF-ResourceNotFound", op + " of service " + kind + " " + k.LastOperation.State})
 	default:
 		creds := k.Credentials
 		if creds == nil {

@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// keyWrites answers the service key routes (create, show, details,
-// delete) as CC does: checked at once, then a pollable job binds or
-// unbinds at the instance's broker (keyRunner).
+// keyWrites answers the service credential binding routes (create, show,
+// details, delete) for service keys and app bindings as CC does: checked
+// at once, then a pollable job binds or unbinds at the instance's broker
+// (keyRunner).
 type keyWrites struct {
 	f      *Foundation
 	api    *api
@@ -32,6 +33,7 @@ type bindContext struct {
 // keyMessage is a create body as ServiceCredentialBindingCreateMessage reads it.
 type keyMessage struct {
 	kind, name, instance string
+	app                  string // relationships.app (type app)
 	parameters           map[string]any
 	problems             []string
 }
@@ -66,6 +68,11 @@ func readKeyMessage(body map[string]any) keyMessage {
 	if m.instance, _ = data["guid"].(string); m.instance == "" {
 		m.problems = append(m.problems, "Relationships Service instance can't be blank")
 	}
+	appRel, _ := rel["app"].(map[string]any)
+	appData, _ := appRel["data"].(map[string]any)
+	if m.app, _ = appData["guid"].(string); m.kind == "app" && m.app == "" {
+		m.problems = append(m.problems, "Relationships App can't be blank")
+	}
 	return m
 }
 
@@ -90,7 +97,7 @@ func (kw *keyWrites) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.kind == "app" {
-		kw.refuse(w, "Service credential bindings of type 'app' are not simulated by cf/sim")
+		kw.createApp(w, m, in)
 		return
 	}
 	c, _ := chainOf(kw.f, in.PlanGUID)
@@ -101,6 +108,9 @@ func (kw *keyWrites) create(w http.ResponseWriter, r *http.Request) {
 	}
 	if !exists {
 		old.GUID = ""
+	}
+	if old.GUID != "" { // its bind failed: the broker may hold it (OrphanMitigator#cleanup_failed_bind)
+		kw.runner.orphans.unbind(c.broker, in.GUID, old.GUID, c.offering.CatalogID, c.plan.CatalogID)
 	}
 	kw.bind(w, m, in, c, old.GUID)
 }
@@ -130,20 +140,26 @@ func keyRefusal(in Instance, c planChain, old Key, exists bool) string {
 // bind records the key (create initial), replacing a failed one of its
 // name, and starts the job that binds it.
 func (kw *keyWrites) bind(w http.ResponseWriter, m keyMessage, in Instance, c planChain, replaced string) {
-	k := Key{GUID: newUUID(), Name: m.name, InstanceGUID: in.GUID, CreatedAt: now(), UpdatedAt: now(),
+	k := Key{GUID: newUUID(), Name: m.name, InstanceGUID: in.GUID, AppGUID: m.app, CreatedAt: now(), UpdatedAt: now(),
 		LastOperation: LastOperation{Type: OpCreate, State: StateInitial, CreatedAt: now(), UpdatedAt: now()}}
 	putKey(kw.f, k, replaced)
 	space, org, _ := spaceOrg(kw.f, in.SpaceGUID)
 	osbBody := map[string]any{"service_id": c.offering.CatalogID, "plan_id": c.plan.CatalogID, "bind_resource": map[string]any{},
 		"context": bindContext{Platform: "cloudfoundry", OrganizationGUID: org.GUID, SpaceGUID: space.GUID, OrganizationName: org.Name,
 			SpaceName: space.Name, OrganizationAnnotations: map[string]any{}, SpaceAnnotations: map[string]any{}}}
+	jobName := "service_keys.create"
+	if k.AppGUID != "" { // Client#bind: app_guid, and the app in bind_resource
+		osbBody["app_guid"] = k.AppGUID
+		osbBody["bind_resource"] = map[string]any{"app_guid": k.AppGUID, "space_guid": space.GUID, "app_annotations": map[string]any{}}
+		jobName = "service_bindings.create"
+	}
 	if len(m.parameters) > 0 {
 		osbBody["parameters"] = m.parameters
 	}
 	op := keyOp{kind: OpCreate, key: k, broker: c.broker, serviceID: c.offering.CatalogID, planID: c.plan.CatalogID,
 		first:      osbCall{method: http.MethodPut, path: bindingPath(k) + "?accepts_incomplete=true", body: osbBody},
 		maxPolling: maxPolling(c.plan)}
-	kw.accepted(w, kw.jobs.start("service_keys.create", keyLink(kw.f, k.GUID), func(ctx context.Context) *cfError {
+	kw.accepted(w, kw.jobs.start(jobName, keyLink(kw.f, k.GUID), func(ctx context.Context) *cfError {
 		return kw.runner.run(ctx, op, c.offering.BindingsRetrievable)
 	}))
 }
@@ -170,7 +186,11 @@ func (kw *keyWrites) destroy(w http.ResponseWriter, r *http.Request) {
 	default:
 		op := kw.unbindOp(k, in)
 		kw.runner.record(op, StateInProgress, "")
-		kw.accepted(w, kw.jobs.start("service_keys.delete", keyLink(kw.f, k.GUID), func(ctx context.Context) *cfError {
+		jobName := "service_keys.delete"
+		if k.AppGUID != "" {
+			jobName = "service_bindings.delete"
+		}
+		kw.accepted(w, kw.jobs.start(jobName, keyLink(kw.f, k.GUID), func(ctx context.Context) *cfError {
 			return kw.runner.run(ctx, op, false)
 		}))
 	}

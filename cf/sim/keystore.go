@@ -6,11 +6,13 @@ import (
 	"time"
 )
 
-// Key is a service key: a credential binding of type key to a managed
-// service instance. Credentials, SyslogDrainURL and VolumeMounts are what
-// the broker answered (nil = absent).
+// Key is a credential binding to a managed service instance: a service
+// key (type key), or with AppGUID an app's binding (type app).
+// Credentials, SyslogDrainURL and VolumeMounts are what the broker
+// answered (nil = absent).
 type Key struct {
 	GUID, Name, InstanceGUID string
+	AppGUID                  string // "" for a service key
 	Credentials              json.RawMessage
 	SyslogDrainURL           *string
 	VolumeMounts             json.RawMessage
@@ -28,18 +30,18 @@ func getKey(f *Foundation, guid string) (Key, bool) {
 	return f.keys.get(guid)
 }
 
-// keyNamed is the instance's key of that name.
+// keyNamed is the instance's service key of that name.
 func keyNamed(f *Foundation, instanceGUID, name string) (Key, bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	i := slices.IndexFunc(f.keys.list, func(k Key) bool { return k.InstanceGUID == instanceGUID && k.Name == name })
+	i := slices.IndexFunc(f.keys.list, func(k Key) bool { return k.InstanceGUID == instanceGUID && k.AppGUID == "" && k.Name == name })
 	if i < 0 {
 		return Key{}, false
 	}
 	return f.keys.list[i], true
 }
 
-// keysOf are the instance's keys.
+// keysOf are the instance's keys and app bindings.
 func keysOf(f *Foundation, instanceGUID string) []Key {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -86,4 +88,11 @@ func removeKey(f *Foundation, guid string) {
 // keyLink links a job to a key while it exists.
 func keyLink(f *Foundation, guid string) jobLink {
 	return jobLink{"service_credential_bindings", "/v3/service_credential_bindings/" + guid, func() bool { _, ok := getKey(f, guid); return ok }}
+}
+
+// hasAppBindings says whether an app is bound to the instance.
+func hasAppBindings(f *Foundation, instanceGUID string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return slices.ContainsFunc(f.keys.list, func(k Key) bool { return k.InstanceGUID == instanceGUID && k.AppGUID != "" })
 }

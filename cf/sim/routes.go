@@ -58,6 +58,9 @@ func (c *CC) endpoints() []route {
 		{"GET", "/v3/service_credential_bindings/{guid}/details", true, c.keys.details, false},
 		{"DELETE", "/v3/service_credential_bindings/{guid}", true, c.keys.destroy, false},
 		{"GET", "/v3/feature_flags/{name}", true, c.api.getFeatureFlag, false},
+		{"GET", "/v3/apps", true, c.apps.list, false},
+		{"POST", "/v3/apps", true, c.apps.create, false},
+		{"GET", "/v3/apps/{guid}", true, c.apps.get, false},
 	}
 }
 
@@ -67,6 +70,10 @@ func (c *CC) routes() http.Handler {
 		mux.Handle(rt.method+" "+rt.path, c.serve(rt))
 	}
 	c.adminRoutes(mux)
+	for _, p := range []string{UAAPrefix, LoginPrefix} {
+		mux.Handle(p+"/oauth/token", c.serve(route{h: tokenMethodNotAllowed}))
+	}
+	mux.Handle("/v3/", c.serve(route{h: unmatched}))
 	mux.Handle("/", c.serve(route{h: func(w http.ResponseWriter, _ *http.Request) { writeError(w, http.StatusNotFound, errNotFound) }}))
 	return mux
 }

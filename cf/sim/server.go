@@ -35,6 +35,7 @@ type CC struct {
 	brokers    *brokerWrites   // the broker writes and their jobs
 	instances  *instanceWrites // the service instance writes, run as jobs of the same runner
 	keys       *keyWrites      // the service key routes, run as jobs of the same runner
+	apps       *appRoutes      // the apps, as far as a binding needs one
 }
 
 // New starts a CC listening on opts.Addr; it is serving on return.
@@ -51,11 +52,13 @@ func New(opts Options) (*CC, error) {
 	c := &CC{opts: opts, url: url, ln: ln, knobs: newKnobs(opts), foundation: newFoundation()}
 	c.api = &api{f: c.foundation, url: url, quota: newUUID(), hideMarketplace: opts.HideMarketplace}
 	c.brokers = &brokerWrites{f: c.foundation, api: c.api, jobs: newJobs(c.foundation, url), client: newBrokerClient(url)}
+	orphans := newOrphanMitigator(c.brokers.client, c.brokers.jobs, opts.ClientID)
 	c.instances = &instanceWrites{f: c.foundation, api: c.api, jobs: c.brokers.jobs, runner: &instanceRunner{
-		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval}}
+		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval, orphans: orphans}}
 	c.keys = &keyWrites{f: c.foundation, api: c.api, jobs: c.brokers.jobs, runner: &keyRunner{
-		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval}}
+		f: c.foundation, client: c.brokers.client, user: opts.ClientID, interval: opts.PollInterval, orphans: orphans}}
 	c.instances.keys = c.keys
+	c.apps = &appRoutes{f: c.foundation, api: c.api}
 	c.tokens.init()
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: maxHeaderBytes}
 	c.wg.Add(1)

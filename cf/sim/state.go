@@ -120,7 +120,8 @@ type Foundation struct {
 	offerings ordered[Offering]
 	plans     ordered[Plan]
 	instances ordered[Instance]
-	keys      ordered[Key]
+	keys      ordered[Key] // service keys and app bindings
+	apps      ordered[App]
 
 	access planAccess // the visibility set on plans (visibility.go), its own lock
 }
@@ -128,7 +129,8 @@ type Foundation struct {
 // newFoundation is an empty foundation.
 func newFoundation() *Foundation {
 	return &Foundation{orgs: newOrdered[Org](), spaces: newOrdered[Space](), brokers: newOrdered[Broker](),
-		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance](), keys: newOrdered[Key]()}
+		offerings: newOrdered[Offering](), plans: newOrdered[Plan](), instances: newOrdered[Instance](), keys: newOrdered[Key](),
+		apps: newOrdered[App]()}
 }
 
 // ordered keeps values in creation order (the Cloud Controller's default
@@ -188,6 +190,8 @@ func guidOf(v any) string {
 	case Space:
 		return t.GUID
 	case Org:
+		return t.GUID
+	case App:
 		return t.GUID
 	}
 	return ""
