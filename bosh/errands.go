@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrandRun is how an errand is run (the body the bosh CLI's run-errand
@@ -49,6 +52,31 @@ type ErrandResult struct {
 
 // Succeeded says whether the run exited 0.
 func (r ErrandResult) Succeeded() bool { return r.ExitCode == 0 }
+
+// StderrTail is the end of the run's standard error (where errors usually
+// are), at most n bytes, cut at a character's start, control characters
+// but newlines and tabs made spaces, and "..." first when it was cut: for a
+// description or a log line, never a terminal's control sequences.
+func (r ErrandResult) StderrTail(n int) string {
+	s := strings.TrimSpace(r.Stderr)
+	cut := len(s) > n
+	if cut {
+		s = s[len(s)-n:]
+		for len(s) > 0 && !utf8.RuneStart(s[0]) {
+			s = s[1:]
+		}
+	}
+	s = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) && c != '\n' && c != '\t' {
+			return ' '
+		}
+		return c
+	}, s)
+	if cut {
+		return "..." + s
+	}
+	return s
+}
 
 // maxErrandResults bounds the result lines read of one errand task: one per
 // instance it ran on.

@@ -98,3 +98,13 @@ var _ = It("ParseErrandResults takes at most one result per instance a run can h
 	Expect(err).To(HaveOccurred())
 	Expect(errors.Unwrap(err)).NotTo(BeNil())
 })
+
+var _ = DescribeTable("an errand run's standard error, quoted by its end",
+	func(stderr string, n int, want string) {
+		Expect(bosh.ErrandResult{Stderr: stderr}.StderrTail(n)).To(Equal(want))
+	},
+	Entry("whole when short, trimmed", "  boom\n", 10, "boom"),
+	Entry("its end when long, marked cut", "0123456789abcdef", 6, "...abcdef"),
+	Entry("cut at a character's start", "xx\u00e9\u00e9", 3, "...\u00e9"),
+	Entry("control characters made spaces, newlines and tabs kept", "a\x1b[31mred\tb\nc", 100, "a [31mred\tb\nc"),
+)

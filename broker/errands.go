@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"unicode"
 
 	"github.com/pivotal-cf/brokerapi/v11/domain"
 
@@ -148,7 +146,7 @@ func (p *postDeploy) settle(ctx context.Context, id string, rec *vault.Record, t
 	for _, r := range results {
 		if !r.Succeeded() {
 			return p.fail(ctx, id, op, fmt.Sprintf("%s failed: %s errand %s exited %d on %s/%s (BOSH task %d)%s: %s", op.Type, step(op),
-				op.Errand, r.ExitCode, r.Instance.Group, r.Instance.ID, task.ID, kept, tail(r.Stderr, maxStderrTail)), task.ID)
+				op.Errand, r.ExitCode, r.Instance.Group, r.Instance.ID, task.ID, kept, r.StderrTail(maxStderrTail)), task.ID)
 		}
 	}
 	if len(op.ErrandsLeft) > 0 {
@@ -230,27 +228,4 @@ func (p *postDeploy) fail(ctx context.Context, id string, op *vault.Operation, d
 	p.history.ended(ctx, id, op, stateFailed, desc, taskID)
 	p.log.Warn("operation failed in a lifecycle errand", "instance", id, "operation", op.Type, "description", desc)
 	return progress{answer: domain.LastOperation{State: domain.Failed, Description: desc}}, nil
-}
-
-// tail is the end of s, at most n bytes of it, control characters but
-// newlines and tabs made spaces, a leading "..." when it was cut.
-func tail(s string, n int) string {
-	s = strings.TrimSpace(s)
-	cut := len(s) > n
-	if cut {
-		s = s[len(s)-n:]
-		for len(s) > 0 && !runeStart(s[0]) {
-			s = s[1:]
-		}
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return ' '
-		}
-		return r
-	}, s)
-	if cut {
-		return "..." + s
-	}
-	return s
 }

@@ -136,7 +136,7 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		running: newGauge(reg, "blacksmith_reconciler_running", "1 while a run is in progress."),
 		upgrades: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "blacksmith_upgrades_total",
-			Help: "Instances a fleet upgrade ended with (dry runs excluded), by result: upgraded, unchanged, current, skipped, failed, rolled_back, rollback_failed, interrupted.",
+			Help: "Instances a fleet upgrade ended with (dry runs excluded), by result: upgraded, unchanged, current, skipped, failed, rolled_back, rollback_failed, errand_failed, interrupted.",
 		}, []string{"result"})),
 		upgradesInFlight: newGauge(reg, "blacksmith_upgrades_in_flight", "Instance upgrades under way: being prepared (read, rendered, backed up) or their Director task running."),
 		bindingsLost: newGauge(reg, "blacksmith_bindings_lost",
@@ -287,7 +287,7 @@ func (m *metrics) Drift() { m.drift.Inc() }
 
 // upgradeResults are the states a fleet upgrade counts an instance's end in.
 var upgradeResults = []string{upgrade.Upgraded, upgrade.Unchanged, upgrade.Current, upgrade.Skipped, upgrade.Failed,
-	upgrade.RolledBack, upgrade.RollbackFailed, upgrade.Interrupted}
+	upgrade.RolledBack, upgrade.RollbackFailed, upgrade.ErrandFailed, upgrade.Interrupted}
 
 // upgradeState counts an instance's change of state in a fleet upgrade
 // (a dry run's are not counted).

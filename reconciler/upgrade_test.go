@@ -84,7 +84,13 @@ func (c *skewedClock) advance(d time.Duration) {
 
 func newFleet(n int, change func(*config.ReconcilerConfig)) *fleet {
 	GinkgoHelper()
-	f := &fleet{e: newEnv(envOptions{sim: sim.Options{TaskDuration: 150 * time.Millisecond}, config: change})}
+	return newFleetOn(sim.Options{TaskDuration: 150 * time.Millisecond}, n, change)
+}
+
+// newFleetOn is newFleet on a Director simulator with options o.
+func newFleetOn(o sim.Options, n int, change func(*config.ReconcilerConfig)) *fleet {
+	GinkgoHelper()
+	f := &fleet{e: newEnv(envOptions{sim: o, config: change})}
 	f.use(upgradeCatalog("1.0.0", "16.1.0"), nil)
 	ctx := context.Background()
 	for i := range n {

@@ -146,7 +146,8 @@ func newUpgrades(p upgradeParts, opts Options, window config.Window) *Upgrades {
 	s := opts.Store
 	u.upgrader = upgrade.Upgrader{Records: s.Indexes, Documents: s.Documents, Backups: s.Archive, History: s.History, Journal: u.journal,
 		Renderer: opts.Renderer, Hold: opts.Hold, Poll: opts.UpgradePoll, TaskTimeout: opts.Config.Upgrades.TaskTimeout,
-		Now: opts.Now, Log: opts.Logger.With("part", "upgrade"), Targets: u.target, Exclusive: u.exclusive}
+		Now: opts.Now, Log: opts.Logger.With("part", "upgrade"), Targets: u.target, Exclusive: u.exclusive,
+		PostDeploy: u.postDeploy}
 	return u
 }
 
@@ -368,7 +369,17 @@ func (u *Upgrades) target(recorded string) (upgrade.Target, bool) {
 	if !ok || n.Deployer == nil {
 		return upgrade.Target{}, false
 	}
-	return upgrade.Target{Name: n.Name, Director: n.Director, Deployer: n.Deployer, Tasks: n.Tasks}, true
+	t := upgrade.Target{Name: n.Name, Director: n.Director, Deployer: n.Deployer, Tasks: n.Tasks}
+	t.Errands, _ = n.Deployer.(upgrade.Errands) // *bosh.Client runs errands; a client that cannot fails a plan's post-deploy errands
+	return t, true
+}
+
+// postDeploy are the post-deploy errands of plan planID in the catalog.
+func (u *Upgrades) postDeploy(planID string) []string {
+	if _, plan, ok := u.catalog.Plan(planID); ok {
+		return plan.PostDeployErrands
+	}
+	return nil
 }
 
 // exclusive runs f while no run is in progress (it holds the run lock).

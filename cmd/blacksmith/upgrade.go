@@ -139,7 +139,7 @@ func printUpgradeTable(w io.Writer, rep reconciler.UpgradeReport) error {
 	}
 	fmt.Fprintf(w, "): %d instance(s)", len(rep.Instances))
 	for _, s := range []string{"upgraded", "unchanged", "current", "would_upgrade", "would_record", "skipped", "failed",
-		"rolled_back", "rollback_failed", "interrupted", "pending"} {
+		"rolled_back", "rollback_failed", "errand_failed", "interrupted", "pending"} {
 		if n := rep.Counts[s]; n > 0 {
 			fmt.Fprintf(w, ", %d %s", n, s)
 		}

@@ -657,7 +657,7 @@ function atVersion(s) {
 // stateBadge is a state, coloured by what it means.
 function stateBadge(s) {
   const cls = { in_flight: "running", upgraded: "success", unchanged: "success", current: "success",
-    failed: "failure", rolled_back: "failure", rollback_failed: "failure" }[s] || "partial";
+    failed: "failure", rolled_back: "failure", rollback_failed: "failure", errand_failed: "failure" }[s] || "partial";
   return el("span", s, "badge " + cls);
 }
 

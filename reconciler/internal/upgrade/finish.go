@@ -27,15 +27,24 @@ func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result, slot Slot
 		u.rollBack(ctx, up, task, r)
 		return
 	}
+	var errands []string // the plan's post-deploy errands, run before the slot is freed: their tasks are the Director's work too
+	if u.PostDeploy != nil {
+		errands = u.PostDeploy(up.PlanID)
+	}
+	errand := postDeploy{run: up.target.Errands, waiter: up.target.Deployer, poll: u.Poll, timeout: u.TaskTimeout}.
+		after(ctx, up.Deployment, up.ContextID, errands)
 	if slot != nil {
 		slot.Free() // what is left is Vault's: the next deploy need not wait for it
 	}
-	u.succeeded(ctx, up, r)
+	u.succeeded(ctx, up, r, errand)
 }
 
 // succeeded records the manifest the task deployed and the plan's version,
-// and puts the record's operation back as it was.
-func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
+// and puts the record's operation back as it was. errand says why a
+// post-deploy errand failed ("" none did): the deploy's manifest and
+// version are recorded all the same (they run), and the upgrade ends
+// ErrandFailed, a failure of the fleet's rules.
+func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result, errand string) {
 	text := up.rendered
 	if text == "" { // resumed: what the Director runs, when it is what the upgrade deployed
 		var err error
@@ -72,8 +81,15 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result) {
 		"deployed": "true", "manifest_sha256": up.ManifestSHA256})
 	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgraded", Deployment: up.Deployment,
 		Message: fmt.Sprintf("upgraded from %s to %s by task %d", orUnknown(up.From), up.To, up.taskID), Details: details})
-	u.mark().end(ctx, up, Upgraded, "")
-	u.Log.Info("instance upgraded", "instance", up.InstanceID, "to", up.To, "task", up.taskID)
+	if errand != "" {
+		r.State, r.Reason = ErrandFailed, errand
+		u.event(ctx, up.InstanceID, vault.Event{Kind: "errand_failed", Deployment: up.Deployment, Message: cut(errand),
+			Details: map[string]string{"to": up.To, "task_id": fmt.Sprint(up.taskID)}})
+		u.Log.Warn("instance upgraded, but a post-deploy errand failed", "instance", up.InstanceID, "to", up.To, "reason", errand)
+	} else {
+		u.Log.Info("instance upgraded", "instance", up.InstanceID, "to", up.To, "task", up.taskID)
+	}
+	u.mark().end(ctx, up, r.State, r.Reason)
 }
 
 // rollBack deploys the manifest of the backup taken before the upgrade,

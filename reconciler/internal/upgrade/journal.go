@@ -81,7 +81,7 @@ type Quarantined struct {
 	InstanceID  string    `json:"instance_id"`
 	Failures    int       `json:"failures"`
 	Version     string    `json:"version"` // the version that failed
-	State       string    `json:"state"`   // failed, rolled_back, rollback_failed
+	State       string    `json:"state"`   // failed, rolled_back, rollback_failed, errand_failed
 	Reason      string    `json:"reason"`
 	Since       time.Time `json:"since"`
 	NextAttempt time.Time `json:"next_attempt"`

@@ -70,6 +70,9 @@ type Target struct {
 	// Tasks finds an upgrade's task by its context id when its id was
 	// never recorded; nil: such an upgrade is left to the broker.
 	Tasks Tasks
+	// Errands runs the plan's post-deploy errands; nil: an upgrade of a
+	// plan that names some ends ErrandFailed.
+	Errands Errands
 }
 
 // Upgrader upgrades one instance at a time (each call on its own; many at once are fine).
@@ -84,6 +87,9 @@ type Upgrader struct {
 	Targets func(recorded string) (Target, bool)
 	// Renderer renders the plan's current manifest for a record.
 	Renderer redeploy.Renderer
+	// PostDeploy are a plan's post-deploy errands (plan.yml's
+	// lifecycle_errands), run after its upgrade's deploy; nil: none.
+	PostDeploy func(planID string) []string
 	// Hold holds the instance against the broker's operations (its lock,
 	// its lease with HA) until the function it answers is called; an error
 	// matching ErrBusy says another operation holds it. Nil: not held.

@@ -30,6 +30,10 @@ const (
 	RolledBack = "rolled_back"
 	// RollbackFailed: the upgrade's task failed and so did the rollback.
 	RollbackFailed = "rollback_failed"
+	// ErrandFailed: the plan's current manifest was deployed and recorded,
+	// then one of the plan's post-deploy errands failed (Reason quotes
+	// it); nothing was rolled back.
+	ErrandFailed = "errand_failed"
 	// Interrupted: the wait for its task was cut (the daemon stopping, the
 	// task timeout); its operation stays in progress and the next fleet
 	// upgrade finishes it.
@@ -48,7 +52,9 @@ const (
 func AtVersion(s string) bool { return s == Current || s == Upgraded || s == Unchanged }
 
 // Failure says whether s counts against the fleet's failures.
-func Failure(s string) bool { return s == Failed || s == RolledBack || s == RollbackFailed }
+func Failure(s string) bool {
+	return s == Failed || s == RolledBack || s == RollbackFailed || s == ErrandFailed
+}
 
 // Result is what a fleet upgrade did to one instance.
 type Result struct {
