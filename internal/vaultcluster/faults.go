@@ -2,6 +2,7 @@ package vaultcluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -96,18 +97,32 @@ func (c *Cluster) RestartAll(ctx context.Context) error {
 	return err
 }
 
-// waitServing waits until n is active (200) or a standby that knows its
-// active node (429).
+// waitServing waits until n is active (200), or a standby (429) that
+// knows its active node (sys/leader names it), as a standby that can
+// forward requests is.
 func waitServing(ctx context.Context, n *Node) error {
 	for {
 		code := n.Health(ctx, time.Second)
-		if code == http.StatusOK || code == http.StatusTooManyRequests {
+		if code == http.StatusOK || (code == http.StatusTooManyRequests && knowsLeader(ctx, n)) {
 			return nil
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return fmt.Errorf("waiting for %s to serve (health %d): %w: %s", n.ID, code, err, tail(n.Log()))
 		}
 	}
+}
+
+// knowsLeader says whether n's sys/leader names an active node other
+// than n.
+func knowsLeader(ctx context.Context, n *Node) bool {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	status, body, err := do(rctx, n.Addr, "", http.MethodGet, "/v1/sys/leader", "")
+	var out struct {
+		IsSelf  bool   `json:"is_self"`
+		Address string `json:"leader_address"`
+	}
+	return err == nil && status == http.StatusOK && json.Unmarshal(body, &out) == nil && !out.IsSelf && out.Address != ""
 }
 
 // tail is the end of a node's log, for errors.
