@@ -25,10 +25,12 @@ type Balancer struct {
 	interval time.Duration
 	target   atomic.Pointer[Node]
 	switches atomic.Int64
-	srv      *http.Server
-	proxy    *httputil.ReverseProxy
-	cancel   context.CancelFunc
-	done     sync.WaitGroup
+	// badGateways counts the requests the target did not answer (502).
+	badGateways atomic.Int64
+	srv         *http.Server
+	proxy       *httputil.ReverseProxy
+	cancel      context.CancelFunc
+	done        sync.WaitGroup
 }
 
 // newBalancer starts a balancer on a loopback port over nodes.
@@ -45,6 +47,11 @@ func newBalancer(nodes []*Node, interval time.Duration) (*Balancer, error) {
 			pr.SetURL(u)
 		},
 		Transport: &http.Transport{DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext, MaxIdleConnsPerHost: 32},
+		// A node that went away is the balancer's 502, counted, not logged.
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, _ error) {
+			b.badGateways.Add(1)
+			w.WriteHeader(http.StatusBadGateway)
+		},
 	}
 	b.srv = &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second}
 	b.check(ctx)
@@ -114,6 +121,10 @@ func (b *Balancer) Target() *Node { return b.target.Load() }
 
 // Switches counts how often the balancer took a new active node.
 func (b *Balancer) Switches() int64 { return b.switches.Load() }
+
+// BadGateways counts the requests the balancer answered 502 because the
+// node it sent them to did not answer.
+func (b *Balancer) BadGateways() int64 { return b.badGateways.Load() }
 
 // close stops the health checks and the server.
 func (b *Balancer) close() {
