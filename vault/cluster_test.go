@@ -2,8 +2,10 @@ package vault_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -167,5 +169,28 @@ var _ = Describe("the store on a Vault cluster with Raft storage", Ordered, func
 		Expect(errs).To(BeEmpty())
 		expectKept(store, ids)
 		expectKept(store, []string{"kill-0", "kill-1"})
+	}, SpecTimeout(3*time.Minute))
+
+	It("keeps its token renewed across the kill of the active node", func(sctx SpecContext) {
+		longClusterSpecs()
+		status, body, err := c.Do(sctx, c.Addr(), http.MethodPost, "/v1/auth/token/create",
+			`{"policies":["root"],"ttl":"6s","explicit_max_ttl":"10m","renewable":true}`)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(status).To(Equal(http.StatusOK), string(body))
+		var created struct {
+			Auth struct {
+				ClientToken string `json:"client_token"`
+			} `json:"auth"`
+		}
+		Expect(json.Unmarshal(body, &created)).To(Succeed())
+		store := openStore(c.Addr(), created.Auth.ClientToken, "secret")
+		active, err := c.WaitActive(sctx)
+		Expect(err).NotTo(HaveOccurred())
+		active.Kill()
+		Eventually(func() bool { n, err := c.Active(sctx); return err == nil && n != active }).WithTimeout(time.Minute).Should(BeTrue())
+		Consistently(func() error { _, _, err := store.Secret(sctx, "renewal/credentials"); return err }).
+			WithTimeout(15*time.Second).WithPolling(500*time.Millisecond).Should(Succeed(), "the 6s token outlives the election")
+		Expect(store.Stats().Renewals).To(BeNumerically(">=", 2))
+		Expect(c.Restart(sctx, active)).To(Succeed())
 	}, SpecTimeout(3*time.Minute))
 })
