@@ -3,6 +3,9 @@ package vault_test
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -112,5 +115,38 @@ var _ = Describe("a Vault cluster failing over", func() {
 		Expect(err).To(HaveOccurred())
 		Expect(errors.Is(err, vault.ErrNotFound)).To(BeFalse())
 		Expect(answered.Load()).To(BeEquivalentTo(1))
+	})
+})
+
+var _ = Describe("a lease whose write landed as the active node went away", func() {
+	It("is taken, not reported held by its own holder, when the retry finds its own write", func() {
+		srv := server()
+		mount := newMount(srv, 2)
+		px := newProxy(srv.Addr, mount)
+		store := openStore(px.URL(), srv.Token, mount)
+		target, err := url.Parse(srv.Addr)
+		Expect(err).NotTo(HaveOccurred())
+		vaultProxy := httputil.NewSingleHostReverseProxy(target)
+		var cut atomic.Int64
+		// The first write of the lease reaches Vault and is committed, but
+		// its answer is the one of a leader that lost its leadership.
+		px.setFault(func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Method == http.MethodGet || !strings.Contains(r.URL.Path, "/leases/op") || !cut.CompareAndSwap(0, 1) {
+				return false
+			}
+			vaultProxy.ServeHTTP(httptest.NewRecorder(), r)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"errors":["1 error occurred:\n\t* leadership lost while committing log\n\n"]}`))
+			return true
+		})
+		now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+		l, err := store.Leases.AcquireLease(ctx, "op", "vm-a", time.Minute, now)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cut.Load()).To(BeEquivalentTo(1))
+		Expect(l.Holder).To(Equal("vm-a"))
+		Expect(l.Token).To(Equal(1), "the version of its own write")
+		_, err = store.Leases.AcquireLease(ctx, "op", "vm-b", time.Minute, now.Add(time.Second))
+		Expect(err).To(MatchError(vault.ErrLeaseHeld))
 	})
 })
