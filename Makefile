@@ -66,6 +66,11 @@ bench: vault ## benchmark the reconciler (cold and warm, 1,000 and 10,000 deploy
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-bench $(BENCH_ARGS)
 	$(GO) test -run '^$$' -bench BenchmarkParseHostile -benchtime 3x ./reconciler/internal/match/
 
+.PHONY: soak
+SOAK_ARGS ?=
+soak: vault ## ~10 min on loopback, not part of `make test`: 3 daemons with HA on a 3-node Vault Raft cluster, OSB clients, Vault faults on a schedule; prints FAULT and SOAK lines, exits 1 when an invariant did not hold
+	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-soak $(SOAK_ARGS)
+
 .PHONY: bench-scale
 bench-scale: vault ## benchmark 100,000 deployments over 4 Directors (cold, steady, steady-1pct, footprint; ~17 min, ~1.5 GB; BENCH_ARGS="-memory-limit 450MiB" as the release's memory_limit); prints BENCH lines
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-bench -n 100000 -directors 4 -scenarios cold,steady,steady-1pct,footprint -footprint-speed 2 $(BENCH_ARGS)

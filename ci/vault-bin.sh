@@ -4,7 +4,8 @@
 # Order: $VAULT_BIN when set; else the binary cached under the user's cache
 # directory, keyed by the content of ci/vault (so a fresh clone on the same
 # machine reuses it); else build it there from Vault's own Go packages
-# (ci/vault: Vault's core, HTTP API, in-memory storage and KV, in dev mode).
+# (ci/vault: Vault's core, HTTP API, in-memory, file and Raft storage and KV,
+# in dev mode or from a configuration file).
 # A cold build (empty module and build caches, 2 cores) takes ~3 minutes,
 # ~0.8 GB of memory and ~2.6 GB of disk.
 set -euo pipefail

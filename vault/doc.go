@@ -76,4 +76,20 @@
 // deleted. Records, manifests and secrets are bounded in size
 // (Options.MaxRecordBytes, MaxManifestBytes, MaxSecretBytes; ErrTooLarge),
 // so that no one instance can grow an index shard past Vault's limits.
+//
+// # A Vault cluster failing over
+//
+// Every request rides out a failover of a Vault cluster (failover.go):
+// the answers of a cluster without an active node right now (a refused or
+// cut connection, 429, a balancer's 502 or 503, a sealed node's 503, a
+// standby's 500 "local node not active", a Raft follower's "node is not
+// the leader", a leader's "leadership lost while committing log") are
+// tried again with backoff until Options.FailoverWait (15s) has passed
+// since the first of them, one wait per outage shared by every request:
+// past it they fail at once until Vault answers again, so that a Vault
+// down for good trips the run's breaker as soon as before. A timeout is
+// never retried (the request may be under way on a frozen node). A write
+// whose first try landed as the active node went away is told apart by
+// check-and-set: its retry finds the version moved (ErrConflict, read
+// again), and a lease finds its own holder and times (kept).
 package vault

@@ -227,7 +227,7 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 
 			It("gives a clear error and writes nothing when Vault becomes unreachable", func() {
 				px := newProxy(srv.Addr, mount)
-				store := openStore(px.URL(), srv.Token, mount)
+				store := openStore(px.URL(), srv.Token, mount, shortFailover)
 				before := indexState(srv, mount, version)
 				px.srv.CloseClientConnections()
 				px.srv.Close()
@@ -256,7 +256,7 @@ path "%[1]s/%[2]s" { capabilities = ["deny"] }`, mount, shard)
 	Context("with a sealed Vault", func() {
 		It("gives a clear error and writes nothing", func() {
 			srv := testvault.ForSuite(testvault.Options{})
-			store := openStore(srv.Addr, srv.Token, "secret")
+			store := openStore(srv.Addr, srv.Token, "secret", shortFailover)
 			ids := seedIndex(srv, "secret", 50)
 			before := indexState(srv, "secret", 2)
 

@@ -27,6 +27,7 @@ type kv struct {
 	checks  atomic.Uint64 // of the reads, metadata reads (current)
 	writes  atomic.Uint64
 	byKind  [len(WriteKinds)]atomic.Uint64 // writes, by the kind of document
+	fo      *failover                      // rides out a cluster's failover (nil: never)
 }
 
 // WriteKinds are the kinds of documents Stats.WritesByKind counts writes
@@ -112,7 +113,9 @@ func (k *kv) read(ctx context.Context, p string) (document, error) {
 // get sends a GET for target and returns the whole body of a 200 (found) or
 // 404 answer; any other answer is an error.
 func (k *kv) get(ctx context.Context, target string, params url.Values) ([]byte, bool, error) {
-	resp, err := k.client.Logical().ReadRawWithDataWithContext(ctx, target, params)
+	resp, err := k.fo.call(ctx, func() (*api.Response, error) {
+		return k.client.Logical().ReadRawWithDataWithContext(ctx, target, params)
+	})
 	if resp != nil {
 		defer resp.Body.Close()
 	}
@@ -333,7 +336,9 @@ func (k *kv) update(ctx context.Context, p string, change func(doc document) (an
 func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {
 	k.writes.Add(1)
 	k.byKind[kindOf(p)].Add(1)
-	resp, err := k.client.Logical().WriteRawWithContext(ctx, k.dataPath(p), body)
+	resp, err := k.fo.call(ctx, func() (*api.Response, error) {
+		return k.client.Logical().WriteRawWithContext(ctx, k.dataPath(p), body)
+	})
 	drain(resp)
 	if err == nil {
 		return nil
@@ -359,7 +364,9 @@ func (k *kv) boundVersions(ctx context.Context, p string, max int) error {
 	k.writes.Add(1)
 	k.byKind[kindOf(p)].Add(1)
 	body := []byte(`{"max_versions":` + strconv.Itoa(max) + `}`)
-	resp, err := k.client.Logical().WriteRawWithContext(ctx, k.metadataPath(p), body)
+	resp, err := k.fo.call(ctx, func() (*api.Response, error) {
+		return k.client.Logical().WriteRawWithContext(ctx, k.metadataPath(p), body)
+	})
 	drain(resp)
 	if err != nil {
 		return fmt.Errorf("bounding the versions of %s: %w", k.display(p), k.classify(ctx, err))
@@ -375,7 +382,9 @@ func (k *kv) remove(ctx context.Context, p string) error {
 	if k.version == 2 {
 		target = k.metadataPath(p)
 	}
-	resp, err := k.client.Logical().DeleteRawWithContext(ctx, target)
+	resp, err := k.fo.call(ctx, func() (*api.Response, error) {
+		return k.client.Logical().DeleteRawWithContext(ctx, target)
+	})
 	drain(resp)
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
 		return fmt.Errorf("deleting %s: %w", k.display(p), k.classify(ctx, err))

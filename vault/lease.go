@@ -84,7 +84,13 @@ func (l *Leases) AcquireLease(ctx context.Context, name, holder string, ttl time
 	}
 	if err := l.kv.write(ctx, p, next, version); err != nil {
 		if errors.Is(err, ErrConflict) {
-			held, _, rerr := l.readLease(ctx, p)
+			held, now, rerr := l.readLease(ctx, p)
+			if rerr == nil && held != nil && held.Holder == holder && held.Since.Equal(next.Since) && held.Expires.Equal(next.Expires) {
+				// This very write landed: its first try was committed as the
+				// active node went away, and its retry found its own version.
+				next.Token = now
+				return next, nil
+			}
 			if rerr == nil && held != nil {
 				return Lease{}, &LeaseHeldError{Holder: held.Holder, Expires: held.Expires}
 			}

@@ -42,6 +42,15 @@ type Options struct {
 	HistoryCap int
 	// Timeout bounds each request to Vault. Default 30s; negative is refused.
 	Timeout time.Duration
+	// FailoverWait bounds how long requests ride out a failover of a Vault
+	// cluster: answers that say no node is active right now (refused
+	// connections, a balancer's 502 and 503, 429, a sealed node's 503, a
+	// standby's 500 "local node not active", a Raft follower's "node is not
+	// the leader") are retried, with backoff, until FailoverWait has passed
+	// since the first of them; then they fail at once, until Vault answers
+	// again, so that a Vault down for good is seen as soon as before (the
+	// breaker). Default 15s; negative turns the retries off.
+	FailoverWait time.Duration
 	// MaxRecordBytes bounds the encoded size of one index record: Update
 	// refuses (ErrTooLarge, nothing written) a change that would store a
 	// larger one, so that no record can grow its shard past what Vault
@@ -97,6 +106,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
+	}
+	if o.FailoverWait == 0 {
+		o.FailoverWait = DefaultFailoverWait
 	}
 	if o.MaxRecordBytes == 0 {
 		o.MaxRecordBytes = DefaultMaxRecordBytes

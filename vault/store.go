@@ -94,7 +94,7 @@ func New(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &kv{client: client, mount: opts.Mount}
+	k := &kv{client: client, mount: opts.Mount, fo: &failover{wait: opts.FailoverWait}}
 	if err := k.checkSeal(ctx, opts.Address); err != nil {
 		return nil, err
 	}
