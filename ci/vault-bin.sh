@@ -6,7 +6,7 @@
 # machine reuses it); else build it there from Vault's own Go packages
 # (ci/vault: Vault's core, HTTP API, in-memory, file and Raft storage and KV,
 # in dev mode or from a configuration file).
-# A cold build (empty module and build caches, 2 cores) takes ~3 minutes,
+# A cold build (empty module and build caches, 2 cores) takes ~3-5 minutes,
 # ~0.8 GB of memory and ~2.6 GB of disk.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +19,7 @@ dir="${XDG_CACHE_HOME:-$HOME/.cache}/blacksmith/vault-$key"
 bin="$dir/vault"
 if [ ! -x "$bin" ]; then
   mkdir -p "$dir"
-  echo "building a real Vault server into $bin (first time only, ~3 min)..." >&2
+  echo "building a real Vault server into $bin (first time only, ~3-5 min)..." >&2
   start=$(date +%s)
   (cd "$root/ci/vault" && go build -trimpath -ldflags='-s -w' -o "$bin.tmp" .) >&2
   mv "$bin.tmp" "$bin"
