@@ -33,6 +33,11 @@ func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result, slot Slot
 	}
 	errand := postDeploy{run: up.target.Errands, waiter: up.target.Deployer, poll: u.Poll, timeout: u.TaskTimeout}.
 		after(ctx, up.Deployment, up.ContextID, errands)
+	if errand != "" && ctx.Err() != nil { // stopping: the journal keeps it, and the next fleet upgrade runs its errands again
+		r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done; stopping during its post-deploy errands (%s): "+
+			"its operation stays in progress and the next fleet upgrade finishes it", up.taskID, errand)
+		return
+	}
 	if slot != nil {
 		slot.Free() // what is left is Vault's: the next deploy need not wait for it
 	}
