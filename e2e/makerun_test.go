@@ -14,6 +14,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/gbytes"
 	"github.com/onsi/gomega/gexec"
 )
 
@@ -73,8 +74,11 @@ var _ = Describe("make run (ci/run-local.sh)", func() {
 		code, _ = d.get("/healthz", "", "")
 		Expect(code).To(Equal(200))
 
-		// The platform's broker is this daemon: an instance a CF user creates is
-		// provisioned by it, and the cross-check finds the two in step.
+		// The platform's broker is this daemon (once the script says so: it
+		// points the CC's broker at the daemon when the daemon answers): an
+		// instance a CF user creates is provisioned by it, and the cross-check
+		// finds the two in step.
+		Eventually(s.Out).WithTimeout(60 * time.Second).Should(gbytes.Say(`the Cloud Controller's broker "blacksmith" is this daemon`))
 		cc := &ccClient{url: "http://127.0.0.1:9022"}
 		space := cc.first("/v3/spaces?names=demo-space")
 		plan := cc.first("/v3/service_plans?names=small&service_offering_names=redis")
