@@ -26,12 +26,26 @@ type invariants struct {
 	UnactionableSeen  []string `json:"osb_unactionable_seen,omitempty"`
 	IndexProblems     int      `json:"index_problems"`
 	LeaderAfterSettle bool     `json:"leader_after_settle"`
+	PlatformHeld      int      `json:"platform_instances"`
+	PlatformDeleted   int      `json:"platform_instances_deleted"`
+	DeletedIDs        []string `json:"platform_deleted_ids,omitempty"`
+	OrphansRetired    int      `json:"orphan_deployments_deleted"`
+	UpgradeEnded      bool     `json:"upgrade_ended"`
+	UpgradeHalf       int      `json:"upgrade_half_applied"`
+}
+
+// upgrade adds the fleet upgrade's end to the invariants: it ended (at
+// once or resumed), and nothing is left half-applied.
+func (v *invariants) upgrade(u upgradeFigures) {
+	v.UpgradeEnded = u.Started && u.Problem == ""
+	v.UpgradeHalf = u.HalfApplied
 }
 
 // held says whether every invariant held.
 func (v invariants) held() bool {
 	return v.Lost == 0 && v.Duplicated == 0 && v.Stuck == 0 && v.BindingsBroken == 0 && v.TwoLeaders == 0 &&
-		v.Unactionable == 0 && v.IndexProblems == 0 && v.LeaderAfterSettle
+		v.Unactionable == 0 && v.IndexProblems == 0 && v.LeaderAfterSettle && v.PlatformDeleted == 0 &&
+		v.UpgradeEnded && v.UpgradeHalf == 0
 }
 
 // instanceOf takes the instance id out of a deployment's name, "{plan id}-{instance id}".
@@ -101,9 +115,13 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 	}
 	v.Stuck = len(v.StuckOps)
 
-	names, err := directorDeployments(ctx, s.director)
-	if err != nil {
-		return v, err
+	var names []string
+	for _, sim := range s.world.directors {
+		listed, err := directorDeployments(ctx, sim.url)
+		if err != nil {
+			return v, err
+		}
+		names = append(names, listed...)
 	}
 	deployed := map[string]int{}
 	for _, n := range names {
@@ -144,5 +162,24 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 		}
 	}
 	v.LeaderAfterSettle = s.leader() != nil
+	s.checkPlatform(&v, deployed)
 	return v, nil
+}
+
+// checkPlatform counts the instances the platform holds whose deployment
+// is gone (none may be) and the orphan deployments retired.
+func (s *soak) checkPlatform(v *invariants, deployed map[string]int) {
+	for id := range s.cc.holds() {
+		v.PlatformHeld++
+		if deployed[id] == 0 {
+			v.DeletedIDs = append(v.DeletedIDs, id)
+		}
+	}
+	sort.Strings(v.DeletedIDs)
+	v.PlatformDeleted = len(v.DeletedIDs)
+	for _, n := range s.orphans {
+		if deployed[instanceOf.FindString(n)] == 0 {
+			v.OrphansRetired++
+		}
+	}
 }
