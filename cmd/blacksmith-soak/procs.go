@@ -236,4 +236,3 @@ func startDaemon(bin, dir string, i int, w daemonWorld) (*daemon, error) {
 	}
 	return d, waitHTTP(d.url+"/healthz", time.Minute)
 }
-
