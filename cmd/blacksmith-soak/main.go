@@ -55,6 +55,11 @@ type settings struct {
 	keep        bool
 }
 
+// faultLimit bounds one fault: a node that does not come back (a Vault
+// standby that never learns its active node) ends the fault with an
+// error, not the soak.
+const faultLimit = 2 * time.Minute
+
 // orphans is how many seeded deployments the platform does not hold:
 // orphan deployments the daemons retire during the soak.
 const orphans = 3
@@ -150,7 +155,9 @@ func (s *soak) run(ctx context.Context, o settings, dir string, stdout, stderr i
 		_, before := s.leaders.counts()
 		switches := s.cluster.Balancer.Switches()
 		f.start = time.Now()
-		f.err = f.apply(ctx, s)
+		fctx, cancel := context.WithTimeout(ctx, faultLimit)
+		f.err = f.apply(fctx, s)
+		cancel()
 		f.end = time.Now()
 		_, after := s.leaders.counts()
 		f.leaderChanges, f.vaultSwitches = after-before, int(s.cluster.Balancer.Switches()-switches)
