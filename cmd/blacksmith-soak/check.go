@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"sort"
@@ -166,12 +167,19 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 	return v, nil
 }
 
-// checkPlatform counts the instances the platform holds whose deployment
-// is gone (none may be) and the orphan deployments retired.
+// checkPlatform counts the instances the platform holds, and has not
+// asked to deprovision, whose deployment is gone (none may be), and the
+// orphan deployments retired.
 func (s *soak) checkPlatform(v *invariants, deployed map[string]int) {
+	s.ledger.mu.Lock()
+	leaving := maps.Clone(s.ledger.leaving)
+	s.ledger.mu.Unlock()
 	for id := range s.cc.holds() {
 		v.PlatformHeld++
-		if deployed[id] == 0 {
+		// An instance whose deprovision the platform asked for, cut when
+		// the clients stopped, is "delete in progress" there: its
+		// deployment may be gone.
+		if deployed[id] == 0 && !leaving[id] {
 			v.DeletedIDs = append(v.DeletedIDs, id)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -13,6 +14,53 @@ type runSummary struct {
 	DurationSeconds float64   `json:"duration_seconds"`
 	Result          string    `json:"result"`
 	Reason          string    `json:"reason"`
+	Platform        *struct {
+		State             string `json:"state"`
+		OrphanDeployments []struct {
+			InstanceID string `json:"instance_id"`
+			Reads      int    `json:"reads"`
+		} `json:"orphan_deployments"`
+		Stopped []json.RawMessage `json:"stopped"`
+		Deleted []json.RawMessage `json:"deleted"`
+		Refused string            `json:"refused"`
+	} `json:"platform"`
+}
+
+// retirementFigures are what the runs did to the orphan deployments: the
+// retirement steps taken, the refusals, the runs that could not read the
+// platform, and the proof's reads of each orphan deployment in the last
+// run that read the platform.
+type retirementFigures struct {
+	Stopped    int            `json:"stopped"`
+	Deleted    int            `json:"deleted"`
+	Refused    []string       `json:"refused,omitempty"`
+	Unread     int            `json:"runs_platform_unknown"`
+	LastProofs map[string]int `json:"last_proof_reads,omitempty"`
+}
+
+// retirement sums the runs' platform sections (runs newest first).
+func retirement(runs []runSummary) retirementFigures {
+	var f retirementFigures
+	for _, r := range runs {
+		p := r.Platform
+		if p == nil {
+			continue
+		}
+		f.Stopped += len(p.Stopped)
+		f.Deleted += len(p.Deleted)
+		if p.Refused != "" && !slices.Contains(f.Refused, p.Refused) {
+			f.Refused = append(f.Refused, p.Refused)
+		}
+		if p.State == "unknown" {
+			f.Unread++
+		} else if f.LastProofs == nil {
+			f.LastProofs = map[string]int{}
+			for _, o := range p.OrphanDeployments {
+				f.LastProofs[o.InstanceID] = o.Reads
+			}
+		}
+	}
+	return f
 }
 
 // end is when the run ended.

@@ -188,6 +188,7 @@ func (s *soak) run(ctx context.Context, o settings, dir string, stdout, stderr i
 		"osb_requests": s.ledger.requests, "osb_errors": s.ledger.errors, "osb_error_seconds": len(s.ledger.errorSeconds),
 		"leader_changes": len(s.leaders.seen) - 1, "vault_leader_changes": s.cluster.Balancer.Switches(),
 		"faults": len(faults), "upgrade": up, "invariants": v, "held": v.held(), "runs": len(runs), "runs_failed": failedRuns(runs),
+		"retirement": retirement(runs),
 	}
 	s.ledger.mu.Unlock()
 	for _, f := range faults {
