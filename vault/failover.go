@@ -86,12 +86,15 @@ func (f *failover) left() time.Duration {
 // because the cluster's active node changes: a standby that lost its
 // active node, a Raft follower asked to write, a write whose leader lost
 // its leadership while committing it (which a check-and-set retry tells
-// apart: the version moved).
+// apart: the version moved), an active node stepping down (its active
+// context canceled while it still answers sys/health as active: Vault
+// v1.21.1 vault/request_handling.go, switchedLockHandleRequest).
 var standbyAnswers = []string{
 	"local node not active",
 	"active cluster node not found",
 	"node is not the leader",
 	"leadership lost",
+	"active context canceled",
 }
 
 // failingOver says whether err is an answer of a Vault cluster without an

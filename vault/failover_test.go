@@ -64,6 +64,9 @@ var _ = Describe("a Vault cluster failing over", func() {
 		Entry("a standby that lost its active node", http.StatusInternalServerError, `{"errors":["local node not active but active cluster node not found"]}`),
 		Entry("a Raft follower asked to write", http.StatusInternalServerError, `{"errors":["1 error occurred:\n\t* node is not the leader\n\n"]}`),
 		Entry("a leader that lost its leadership while committing", http.StatusInternalServerError, `{"errors":["1 error occurred:\n\t* leadership lost while committing log\n\n"]}`),
+		// vault/request_handling.go (Vault v1.21.1) switchedLockHandleRequest: an
+		// active node stepping down, still answering 200 to sys/health (the soak met it).
+		Entry("an active node stepping down", http.StatusInternalServerError, `{"errors":["active context canceled after getting state lock"]}`),
 		Entry("a sealed node", http.StatusServiceUnavailable, `{"errors":["Vault is sealed"]}`),
 		Entry("a balancer without a healthy node", http.StatusServiceUnavailable, `{"errors":["no server is available to handle this request"]}`),
 		Entry("a balancer whose node went away", http.StatusBadGateway, ``),

@@ -22,6 +22,7 @@ type invariants struct {
 	StuckOps          []string `json:"stuck,omitempty"`
 	Bindings          int      `json:"bindings_checked"`
 	BindingsBroken    int      `json:"bindings_broken"`
+	BrokenBindings    []string `json:"broken_bindings,omitempty"`
 	TwoLeaders        int      `json:"two_leaders"`
 	Unactionable      int      `json:"osb_unactionable"`
 	UnactionableSeen  []string `json:"osb_unactionable_seen,omitempty"`
@@ -98,6 +99,12 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 			live[id] = true
 		}
 	}
+	gone := map[string]bool{} // instances whose deprovision succeeded
+	for id := range s.ledger.leaving {
+		if !s.ledger.live[id] {
+			gone[id] = true
+		}
+	}
 	bindings := map[string]string{}
 	for k, pw := range s.ledger.bindings {
 		bindings[k] = pw
@@ -155,13 +162,22 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 	v.Lost = len(v.LostIDs)
 
 	for k, pw := range bindings {
+		if gone[k[:36]] { // deprovisioned after an unbind that failed: its bindings went with it
+			continue
+		}
 		v.Bindings++
 		doc, ok, err := s.store.Secret(ctx, k[:36]+"/bindings/"+k[37:])
 		creds, _ := doc["credentials"].(map[string]any)
-		if err != nil || !ok || (pw != "" && creds["password"] != pw) {
-			v.BindingsBroken++
+		switch {
+		case err != nil:
+			v.BrokenBindings = append(v.BrokenBindings, k+": "+err.Error())
+		case !ok:
+			v.BrokenBindings = append(v.BrokenBindings, k+": no secret")
+		case pw != "" && creds["password"] != pw:
+			v.BrokenBindings = append(v.BrokenBindings, k+": another password")
 		}
 	}
+	v.BindingsBroken = len(v.BrokenBindings)
 	v.LeaderAfterSettle = s.leader() != nil
 	s.checkPlatform(&v, deployed)
 	return v, nil

@@ -67,9 +67,9 @@ func schedule(span time.Duration) []*fault {
 		{name: "upgrade-wave-director-storm", apply: upgradeWave},
 		{name: "vault-kill-active-in-upgrade", apply: killActive},
 		{name: "daemon-kill-leader", apply: func(ctx context.Context, s *soak) error {
-			d := s.leader()
+			d := s.waitLeader(ctx)
 			if d == nil {
-				return fmt.Errorf("no daemon leads")
+				return fmt.Errorf("no daemon led within a minute")
 			}
 			d.kill()
 			sleep(ctx, 15*time.Second)
@@ -79,9 +79,9 @@ func schedule(span time.Duration) []*fault {
 			return s.cluster.RestartAll(ctx)
 		}},
 		{name: "vault-kill-active-in-run", apply: func(ctx context.Context, s *soak) error {
-			d := s.leader()
+			d := s.waitLeader(ctx)
 			if d == nil {
-				return fmt.Errorf("no daemon leads")
+				return fmt.Errorf("no daemon led within a minute")
 			}
 			if _, err := operator(ctx, d, http.MethodPost, "/b/reconcile"); err != nil {
 				return err
@@ -93,6 +93,19 @@ func schedule(span time.Duration) []*fault {
 		f.at = span * time.Duration(i) / time.Duration(len(list))
 	}
 	return list
+}
+
+// waitLeader is the daemon that leads, waiting at most a minute for one
+// (nil: none did).
+func (s *soak) waitLeader(ctx context.Context) *daemon {
+	deadline := time.Now().Add(time.Minute)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if d := s.leader(); d != nil {
+			return d
+		}
+		sleep(ctx, time.Second)
+	}
+	return nil
 }
 
 // killActive kills the active Vault node (kill -9) and starts it again

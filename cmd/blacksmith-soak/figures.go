@@ -20,10 +20,16 @@ type runSummary struct {
 			InstanceID string `json:"instance_id"`
 			Reads      int    `json:"reads"`
 		} `json:"orphan_deployments"`
-		Stopped []json.RawMessage `json:"stopped"`
-		Deleted []json.RawMessage `json:"deleted"`
+		Stopped []step `json:"stopped"`
+		Deleted []step `json:"deleted"`
 		Refused string            `json:"refused"`
 	} `json:"platform"`
+}
+
+// step is a retirement step a run reports.
+type step struct {
+	InstanceID string `json:"instance_id"`
+	Error      string `json:"error"`
 }
 
 // retirementFigures are what the runs did to the orphan deployments: the
@@ -31,7 +37,7 @@ type runSummary struct {
 // platform, and the proof's reads of each orphan deployment in the last
 // run that read the platform.
 type retirementFigures struct {
-	Stopped    int            `json:"stopped"`
+	Stopped    int            `json:"stopped"` // instances, each once
 	Deleted    int            `json:"deleted"`
 	Refused    []string       `json:"refused,omitempty"`
 	Unread     int            `json:"runs_platform_unknown"`
@@ -41,13 +47,18 @@ type retirementFigures struct {
 // retirement sums the runs' platform sections (runs newest first).
 func retirement(runs []runSummary) retirementFigures {
 	var f retirementFigures
+	stopped, deleted := map[string]bool{}, map[string]bool{}
 	for _, r := range runs {
 		p := r.Platform
 		if p == nil {
 			continue
 		}
-		f.Stopped += len(p.Stopped)
-		f.Deleted += len(p.Deleted)
+		for _, st := range p.Stopped {
+			stopped[st.InstanceID] = stopped[st.InstanceID] || st.Error == ""
+		}
+		for _, st := range p.Deleted {
+			deleted[st.InstanceID] = deleted[st.InstanceID] || st.Error == ""
+		}
 		if p.Refused != "" && !slices.Contains(f.Refused, p.Refused) {
 			f.Refused = append(f.Refused, p.Refused)
 		}
@@ -58,6 +69,16 @@ func retirement(runs []runSummary) retirementFigures {
 			for _, o := range p.OrphanDeployments {
 				f.LastProofs[o.InstanceID] = o.Reads
 			}
+		}
+	}
+	for _, ok := range stopped {
+		if ok {
+			f.Stopped++
+		}
+	}
+	for _, ok := range deleted {
+		if ok {
+			f.Deleted++
 		}
 	}
 	return f

@@ -126,6 +126,7 @@ func osbClient(ctx context.Context, b *broker, l *ledger, cc *platform) {
 		}
 		if !provision(ctx, b, l, id) {
 			_ = cc.remove(context.Background(), id)
+			sleep(ctx, time.Second) // a platform's user does not ask again at once
 			continue
 		}
 		a := b.do(ctx, http.MethodPatch, "/v2/service_instances/"+id+"?accepts_incomplete=true",

@@ -132,3 +132,26 @@ func TestFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestRetirement holds the retirement figures to each instance once,
+// whatever the runs that report its step, a step that failed not counted,
+// and the proof of the newest run that read the platform.
+func TestRetirement(t *testing.T) {
+	var runs []runSummary
+	for _, raw := range []string{ // newest first
+		`{"platform":{"state":"unknown"}}`,
+		`{"platform":{"state":"known","orphan_deployments":[{"instance_id":"a","reads":4}],"stopped":[{"instance_id":"a"}],"deleted":[{"instance_id":"b","error":"task failed"}]}}`,
+		`{"platform":{"state":"known","orphan_deployments":[{"instance_id":"a","reads":3}],"stopped":[{"instance_id":"a"},{"instance_id":"c"}],"refused":"too many"}}`,
+		`{}`,
+	} {
+		var r runSummary
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	f := retirement(runs)
+	if f.Stopped != 2 || f.Deleted != 0 || f.Unread != 1 || len(f.Refused) != 1 || f.LastProofs["a"] != 4 {
+		t.Errorf("retirement %+v: want 2 stopped (a, c), none deleted, 1 run unread, 1 refusal, a's last proof 4 reads", f)
+	}
+}
