@@ -22,7 +22,7 @@ type runSummary struct {
 		} `json:"orphan_deployments"`
 		Stopped []step `json:"stopped"`
 		Deleted []step `json:"deleted"`
-		Refused string            `json:"refused"`
+		Refused string `json:"refused"`
 	} `json:"platform"`
 }
 
