@@ -91,7 +91,8 @@ var _ = Describe("a reconciler run during a Vault leader change", Ordered, func(
 		Expect(at).To(BeNumerically("<", seeded), "the kill landed in the run")
 		Eventually(func() error { _, err := c.Active(context.Background()); return err }).
 			WithTimeout(time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
-		Expect(c.Balancer.Switches()).To(BeNumerically(">", switches), "the balancer moved to the newly elected node")
+		Eventually(c.Balancer.Switches).WithTimeout(30*time.Second).WithPolling(100*time.Millisecond).
+			Should(BeNumerically(">", switches), "the balancer moved to the newly elected node")
 		restart, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		Expect(c.Restart(restart, active)).To(Succeed())
