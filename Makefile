@@ -68,7 +68,7 @@ bench: vault ## benchmark the reconciler (cold and warm, 1,000 and 10,000 deploy
 
 .PHONY: soak
 SOAK_ARGS ?=
-soak: vault ## ~10 min on loopback, not part of `make test`: 3 daemons with HA on a 3-node Vault Raft cluster, OSB clients, Vault faults on a schedule; prints FAULT and SOAK lines, exits 1 when an invariant did not hold
+soak: vault ## ~12 min on loopback, not part of `make test`: 3 daemons with HA on a 3-node Vault Raft cluster, 2,000 deployments on 2 Directors, the platform cross-check, 10 OSB clients, an upgrade wave, Vault, Director and Cloud Controller faults on a schedule; prints FAULT and SOAK lines, exits 1 when an invariant did not hold
 	VAULT_BIN=$$(ci/vault-bin.sh) $(GO) run ./cmd/blacksmith-soak $(SOAK_ARGS)
 
 .PHONY: bench-scale

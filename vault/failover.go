@@ -2,10 +2,12 @@ package vault
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,12 +86,15 @@ func (f *failover) left() time.Duration {
 // because the cluster's active node changes: a standby that lost its
 // active node, a Raft follower asked to write, a write whose leader lost
 // its leadership while committing it (which a check-and-set retry tells
-// apart: the version moved).
+// apart: the version moved), an active node stepping down (its active
+// context canceled while it still answers sys/health as active: Vault
+// v1.21.1 vault/request_handling.go, switchedLockHandleRequest).
 var standbyAnswers = []string{
 	"local node not active",
 	"active cluster node not found",
 	"node is not the leader",
 	"leadership lost",
+	"active context canceled",
 }
 
 // failingOver says whether err is an answer of a Vault cluster without an
@@ -122,4 +127,28 @@ func failingOver(err error) bool {
 	var op *net.OpError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
 		(errors.As(err, &op) && op.Op == "dial")
+}
+
+// ownWrite says whether the version a check-and-set write's retry found
+// (data, the one after the version it checked) holds what the write sent
+// (body, {"data": ...}): the first try was committed by a node that lost
+// its leadership before answering, and the retry met its own write, not
+// another writer's.
+func ownWrite(body []byte, data map[string]json.RawMessage) bool {
+	var sent struct {
+		Data any `json:"data"`
+	}
+	if json.Unmarshal(body, &sent) != nil {
+		return false
+	}
+	found := make(map[string]any, len(data))
+	for key, raw := range data {
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return false
+		}
+		found[key] = v
+	}
+	sentMap, ok := sent.Data.(map[string]any)
+	return ok && reflect.DeepEqual(sentMap, found)
 }

@@ -64,6 +64,9 @@ var _ = Describe("a Vault cluster failing over", func() {
 		Entry("a standby that lost its active node", http.StatusInternalServerError, `{"errors":["local node not active but active cluster node not found"]}`),
 		Entry("a Raft follower asked to write", http.StatusInternalServerError, `{"errors":["1 error occurred:\n\t* node is not the leader\n\n"]}`),
 		Entry("a leader that lost its leadership while committing", http.StatusInternalServerError, `{"errors":["1 error occurred:\n\t* leadership lost while committing log\n\n"]}`),
+		// vault/request_handling.go (Vault v1.21.1) switchedLockHandleRequest: an
+		// active node stepping down, still answering 200 to sys/health (the soak met it).
+		Entry("an active node stepping down", http.StatusInternalServerError, `{"errors":["active context canceled after getting state lock"]}`),
 		Entry("a sealed node", http.StatusServiceUnavailable, `{"errors":["Vault is sealed"]}`),
 		Entry("a balancer without a healthy node", http.StatusServiceUnavailable, `{"errors":["no server is available to handle this request"]}`),
 		Entry("a balancer whose node went away", http.StatusBadGateway, ``),
@@ -148,5 +151,43 @@ var _ = Describe("a lease whose write landed as the active node went away", func
 		Expect(l.Token).To(Equal(1), "the version of its own write")
 		_, err = store.Leases.AcquireLease(ctx, "op", "vm-b", time.Minute, now.Add(time.Second))
 		Expect(err).To(MatchError(vault.ErrLeaseHeld))
+	})
+})
+
+var _ = Describe("a check-and-set write whose first try landed as the active node went away", func() {
+	It("is the write's success when the retry finds its own data, and still a conflict when it finds another's", func() {
+		srv := server()
+		mount := newMount(srv, 2)
+		px := newProxy(srv.Addr, mount)
+		store := openStore(px.URL(), srv.Token, mount)
+		target, err := url.Parse(srv.Addr)
+		Expect(err).NotTo(HaveOccurred())
+		vaultProxy := httputil.NewSingleHostReverseProxy(target)
+		var cut atomic.Int64
+		// The first write of each secret reaches Vault and is committed,
+		// but its answer is the one of a leader that lost its leadership.
+		px.setFault(func(w http.ResponseWriter, r *http.Request) bool {
+			if r.Method == http.MethodGet || !strings.Contains(r.URL.Path, "/credentials") || !cut.CompareAndSwap(0, 1) {
+				return false
+			}
+			vaultProxy.ServeHTTP(httptest.NewRecorder(), r)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"errors":["1 error occurred:\n\t* leadership lost while committing log\n\n"]}`))
+			return true
+		})
+		creds := map[string]any{"password": "s3cret", "port": 6379, "hosts": []any{"10.0.0.1"}}
+		Expect(store.CreateSecret(ctx, "inst-1/credentials", creds)).To(Succeed(), "its own write, found by the retry")
+		Expect(cut.Load()).To(BeEquivalentTo(1))
+		got, ok, err := store.Secret(ctx, "inst-1/credentials")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok).To(BeTrue())
+		Expect(got).To(HaveKeyWithValue("password", "s3cret"))
+
+		// Another's data there: the create is refused, as without a failover.
+		Expect(store.CreateSecret(ctx, "inst-1/credentials", map[string]any{"password": "other"})).To(MatchError(vault.ErrConflict))
+		got, _, err = store.Secret(ctx, "inst-1/credentials")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got).To(HaveKeyWithValue("password", "s3cret"), "nothing overwritten")
 	})
 })

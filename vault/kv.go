@@ -348,6 +348,9 @@ func (k *kv) put(ctx context.Context, p string, body []byte, cas int) error {
 		// Vault says 400 for a check-and-set mismatch, without a code: look
 		// at the version to tell a conflict from a bad request.
 		if cur, rerr := k.read(ctx, p); rerr == nil && cur.Version != cas {
+			if cur.Version == cas+1 && ownWrite(body, cur.Data) {
+				return nil // its own write, committed before its answer was lost in a failover
+			}
 			return fmt.Errorf("writing %s (cas %d, now %d): %w", k.display(p), cas, cur.Version, ErrConflict)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"sort"
@@ -21,17 +22,32 @@ type invariants struct {
 	StuckOps          []string `json:"stuck,omitempty"`
 	Bindings          int      `json:"bindings_checked"`
 	BindingsBroken    int      `json:"bindings_broken"`
+	BrokenBindings    []string `json:"broken_bindings,omitempty"`
 	TwoLeaders        int      `json:"two_leaders"`
 	Unactionable      int      `json:"osb_unactionable"`
 	UnactionableSeen  []string `json:"osb_unactionable_seen,omitempty"`
 	IndexProblems     int      `json:"index_problems"`
 	LeaderAfterSettle bool     `json:"leader_after_settle"`
+	PlatformHeld      int      `json:"platform_instances"`
+	PlatformDeleted   int      `json:"platform_instances_deleted"`
+	DeletedIDs        []string `json:"platform_deleted_ids,omitempty"`
+	OrphansRetired    int      `json:"orphan_deployments_deleted"`
+	UpgradeEnded      bool     `json:"upgrade_ended"`
+	UpgradeHalf       int      `json:"upgrade_half_applied"`
+}
+
+// upgrade adds the fleet upgrade's end to the invariants: it ended (at
+// once or resumed), and nothing is left half-applied.
+func (v *invariants) upgrade(u upgradeFigures) {
+	v.UpgradeEnded = u.Started && u.Problem == ""
+	v.UpgradeHalf = u.HalfApplied
 }
 
 // held says whether every invariant held.
 func (v invariants) held() bool {
 	return v.Lost == 0 && v.Duplicated == 0 && v.Stuck == 0 && v.BindingsBroken == 0 && v.TwoLeaders == 0 &&
-		v.Unactionable == 0 && v.IndexProblems == 0 && v.LeaderAfterSettle
+		v.Unactionable == 0 && v.IndexProblems == 0 && v.LeaderAfterSettle && v.PlatformDeleted == 0 &&
+		v.UpgradeEnded && v.UpgradeHalf == 0
 }
 
 // instanceOf takes the instance id out of a deployment's name, "{plan id}-{instance id}".
@@ -83,6 +99,12 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 			live[id] = true
 		}
 	}
+	gone := map[string]bool{} // instances whose deprovision succeeded
+	for id := range s.ledger.leaving {
+		if !s.ledger.live[id] {
+			gone[id] = true
+		}
+	}
 	bindings := map[string]string{}
 	for k, pw := range s.ledger.bindings {
 		bindings[k] = pw
@@ -101,9 +123,13 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 	}
 	v.Stuck = len(v.StuckOps)
 
-	names, err := directorDeployments(ctx, s.director)
-	if err != nil {
-		return v, err
+	var names []string
+	for _, sim := range s.world.directors {
+		listed, err := directorDeployments(ctx, sim.url)
+		if err != nil {
+			return v, err
+		}
+		names = append(names, listed...)
 	}
 	deployed := map[string]int{}
 	for _, n := range names {
@@ -136,13 +162,48 @@ func (s *soak) check(ctx context.Context) (invariants, error) {
 	v.Lost = len(v.LostIDs)
 
 	for k, pw := range bindings {
+		if gone[k[:36]] { // deprovisioned after an unbind that failed: its bindings went with it
+			continue
+		}
 		v.Bindings++
 		doc, ok, err := s.store.Secret(ctx, k[:36]+"/bindings/"+k[37:])
 		creds, _ := doc["credentials"].(map[string]any)
-		if err != nil || !ok || (pw != "" && creds["password"] != pw) {
-			v.BindingsBroken++
+		switch {
+		case err != nil:
+			v.BrokenBindings = append(v.BrokenBindings, k+": "+err.Error())
+		case !ok:
+			v.BrokenBindings = append(v.BrokenBindings, k+": no secret")
+		case pw != "" && creds["password"] != pw:
+			v.BrokenBindings = append(v.BrokenBindings, k+": another password")
 		}
 	}
+	v.BindingsBroken = len(v.BrokenBindings)
 	v.LeaderAfterSettle = s.leader() != nil
+	s.checkPlatform(&v, deployed)
 	return v, nil
+}
+
+// checkPlatform counts the instances the platform holds, and has not
+// asked to deprovision, whose deployment is gone (none may be), and the
+// orphan deployments retired.
+func (s *soak) checkPlatform(v *invariants, deployed map[string]int) {
+	s.ledger.mu.Lock()
+	leaving := maps.Clone(s.ledger.leaving)
+	s.ledger.mu.Unlock()
+	for id := range s.cc.holds() {
+		v.PlatformHeld++
+		// An instance whose deprovision the platform asked for, cut when
+		// the clients stopped, is "delete in progress" there: its
+		// deployment may be gone.
+		if deployed[id] == 0 && !leaving[id] {
+			v.DeletedIDs = append(v.DeletedIDs, id)
+		}
+	}
+	sort.Strings(v.DeletedIDs)
+	v.PlatformDeleted = len(v.DeletedIDs)
+	for _, n := range s.orphans {
+		if deployed[instanceOf.FindString(n)] == 0 {
+			v.OrphansRetired++
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -17,27 +18,31 @@ type fault struct {
 	at    time.Duration // after the start of the faults
 	apply func(ctx context.Context, s *soak) error
 
-	start, end time.Time
-	err        error
+	start, end    time.Time
+	err           error
+	leaderChanges int // daemon leader changes during it
+	vaultSwitches int // the balancer's changes of active Vault node during it
 }
 
-// schedule is the soak's faults, spread over span: a kill -9 of the active
-// Vault node, the active node frozen 30 s, a sealed standby, the whole
-// cluster restarted from disk, a kill -9 of the leading daemon, and a kill
-// -9 of the active Vault node during a reconciler run.
+// schedule is the soak's faults, spread over span: a kill -9 of the
+// active Vault node during provisions, a Cloud Controller outage while the
+// orphan deployments' retirement proof is gathered, the active node frozen
+// 30 s, a sealed standby, the upgrade wave (a plan's new version, the
+// broker VMs deployed again with it one at a time, a fleet upgrade asked
+// for) under a Director storm, a kill -9 of the active node during the
+// wave, a kill -9 of the leading daemon, the whole cluster restarted from
+// disk, and a kill -9 of the active node during a reconciler run.
 func schedule(span time.Duration) []*fault {
-	step := span / 6
-	return []*fault{
-		{name: "vault-kill-active", at: 0, apply: func(ctx context.Context, s *soak) error {
-			n, err := s.cluster.Active(ctx)
-			if err != nil {
+	list := []*fault{
+		{name: "vault-kill-active-in-provisions", apply: killActive},
+		{name: "cc-outage-in-retirement-proof", apply: func(ctx context.Context, s *soak) error {
+			if err := s.cc.outage(ctx, true); err != nil {
 				return err
 			}
-			n.Kill()
-			sleep(ctx, 20*time.Second)
-			return s.cluster.Restart(ctx, n)
+			sleep(ctx, 60*time.Second)
+			return s.cc.outage(context.Background(), false)
 		}},
-		{name: "vault-stop-active-30s", at: step, apply: func(ctx context.Context, s *soak) error {
+		{name: "vault-stop-active-30s", apply: func(ctx context.Context, s *soak) error {
 			n, err := s.cluster.Active(ctx)
 			if err != nil {
 				return err
@@ -48,7 +53,7 @@ func schedule(span time.Duration) []*fault {
 			sleep(ctx, 30*time.Second)
 			return n.Cont()
 		}},
-		{name: "vault-sealed-standby", at: 2 * step, apply: func(ctx context.Context, s *soak) error {
+		{name: "vault-sealed-standby", apply: func(ctx context.Context, s *soak) error {
 			n, err := standby(ctx, s.cluster)
 			if err != nil {
 				return err
@@ -59,35 +64,90 @@ func schedule(span time.Duration) []*fault {
 			sleep(ctx, 30*time.Second)
 			return s.cluster.Unseal(ctx, n)
 		}},
-		{name: "vault-restart-all", at: 3 * step, apply: func(ctx context.Context, s *soak) error {
-			return s.cluster.RestartAll(ctx)
-		}},
-		{name: "daemon-kill-leader", at: 4 * step, apply: func(ctx context.Context, s *soak) error {
-			d := s.leader()
+		{name: "upgrade-wave-director-storm", apply: upgradeWave},
+		{name: "vault-kill-active-in-upgrade", apply: killActive},
+		{name: "daemon-kill-leader", apply: func(ctx context.Context, s *soak) error {
+			d := s.waitLeader(ctx)
 			if d == nil {
-				return fmt.Errorf("no daemon leads")
+				return fmt.Errorf("no daemon led within a minute")
 			}
 			d.kill()
 			sleep(ctx, 15*time.Second)
 			return d.start()
 		}},
-		{name: "vault-kill-active-in-run", at: 5 * step, apply: func(ctx context.Context, s *soak) error {
-			d := s.leader()
+		{name: "vault-restart-all", apply: func(ctx context.Context, s *soak) error {
+			return s.cluster.RestartAll(ctx)
+		}},
+		{name: "vault-kill-active-in-run", apply: func(ctx context.Context, s *soak) error {
+			d := s.waitLeader(ctx)
 			if d == nil {
-				return fmt.Errorf("no daemon leads")
+				return fmt.Errorf("no daemon led within a minute")
 			}
 			if _, err := operator(ctx, d, http.MethodPost, "/b/reconcile"); err != nil {
 				return err
 			}
-			n, err := s.cluster.Active(ctx)
-			if err != nil {
-				return err
-			}
-			n.Kill()
-			sleep(ctx, 20*time.Second)
-			return s.cluster.Restart(ctx, n)
+			return killActive(ctx, s)
 		}},
 	}
+	for i, f := range list {
+		f.at = span * time.Duration(i) / time.Duration(len(list))
+	}
+	return list
+}
+
+// waitLeader is the daemon that leads, waiting at most a minute for one
+// (nil: none did).
+func (s *soak) waitLeader(ctx context.Context) *daemon {
+	deadline := time.Now().Add(time.Minute)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if d := s.leader(); d != nil {
+			return d
+		}
+		sleep(ctx, time.Second)
+	}
+	return nil
+}
+
+// killActive kills the active Vault node (kill -9) and starts it again
+// 20 s later.
+func killActive(ctx context.Context, s *soak) error {
+	n, err := s.cluster.Active(ctx)
+	if err != nil {
+		return err
+	}
+	n.Kill()
+	sleep(ctx, 20*time.Second)
+	return s.cluster.Restart(ctx, n)
+}
+
+// upgradeWave publishes redis-small's version 2.0.0 (the broker VMs
+// deployed again with it, one at a time), asks the leader for a fleet
+// upgrade, and puts both Directors in a storm (30% of requests answered
+// 503, 3 s latency on every one) for 60 s of the wave.
+func upgradeWave(ctx context.Context, s *soak) error {
+	catalog, err := raisedCatalog(s.world.catalog, s.dir)
+	if err != nil {
+		return err
+	}
+	if err := s.rollingRestart(ctx, catalog); err != nil {
+		return err
+	}
+	if err := s.startUpgrade(ctx); err != nil {
+		return err
+	}
+	s.upgradeStarted = true
+	for _, d := range s.world.directors {
+		if err := d.storm(ctx, 3*time.Second, 0.3); err != nil {
+			return err
+		}
+	}
+	sleep(ctx, 60*time.Second)
+	for _, d := range s.world.directors {
+		if err := d.storm(context.Background(), 0, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // standby is a node of c that runs and is not the active one.
@@ -114,28 +174,32 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// operator sends an operator request to d and returns its body.
+// operator sends an operator request to d and returns its body: an
+// error for an answer other than 2xx or 409.
 func operator(ctx context.Context, d *daemon, method, path string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	code, body, err := operatorDo(ctx, d, method, path)
+	if err == nil && code/100 != 2 && code != http.StatusConflict {
+		return body, fmt.Errorf("%s %s: %d %.300s", method, path, code, body)
+	}
+	return body, err
+}
+
+// operatorDo sends an operator request to d and returns its status and body.
+func operatorDo(ctx context.Context, d *daemon, method, path string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, d.url+path, nil)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	req.SetBasicAuth(opUser, opPass)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer res.Body.Close()
-	var out json.RawMessage
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-		return nil, err
-	}
-	if res.StatusCode/100 != 2 && res.StatusCode != http.StatusConflict {
-		return out, fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, out)
-	}
-	return out, nil
+	body, err := io.ReadAll(io.LimitReader(res.Body, 32<<20))
+	return res.StatusCode, body, err
 }
 
 // leaders watches which daemons say they lead, every 250ms: how often two

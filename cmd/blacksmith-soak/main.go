@@ -1,22 +1,32 @@
 // Command blacksmith-soak runs the daemon as operators run it on a Vault
-// cluster and breaks the cluster on a schedule (`make soak`): a three-node
-// Vault cluster with Raft storage behind a balancer (internal/vaultcluster),
-// the Director simulator with seeded deployments, three daemons with HA on
-// (the leader lease in Vault), and OSB clients that provision, update,
-// bind, unbind and deprovision without pause. The faults: a kill -9 of the
-// active Vault node, the active node frozen (SIGSTOP) 30 s, a sealed
-// standby, the whole cluster restarted from disk, a kill -9 of the leading
-// daemon, and a kill -9 of the active Vault node during a reconciler run.
-// After a settle period and a last run it checks what must hold: no record
-// lost, no deployment made twice, no operation stuck, every binding's
-// credentials intact, never two leading daemons, every OSB answer one a
-// platform can act on. It prints a FAULT line per fault (the seconds the
-// OSB clients saw errors, the errors, the leader changes) and one SOAK line
-// with the figures and the invariants, and exits 1 when one did not hold.
-// Everything is on loopback, bounded by -duration (and a hard stop two
-// minutes after it), and stops by itself.
+// cluster and breaks it on a schedule (`make soak`): a three-node Vault
+// cluster with Raft storage behind a balancer (internal/vaultcluster), two
+// Director simulators with the seeded deployments, a Cloud Controller
+// simulator holding the platform's instances (the seeded ones but three
+// orphan deployments, and every instance the OSB clients ask for), three
+// daemons with HA on (the leader lease in Vault) and the platform
+// cross-check on (orphan deployments retired within the soak), and OSB
+// clients that provision, update, bind, unbind and deprovision without
+// pause. The faults: a kill -9 of the active Vault node during provisions,
+// a Cloud Controller outage while a retirement's proof is gathered, the
+// active node frozen (SIGSTOP) 30 s, a sealed standby, the upgrade wave (a
+// plan's new version, the broker VMs deployed again one at a time, a fleet
+// upgrade) under a Director storm (30% 503, 3 s latency), a kill -9 of the
+// active node during the wave, a kill -9 of the leading daemon, the whole
+// cluster restarted from disk, and a kill -9 of the active node during a
+// reconciler run. After a settle period and a last run it checks what
+// must hold: no record lost, no deployment made twice, no operation
+// stuck, every binding's credentials intact, never two leading daemons,
+// every OSB answer one a platform can act on, the fleet upgrade finished
+// (or resumed) with nothing half-applied, no instance the platform holds
+// deleted. It prints a FAULT line per fault (the seconds the OSB clients
+// saw errors, their errors and retries, the Vault and daemon leader
+// changes, the runs that failed and how long until one succeeded) and one
+// SOAK line with the figures and the invariants, and exits 1 when one did
+// not hold. Everything is on loopback, bounded by -duration (and a hard
+// stop three minutes after it), and stops by itself.
 //
-//	go run ./cmd/blacksmith-soak -duration 10m -deployments 200 -clients 4
+//	go run ./cmd/blacksmith-soak -duration 11m -deployments 2000 -clients 10
 package main
 
 import (
@@ -28,7 +38,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -46,35 +55,47 @@ type settings struct {
 	keep        bool
 }
 
+// faultLimit bounds one fault: a node that does not come back (a Vault
+// standby that never learns its active node) ends the fault with an
+// error, not the soak.
+const faultLimit = 2 * time.Minute
+
+// orphans is how many seeded deployments the platform does not hold:
+// orphan deployments the daemons retire during the soak.
+const orphans = 3
+
 // soak is everything the soak runs.
 type soak struct {
-	cluster  *vaultcluster.Cluster
-	sim      *proc
-	director string
-	daemons  []*daemon
-	store    *vault.Store
-	ledger   *ledger
-	leaders  *leaders
+	dir            string
+	cluster        *vaultcluster.Cluster
+	cc             *platform
+	world          daemonWorld
+	daemons        []*daemon
+	store          *vault.Store
+	ledger         *ledger
+	leaders        *leaders
+	orphans        []string // the orphan deployments' names
+	upgradeStarted bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var o settings
 	fs := flag.NewFlagSet("blacksmith-soak", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.DurationVar(&o.duration, "duration", 10*time.Minute, "how long the soak runs, settle and checks included (at least 5m)")
-	fs.IntVar(&o.deployments, "deployments", 200, "deployments seeded on the Director simulator")
-	fs.IntVar(&o.clients, "clients", 4, "OSB clients at once")
+	fs.DurationVar(&o.duration, "duration", 11*time.Minute, "how long the soak runs, settle and checks included (at least 6m)")
+	fs.IntVar(&o.deployments, "deployments", 2000, "deployments seeded over the two Director simulators")
+	fs.IntVar(&o.clients, "clients", 10, "OSB clients at once")
 	fs.BoolVar(&o.keep, "keep", false, "keep the working directory (logs of every process)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if o.duration < 5*time.Minute || o.deployments < 0 || o.deployments > 20000 || o.clients < 1 || o.clients > 50 {
-		fmt.Fprintln(stderr, "blacksmith-soak: -duration at least 5m, -deployments 0 to 20000, -clients 1 to 50")
+	if o.duration < 6*time.Minute || o.deployments < 2*orphans || o.deployments > 20000 || o.clients < 1 || o.clients > 50 {
+		fmt.Fprintf(stderr, "blacksmith-soak: -duration at least 6m, -deployments %d to 20000, -clients 1 to 50\n", 2*orphans)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, o.duration+2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, o.duration+3*time.Minute)
 	defer cancel()
 	dir, err := os.MkdirTemp("", "blacksmith-soak-")
 	if err != nil {
@@ -86,8 +107,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	s := &soak{leaders: &leaders{},
-		ledger: &ledger{errorSeconds: map[int64]bool{}, live: map[string]bool{}, leaving: map[string]bool{}, bindings: map[string]string{}}}
+	s := &soak{dir: dir, leaders: &leaders{}, ledger: &ledger{errorSeconds: map[int64]bool{}, errorsAt: map[int64]int{},
+		retriesAt: map[int64]int{}, live: map[string]bool{}, leaving: map[string]bool{}, bindings: map[string]string{}}}
 	defer s.close()
 	ok, err := s.run(ctx, o, dir, stdout, stderr)
 	if err != nil {
@@ -108,31 +129,10 @@ func (s *soak) run(ctx context.Context, o settings, dir string, stdout, stderr i
 	if err != nil {
 		return false, err
 	}
-	daemonBin, err := build(ctx, root, "./cmd/blacksmith", dir)
-	if err != nil {
+	if err := s.setUp(ctx, o, root, dir); err != nil {
 		return false, err
 	}
-	simBin, err := build(ctx, root, "./cmd/bosh-director-sim", dir)
-	if err != nil {
-		return false, err
-	}
-	if s.cluster, err = vaultcluster.Start(ctx, vaultcluster.Options{}); err != nil {
-		return false, fmt.Errorf("starting the Vault cluster: %w", err)
-	}
-	if s.sim, s.director, err = startSim(simBin, dir, o.deployments); err != nil {
-		return false, err
-	}
-	for i := range 3 {
-		d, err := startDaemon(daemonBin, dir, i+1, s.cluster.Addr(), s.cluster.Token, s.director, filepath.Join(root, "manifests", "catalog"))
-		if err != nil {
-			return false, err
-		}
-		s.daemons = append(s.daemons, d)
-	}
-	if s.store, err = vault.New(ctx, vault.Options{Address: s.cluster.Addr(), Token: s.cluster.Token}); err != nil {
-		return false, err
-	}
-	fmt.Fprintf(stderr, "blacksmith-soak: set up in %s: 3 Vault nodes, the Director simulator with %d deployments, 3 daemons\n",
+	fmt.Fprintf(stderr, "blacksmith-soak: set up in %s: 3 Vault nodes, 2 Director simulators with %d deployments, the platform, 3 daemons\n",
 		time.Since(began).Round(time.Second), o.deployments)
 
 	watch, stopWatch := context.WithCancel(ctx)
@@ -142,22 +142,26 @@ func (s *soak) run(ctx context.Context, o settings, dir string, stdout, stderr i
 	done := make(chan struct{})
 	b := &broker{daemons: s.daemons, client: &http.Client{Timeout: 90 * time.Second}}
 	for range o.clients {
-		go func() { defer func() { done <- struct{}{} }(); osbClient(clients, b, s.ledger) }()
+		go func() { defer func() { done <- struct{}{} }(); osbClient(clients, b, s.ledger, s.cc) }()
 	}
 
 	const warmup, settle = 45 * time.Second, 60 * time.Second
-	span := o.duration - time.Since(began) - warmup - settle - time.Minute
+	span := o.duration - time.Since(began) - warmup - settle - 2*time.Minute
 	faults := schedule(max(span, 3*time.Minute))
 	sleep(ctx, warmup)
 	start := time.Now()
 	for _, f := range faults {
 		sleep(ctx, time.Until(start.Add(f.at)))
 		_, before := s.leaders.counts()
+		switches := s.cluster.Balancer.Switches()
 		f.start = time.Now()
-		f.err = f.apply(ctx, s)
+		fctx, cancel := context.WithTimeout(ctx, faultLimit)
+		f.err = f.apply(fctx, s)
+		cancel()
 		f.end = time.Now()
 		_, after := s.leaders.counts()
-		fmt.Fprintf(stdout, "FAULT %s\n", s.figures(f, after-before))
+		f.leaderChanges, f.vaultSwitches = after-before, int(s.cluster.Balancer.Switches()-switches)
+		fmt.Fprintf(stderr, "blacksmith-soak: %s done in %s\n", f.name, f.end.Sub(f.start).Round(time.Second))
 	}
 	stopClients()
 	for range o.clients {
@@ -167,16 +171,24 @@ func (s *soak) run(ctx context.Context, o settings, dir string, stdout, stderr i
 	if d := s.leader(); d != nil {
 		_, _ = operator(ctx, d, http.MethodPost, "/b/reconcile?wait=180s")
 	}
+	up := s.finishUpgrade(ctx, s.upgradeStarted)
 	v, err := s.check(ctx)
 	stopWatch()
 	if err != nil {
 		return false, err
 	}
+	v.upgrade(up)
+	runs := s.runs(ctx)
+	for _, f := range faults {
+		fmt.Fprintf(stdout, "FAULT %s\n", s.figures(f, runs))
+	}
 	s.ledger.mu.Lock()
 	line := map[string]any{
 		"duration_s": int(time.Since(began).Seconds()), "deployments": o.deployments, "clients": o.clients,
 		"osb_requests": s.ledger.requests, "osb_errors": s.ledger.errors, "osb_error_seconds": len(s.ledger.errorSeconds),
-		"leader_changes": len(s.leaders.seen) - 1, "faults": len(faults), "invariants": v, "held": v.held(),
+		"leader_changes": len(s.leaders.seen) - 1, "vault_leader_changes": s.cluster.Balancer.Switches(),
+		"faults": len(faults), "upgrade": up, "invariants": v, "held": v.held(), "runs": len(runs), "runs_failed": failedRuns(runs),
+		"retirement": retirement(runs),
 	}
 	s.ledger.mu.Unlock()
 	for _, f := range faults {
@@ -191,26 +203,6 @@ func (s *soak) run(ctx context.Context, o settings, dir string, stdout, stderr i
 
 // asStrings is v as a []string (nil when it is not one).
 func asStrings(v any) []string { s, _ := v.([]string); return s }
-
-// figures is a fault's FAULT line: its window and what the OSB clients saw
-// in it and the 30 s after it.
-func (s *soak) figures(f *fault, leaderChanges int) string {
-	s.ledger.mu.Lock()
-	errSeconds := 0
-	for sec := range s.ledger.errorSeconds {
-		if sec >= f.start.Unix() && sec <= f.end.Add(30*time.Second).Unix() {
-			errSeconds++
-		}
-	}
-	s.ledger.mu.Unlock()
-	out := map[string]any{"fault": f.name, "seconds": int(f.end.Sub(f.start).Seconds()), "osb_error_seconds": errSeconds,
-		"leader_changes": leaderChanges, "ok": f.err == nil}
-	if f.err != nil {
-		out["error"] = f.err.Error()
-	}
-	raw, _ := json.Marshal(out)
-	return string(raw)
-}
 
 // leader is the daemon that says it leads, nil when none does.
 func (s *soak) leader() *daemon {
@@ -237,8 +229,11 @@ func (s *soak) close() {
 	for _, d := range s.daemons {
 		d.kill()
 	}
-	if s.sim != nil {
-		s.sim.kill()
+	for _, d := range s.world.directors {
+		d.kill()
+	}
+	if s.cc != nil {
+		s.cc.kill()
 	}
 	if s.cluster != nil {
 		s.cluster.Close()

@@ -27,17 +27,18 @@ type broker struct {
 type answer struct {
 	status int
 	body   []byte
+	tries  int // daemons tried (more than one: the first refused the connection)
 }
 
 // do sends method path with body to a daemon; a refused connection tries
 // the next daemon.
 func (b *broker) do(ctx context.Context, method, path string, body any) answer {
 	raw, _ := json.Marshal(body)
-	for range len(b.daemons) {
+	for try := 1; try <= len(b.daemons); try++ {
 		d := b.daemons[int(b.next.Add(1))%len(b.daemons)]
 		req, err := http.NewRequestWithContext(ctx, method, d.url+path, bytes.NewReader(raw))
 		if err != nil {
-			return answer{}
+			return answer{tries: try}
 		}
 		req.SetBasicAuth(brokerUser, brokerPass)
 		req.Header.Set("X-Broker-API-Version", "2.17")
@@ -48,9 +49,9 @@ func (b *broker) do(ctx context.Context, method, path string, body any) answer {
 		}
 		out, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 		res.Body.Close()
-		return answer{status: res.StatusCode, body: out}
+		return answer{status: res.StatusCode, body: out, tries: try}
 	}
-	return answer{}
+	return answer{tries: len(b.daemons)}
 }
 
 // actionable says whether a platform can act on the answer: a success, or
@@ -82,6 +83,8 @@ type ledger struct {
 	errors       int
 	unactionable []string
 	errorSeconds map[int64]bool    // unix seconds with an error
+	errorsAt     map[int64]int     // errors by unix second
+	retriesAt    map[int64]int     // requests sent again by unix second (to another daemon, or a poll after an error)
 	live         map[string]bool   // instances provisioned and not deprovisioned
 	leaving      map[string]bool   // instances whose deprovision was asked
 	bindings     map[string]string // instance/binding -> the password the bind returned
@@ -96,10 +99,15 @@ func (l *ledger) note(ctx context.Context, what string, a answer) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := time.Now().Unix()
 	l.requests++
+	if a.tries > 1 {
+		l.retriesAt[now] += a.tries - 1
+	}
 	if a.failed() {
 		l.errors++
-		l.errorSeconds[time.Now().Unix()] = true
+		l.errorSeconds[now] = true
+		l.errorsAt[now]++
 	}
 	if !a.actionable() && len(l.unactionable) < 20 {
 		l.unactionable = append(l.unactionable, fmt.Sprintf("%s: %d %.200s", what, a.status, a.body))
@@ -108,10 +116,17 @@ func (l *ledger) note(ctx context.Context, what string, a answer) {
 
 // osbClient provisions, updates, binds, unbinds and deprovisions instances
 // in a loop until ctx ends, each asynchronous operation polled to its end.
-func osbClient(ctx context.Context, b *broker, l *ledger) {
+func osbClient(ctx context.Context, b *broker, l *ledger, cc *platform) {
 	for ctx.Err() == nil {
 		id := newID()
+		// The platform holds an instance from the moment it is asked for
+		// until its deprovision ended, as the Cloud Controller does.
+		if cc.add(ctx, "redis-small-"+id) != nil {
+			continue
+		}
 		if !provision(ctx, b, l, id) {
+			_ = cc.remove(context.Background(), id)
+			sleep(ctx, time.Second) // a platform's user does not ask again at once
 			continue
 		}
 		a := b.do(ctx, http.MethodPatch, "/v2/service_instances/"+id+"?accepts_incomplete=true",
@@ -153,6 +168,7 @@ func osbClient(ctx context.Context, b *broker, l *ledger) {
 			l.mu.Lock()
 			delete(l.live, id)
 			l.mu.Unlock()
+			_ = cc.remove(context.Background(), id)
 		}
 	}
 }
@@ -178,10 +194,15 @@ func provision(ctx context.Context, b *broker, l *ledger, id string) bool {
 // gone after a deprovision), at most 5 minutes.
 func poll(ctx context.Context, b *broker, l *ledger, id, op string) bool {
 	deadline := time.Now().Add(5 * time.Minute)
+	failed := false
 	for ctx.Err() == nil && time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
 		a := b.do(ctx, http.MethodGet, "/v2/service_instances/"+id+"/last_operation", nil)
+		if failed {
+			a.tries++ // asked again after an error
+		}
 		l.note(ctx, "last_operation", a)
+		failed = a.failed()
 		if a.status == http.StatusGone && op == "deprovision" {
 			return true
 		}

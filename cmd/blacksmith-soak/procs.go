@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -19,7 +20,13 @@ const (
 	brokerUser, brokerPass = "broker", "soak-broker"
 	opUser, opPass         = "operator", "soak-operator"
 	simUser, simPass       = "admin", "admin"
+	ccClient, ccSecret     = "blacksmith-cc", "secret" // cf/sim's defaults
 )
+
+// The retirement of orphan deployments, short enough to happen within a
+// soak: proven by three platform reads over retireMinAge, stopped, then
+// deleted retirePeriod later.
+const retireMinAge, retirePeriod = 2 * time.Minute, 2 * time.Minute
 
 // moduleRoot is the directory of this module's go.mod.
 func moduleRoot(ctx context.Context) (string, error) {
@@ -106,77 +113,6 @@ func (p *proc) running() bool {
 	}
 }
 
-// startSim starts the Director simulator with n seeded deployments.
-func startSim(bin, dir string, n int) (*proc, string, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
-	log, err := os.Create(filepath.Join(dir, "director-sim.log"))
-	if err != nil {
-		return nil, "", err
-	}
-	p := &proc{name: "director-sim", log: log, args: []string{bin, "-listen", addr, "-task-duration", "2s",
-		"-agent-timeout", "100ms", "-seed", strconv.Itoa(n), "-user", simUser, "-password", simPass}}
-	if err := p.start(); err != nil {
-		return nil, "", err
-	}
-	url := "http://" + addr
-	return p, url, waitHTTP(url+"/info", time.Minute)
-}
-
-// daemon is one broker VM: a blacksmith process with HA on.
-type daemon struct {
-	*proc
-	url string
-}
-
-// startDaemon writes the configuration of daemon i and starts it.
-func startDaemon(bin, dir string, i int, vaultAddr, token, director, catalog string) (*daemon, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf(`broker:
-  listen: %s
-  username: %s
-  password: %s
-operator:
-  admin: {username: %s, password: %s}
-vault:
-  address: %s
-  token: %s
-  mount: secret
-bosh:
-  address: %s
-  username: %s
-  password: %s
-  timeout: 60s
-catalog:
-  dirs: [%s]
-reconciler:
-  interval: 45s
-  retry_delay: 1s
-  stop_timeout: 10s
-ha:
-  enabled: true
-  lease_ttl: 6s
-`, addr, brokerUser, brokerPass, opUser, opPass, vaultAddr, token, director, simUser, simPass, strconv.Quote(catalog))
-	path := filepath.Join(dir, fmt.Sprintf("blacksmith-%d.conf", i))
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	log, err := os.Create(filepath.Join(dir, fmt.Sprintf("blacksmith-%d.log", i)))
-	if err != nil {
-		return nil, err
-	}
-	d := &daemon{proc: &proc{name: fmt.Sprintf("blacksmith-%d", i), log: log, args: []string{bin, "-c", path}}, url: "http://" + addr}
-	if err := d.start(); err != nil {
-		return nil, err
-	}
-	return d, waitHTTP(d.url+"/healthz", time.Minute)
-}
-
 // waitHTTP waits until url answers at all, at most limit.
 func waitHTTP(url string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
@@ -191,4 +127,112 @@ func waitHTTP(url string, limit time.Duration) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// stop sends SIGTERM (a broker VM's orderly stop) and waits for the
+// process to end, at most limit; then kill -9.
+func (p *proc) stop(limit time.Duration) {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		p.mu.Lock()
+		p.cmd = nil
+		p.mu.Unlock()
+	case <-time.After(limit):
+		p.kill()
+	}
+}
+
+// newProc is a process named name logging to dir/name.log.
+func newProc(dir, name string, args ...string) (*proc, error) {
+	log, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &proc{name: name, log: log, args: args}, nil
+}
+
+// daemon is one broker VM: a blacksmith process with HA on.
+type daemon struct {
+	*proc
+	url    string
+	config string // its configuration file's path
+	addr   string
+}
+
+// daemonWorld is what every daemon's configuration names.
+type daemonWorld struct {
+	vault, token string
+	directors    []*simulator
+	cc           string // the Cloud Controller simulator's URL
+	catalog      string // the catalog folder
+}
+
+// writeConfig writes the daemon's configuration for w.
+func (d *daemon) writeConfig(w daemonWorld) error {
+	var bosh strings.Builder
+	for _, s := range w.directors {
+		fmt.Fprintf(&bosh, "  - name: %s\n    address: %s\n    username: %s\n    password: %s\n    timeout: 60s\n",
+			s.name, s.url, simUser, simPass)
+	}
+	conf := fmt.Sprintf(`broker:
+  listen: %s
+  username: %s
+  password: %s
+operator:
+  admin: {username: %s, password: %s}
+vault:
+  address: %s
+  token: %s
+  mount: secret
+bosh:
+%scf:
+  api: %s
+  client_id: %s
+  client_secret: %s
+  broker_name: blacksmith
+catalog:
+  dirs: [%s]
+reconciler:
+  interval: 45s
+  retry_delay: 1s
+  stop_timeout: 10s
+  orphan_grace_period: 1m
+  run_log: 500
+  remediation:
+    orphan_deployments: delete
+    min_age: %s
+    retirement_period: %s
+ha:
+  enabled: true
+  lease_ttl: 6s
+`, d.addr, brokerUser, brokerPass, opUser, opPass, w.vault, w.token, bosh.String(), w.cc, ccClient, ccSecret,
+		strconv.Quote(w.catalog), retireMinAge, retirePeriod)
+	return os.WriteFile(d.config, []byte(conf), 0o600)
+}
+
+// startDaemon writes the configuration of daemon i and starts it.
+func startDaemon(bin, dir string, i int, w daemonWorld) (*daemon, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("blacksmith-%d", i)
+	d := &daemon{url: "http://" + addr, addr: addr, config: filepath.Join(dir, name+".conf")}
+	if err := d.writeConfig(w); err != nil {
+		return nil, err
+	}
+	if d.proc, err = newProc(dir, name, bin, "-c", d.config); err != nil {
+		return nil, err
+	}
+	if err := d.start(); err != nil {
+		return nil, err
+	}
+	return d, waitHTTP(d.url+"/healthz", time.Minute)
 }
