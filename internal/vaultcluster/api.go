@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // apiClient sends the harness's own requests; each carries its context's
@@ -69,20 +71,8 @@ func unseal(ctx context.Context, n *Node, key string) error {
 			return nil
 		}
 		last = fmt.Sprintf("%d %s %v", status, body, err)
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 250*time.Millisecond); err != nil {
 			return fmt.Errorf("unsealing %s: %w (last answer: %s)", n.ID, err, last)
 		}
-	}
-}
-
-// sleep waits d or until ctx ends, whichever is first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

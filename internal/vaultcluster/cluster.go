@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+
 	"github.com/blacksmith-reconciler/blacksmith/internal/vaultserver"
 )
 
@@ -145,7 +147,7 @@ func waitAnswering(ctx context.Context, n *Node) error {
 			}
 			return fmt.Errorf("%s exited: %s", n.ID, n.Log())
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return fmt.Errorf("waiting for %s to answer: %w: %s", n.ID, err, n.Log())
 		}
 	}
@@ -161,7 +163,7 @@ func (c *Cluster) waitVoters(ctx context.Context) error {
 		if err == nil && status == http.StatusOK && strings.Count(string(body), want) == len(c.Nodes) {
 			return nil
 		}
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 250*time.Millisecond); err != nil {
 			return fmt.Errorf("waiting for %d Raft voters: %w (last: %d %s)", len(c.Nodes), err, status, body)
 		}
 	}
@@ -179,7 +181,7 @@ func (c *Cluster) mountSecret(ctx context.Context) error {
 		if err == nil && status == http.StatusOK {
 			return nil
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return fmt.Errorf("writing to secret/: %w (last: %d %s)", err, status, body)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // Active is the node that answers its health with 200 now; an error when
@@ -29,7 +31,7 @@ func (c *Cluster) WaitActive(ctx context.Context) (*Node, error) {
 		if err == nil {
 			return n, nil
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, fmt.Errorf("waiting for an active Vault node: %w", err)
 		}
 	}
@@ -106,7 +108,7 @@ func waitServing(ctx context.Context, n *Node) error {
 		if code == http.StatusOK || (code == http.StatusTooManyRequests && knowsLeader(ctx, n)) {
 			return nil
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := retry.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return fmt.Errorf("waiting for %s to serve (health %d): %w: %s", n.ID, code, err, tail(n.Log()))
 		}
 	}
