@@ -115,18 +115,20 @@ func recreateOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, sco
 	if err != nil {
 		return nil, "", fmt.Errorf("reading the index: %w", err)
 	}
-	targets, results, err := recreateTargets(ix, p.directors, scope)
+	targets, results, aside, err := recreateTargets(ix, p.directors, scope)
 	if err != nil {
 		return nil, "", err
 	}
 	rc := &recreator{store: store, hold: b.HoldInstance, dryRun: dryRun, poll: 2 * time.Second, timeout: taskTimeout, log: log}
 	roll.one = rc.one
-	return results, roll.run(ctx, targets, results), nil
+	stopped := roll.run(ctx, targets, results)
+	return append(results, aside...), stopped, nil
 }
 
 // recreateTargets are the index's instances in scope with a deployment
-// (not orphaned), sorted by id, each with its Director's client.
-func recreateTargets(ix *vault.Index, directors []*bosh.Client, scope recreateScope) ([]recreateTarget, []recreateResult, error) {
+// (not orphaned), sorted by id, each with its Director's client (targets,
+// and their results to fill), and those set aside (notToRecreate).
+func recreateTargets(ix *vault.Index, directors []*bosh.Client, scope recreateScope) (targets []recreateTarget, results, aside []recreateResult, err error) {
 	byName := map[string]*bosh.Client{}
 	for _, d := range directors {
 		byName[d.Name()] = d
@@ -136,23 +138,41 @@ func recreateTargets(ix *vault.Index, directors []*bosh.Client, scope recreateSc
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	var targets []recreateTarget
-	var results []recreateResult
 	for _, id := range ids {
 		rec := ix.Records[id]
 		if rec.DeploymentName == "" || rec.Orphaned || !scope.has(id, rec) {
 			continue
 		}
+		if why := notToRecreate(rec); why != "" { // as a fleet upgrade sets them aside
+			aside = append(aside, recreateResult{InstanceID: id, Deployment: rec.DeploymentName, Director: rec.Director,
+				PlanID: rec.PlanID, State: recreateSkip, Reason: why})
+			continue
+		}
 		d := directors[0]
 		if rec.Director != "" {
 			if d = byName[rec.Director]; d == nil {
-				return nil, nil, fmt.Errorf("instance %s: its Director %q is not configured", printable(id), printable(rec.Director))
+				return nil, nil, nil, fmt.Errorf("instance %s: its Director %q is not configured", printable(id), printable(rec.Director))
 			}
 		}
 		targets = append(targets, recreateTarget{id: id, rec: rec, director: d})
 		results = append(results, recreateResult{InstanceID: id, Deployment: rec.DeploymentName, Director: rec.Director, PlanID: rec.PlanID})
 	}
-	return targets, results, nil
+	return targets, results, aside, nil
+}
+
+// notToRecreate says why rec's VMs are not the broker's to recreate ("" they
+// are): an instance adopted from BOSH that no operator confirmed (nothing
+// the broker did not put there is changed without an operator's say), and
+// one retiring (its VMs were stopped because the platform does not list it:
+// a recreate would start them).
+func notToRecreate(rec *vault.Record) string {
+	switch {
+	case rec.Adopted:
+		return "adopted from BOSH and not confirmed by an operator: confirm the adoption first (blacksmith adopt)"
+	case rec.Retiring != nil:
+		return "retiring: its VMs are stopped because the platform does not list it"
+	}
+	return ""
 }
 
 func (s recreateScope) has(id string, rec *vault.Record) bool {
