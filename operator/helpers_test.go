@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
@@ -160,10 +161,14 @@ func newEnvWith(o envOptions) *env {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Start(ctx) }()
-	serving := make(chan struct{})
-	go func() { defer close(serving); _ = m.Upgrades().Serve(ctx) }()
-	DeferCleanup(func() { <-serving })
+	loops := m.Loops() // the runs, the watch and the fleet upgrades: the health loop is not these specs' concern
+	go func() {
+		g, gctx := errgroup.WithContext(ctx)
+		for _, p := range []reconciler.Part{loops.Runs, loops.Watch, loops.Upgrades} {
+			g.Go(func() error { return p.Serve(gctx) })
+		}
+		done <- g.Wait()
+	}()
 	DeferCleanup(func() {
 		cancel()
 		Eventually(done).WithTimeout(10 * time.Second).Should(Receive(BeNil()))

@@ -4,17 +4,20 @@
 // back.
 //
 // This package is the reconciler's public face: the Manager (manager.go:
-// New, Status; lifecycle.go: Start, Trigger, RunOnce and the run lock;
-// queue.go: the runs asked for while another is in progress; leader.go:
-// the HA election and leader-only actions), its Options with every default
-// filled in one place (options.go: withDefaults), the report types
+// New, Status; loops.go: Loops, the parts the daemon's errgroup serves,
+// each holding what it uses, not the Manager; lifecycle.go: the runs' loop,
+// Trigger, RunOnce and the run lock; queue.go: the runs asked for while
+// another is in progress; leader.go: the HA election, a part of its own,
+// and leader-only actions), its Options with every default filled in one
+// place (options.go: withDefaults), the report types
 // (report.go re-exports internal/report; status.go: Status and what it
 // publishes), the metrics (metrics.go), and the operator's reads and actions:
 // the instance view (instances.go), the run log (manager.go: Runs),
 // Rollback (rollback.go) and RebuildIndex (rebuild.go), and the fleet
 // upgrades (upgrades.go: Upgrades, one at a time, in the caller's
-// goroutine, in Start's, or after each run in the background mode), the
-// health loop beside the runs (health.go: Health, internal/healthloop)
+// goroutine, or handed to their part: POST /b/upgrades, or after each run
+// in the background mode), the health loop beside the runs (health.go:
+// Health, internal/healthloop)
 // and the watch between runs (watch.go: every reconciler.watch_interval a
 // look at the Directors' feeds that asks for a run when they changed). It
 // sees a run as one call, run.Run, that returns a Summary.

@@ -20,8 +20,8 @@ type (
 	HealthLoopDirector = healthloop.DirectorStatus
 )
 
-// Health is the health loop: the daemon runs its Serve beside Start (it
-// works while the daemon leads, from what each run hands it).
+// Health is the health loop (Loops.Health): the daemon serves it beside
+// the runs (it works while the daemon leads, from what each run hands it).
 func (m *Manager) Health() *HealthLoop { return m.health }
 
 // healthMetrics are the health loop's collectors.

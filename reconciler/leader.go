@@ -58,8 +58,9 @@ type elector struct {
 	onLead   func()                // called when this daemon becomes the leader
 	onFollow func(context.Context) // called at each attempt while another daemon leads
 
-	mu   sync.Mutex
-	held bool // as Vault last answered: taken or renewed (true), held by another (false)
+	mu      sync.Mutex
+	held    bool // as Vault last answered: taken or renewed (true), held by another (false)
+	serving bool // Serve keeps the lease
 }
 
 func newElector(o HAOptions, log *slog.Logger, now func() time.Time, onLead func()) *elector {
@@ -69,9 +70,22 @@ func newElector(o HAOptions, log *slog.Logger, now func() time.Time, onLead func
 	return &elector{h: lease.New(o.Leases, leaseName, o.ID, o.TTL, now, log), ttl: o.TTL, log: log, onLead: onLead}
 }
 
-// run keeps trying to take or renew the lease until ctx ends, then
+// Serve keeps trying to take or renew the lease until ctx ends, then
 // releases it (at once: another daemon may lead without waiting the TTL).
-func (e *elector) run(ctx context.Context) {
+// Serving it twice at once is ErrAlreadyStarted.
+func (e *elector) Serve(ctx context.Context) error {
+	e.mu.Lock()
+	if e.serving {
+		e.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	e.serving = true
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.serving = false
+		e.mu.Unlock()
+	}()
 	tick := time.NewTicker(e.ttl / 3)
 	defer tick.Stop()
 	for {
@@ -79,10 +93,17 @@ func (e *elector) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			e.release()
-			return
+			return nil
 		case <-tick.C:
 		}
 	}
+}
+
+// isServing says whether Serve keeps the lease.
+func (e *elector) isServing() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.serving
 }
 
 // attempt takes or renews the lease once.
@@ -162,8 +183,8 @@ func (e *elector) fence() error {
 
 // holdLease makes sure this daemon leads while the caller writes outside a
 // scheduled run (RunOnce, Rollback, RebuildIndex). Without HA it does
-// nothing. In the daemon (Start running) it answers NotLeaderError unless
-// this daemon leads: the leader's elector keeps the lease. In a command that
+// nothing. In the daemon (the lease's part served) it answers
+// NotLeaderError unless this daemon leads: the elector keeps the lease. In a command that
 // runs once it takes the lease itself, renews it until release, and answers
 // NotLeaderError naming the daemon that holds it.
 func (m *Manager) holdLease(ctx context.Context) (release func(), err error) {
@@ -171,7 +192,7 @@ func (m *Manager) holdLease(ctx context.Context) (release func(), err error) {
 	if e == nil || e.leading() {
 		return func() {}, nil
 	}
-	started := m.queue.isStarted()
+	started := e.isServing()
 	if !started {
 		e.attempt(ctx)
 	}

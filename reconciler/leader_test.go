@@ -30,8 +30,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 			o.HA = &reconciler.HAOptions{Leases: leases, ID: id, TTL: ttl}
 		})
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = m.Start(ctx) }()
+		done := serveParts(ctx, runsAndWatch(m)...)
 		d := &daemon{m: m, stop: func() { cancel(); <-done }}
 		DeferCleanup(d.stop)
 		return d

@@ -6,35 +6,49 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
 )
 
-// Start runs the reconciler until ctx ends: one run at once, then one every
+// runLoop makes the runs: one at once, then one every Config.Interval, and
+// those asked for (Trigger, the watch, this daemon becoming the leader). It
+// holds what it uses, not the Manager: the run's parts, the queue, the run
+// lock, leadership, the published status and the run log, and the fleet
+// upgrades it hands each run's summary to.
+type runLoop struct {
+	cfg      config.ReconcilerConfig
+	log      *slog.Logger
+	now      func() time.Time
+	parts    *run.Parts
+	queue    *queue
+	runLock  chan struct{}   // one slot, held by the run in progress (or a rollback)
+	lead     <-chan struct{} // this daemon became the leader
+	leading  func() bool
+	status   *published
+	runLog   runLog
+	upgrades interface{ background(Summary) }
+}
+
+// Serve runs the reconciler until ctx ends: one run at once, then one every
 // Config.Interval, and those asked for with Trigger. When ctx ends it waits
 // for the run in progress up to Config.StopTimeout, then cancels it (the
 // instance being written is finished, nothing is left half-written) and
 // returns. With reconciler.enabled false it runs nothing and just waits.
-func (m *Manager) Start(ctx context.Context) error {
-	if !m.cfg.Enabled {
-		m.log.Info("reconciler disabled")
+// Serving it twice at once is ErrAlreadyStarted.
+func (l *runLoop) Serve(ctx context.Context) error {
+	if !l.cfg.Enabled {
+		l.log.Info("reconciler disabled")
 		<-ctx.Done()
 		return nil
 	}
-	if err := m.queue.setStarted(true); err != nil {
+	if err := l.queue.setStarted(true); err != nil {
 		return err
 	}
-	defer func() { _ = m.queue.setStarted(false) }() // stopping cannot fail
-	var wg sync.WaitGroup
-	defer wg.Wait() // the lease is released, the watch ended, before Start returns
-	if m.elector != nil {
-		wg.Go(func() { m.elector.run(ctx) })
-	}
-	wg.Go(func() { m.watcher.run(ctx) })
-	m.status.follow(ctx, m.runLog)
+	defer func() { _ = l.queue.setStarted(false) }() // stopping cannot fail
+	l.status.follow(ctx, l.runLog)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -43,46 +57,46 @@ func (m *Manager) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-timer.C:
-			req = m.queue.scheduled()
-			if !m.elector.leading() { // a follower: the leader runs; becoming it wakes us
-				timer.Reset(m.cfg.Interval)
+			req = l.queue.scheduled()
+			if !l.leading() { // a follower: the leader runs; becoming it wakes us
+				timer.Reset(l.cfg.Interval)
 				continue
 			}
-		case <-m.lead:
-			req = m.queue.scheduled()
+		case <-l.lead:
+			req = l.queue.scheduled()
 			req.opts.Reason = "this daemon became the leader"
-		case <-m.queue.wake:
-			req = m.queue.take()
+		case <-l.queue.wake:
+			req = l.queue.take()
 		}
 		if req == nil {
 			continue
 		}
-		start := m.now()
-		s := m.serve(ctx, req)
+		start := l.now()
+		s := l.serve(ctx, req)
 		if ctx.Err() != nil {
 			return nil
 		}
-		m.upgrades.background(s)
+		l.upgrades.background(s)
 		if !req.opts.DryRun {
-			timer.Reset(max(0, m.cfg.Interval-m.now().Sub(start)))
+			timer.Reset(max(0, l.cfg.Interval-l.now().Sub(start)))
 		}
-		m.queue.signalIfPending()
+		l.queue.signalIfPending()
 	}
 }
 
 // serve makes one run for req and hands its summary to every waiter. When
 // ctx ends during the run, the run gets Config.StopTimeout to finish before
 // it is cancelled.
-func (m *Manager) serve(ctx context.Context, req *request) Summary {
+func (l *runLoop) serve(ctx context.Context, req *request) Summary {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	done := make(chan Summary, 1)
-	go func() { done <- m.runLocked(runCtx, req.id, req.opts) }()
+	go func() { done <- l.runLocked(runCtx, req.id, req.opts) }()
 	var s Summary
 	select {
 	case s = <-done:
 	case <-ctx.Done():
-		s = awaitStop(m.log, m.cfg.StopTimeout, done, cancel)
+		s = awaitStop(l.log, l.cfg.StopTimeout, done, cancel)
 	}
 	for _, w := range req.waiters {
 		w <- s
@@ -91,7 +105,7 @@ func (m *Manager) serve(ctx context.Context, req *request) Summary {
 	return s
 }
 
-// stopRun waits for the run up to Config.StopTimeout, then cancels it and
+// awaitStop waits for the run up to Config.StopTimeout, then cancels it and
 // waits for it to return.
 func awaitStop(log *slog.Logger, timeout time.Duration, done <-chan Summary, cancel context.CancelFunc) Summary {
 	log.Info("reconciler stopping: waiting for the run in progress", "timeout", timeout)
@@ -122,7 +136,7 @@ func (m *Manager) RunOnce(ctx context.Context, opts RunOptions) (Summary, error)
 		}
 		defer release()
 	}
-	s := m.runLocked(ctx, newRunID(), opts)
+	s := m.runs.runLocked(ctx, newRunID(), opts)
 	if s.Aborted != nil {
 		return s, s.Aborted
 	}
@@ -130,32 +144,32 @@ func (m *Manager) RunOnce(ctx context.Context, opts RunOptions) (Summary, error)
 }
 
 // runLocked waits for the run lock, then makes the run.
-func (m *Manager) runLocked(ctx context.Context, id string, opts RunOptions) Summary {
+func (l *runLoop) runLocked(ctx context.Context, id string, opts RunOptions) Summary {
 	select {
-	case m.runLock <- struct{}{}:
+	case l.runLock <- struct{}{}:
 	case <-ctx.Done():
 		err := fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
-		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, Aborted: err}
+		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: l.now(), Errors: []string{err.Error()}, Aborted: err}
 	}
-	defer func() { <-m.runLock }()
+	defer func() { <-l.runLock }()
 	progress := &memory.Progress{}
-	m.status.setCurrent(id, progress)
-	defer m.status.setCurrent("", nil)
-	res := run.Run(ctx, m.parts, run.Request{ID: id, Options: opts, Known: m.status.knownConflicts(), Progress: progress})
+	l.status.setCurrent(id, progress)
+	defer l.status.setCurrent("", nil)
+	res := run.Run(ctx, *l.parts, run.Request{ID: id, Options: opts, Known: l.status.knownConflicts(), Progress: progress})
 	s := res.Summary
 	if !s.DryRun {
-		m.status.finished(res)
+		l.status.finished(res)
 		if s.Aborted != nil {
-			m.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.Aborted))
+			l.log.Warn("reconciler run aborted", "run", s.RunID, "error", fmt.Sprint(s.Aborted))
 		}
-		m.runLog.append(s)
+		l.runLog.append(s)
 	}
 	return s
 }
 
-// Trigger asks Start for a run and returns at once with the run's id and a
-// channel that receives its summary (and is then closed; it is closed
-// without a summary when the manager stops first). A run starts at once
+// Trigger asks the runs' loop for a run and returns at once with the run's
+// id and a channel that receives its summary (and is then closed; it is
+// closed without a summary when the loop stops first). A run starts at once
 // when none is in progress; otherwise the request is served by the next run
 // after it, and requests made meanwhile are merged into that one run (dry
 // runs apart from the others). See RunOptions for Force.

@@ -33,13 +33,14 @@ type Manager struct {
 	runLog   runLog    // the run log in Vault
 	metrics  *metrics
 	runLock  chan struct{} // one slot, held by the run in progress (or a rollback)
-	queue    *queue        // the runs asked for, waiting for Start
-	lead     chan struct{} // tells Start that this daemon became the leader
+	queue    *queue        // the runs asked for, waiting for the runs' loop
+	lead     chan struct{} // tells the runs' loop that this daemon became the leader
 	elector  *elector      // nil: no HA, this daemon always leads
+	runs     *runLoop      // the runs: at once, every interval, when asked
 	status   *published    // what Status shows
 	upgrades *Upgrades     // the fleet upgrades
 	health   *HealthLoop   // the VMs' health, beside the runs
-	watcher  watcher       // the feeds between runs
+	watcher  *watcher      // the feeds between runs
 }
 
 // stores are the Manager's own ways into Vault, each what one of its
@@ -156,12 +157,14 @@ func New(opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.watcher = watcher{directors: directors, store: s.State, every: opts.Config.WatchInterval, leading: m.elector.leading,
+	m.watcher = &watcher{directors: directors, store: s.State, every: opts.Config.WatchInterval, leading: m.elector.leading,
 		idle: func() bool { return len(m.runLock) == 0 && m.queue.idle() },
 		ask:  func(reason string) { _, _, _ = m.queue.add(RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
 	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,
 		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
 		now: m.now, log: m.log, metrics: m.metrics}, opts, window)
+	m.runs = &runLoop{cfg: m.cfg, log: m.log, now: m.now, parts: &m.parts, queue: m.queue, runLock: m.runLock, lead: m.lead,
+		leading: m.elector.leading, status: m.status, runLog: m.runLog, upgrades: m.upgrades}
 	return m, nil
 }
 

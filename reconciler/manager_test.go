@@ -14,15 +14,17 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
 
-// start runs the manager until the spec ends; it returns the channel that
-// is closed when Start returns and the function that stops it.
+// start serves the manager's runs and watch until the spec ends; it
+// returns the channel that is closed when they have returned and the
+// function that stops them.
 func (e *env) start() (<-chan struct{}, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
+	done := serveParts(ctx, runsAndWatch(e.m)...)
 	go func() {
 		defer GinkgoRecover()
 		defer close(stopped)
-		Expect(e.m.Start(ctx)).To(Succeed())
+		Expect(<-done).To(Succeed())
 	}()
 	DeferCleanup(func() {
 		cancel()
@@ -136,7 +138,7 @@ var _ = Describe("the manager", func() {
 		Expect(err).To(MatchError(reconciler.ErrDisabled))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		Expect(e.m.Start(ctx)).To(Succeed())
+		Expect(<-serveParts(ctx, e.m.Loops().All()...)).To(Succeed())
 		Expect(e.sim.Stats().Requests).To(BeEmpty())
 		Expect(e.m.Status().Enabled).To(BeFalse())
 		Expect(e.m.Status().LastRun).To(BeNil())

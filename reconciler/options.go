@@ -24,9 +24,9 @@ import (
 var (
 	// ErrDisabled is returned by Trigger when reconciler.enabled is false.
 	ErrDisabled = errors.New("reconciler is disabled")
-	// ErrNotRunning is returned by Trigger when Start is not running.
+	// ErrNotRunning is returned by Trigger when the runs' loop is not served.
 	ErrNotRunning = errors.New("reconciler is not running")
-	// ErrAlreadyStarted is returned by a second Start on one Manager.
+	// ErrAlreadyStarted is returned by a part (Loops) served twice at once.
 	ErrAlreadyStarted = errors.New("reconciler already started")
 	// ErrBadOptions is returned by New for options it cannot work with.
 	ErrBadOptions = errors.New("bad reconciler options")

@@ -13,11 +13,11 @@ type request struct {
 	waiters []chan Summary
 }
 
-// queue holds the runs asked for while Start serves another: one run and
+// queue holds the runs asked for while the runs' loop serves another: one run and
 // one dry run at most, each merging every request made meanwhile. It is
 // safe for concurrent use.
 type queue struct {
-	wake chan struct{} // tells Start that a request is pending
+	wake chan struct{} // tells the runs' loop that a request is pending
 
 	mu      sync.Mutex
 	started bool
@@ -26,7 +26,7 @@ type queue struct {
 
 func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
 
-// setStarted marks Start as running or not; on the way out, callers still
+// setStarted marks the runs' loop as served or not; on the way out, callers still
 // waiting for a run have their channel closed without a summary.
 func (q *queue) setStarted(on bool) error {
 	q.mu.Lock()
@@ -72,7 +72,7 @@ func (q *queue) take() *request {
 	return nil
 }
 
-// signalIfPending wakes Start again when requests came in during a run.
+// signalIfPending wakes the runs' loop again when requests came in during a run.
 func (q *queue) signalIfPending() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -90,7 +90,7 @@ func (q *queue) signal() {
 
 // add merges opts into the pending run of its kind (a dry run apart from
 // the others) and returns its id and the channel that receives its summary;
-// ErrNotRunning when Start is not running.
+// ErrNotRunning when the runs' loop is not served.
 func (q *queue) add(opts RunOptions) (string, <-chan Summary, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -127,13 +127,6 @@ func (q *queue) idle() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.pending[0] == nil
-}
-
-// isStarted says whether Start is running.
-func (q *queue) isStarted() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.started
 }
 
 func joinReason(a, b string) string {

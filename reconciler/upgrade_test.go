@@ -377,11 +377,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 			o.Config.Upgrades.Mode, o.Config.Upgrades.MaxPerRun = config.UpgradeAuto, 2
 		})
 		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); _ = f.m.Start(runCtx) }()
-		serving := make(chan struct{})
-		go func() { defer close(serving); _ = f.m.Upgrades().Serve(runCtx) }()
-		DeferCleanup(func() { <-serving })
+		done := serveParts(runCtx, append(runsAndWatch(f.m), f.m.Upgrades())...)
 		DeferCleanup(func() { stop(); <-done })
 		var st reconciler.UpgradeStatus
 		Eventually(func() bool {

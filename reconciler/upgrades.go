@@ -217,8 +217,8 @@ func (u *Upgrades) Start(req UpgradeRequest) (UpgradeReport, error) {
 }
 
 // Serve makes the fleet upgrades Start and the background mode ask for,
-// one at a time, until ctx ends: a part of the daemon, beside the
-// Manager's Start. A fleet upgrade's waits end with ctx; its journal keeps
+// one at a time, until ctx ends: a part of the daemon (Loops.Upgrades),
+// beside the runs. A fleet upgrade's waits end with ctx; its journal keeps
 // what is under way.
 func (u *Upgrades) Serve(ctx context.Context) error {
 	u.mu.Lock()

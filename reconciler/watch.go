@@ -34,10 +34,12 @@ type watcher struct {
 // maxWatchReason bounds the reason a watch gives its run.
 const maxWatchReason = 1024
 
-// run looks every w.every until ctx ends; a zero interval is no watch.
-func (w watcher) run(ctx context.Context) {
+// Serve looks every w.every until ctx ends; a zero interval is no watch
+// (it waits for ctx then).
+func (w *watcher) Serve(ctx context.Context) error {
 	if w.every <= 0 {
-		return
+		<-ctx.Done()
+		return nil
 	}
 	tick := time.NewTicker(w.every)
 	defer tick.Stop()
@@ -45,7 +47,7 @@ func (w watcher) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-tick.C:
 		}
 		if !w.leading() || !w.idle() {
@@ -55,7 +57,7 @@ func (w watcher) run(ctx context.Context) {
 		changed, errs := w.directors.Peek(lctx, w.store)
 		cancel()
 		if ctx.Err() != nil {
-			return
+			return nil
 		}
 		switch {
 		case len(changed) > 0:

@@ -22,8 +22,7 @@ var _ = Describe("the watch between runs", func() {
 	const every = 40 * time.Millisecond
 	started := func(e *env) {
 		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = e.m.Start(ctx) }()
+		done := serveParts(ctx, runsAndWatch(e.m)...)
 		DeferCleanup(func() { cancel(); <-done })
 		Eventually(func() *reconciler.Summary { return e.m.Status().LastRun }).ShouldNot(BeNil(), "the run at start")
 		Eventually(func() bool { return e.m.Status().Running }).Should(BeFalse())

@@ -90,8 +90,9 @@ func (b *bench) footprint(ctx context.Context, n int, sims []*simProcess, store 
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
-	wg.Go(func() { _ = m.Start(runCtx) })
-	wg.Go(func() { _ = m.Health().Serve(runCtx) })
+	for _, p := range m.Loops().All() { // every loop, as the daemon serves them
+		wg.Go(func() { _ = p.Serve(runCtx) })
+	}
 	for m.Status().LastRun == nil { // the run at start hands the loop the fleet
 		select {
 		case <-ctx.Done():

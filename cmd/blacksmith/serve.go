@@ -153,11 +153,9 @@ func (d *daemon) run(ctx context.Context) error {
 	if err != nil {
 		return nil
 	}
-	parts, pctx := errgroup.WithContext(ctx) // the reconciler's loop, and the fleet upgrades' and the health loop beside it
-	parts.Go(func() error { return m.Start(pctx) })
-	if d.cfg.Reconciler.Enabled {
-		parts.Go(func() error { return m.Upgrades().Serve(pctx) })
-		parts.Go(func() error { return m.Health().Serve(pctx) })
+	parts, pctx := errgroup.WithContext(ctx) // the reconciler's loops: the lease, the runs, the watch, the fleet upgrades, the health loop
+	for _, p := range m.Loops().All() {
+		parts.Go(func() error { return p.Serve(pctx) })
 	}
 	return parts.Wait()
 }
