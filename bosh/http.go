@@ -3,7 +3,6 @@ package bosh
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 )
 
 // Bounds on an answer read into memory; a longer answer is an error
@@ -161,54 +162,38 @@ func (c *conn) send(ctx context.Context, req *http.Request, endpoint string) (re
 			return fail(fmt.Errorf("waiting for the rate limit: %w", err))
 		}
 	}
-	select {
-	case c.inFlight <- struct{}{}:
-	case <-ctx.Done():
-		return fail(fmt.Errorf("waiting for a free request slot: %w", ctx.Err()))
+	a, err := c.kit.Send(ctx, req, endpoint, answerLimit(req.Method, endpoint))
+	var big *httpkit.TooLargeError
+	switch {
+	case err == nil:
+		return answer(a), nil
+	case errors.Is(err, httpkit.ErrNoSlot):
+		return fail(err)
+	case errors.As(err, &big):
+		return fail(&tooLargeError{method: req.Method, endpoint: endpoint, limit: big.Limit})
 	}
-	defer func() { <-c.inFlight }()
-	res, err := c.roundTrip(req, endpoint)
-	if err != nil {
-		if errors.Is(err, ErrAnswerTooLarge) {
-			return fail(err)
-		}
-		return fail(&unreachable{err})
-	}
-	return res, nil
+	return fail(&unreachable{err})
 }
 
-// roundTrip sends req, reads the whole answer up to its bound (see
-// answerLimit) and counts it. An answer over its bound is not read further.
+// roundTrip sends req without waiting for the rate limiter or a slot, reads
+// the whole answer up to its bound (see answerLimit) and counts it.
 func (c *conn) roundTrip(req *http.Request, endpoint string) (response, error) {
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.metrics.request(c.name, req.Method, endpoint, 0)
-		return response{}, err
+	a, err := c.kit.RoundTrip(req, endpoint, answerLimit(req.Method, endpoint))
+	var big *httpkit.TooLargeError
+	if errors.As(err, &big) {
+		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: big.Limit}
 	}
-	defer resp.Body.Close()
-	c.metrics.request(c.name, req.Method, endpoint, resp.StatusCode)
-	limit := answerLimit(req.Method, endpoint)
-	if resp.ContentLength > limit {
-		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: limit}
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return response{}, fmt.Errorf("reading the answer: %w", err)
-	}
-	if int64(len(body)) > limit {
-		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: limit}
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: body}, nil
+	return answer(a), err
 }
 
-// decodeJSON decodes body into out. Its error is cut to maxErrorText bytes:
-// encoding/json quotes parts of the input, a long number for one.
-func decodeJSON(body []byte, out any) error {
-	if err := json.Unmarshal(body, out); err != nil {
-		return errors.New(shorten(err.Error()))
-	}
-	return nil
+// answer is a as a response.
+func answer(a httpkit.Answer) response {
+	return response{status: a.Status, header: a.Header, body: a.Body}
 }
+
+// decodeJSON decodes body into out (httpkit.DecodeJSON: its error is cut to
+// maxErrorText bytes).
+func decodeJSON(body []byte, out any) error { return httpkit.DecodeJSON(body, out) }
 
 // errNotTaskRedirect is returned when a task-creating request is not answered
 // with a redirect to /tasks/:id.
