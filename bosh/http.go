@@ -58,19 +58,16 @@ func answerLimit(method, endpoint string) int64 {
 }
 
 // tooLargeError is an answer over its bound.
-type tooLargeError struct {
-	method, endpoint string
-	limit            int64
-}
+type tooLargeError struct{ *httpkit.TooLargeError }
 
 // Error names the request and the bound, e.g. "the Director's answer to GET
 // /deployments is over 32 MiB".
 func (e *tooLargeError) Error() string {
 	from := "the Director's"
-	if e.endpoint == epToken {
+	if e.Endpoint == epToken {
 		from = "UAA's"
 	}
-	return fmt.Sprintf("%s answer to %s %s is over %d MiB", from, e.method, e.endpoint, e.limit>>20)
+	return fmt.Sprintf("%s answer to %s %s is over %d MiB", from, e.Method, e.Endpoint, e.Limit>>20)
 }
 
 // Is lets errors.Is match ErrAnswerTooLarge.
@@ -162,15 +159,12 @@ func (c *conn) send(ctx context.Context, req *http.Request, endpoint string) (re
 			return fail(fmt.Errorf("waiting for the rate limit: %w", err))
 		}
 	}
-	a, err := c.kit.Send(ctx, req, endpoint, answerLimit(req.Method, endpoint))
-	var big *httpkit.TooLargeError
+	res, err := answer(c.kit.Send(ctx, req, endpoint, answerLimit(req.Method, endpoint)))
 	switch {
 	case err == nil:
-		return answer(a), nil
-	case errors.Is(err, httpkit.ErrNoSlot):
+		return res, nil
+	case errors.Is(err, httpkit.ErrNoSlot), errors.Is(err, ErrAnswerTooLarge):
 		return fail(err)
-	case errors.As(err, &big):
-		return fail(&tooLargeError{method: req.Method, endpoint: endpoint, limit: big.Limit})
 	}
 	return fail(&unreachable{err})
 }
@@ -178,17 +172,15 @@ func (c *conn) send(ctx context.Context, req *http.Request, endpoint string) (re
 // roundTrip sends req without waiting for the rate limiter or a slot, reads
 // the whole answer up to its bound (see answerLimit) and counts it.
 func (c *conn) roundTrip(req *http.Request, endpoint string) (response, error) {
-	a, err := c.kit.RoundTrip(req, endpoint, answerLimit(req.Method, endpoint))
-	var big *httpkit.TooLargeError
-	if errors.As(err, &big) {
-		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: big.Limit}
-	}
-	return answer(a), err
+	return answer(c.kit.RoundTrip(req, endpoint, answerLimit(req.Method, endpoint)))
 }
 
-// answer is a as a response.
-func answer(a httpkit.Answer) response {
-	return response{status: a.Status, header: a.Header, body: a.Body}
+// answer is a as a response, an answer over its bound a *tooLargeError.
+func answer(a httpkit.Answer, err error) (response, error) {
+	if big := (*httpkit.TooLargeError)(nil); errors.As(err, &big) {
+		return response{}, &tooLargeError{big}
+	}
+	return response{status: a.Status, header: a.Header, body: a.Body}, err
 }
 
 // decodeJSON decodes body into out (httpkit.DecodeJSON: its error is cut to

@@ -130,14 +130,9 @@ func (e *unavailable) Unwrap() error        { return e.err }
 func (e *unavailable) Is(target error) bool { return target == ErrUnavailable }
 
 // tooLarge is an answer over its bound; the view is unknown too.
-type tooLarge struct {
-	endpoint string
-	limit    int64
-}
+type tooLarge struct{ *httpkit.TooLargeError }
 
-func (e *tooLarge) Error() string {
-	return fmt.Sprintf("the answer to GET %s is over %d bytes", e.endpoint, e.limit)
-}
+// Is lets errors.Is match ErrAnswerTooLarge and ErrUnavailable.
 func (e *tooLarge) Is(target error) bool {
 	return target == ErrAnswerTooLarge || target == ErrUnavailable
 }

@@ -73,7 +73,7 @@ func (c *Client) do(ctx context.Context, method, endpoint string, u *url.URL, bo
 // counts it (httpkit.Conn.Send).
 func (c *Client) send(ctx context.Context, req *http.Request, endpoint string, limit int64) (response, error) {
 	a, err := c.kit.Send(ctx, req, endpoint, limit)
-	var big *httpkit.TooLargeError
+	big := (*httpkit.TooLargeError)(nil)
 	switch {
 	case err == nil:
 		return response{status: a.Status, header: a.Header, body: a.Body}, nil
@@ -82,7 +82,7 @@ func (c *Client) send(ctx context.Context, req *http.Request, endpoint string, l
 	case ctx.Err() != nil: // the caller gave up: not the platform's fault
 		return response{}, fmt.Errorf("cloud controller: %s %s: %w", req.Method, endpoint, ctx.Err())
 	case errors.As(err, &big):
-		return response{}, fmt.Errorf("cloud controller: %w", &tooLarge{endpoint: endpoint, limit: big.Limit})
+		return response{}, fmt.Errorf("cloud controller: %w", &tooLarge{big})
 	}
 	return response{}, &unavailable{fmt.Errorf("cloud controller: %s %s: %w", req.Method, endpoint, err)}
 }

@@ -110,14 +110,14 @@ func (c *Conn) RoundTrip(req *http.Request, endpoint string, limit int64) (Answe
 	defer resp.Body.Close()
 	c.count(req.Method, endpoint, resp.StatusCode)
 	if resp.ContentLength > limit {
-		return Answer{}, &TooLargeError{Limit: limit}
+		return Answer{}, &TooLargeError{Method: req.Method, Endpoint: endpoint, Limit: limit}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return Answer{}, fmt.Errorf("reading the answer: %w", err)
 	}
 	if int64(len(body)) > limit {
-		return Answer{}, &TooLargeError{Limit: limit}
+		return Answer{}, &TooLargeError{Method: req.Method, Endpoint: endpoint, Limit: limit}
 	}
 	return Answer{Status: resp.StatusCode, Header: resp.Header, Body: body}, nil
 }

@@ -84,8 +84,8 @@ var _ = Describe("Conn", func() {
 				}
 				var big *httpkit.TooLargeError
 				Expect(errors.As(err, &big)).To(BeTrue(), "error %v", err)
-				Expect(big.Limit).To(BeEquivalentTo(10))
-				Expect(err).To(MatchError("answer over 10 bytes"))
+				Expect(*big).To(Equal(httpkit.TooLargeError{Method: "GET", Endpoint: "/x", Limit: 10}))
+				Expect(err).To(MatchError("the answer to GET /x is over 10 bytes"))
 				Expect(a.Body).To(BeNil())
 			},
 			Entry("empty", 0, true, false),
@@ -117,7 +117,7 @@ var _ = Describe("Conn", func() {
 			}()
 			var err error
 			Eventually(done, "20s").Should(Receive(&err))
-			Expect(err).To(MatchError("answer over 1048576 bytes"))
+			Expect(err).To(MatchError("the answer to GET /x is over 1048576 bytes"))
 		})
 	})
 

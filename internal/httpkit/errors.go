@@ -12,14 +12,19 @@ import (
 var ErrNoSlot = errors.New("waiting for a free request slot")
 
 // TooLargeError is an answer over the bound its caller set. Each client
-// turns it into an error of its own, naming the request.
+// wraps it in an error of its own, matching its own sentinel.
 type TooLargeError struct {
+	// Method and Endpoint are the request's method and route template.
+	Method, Endpoint string
 	// Limit is the bound, in bytes.
 	Limit int64
 }
 
-// Error says the bound, e.g. "answer over 1048576 bytes".
-func (e *TooLargeError) Error() string { return fmt.Sprintf("answer over %d bytes", e.Limit) }
+// Error names the request and the bound, e.g. "the answer to GET /v3/x is
+// over 1048576 bytes".
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the answer to %s %s is over %d bytes", e.Method, e.Endpoint, e.Limit)
+}
 
 // MaxErrorText bounds, in bytes, the texts DecodeJSON's errors quote.
 const MaxErrorText = 512
