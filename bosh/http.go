@@ -177,7 +177,8 @@ func (c *conn) roundTrip(req *http.Request, endpoint string) (response, error) {
 
 // answer is a as a response, an answer over its bound a *tooLargeError.
 func answer(a httpkit.Answer, err error) (response, error) {
-	if big := (*httpkit.TooLargeError)(nil); errors.As(err, &big) {
+	var big *httpkit.TooLargeError
+	if errors.As(err, &big) {
 		return response{}, &tooLargeError{big}
 	}
 	return response{status: a.Status, header: a.Header, body: a.Body}, err

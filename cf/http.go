@@ -73,7 +73,7 @@ func (c *Client) do(ctx context.Context, method, endpoint string, u *url.URL, bo
 // counts it (httpkit.Conn.Send).
 func (c *Client) send(ctx context.Context, req *http.Request, endpoint string, limit int64) (response, error) {
 	a, err := c.kit.Send(ctx, req, endpoint, limit)
-	big := (*httpkit.TooLargeError)(nil)
+	var big *httpkit.TooLargeError
 	switch {
 	case err == nil:
 		return response{status: a.Status, header: a.Header, body: a.Body}, nil

@@ -43,9 +43,9 @@ type Conn struct {
 
 // Answer is an answer read whole.
 type Answer struct {
-	Status int
-	Header http.Header
-	Body   []byte
+	Status int         // the HTTP status, e.g. 200
+	Header http.Header // the answer's headers
+	Body   []byte      // the whole body, at most the bound Send was given
 }
 
 // ErrNoPEM is returned by New when Options.CACert holds no PEM certificate.
