@@ -2,8 +2,6 @@ package bosh
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 	"golang.org/x/time/rate"
 )
 
@@ -58,14 +57,13 @@ type Client struct{ conn *conn }
 // (basic or UAA, detected from /info), the rate limit and the in-flight cap,
 // the bounded answers, the metrics.
 type conn struct {
-	name     string
-	base     *url.URL
-	opts     Options
-	http     *http.Client
-	limiter  *rate.Limiter // nil: unlimited
-	inFlight chan struct{}
-	metrics  *Metrics
-	log      *slog.Logger
+	name    string
+	base    *url.URL
+	opts    Options
+	kit     *httpkit.Conn // the *http.Client, the in-flight cap, the bounded answers
+	limiter *rate.Limiter // nil: unlimited
+	metrics *Metrics
+	log     *slog.Logger
 
 	auth     atomic.Value  // authenticator, unset until /info was read
 	authLock chan struct{} // one detection at a time, context-aware
@@ -80,28 +78,26 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	tlsConfig, err := newTLSConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = tlsConfig
-	transport.MaxIdleConnsPerHost = opts.MaxInFlight
 	c := &conn{
-		name: opts.Name,
-		base: base,
-		opts: opts,
-		http: &http.Client{
-			Transport: transport,
-			Timeout:   opts.Timeout,
-			// Redirects are handled by the client itself: a Location may name
-			// a host this machine cannot reach.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
-		inFlight: make(chan struct{}, opts.MaxInFlight),
+		name:     opts.Name,
+		base:     base,
+		opts:     opts,
 		metrics:  opts.Metrics,
 		log:      opts.Logger.With("director", opts.Name),
 		authLock: make(chan struct{}, 1),
+	}
+	c.kit, err = httpkit.New(httpkit.Options{
+		CACert:            opts.CACert,
+		SkipSSLValidation: opts.SkipSSLValidation,
+		Timeout:           opts.Timeout,
+		MaxInFlight:       opts.MaxInFlight,
+		Proxy:             http.ProxyFromEnvironment,
+		Count: func(method, endpoint string, status int) {
+			c.metrics.request(c.name, method, endpoint, status)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bosh director %q: invalid options: ca_cert holds %w", opts.Name, err)
 	}
 	if opts.RateLimit > 0 {
 		c.limiter = rate.NewLimiter(rate.Limit(opts.RateLimit), opts.RateBurst)
@@ -157,21 +153,6 @@ func validate(o Options) (*url.URL, error) {
 		return nil, fmt.Errorf("bosh director %q: invalid options: %w", o.Name, err)
 	}
 	return base, nil
-}
-
-// newTLSConfig verifies certificates against o.CACert (or the system's
-// roots) unless o.SkipSSLValidation says otherwise.
-func newTLSConfig(o Options) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.SkipSSLValidation} //nolint:gosec // only when configured
-	if o.CACert == "" {
-		return cfg, nil
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(o.CACert)) {
-		return nil, fmt.Errorf("bosh director %q: invalid options: ca_cert holds no PEM certificate", o.Name)
-	}
-	cfg.RootCAs = pool
-	return cfg, nil
 }
 
 type contextIDKey struct{}

@@ -1,7 +1,8 @@
 // Package bosh is blacksmith's client for the BOSH Director REST API.
 //
-// It reuses gogobosh's types where they fit but does its own HTTP, so that
-// the daemon does not inherit gogobosh's faults: TLS is verified against a
+// It reuses gogobosh's types where they fit but does its own HTTP (over
+// internal/httpkit, the layer it shares with the cf client), so that the
+// daemon does not inherit gogobosh's faults: TLS is verified against a
 // configurable CA, basic and UAA client-credential authentication are
 // detected lazily from GET /info (a Director that is down at start-up is an
 // error the caller retries, not a crash), UAA tokens are refreshed before

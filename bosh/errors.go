@@ -8,7 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 )
 
 // Director error codes that the client maps to sentinel errors.
@@ -63,8 +64,9 @@ func Transient(err error) bool {
 // maxErrorText bounds, in bytes, the description kept in an APIError (the
 // Director's own, or the start of a body that is not a Director error) and
 // the other texts of an answer quoted in an error: an answer can be as long
-// as its bound (see answerLimit), and errors end up in logs.
-const maxErrorText = 512
+// as its bound (see answerLimit), and errors end up in logs. 512, as
+// decodeJSON cuts its errors.
+const maxErrorText = httpkit.MaxErrorText
 
 // APIError is an error answer from the Director (or from its UAA).
 type APIError struct {
@@ -127,14 +129,6 @@ func parseAPIError(director, method, path string, status int, body []byte) *APIE
 func quote(s string) string { return shorten(strconv.Quote(s)) }
 
 // shorten cuts s to at most maxErrorText bytes, "..." that marks the cut
-// included, at a rune boundary; a text it returns is returned unchanged.
-func shorten(s string) string {
-	if len(s) <= maxErrorText {
-		return s
-	}
-	cut := maxErrorText - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// included, at a rune boundary (httpkit.Cut); a text it returns is
+// returned unchanged.
+func shorten(s string) string { return httpkit.Cut(s, maxErrorText) }

@@ -3,7 +3,6 @@ package bosh
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 )
 
 // Bounds on an answer read into memory; a longer answer is an error
@@ -57,19 +58,16 @@ func answerLimit(method, endpoint string) int64 {
 }
 
 // tooLargeError is an answer over its bound.
-type tooLargeError struct {
-	method, endpoint string
-	limit            int64
-}
+type tooLargeError struct{ *httpkit.TooLargeError }
 
 // Error names the request and the bound, e.g. "the Director's answer to GET
 // /deployments is over 32 MiB".
 func (e *tooLargeError) Error() string {
 	from := "the Director's"
-	if e.endpoint == epToken {
+	if e.Endpoint == epToken {
 		from = "UAA's"
 	}
-	return fmt.Sprintf("%s answer to %s %s is over %d MiB", from, e.method, e.endpoint, e.limit>>20)
+	return fmt.Sprintf("%s answer to %s %s is over %d MiB", from, e.Method, e.Endpoint, e.Limit>>20)
 }
 
 // Is lets errors.Is match ErrAnswerTooLarge.
@@ -161,54 +159,34 @@ func (c *conn) send(ctx context.Context, req *http.Request, endpoint string) (re
 			return fail(fmt.Errorf("waiting for the rate limit: %w", err))
 		}
 	}
-	select {
-	case c.inFlight <- struct{}{}:
-	case <-ctx.Done():
-		return fail(fmt.Errorf("waiting for a free request slot: %w", ctx.Err()))
+	res, err := answer(c.kit.Send(ctx, req, endpoint, answerLimit(req.Method, endpoint)))
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, httpkit.ErrNoSlot), errors.Is(err, ErrAnswerTooLarge):
+		return fail(err)
 	}
-	defer func() { <-c.inFlight }()
-	res, err := c.roundTrip(req, endpoint)
-	if err != nil {
-		if errors.Is(err, ErrAnswerTooLarge) {
-			return fail(err)
-		}
-		return fail(&unreachable{err})
-	}
-	return res, nil
+	return fail(&unreachable{err})
 }
 
-// roundTrip sends req, reads the whole answer up to its bound (see
-// answerLimit) and counts it. An answer over its bound is not read further.
+// roundTrip sends req without waiting for the rate limiter or a slot, reads
+// the whole answer up to its bound (see answerLimit) and counts it.
 func (c *conn) roundTrip(req *http.Request, endpoint string) (response, error) {
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.metrics.request(c.name, req.Method, endpoint, 0)
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	c.metrics.request(c.name, req.Method, endpoint, resp.StatusCode)
-	limit := answerLimit(req.Method, endpoint)
-	if resp.ContentLength > limit {
-		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: limit}
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return response{}, fmt.Errorf("reading the answer: %w", err)
-	}
-	if int64(len(body)) > limit {
-		return response{}, &tooLargeError{method: req.Method, endpoint: endpoint, limit: limit}
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: body}, nil
+	return answer(c.kit.RoundTrip(req, endpoint, answerLimit(req.Method, endpoint)))
 }
 
-// decodeJSON decodes body into out. Its error is cut to maxErrorText bytes:
-// encoding/json quotes parts of the input, a long number for one.
-func decodeJSON(body []byte, out any) error {
-	if err := json.Unmarshal(body, out); err != nil {
-		return errors.New(shorten(err.Error()))
+// answer is a as a response, an answer over its bound a *tooLargeError.
+func answer(a httpkit.Answer, err error) (response, error) {
+	var big *httpkit.TooLargeError
+	if errors.As(err, &big) {
+		return response{}, &tooLargeError{big}
 	}
-	return nil
+	return response{status: a.Status, header: a.Header, body: a.Body}, err
 }
+
+// decodeJSON decodes body into out (httpkit.DecodeJSON: its error is cut to
+// maxErrorText bytes).
+func decodeJSON(body []byte, out any) error { return httpkit.DecodeJSON(body, out) }
 
 // errNotTaskRedirect is returned when a task-creating request is not answered
 // with a redirect to /tasks/:id.

@@ -1,10 +1,9 @@
 package bosh
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 	"github.com/blacksmith-reconciler/blacksmith/internal/metrics"
 )
 
@@ -98,10 +97,5 @@ func (m *Metrics) taskCreated(director string) {
 	m.tasksCreated.WithLabelValues(director).Inc()
 }
 
-// codeClass turns 404 into "4xx", and 0 into "error".
-func codeClass(status int) string {
-	if status < 100 || status > 599 {
-		return "error"
-	}
-	return strconv.Itoa(status/100) + "xx"
-}
+// codeClass turns 404 into "4xx", and 0 into "error" (httpkit.CodeClass).
+var codeClass = httpkit.CodeClass

@@ -1,18 +1,16 @@
 package cf
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 	"github.com/blacksmith-reconciler/blacksmith/internal/uaa"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -64,8 +62,7 @@ type Options struct {
 type Client struct {
 	api      *url.URL
 	opts     Options
-	http     *http.Client
-	inFlight chan struct{}
+	kit      *httpkit.Conn // the *http.Client, the in-flight cap, the bounded answers
 	requests *prometheus.CounterVec
 	sent     atomic.Int64 // requests sent, the UAA's included
 	log      *slog.Logger
@@ -87,26 +84,21 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: opts.SkipSSLValidation} //nolint:gosec // only when configured
-	if opts.CACert != "" {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM([]byte(opts.CACert)) {
-			return nil, errors.New("cloud controller: invalid options: ca_cert holds no PEM certificate")
-		}
-		cfg.RootCAs = pool
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = cfg
-	transport.Proxy = nil // a proxy from the environment would dial elsewhere
-	transport.MaxIdleConnsPerHost = opts.MaxInFlight
 	c := &Client{
-		api:  api,
-		opts: opts,
-		http: &http.Client{Transport: transport, Timeout: opts.Timeout,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		inFlight: make(chan struct{}, opts.MaxInFlight),
+		api:      api,
+		opts:     opts,
 		requests: newRequestsMetric(opts.Registerer),
 		log:      opts.Logger,
+	}
+	c.kit, err = httpkit.New(httpkit.Options{
+		CACert:            opts.CACert,
+		SkipSSLValidation: opts.SkipSSLValidation,
+		Timeout:           opts.Timeout,
+		MaxInFlight:       opts.MaxInFlight,
+		Count:             c.count, // no Proxy: one from the environment would dial elsewhere
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cloud controller: invalid options: ca_cert holds %w", err)
 	}
 	c.tokens = uaa.NewSource(c.fetchToken, "cloud controller", opts.Logger, opts.Now)
 	return c, nil

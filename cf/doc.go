@@ -12,8 +12,8 @@
 // github.com/cloudfoundry/go-cfclient/v3 (e.g. v3.0.0-alpha.16) is the
 // ecosystem's client, and it does take contexts and TLS settings. It was not
 // added: the reconciler needs guarantees that would have to be wrapped
-// around it anyway, and that the bosh package already shows how to give with
-// a few hundred lines of net/http: every answer read into memory up to a
+// around it anyway, and that the bosh package gives with a few hundred lines
+// of net/http, the layer both share (internal/httpkit) included: every answer read into memory up to a
 // bound (a longer one is an error, never a truncated list); a next link
 // followed only toward the configured API's scheme and host, and a bounded
 // number of pages; the CF error object decoded into an *APIError matching

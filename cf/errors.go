@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 )
 
 var (
@@ -36,8 +37,8 @@ const (
 	CodeBrokerNotRemovable = 270010
 )
 
-// maxErrorText bounds, in bytes, each text quoted from an answer.
-const maxErrorText = 512
+// maxErrorText bounds, in bytes, each text quoted from an answer: 512.
+const maxErrorText = httpkit.MaxErrorText
 
 // APIError is an error answer of the Cloud Controller: its status and the
 // first entry of its CF error object ({"errors":[{code,title,detail}]}).
@@ -117,18 +118,9 @@ func resetTime(h http.Header, now time.Time) time.Time {
 	return time.Time{}
 }
 
-// clean makes s valid UTF-8 and cuts it to maxErrorText bytes at a rune boundary.
-func clean(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxErrorText {
-		return s
-	}
-	cut := maxErrorText - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// clean makes s valid UTF-8 and cuts it to maxErrorText bytes at a rune
+// boundary (httpkit.Cut).
+func clean(s string) string { return httpkit.Cut(strings.ToValidUTF8(s, "\uFFFD"), maxErrorText) }
 
 // unavailable wraps a cause that leaves the platform's view unknown.
 type unavailable struct{ err error }
@@ -138,14 +130,9 @@ func (e *unavailable) Unwrap() error        { return e.err }
 func (e *unavailable) Is(target error) bool { return target == ErrUnavailable }
 
 // tooLarge is an answer over its bound; the view is unknown too.
-type tooLarge struct {
-	endpoint string
-	limit    int64
-}
+type tooLarge struct{ *httpkit.TooLargeError }
 
-func (e *tooLarge) Error() string {
-	return fmt.Sprintf("the answer to GET %s is over %d bytes", e.endpoint, e.limit)
-}
+// Is lets errors.Is match ErrAnswerTooLarge and ErrUnavailable.
 func (e *tooLarge) Is(target error) bool {
 	return target == ErrAnswerTooLarge || target == ErrUnavailable
 }

@@ -3,13 +3,14 @@ package cf
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
 )
 
 // smallAnswer bounds GET / and a token answer.
@@ -68,51 +69,33 @@ func (c *Client) do(ctx context.Context, method, endpoint string, u *url.URL, bo
 	}
 }
 
-// send waits for a free slot, sends req, reads the answer up to limit and counts it.
+// send waits for a free slot, sends req, reads the answer up to limit and
+// counts it (httpkit.Conn.Send).
 func (c *Client) send(ctx context.Context, req *http.Request, endpoint string, limit int64) (response, error) {
-	select {
-	case c.inFlight <- struct{}{}:
-	case <-ctx.Done():
-		return response{}, fmt.Errorf("cloud controller: %s %s: waiting for a request slot: %w", req.Method, endpoint, ctx.Err())
-	}
-	defer func() { <-c.inFlight }()
-	res, err := c.roundTrip(req, endpoint, limit)
+	a, err := c.kit.Send(ctx, req, endpoint, limit)
+	var big *httpkit.TooLargeError
 	switch {
 	case err == nil:
-		return res, nil
+		return response{status: a.Status, header: a.Header, body: a.Body}, nil
+	case errors.Is(err, httpkit.ErrNoSlot):
+		return response{}, fmt.Errorf("cloud controller: %s %s: %w", req.Method, endpoint, err)
 	case ctx.Err() != nil: // the caller gave up: not the platform's fault
 		return response{}, fmt.Errorf("cloud controller: %s %s: %w", req.Method, endpoint, ctx.Err())
-	case errors.Is(err, ErrAnswerTooLarge):
-		return response{}, fmt.Errorf("cloud controller: %w", err)
+	case errors.As(err, &big):
+		return response{}, fmt.Errorf("cloud controller: %w", &tooLarge{big})
 	}
 	return response{}, &unavailable{fmt.Errorf("cloud controller: %s %s: %w", req.Method, endpoint, err)}
 }
 
-func (c *Client) roundTrip(req *http.Request, endpoint string, limit int64) (response, error) {
+// count counts one request sent (status 0: no answer).
+func (c *Client) count(_, endpoint string, status int) {
 	c.sent.Add(1)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		c.requests.WithLabelValues(endpoint, "error").Inc()
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	c.requests.WithLabelValues(endpoint, codeClass(resp.StatusCode)).Inc()
-	if resp.ContentLength > limit {
-		return response{}, &tooLarge{endpoint: endpoint, limit: limit}
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return response{}, fmt.Errorf("reading the answer: %w", err)
-	}
-	if int64(len(body)) > limit {
-		return response{}, &tooLarge{endpoint: endpoint, limit: limit}
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: body}, nil
+	c.requests.WithLabelValues(endpoint, httpkit.CodeClass(status)).Inc()
 }
 
 // decode decodes a 2xx answer; an undecodable one leaves the view unknown.
 func decode(endpoint string, body []byte, out any) error {
-	if err := json.Unmarshal(body, out); err != nil {
+	if err := httpkit.DecodeJSON(body, out); err != nil {
 		return &unavailable{fmt.Errorf("cloud controller: GET %s: undecodable answer: %s", endpoint, clean(err.Error()))}
 	}
 	return nil

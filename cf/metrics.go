@@ -1,8 +1,6 @@
 package cf
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/metrics"
@@ -41,12 +39,4 @@ func newRequestsMetric(reg prometheus.Registerer) *prometheus.CounterVec {
 		}
 	}
 	return c
-}
-
-// codeClass turns 404 into "4xx", and 0 (no answer) into "error".
-func codeClass(status int) string {
-	if status < 100 || status > 599 {
-		return "error"
-	}
-	return strconv.Itoa(status/100) + "xx"
 }
