@@ -34,6 +34,8 @@ type fakeFleet struct {
 	changed chan struct{} // closed, and replaced, at each change of the counts above
 }
 
+// newFakeFleet answers script; slots is max_in_flight (0: no Roll's Progress
+// tells it of the attempts started, and a deploy waits for no one).
 func newFakeFleet(script map[string][]string, slots int) *fakeFleet {
 	if script == nil {
 		script = map[string][]string{}
@@ -80,6 +82,8 @@ func (f *fakeFleet) settle() {
 	}
 }
 
+// attempt is the Roll's Attempt: it takes its slot, deploys until the
+// fleet settles, and answers the outcome scripted.
 func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary bool, slot upgrade.Slot) upgrade.Result {
 	defer GinkgoRecover()
 	f.mu.Lock()
