@@ -187,9 +187,10 @@ func counter(reg *prometheus.Registry, endpoint, class string) float64 {
 	return -1
 }
 
-// waitForRequests waits until the simulator has begun n requests to key.
+// waitForRequests waits until the simulator has begun n requests to key
+// (failing the spec when it has not within 10 s).
 func waitForRequests(cc *sim.CC, key string, n int) {
-	for deadline := time.Now().Add(10 * time.Second); cc.Stats().Requests[key] < n && time.Now().Before(deadline); {
-		time.Sleep(2 * time.Millisecond)
-	}
+	GinkgoHelper()
+	Eventually(func() int { return cc.Stats().Requests[key] }).WithTimeout(10*time.Second).WithPolling(2*time.Millisecond).
+		Should(BeNumerically(">=", n), "requests begun to %s", key)
 }

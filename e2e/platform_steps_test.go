@@ -61,24 +61,21 @@ func newBrokerGate(daemonURL string) *brokerGate {
 	return g
 }
 
-// awaitProvision polls the daemon's last_operation for the provision r
-// started until it is no longer in progress (at most a minute).
+// awaitProvision waits until the daemon's last_operation for the provision
+// r started is no longer in progress (failing the spec after a minute).
 func (g *brokerGate) awaitProvision(r *http.Request) {
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest(http.MethodGet, g.daemon.String()+r.URL.Path+"/last_operation", nil)
+	defer GinkgoRecover() // a handler's goroutine
+	Eventually(func(gm Gomega) string {
+		req, err := http.NewRequest(http.MethodGet, g.daemon.String()+r.URL.Path+"/last_operation", nil)
+		gm.Expect(err).NotTo(HaveOccurred())
 		req.Header = r.Header.Clone()
 		res, err := http.DefaultClient.Do(req)
-		if err == nil {
-			var lo struct{ State string }
-			_ = json.NewDecoder(res.Body).Decode(&lo)
-			res.Body.Close()
-			if lo.State != "in progress" {
-				return
-			}
-		}
-		<-time.After(100 * time.Millisecond)
-	}
+		gm.Expect(err).NotTo(HaveOccurred())
+		defer res.Body.Close()
+		var lo struct{ State string }
+		_ = json.NewDecoder(res.Body).Decode(&lo)
+		return lo.State
+	}).WithTimeout(time.Minute).WithPolling(100*time.Millisecond).ShouldNot(Equal("in progress"), "the provision behind the lost answer")
 }
 
 func (g *brokerGate) lose(on bool) {

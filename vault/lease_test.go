@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -86,6 +87,7 @@ var _ = Describe("The index of a fresh mount", func() {
 			var wg sync.WaitGroup
 			stop := make(chan struct{})
 			errs := make(chan error, 100)
+			var reads atomic.Int64 // indexes read whole
 			for range 4 {
 				wg.Go(func() {
 					for {
@@ -98,14 +100,25 @@ var _ = Describe("The index of a fresh mount", func() {
 							errs <- err
 							return
 						}
+						reads.Add(1)
 					}
 				})
 			}
+			// read is the count of indexes read so far; a reader's error ends the wait at once.
+			read := func() int64 {
+				if len(errs) > 0 {
+					StopTrying("a reader failed").Now()
+				}
+				return reads.Load()
+			}
+			Eventually(read).WithTimeout(10*time.Second).Should(BeNumerically(">=", 4), "the readers read before the write")
 			_, err := store.Update(ctx, map[string]vault.Change{"first": func(*vault.Record) (*vault.Record, error) {
 				return &vault.Record{ServiceID: "s", PlanID: "p"}, nil
 			}})
 			Expect(err).NotTo(HaveOccurred())
-			time.Sleep(20 * time.Millisecond)
+			written := reads.Load()
+			Eventually(func() int64 { return read() - written }).WithTimeout(10*time.Second).Should(BeNumerically(">=", 4),
+				"the readers read on after the write")
 			close(stop)
 			wg.Wait()
 			close(errs)

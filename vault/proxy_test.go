@@ -50,7 +50,7 @@ func newProxy(target, mount string) *proxy {
 			defer p.inFlight.Add(-1)
 			for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
 			}
-			time.Sleep(p.slow)
+			time.Sleep(p.slow) // the fault itself (a slow Vault), so that requests sent at once overlap: no wait for a state
 		}
 		rp.ServeHTTP(w, r)
 	}))

@@ -252,16 +252,19 @@ var _ = Describe("re-sharding the index", func() {
 		m, s, want := fresh(srv, 2, 400)
 		writer := openStore(srv.Addr, srv.Token, m) // another broker VM
 		written := map[string]string{}
+		var updates atomic.Int64 // updates written
 		stop := writeAlong(ctx, writer, 3, func(w, gen int) string {
 			if gen%5 == 0 {
 				return fmt.Sprintf("w%d-%d", w, gen)
 			}
 			return fmt.Sprintf("inst-%04d", (gen*7+w*131)%400)
-		}, func(id, plan string) { written[id] = plan })
-		time.Sleep(50 * time.Millisecond)
+		}, func(id, plan string) { written[id] = plan; updates.Add(1) })
+		Eventually(updates.Load).WithTimeout(30*time.Second).Should(BeNumerically(">=", 10), "the writers write before the re-shard")
 		_, err := s.Indexes.Reshard(ctx, 64)
 		Expect(err).NotTo(HaveOccurred())
-		time.Sleep(50 * time.Millisecond)
+		resharded := updates.Load()
+		Eventually(func() int64 { return updates.Load() - resharded }).WithTimeout(30*time.Second).
+			Should(BeNumerically(">=", 10), "the writers write on after the re-shard")
 		stop()
 		for id, plan := range written {
 			want[id] = plan

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // broker sends OSB requests to the daemons as a platform's balancer in
@@ -195,8 +197,10 @@ func provision(ctx context.Context, b *broker, l *ledger, id string) bool {
 func poll(ctx context.Context, b *broker, l *ledger, id, op string) bool {
 	deadline := time.Now().Add(5 * time.Minute)
 	failed := false
-	for ctx.Err() == nil && time.Now().Before(deadline) {
-		time.Sleep(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if retry.Sleep(ctx, 500*time.Millisecond) != nil {
+			break
+		}
 		a := b.do(ctx, http.MethodGet, "/v2/service_instances/"+id+"/last_operation", nil)
 		if failed {
 			a.tries++ // asked again after an error

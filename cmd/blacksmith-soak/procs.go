@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // Credentials of the processes the soak starts (loopback only).
@@ -113,19 +115,23 @@ func (p *proc) running() bool {
 	}
 }
 
-// waitHTTP waits until url answers at all, at most limit.
+// waitHTTP waits until url answers at all, asking every 200 ms, at most limit.
 func waitHTTP(url string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
 	for {
-		res, err := http.Get(url)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		res, err := http.DefaultClient.Do(req)
 		if err == nil {
 			res.Body.Close()
 			return nil
 		}
-		if time.Now().After(deadline) {
+		if retry.Sleep(ctx, 200*time.Millisecond) != nil {
 			return fmt.Errorf("%s did not answer within %s: %w", url, limit, err)
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

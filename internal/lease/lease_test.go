@@ -42,13 +42,25 @@ var _ = Describe("a lease holder", func() {
 		Expect(b.AcquireWithin(ctx, 300*time.Millisecond, retry.Backoff{})).To(MatchError(vault.ErrLeaseHeld))
 		Expect(time.Since(start)).To(BeNumerically(">=", 300*time.Millisecond))
 
+		// a gives the lease up once b has found it held and waits to try again.
+		waiting := make(chan struct{}, 1)
+		backoff := retry.Backoff{Base: 25 * time.Millisecond, Limit: 250 * time.Millisecond, Rand: func() float64 {
+			select {
+			case waiting <- struct{}{}:
+			default:
+			}
+			return 1
+		}}
+		releasing := make(chan struct{})
 		go func() {
 			defer GinkgoRecover()
-			time.Sleep(200 * time.Millisecond)
+			<-waiting
+			close(releasing)
 			_, err := a.Release()
 			Expect(err).NotTo(HaveOccurred())
 		}()
-		Expect(b.AcquireWithin(ctx, 5*time.Second, retry.Backoff{})).To(Succeed())
+		Expect(b.AcquireWithin(ctx, 10*time.Second, backoff)).To(Succeed())
+		Expect(releasing).To(BeClosed(), "taken only once a gave it up")
 		Expect(b.Holds()).To(BeTrue())
 	})
 

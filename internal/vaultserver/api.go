@@ -2,9 +2,12 @@ package vaultserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 )
 
 // Do sends an authenticated request to the server's HTTP API, e.g.
@@ -41,17 +44,20 @@ func (s *Server) EnableKV(path string, version int) error {
 	return nil
 }
 
-// waitKV2 waits until a new KV v2 mount has finished its upgrade and accepts writes.
+// waitKV2 waits until a new KV v2 mount has finished its upgrade and
+// accepts writes, asking every 50 ms, at most 10 s.
 func (s *Server) waitKV2(path string) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
 		code, _, err := s.Do(http.MethodGet, "/v1/"+path+"/config", "")
 		if err == nil && code == http.StatusOK {
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
+		if retry.Sleep(ctx, 50*time.Millisecond) != nil {
+			return fmt.Errorf("kv v2 mount %s not ready", path)
+		}
 	}
-	return fmt.Errorf("kv v2 mount %s not ready", path)
 }
 
 // Seal seals the server (every later request fails with a sealed error).

@@ -13,8 +13,11 @@ import (
 )
 
 // fakeFleet answers each attempt with the next outcome scripted for its
-// instance (upgraded when none is left) after a short while in its slot,
-// and records the order of the attempts and the overlap of their deploys.
+// instance (upgraded when none is left) and records the order of the
+// attempts and the overlap of their deploys. A deploy holds its slot until
+// the fleet has settled: every attempt the Roll started is deploying or
+// waits for a slot that max_in_flight deploys hold, so that the most that
+// deploy at once is reached whatever the scheduler does.
 type fakeFleet struct {
 	mu      sync.Mutex
 	script  map[string][]string
@@ -23,16 +26,80 @@ type fakeFleet struct {
 	most    int
 	canary  map[string]bool
 	endedAt map[string]int // when (in attempts begun) each first ended
+
+	slots   int           // max_in_flight; 0: a deploy holds its slot for no one
+	started int           // attempts the Roll started (told by its Progress)
+	taking  int           // attempts waiting for a slot
+	over    int           // attempts that returned
+	changed chan struct{} // closed, and replaced, at each change of the counts above
 }
 
-func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary bool, slot upgrade.Slot) upgrade.Result {
-	f.mu.Lock()
-	f.order = append(f.order, c.InstanceID)
-	f.mu.Unlock()
-	if why := slot.Take(ctx); why != "" {
-		return upgrade.Result{InstanceID: c.InstanceID, State: upgrade.Pending, Reason: why}
+// newFakeFleet answers script; slots is max_in_flight (0: no Roll's Progress
+// tells it of the attempts started, and a deploy waits for no one).
+func newFakeFleet(script map[string][]string, slots int) *fakeFleet {
+	if script == nil {
+		script = map[string][]string{}
+	}
+	return &fakeFleet{script: script, canary: map[string]bool{}, endedAt: map[string]int{}, slots: slots,
+		changed: make(chan struct{})}
+}
+
+// tell wakes the deploys waiting for the fleet to settle; f.mu held.
+func (f *fakeFleet) tell() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// progress counts the attempts the Roll starts.
+func (f *fakeFleet) progress(_ int, r upgrade.Result) {
+	if r.State != upgrade.InFlight {
+		return
 	}
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started++
+	f.tell()
+}
+
+// settle waits until every attempt started deploys, or waits for a slot
+// that max_in_flight deploys hold; f.mu held.
+func (f *fakeFleet) settle() {
+	GinkgoHelper()
+	if f.slots == 0 {
+		return
+	}
+	for f.started-f.over-f.now-f.taking > 0 || (f.taking > 0 && f.now < f.slots) {
+		changed := f.changed
+		f.mu.Unlock()
+		select {
+		case <-changed:
+		case <-time.After(time.Minute):
+			f.mu.Lock()
+			Fail(fmt.Sprintf("the fleet never settled: %d started, %d over, %d deploying, %d waiting for a slot",
+				f.started, f.over, f.now, f.taking))
+		}
+		f.mu.Lock()
+	}
+}
+
+// attempt is the Roll's Attempt: it takes its slot, deploys until the
+// fleet settles, and answers the outcome scripted.
+func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary bool, slot upgrade.Slot) upgrade.Result {
+	defer GinkgoRecover()
+	f.mu.Lock()
+	f.order = append(f.order, c.InstanceID)
+	f.taking++
+	f.tell()
+	f.mu.Unlock()
+	why := slot.Take(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.taking--
+	defer f.tell()
+	if why != "" {
+		f.over++
+		return upgrade.Result{InstanceID: c.InstanceID, State: upgrade.Pending, Reason: why}
+	}
 	f.now++
 	f.most = max(f.most, f.now)
 	if canary {
@@ -42,14 +109,13 @@ func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary boo
 	if s := f.script[c.InstanceID]; len(s) > 0 {
 		state, f.script[c.InstanceID] = s[0], s[1:]
 	}
-	f.mu.Unlock()
-	time.Sleep(5 * time.Millisecond)
-	f.mu.Lock()
+	f.tell()
+	f.settle()
 	f.now--
+	f.over++
 	if _, ok := f.endedAt[c.InstanceID]; !ok {
 		f.endedAt[c.InstanceID] = len(f.order)
 	}
-	f.mu.Unlock()
 	return upgrade.Result{InstanceID: c.InstanceID, State: state, Reason: "scripted"}
 }
 
@@ -62,14 +128,11 @@ func candidates(n int) []upgrade.Candidate {
 }
 
 func roll(rules upgrade.Rules, n int, script map[string][]string, gate func() string) (*fakeFleet, []upgrade.Result, string) {
-	f := &fakeFleet{script: script, canary: map[string]bool{}, endedAt: map[string]int{}}
-	if f.script == nil {
-		f.script = map[string][]string{}
-	}
+	f := newFakeFleet(script, max(rules.MaxInFlight, 1))
 	if rules.RetryDelay == 0 {
 		rules.RetryDelay = time.Millisecond
 	}
-	res, stopped := upgrade.Roll{Rules: rules, Attempt: f.attempt, Gate: gate}.Run(context.Background(), candidates(n))
+	res, stopped := upgrade.Roll{Rules: rules, Attempt: f.attempt, Gate: gate, Progress: f.progress}.Run(context.Background(), candidates(n))
 	return f, res, stopped
 }
 
@@ -171,7 +234,7 @@ var _ = Describe("the fleet rules", func() {
 	It("starts nothing once its context ended", func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		f := &fakeFleet{script: map[string][]string{}, canary: map[string]bool{}, endedAt: map[string]int{}}
+		f := newFakeFleet(nil, 0)
 		res, stopped := upgrade.Roll{Rules: upgrade.Rules{MaxInFlight: 1}, Attempt: f.attempt}.Run(ctx, candidates(2))
 		Expect(stopped).To(HavePrefix("stopped: context canceled"))
 		Expect(byState(res)).To(Equal(map[string]int{upgrade.Pending: 2}))
