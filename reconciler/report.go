@@ -2,7 +2,7 @@ package reconciler
 
 import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // The shapes a run is asked for and reports in live in internal/report,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/cf"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Reader is the Cloud Controller as the cross-check reads it; *cf.Client
