@@ -27,6 +27,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -166,7 +167,7 @@ func testLogger() *slog.Logger {
 }
 
 // run makes one run and expects it to complete.
-func (e *env) run(opts reconciler.RunOptions) reconciler.Summary {
+func (e *env) run(opts report.RunOptions) report.Summary {
 	GinkgoHelper()
 	s, err := e.m.RunOnce(context.Background(), opts)
 	Expect(err).NotTo(HaveOccurred())

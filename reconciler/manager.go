@@ -18,6 +18,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -158,7 +159,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	m.watcher = watcher{directors: directors, store: s.State, every: opts.Config.WatchInterval, leading: m.elector.leading,
 		idle: func() bool { return len(m.runLock) == 0 && m.queue.idle() },
-		ask:  func(reason string) { _, _, _ = m.queue.add(RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
+		ask:  func(reason string) { _, _, _ = m.queue.add(report.RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
 	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,
 		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
 		now: m.now, log: m.log, metrics: m.metrics}, opts, window)
@@ -178,6 +179,6 @@ func (m *Manager) Status() Status {
 }
 
 // Runs returns the newest runs of the run log (at most limit, 0: all).
-func (m *Manager) Runs(ctx context.Context, limit int) ([]Summary, error) {
+func (m *Manager) Runs(ctx context.Context, limit int) ([]report.Summary, error) {
 	return memory.Runs(ctx, m.runLog.store, limit)
 }

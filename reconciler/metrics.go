@@ -172,7 +172,7 @@ func (m *metrics) init() {
 // observe records a finished run (not a dry run). The gauges that describe
 // what the Director runs keep the last complete run's values: a run that
 // could not list the deployments or read the index saw nothing of them.
-func (m *metrics) observe(s Summary, end time.Time) {
+func (m *metrics) observe(s report.Summary, end time.Time) {
 	result := s.Result
 	m.runs.WithLabelValues(result).Inc()
 	m.duration.Observe(s.Duration.Seconds())
@@ -201,7 +201,7 @@ func (m *metrics) observe(s Summary, end time.Time) {
 }
 
 // setState sets the gauges that describe the deployments and instances.
-func (m *metrics) setState(s Summary) {
+func (m *metrics) setState(s report.Summary) {
 	m.deployments.Set(float64(s.DeploymentsSeen))
 	m.unmatched.Set(float64(s.Unmatched))
 	m.conflicts.Set(float64(len(s.Conflicts)))
@@ -213,7 +213,7 @@ func (m *metrics) setState(s Summary) {
 }
 
 // record adds a run to the Snapshot.
-func (m *metrics) record(s Summary, ok bool) {
+func (m *metrics) record(s report.Summary, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := &m.snap

@@ -22,17 +22,6 @@ import (
 // reads it; *cf.Client has it.
 type PlatformReader = platform.Reader
 
-// The states of an instance against the platform (PlatformInstance.State,
-// PlatformReport.Counts).
-const (
-	PlatformInStep           = report.InStep
-	PlatformOrphanDeployment = report.OrphanDeployment
-	PlatformOnly             = report.PlatformOnly
-	PlatformOrphan           = report.OrphanOnPlatform
-	PlatformCreating         = report.Creating
-	PlatformAbsent           = platform.Absent
-)
-
 // PlatformOptions turn the platform cross-check on: each run (at most every
 // CheckInterval) reads the broker's instances from the platform and holds
 // them against Vault's records and the Directors' deployments.
@@ -55,7 +44,7 @@ type InstancePlatform struct {
 	View   string    `json:"view"`
 	ReadAt time.Time `json:"read_at,omitzero"`
 	// Record is the platform's record; nil when that read did not find it.
-	Record *PlatformRecord `json:"record"`
+	Record *report.PlatformRecord `json:"record"`
 	// AbsentSince and Reads are its proof as an orphan deployment (absent:
 	// not one).
 	AbsentSince time.Time `json:"absent_since,omitzero"`
@@ -143,10 +132,10 @@ var (
 // the platform read whole; nothing is written and nobody is told. The
 // orphan deployments carry the proof the daemon's runs keep (absent since,
 // reads); the report lists every one (not the first MaxPlatformListed).
-func (v *Views) Platform(ctx context.Context) (PlatformReport, error) {
+func (v *Views) Platform(ctx context.Context) (report.PlatformReport, error) {
 	t := v.parts.Platform
 	if t == nil {
-		return PlatformReport{}, ErrNoPlatform
+		return report.PlatformReport{}, ErrNoPlatform
 	}
 	start := v.now()
 	var deps []bosh.Deployment
@@ -166,7 +155,7 @@ func (v *Views) Platform(ctx context.Context) (PlatformReport, error) {
 		return err
 	})
 	if err := g.Wait(); err != nil {
-		return PlatformReport{}, fmt.Errorf("%w: %w", ErrPlatformUnknown, err)
+		return report.PlatformReport{}, fmt.Errorf("%w: %w", ErrPlatformUnknown, err)
 	}
 	listed := make(map[string]bool, len(deps))
 	for _, d := range deps {

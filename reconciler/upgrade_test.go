@@ -18,6 +18,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -106,7 +107,7 @@ func newFleetOn(o sim.Options, n int, change func(*config.ReconcilerConfig)) *fl
 			return op.State
 		}, 15*time.Second, 50*time.Millisecond).Should(Equal(domain.Succeeded))
 	}
-	Expect(f.e.run(reconciler.RunOptions{}).Errors).To(BeEmpty())
+	Expect(f.e.run(report.RunOptions{}).Errors).To(BeEmpty())
 	return f
 }
 
@@ -186,7 +187,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		}
 		f.use(upgradeCatalog("2.0.0", "16.2.0"), nil)
 		f.e.sim.ResetStats()
-		s := f.e.run(reconciler.RunOptions{})
+		s := f.e.run(report.RunOptions{})
 		Expect(s.Outdated.Count).To(Equal(5), "the next run lists them")
 		Expect(f.e.sim.Stats().Tasks).To(BeZero(), "and changes nothing")
 
@@ -237,7 +238,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		Expect(counter(f.reg, "blacksmith_upgrades_total", map[string]string{"result": "upgraded"})).To(Equal(5.0))
 		Expect(counter(f.reg, "blacksmith_upgrades_in_flight", nil)).To(BeZero())
 
-		next := f.e.run(reconciler.RunOptions{Force: true})
+		next := f.e.run(report.RunOptions{Force: true})
 		Expect(next.Drift).To(BeZero(), "the reconciler finds nothing to undo")
 		Expect(next.Outdated.Count).To(BeZero())
 	})
@@ -432,7 +433,7 @@ var _ = Describe("a catalog whose plan's version went down", func() {
 		Expect(rep.Done()).To(BeFalse())
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
 
-		s, _ := f.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		s, _ := f.m.RunOnce(context.Background(), report.RunOptions{})
 		Expect(s.Errors).To(ContainElement(ContainSubstring("the catalog: /var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml: "+
 			"maintenance_info.version: 0.9.0 is lower than 1.0.0")), "each run reports it too")
 	})

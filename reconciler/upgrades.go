@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -255,7 +256,7 @@ func (u *Upgrades) isServing() bool {
 // complete run (reconciler.upgrades.mode auto), on the leader, inside the
 // window, unless one runs: at most max_per_run instances are tried. It is
 // handed to Serve (kept until Serve takes it).
-func (u *Upgrades) background(s Summary) {
+func (u *Upgrades) background(s report.Summary) {
 	if u.cfg.Upgrades.Mode != config.UpgradeAuto || s.DryRun || s.Aborted != nil || s.Scope != nil ||
 		!u.lead.leading() || !u.window.Contains(u.now()) {
 		return

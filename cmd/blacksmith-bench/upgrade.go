@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -215,7 +216,7 @@ func (b *bench) upgradeSetup(ctx context.Context, s *simProcess, store *vault.St
 	if err != nil {
 		return nil, err
 	}
-	sum, err := setup.RunOnce(ctx, reconciler.RunOptions{Reason: "bench upgrade setup"})
+	sum, err := setup.RunOnce(ctx, report.RunOptions{Reason: "bench upgrade setup"})
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func (w *fuzzWorld) expected(id string) string {
 	case onPlatform:
 		return ""
 	case !deployed && rec.Orphaned:
-		return platform.Absent
+		return report.Absent
 	case !deployed:
 		return ""
 	}
