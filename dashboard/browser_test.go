@@ -139,7 +139,7 @@ func (o *operator) handler() http.Handler {
 // empty as the operator API sends it.
 func idle() reconciler.Status {
 	return reconciler.Status{Enabled: true, Phase: report.PhaseIdle,
-		Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
+		Health:  reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}},
 		Orphans: []report.Orphan{}, Unmatched: []report.Unmatched{}, Conflicts: []report.Conflict{},
 		Quarantined: []report.Quarantined{}, Blockers: []string{}}
 }
@@ -218,9 +218,9 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 		since = time.Now().Add(-(3*time.Hour + 12*time.Minute + 5*time.Second)).UTC()
 	})
 
-	unhealthy := func() reconciler.UnhealthyInstance {
-		return reconciler.UnhealthyInstance{InstanceID: "a1", Deployment: deployment, Since: since, CheckedAt: time.Now().UTC(),
-			VMs: []reconciler.UnhealthyVM{
+	unhealthy := func() report.UnhealthyInstance {
+		return report.UnhealthyInstance{InstanceID: "a1", Deployment: deployment, Since: since, CheckedAt: time.Now().UTC(),
+			VMs: []report.UnhealthyVM{
 				{Instance: imgInstance, CID: "vm-\u202e1", JobState: "failing", Failing: []string{scriptProcess, spoofProcess}},
 				{Instance: "redis/1 (b2)", CID: "vm-2", JobState: "unresponsive agent"},
 			}}
@@ -242,9 +242,9 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 
 	It("lists each unhealthy instance: its deployment, since when and for how long, the VMs not running and their processes, as text", func() {
 		at := time.Now().UTC()
-		loop := reconciler.HealthLoopStatus{Leading: true, TasksAtOnce: 1, Directors: []reconciler.HealthLoopDirector{
+		loop := report.HealthLoopStatus{Leading: true, TasksAtOnce: 1, Directors: []report.HealthLoopDirector{
 			{Director: "east", InFlight: 1, MostAtOnce: 1, Sweep: 17, SlotShare: 42, Checked: 25, Failed: 1, HeldOff: 3, LastCheck: &at}}}
-		op.set(status(reconciler.HealthStatus{Unhealthy: 1, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400, Loop: loop}), healthy)
+		op.set(status(reconciler.HealthStatus{Unhealthy: 1, Instances: []report.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400, Loop: loop}), healthy)
 		got, injected := text("/dashboard", "#unhealthy tbody td a", "#unhealthy")
 		Expect(injected).To(BeFalse(), "no element made of the Director's content, no script run")
 		Expect(got).To(ContainSubstring("a1"))
@@ -266,14 +266,14 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 	})
 
 	It("says when it lists only the longest unhealthy", func() {
-		op.set(status(reconciler.HealthStatus{Unhealthy: 140, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400}), healthy)
+		op.set(status(reconciler.HealthStatus{Unhealthy: 140, Instances: []report.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400}), healthy)
 		got, _ := text("/dashboard", "#unhealthy tbody td a", "#unhealthy-more")
 		Expect(got).To(Equal("The 1 longest unhealthy of 140."))
 	})
 
 	DescribeTable("says what no unhealthy instance means",
 		func(sweep float64, want string) {
-			op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}, SweepSeconds: sweep}), healthy)
+			op.set(status(reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}, SweepSeconds: sweep}), healthy)
 			got, _ := text("/dashboard", "#unhealthy td.empty", "#unhealthy tbody")
 			Expect(got).To(Equal(want))
 		},
@@ -286,14 +286,14 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 		e := unhealthy()
 		view := healthy
 		view.Health = reconciler.InstanceHealth{Status: "unhealthy", Since: &e.Since, CheckedAt: &e.CheckedAt, Reason: e.Reason(), VMs: e.VMs}
-		op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}}), view)
+		op.set(status(reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}}), view)
 		got, injected := text("/dashboard/instances/a1", "#health dd ul", "#health")
 		Expect(injected).To(BeFalse())
 		Expect(got).To(And(ContainSubstring("unhealthy"), ContainSubstring("for 3h12m")))
 		Expect(got).To(ContainSubstring(scriptProcess + `, redis-\u202Etxt.exe`))
 		Expect(got).NotTo(ContainSubstring("\u202e"))
 
-		op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}}), healthy)
+		op.set(status(reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}}), healthy)
 		got, _ = text("/dashboard/instances/a1", "#health dd", "#health")
 		Expect(got).To(ContainSubstring("healthy"))
 		Expect(got).To(ContainSubstring("every VM running when last asked, or not asked yet"))
@@ -330,7 +330,7 @@ var _ = Describe("the dashboard's outdated instances, in a real browser", func()
 	// (nil: did not look).
 	status := func(result string, o *report.OutdatedReport) reconciler.Status {
 		return reconciler.Status{Enabled: true, Phase: report.PhaseIdle, Outdated: o,
-			Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
+			Health:  reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}},
 			Orphans: []report.Orphan{}, Unmatched: []report.Unmatched{}, Conflicts: []report.Conflict{},
 			Quarantined: []report.Quarantined{}, Blockers: []string{},
 			LastRun: &report.Summary{RunID: "r1", Result: result, StartedAt: time.Now().UTC(), Errors: []string{}, Outdated: o}}

@@ -61,9 +61,9 @@ var _ = Describe("the dashboard, however it is opened, in a real browser", func(
 			Instances: []report.Outdated{{InstanceID: id, ServiceID: "redis", PlanID: "redis-dedicated-cluster-large",
 				Deployment: long, Version: "1.0.0", Want: "2.0.0"}}}
 		op.set(reconciler.Status{Enabled: true, Phase: report.PhaseIdle, Converged: true, Outdated: outdated,
-			Health: reconciler.HealthStatus{Unhealthy: 1, SweepSeconds: 86400, Instances: []reconciler.UnhealthyInstance{{
+			Health: reconciler.HealthStatus{Unhealthy: 1, SweepSeconds: 86400, Instances: []report.UnhealthyInstance{{
 				InstanceID: id, Deployment: long, Since: since, CheckedAt: started,
-				VMs: []reconciler.UnhealthyVM{{Instance: "redis/0 (" + id + ")", CID: "vm-" + id, JobState: "failing",
+				VMs: []report.UnhealthyVM{{Instance: "redis/0 (" + id + ")", CID: "vm-" + id, JobState: "failing",
 					Failing: []string{long}}}}}},
 			Orphans:     []report.Orphan{{InstanceID: id, Deployment: long, OrphanedAt: started}},
 			Unmatched:   []report.Unmatched{{Deployment: long, Reason: "no strategy matched: " + long}},

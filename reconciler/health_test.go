@@ -52,9 +52,9 @@ func serveHealth(m *reconciler.Manager) {
 
 // settled waits until m's health loop has nothing due, nothing running and
 // everything it learnt written.
-func settled(m *reconciler.Manager) reconciler.HealthLoopStatus {
+func settled(m *reconciler.Manager) report.HealthLoopStatus {
 	GinkgoHelper()
-	var st reconciler.HealthLoopStatus
+	var st report.HealthLoopStatus
 	since := m.Health().Status().Ticks + 1 // a tick that began after the call
 	Eventually(func() bool { st = m.Health().Status(); return st.Idle && st.Ticks > since }).WithTimeout(20 * time.Second).Should(BeTrue())
 	return st

@@ -146,8 +146,8 @@ type InstanceHealth struct {
 	Since     *time.Time `json:"since,omitempty"`
 	CheckedAt *time.Time `json:"checked_at,omitempty"`
 	// Reason says what is wrong; VMs are the VMs that do not run.
-	Reason string        `json:"reason,omitempty"`
-	VMs    []UnhealthyVM `json:"vms,omitempty"`
+	Reason string               `json:"reason,omitempty"`
+	VMs    []report.UnhealthyVM `json:"vms,omitempty"`
 }
 
 // Instance returns what is known of instance id: nil when it has neither a

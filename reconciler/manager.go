@@ -39,7 +39,7 @@ type Manager struct {
 	elector  *elector      // nil: no HA, this daemon always leads
 	status   *published    // what Status shows
 	upgrades *Upgrades     // the fleet upgrades
-	health   *HealthLoop   // the VMs' health, beside the runs
+	health   HealthLoop    // the VMs' health, beside the runs
 	watcher  watcher       // the feeds between runs
 }
 

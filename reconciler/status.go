@@ -92,7 +92,7 @@ func (p *published) healthStatus() HealthStatus {
 	hs := HealthStatus{Unhealthy: len(entries), Instances: entries[:min(len(entries), maxUnhealthyListed)],
 		SweepSeconds: p.sweep.Seconds()}
 	if hs.Instances == nil {
-		hs.Instances = []UnhealthyInstance{}
+		hs.Instances = []report.UnhealthyInstance{}
 	}
 	return hs
 }
@@ -268,12 +268,12 @@ type HealthStatus struct {
 	Unhealthy int `json:"unhealthy"`
 	// Instances are the unhealthy instances, longest unhealthy first (the
 	// first 100).
-	Instances []UnhealthyInstance `json:"instances"`
+	Instances []report.UnhealthyInstance `json:"instances"`
 	// SweepSeconds is reconciler.health_sweep: every deployment's VM
 	// states are asked once in that time by the health loop (0: no sweep;
 	// only the deployments instance, VM and alert events name are asked).
 	SweepSeconds float64 `json:"sweep_seconds"`
 	// Loop is what the health loop is doing (the leader's; a follower's
 	// is not leading).
-	Loop HealthLoopStatus `json:"loop"`
+	Loop report.HealthLoopStatus `json:"loop"`
 }

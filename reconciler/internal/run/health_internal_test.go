@@ -26,7 +26,7 @@ func TestHandingHandsTheLoopWhatTheRunSaw(t *testing.T) {
 	}
 	deps := []bosh.Deployment{{Name: "p-ok"}, {Name: "p-retiring"}, {Name: "p-busy"}, {Name: "p-locked", Locked: true}, {Name: "foreign"}}
 	seen := newListing(&vault.Index{Records: index}).with(deps)
-	unhealthy := map[string]health.Entry{
+	unhealthy := map[string]report.UnhealthyInstance{
 		"ok":       {Deployment: "p-ok"},
 		"retiring": {Deployment: "p-retiring"},
 		"unlisted": {Deployment: "p-unlisted"},
