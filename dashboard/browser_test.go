@@ -128,7 +128,7 @@ func (o *operator) handler() http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
-		_ = json.NewEncoder(w).Encode(reconciler.UpgradeReport{ID: "f2", Trigger: "operator", Running: true, Instances: []reconciler.UpgradeResult{}})
+		_ = json.NewEncoder(w).Encode(report.UpgradeReport{ID: "f2", Trigger: "operator", Running: true, Instances: []report.UpgradeResult{}})
 	})))
 	return mux
 }

@@ -213,12 +213,12 @@ var _ = Describe("the dashboard, however it is opened, in a real browser", func(
 				Platform: &report.PlatformRecord{Name: long, Organization: long, Space: long, Operation: "create succeeded"}}}}
 		op.set(st, op.instance)
 		op.setUpgrades(upgradesAnswer{UpgradeStatus: reconciler.UpgradeStatus{Mode: "report",
-			Current: &reconciler.UpgradeReport{ID: "f1", Trigger: "operator", StartedAt: time.Now().UTC(), Running: true,
-				Rules:  reconciler.UpgradeRules{Canaries: 1, MaxInFlight: 5, MaxFailures: 1, AttemptLimit: 5},
+			Current: &report.UpgradeReport{ID: "f1", Trigger: "operator", StartedAt: time.Now().UTC(), Running: true,
+				Rules:  report.UpgradeRules{Canaries: 1, MaxInFlight: 5, MaxFailures: 1, AttemptLimit: 5},
 				Counts: map[string]int{"failed": 1},
-				Instances: []reconciler.UpgradeResult{{InstanceID: id, Deployment: long, PlanID: "redis-dedicated-cluster-large",
+				Instances: []report.UpgradeResult{{InstanceID: id, Deployment: long, PlanID: "redis-dedicated-cluster-large",
 					From: "1.0.0", To: "2.0.0", State: "failed", Reason: long, TaskID: 12}}},
-			Quarantined: []reconciler.UpgradeQuarantined{{InstanceID: id, Failures: 2, Version: "2.0.0", State: "failed",
+			Quarantined: []report.UpgradeQuarantined{{InstanceID: id, Failures: 2, Version: "2.0.0", State: "failed",
 				Reason: long, NextAttempt: time.Now().Add(time.Hour)}}}, Problems: []string{}})
 		base := op.serve()
 		Expect(chromedp.Run(browser, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))).To(Succeed())

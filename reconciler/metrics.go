@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -286,8 +285,8 @@ func (m *metrics) Wrote(kind string, n int) { m.writes.WithLabelValues(kind).Add
 func (m *metrics) Drift() { m.drift.Inc() }
 
 // upgradeResults are the states a fleet upgrade counts an instance's end in.
-var upgradeResults = []string{upgrade.Upgraded, upgrade.Unchanged, upgrade.Current, upgrade.Skipped, upgrade.Failed,
-	upgrade.RolledBack, upgrade.RollbackFailed, upgrade.ErrandFailed, upgrade.Interrupted}
+var upgradeResults = []string{report.UpgradeUpgraded, report.UpgradeUnchanged, report.UpgradeCurrent, report.UpgradeSkipped, report.UpgradeFailed,
+	report.UpgradeRolledBack, report.UpgradeRollbackFailed, report.UpgradeErrandFailed, report.UpgradeInterrupted}
 
 // upgradeState counts an instance's change of state in a fleet upgrade
 // (a dry run's are not counted).
@@ -295,10 +294,10 @@ func (m *metrics) upgradeState(prev, next string, dryRun bool) {
 	if dryRun {
 		return
 	}
-	if prev == upgrade.InFlight {
+	if prev == report.UpgradeInFlight {
 		m.upgradesInFlight.Dec()
 	}
-	if next == upgrade.InFlight {
+	if next == report.UpgradeInFlight {
 		m.upgradesInFlight.Inc()
 	}
 	if slices.Contains(upgradeResults, next) {

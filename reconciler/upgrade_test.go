@@ -148,14 +148,14 @@ func (f *fleet) running(id string) string {
 	return text
 }
 
-func (f *fleet) upgrade(req reconciler.UpgradeRequest) reconciler.UpgradeReport {
+func (f *fleet) upgrade(req reconciler.UpgradeRequest) report.UpgradeReport {
 	GinkgoHelper()
 	rep, err := f.m.Upgrades().Run(context.Background(), req)
 	Expect(err).NotTo(HaveOccurred())
 	return rep
 }
 
-func states(rep reconciler.UpgradeReport) map[string]string {
+func states(rep report.UpgradeReport) map[string]string {
 	out := map[string]string{}
 	for _, r := range rep.Instances {
 		out[r.InstanceID] = r.State
@@ -203,7 +203,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		var mu sync.Mutex
 		var heard []string
 		rep := f.upgrade(reconciler.UpgradeRequest{MaxInFlight: intp(2), Canaries: intp(1), Trigger: "command",
-			Progress: func(r reconciler.UpgradeResult) {
+			Progress: func(r report.UpgradeResult) {
 				mu.Lock()
 				heard = append(heard, r.InstanceID+" "+r.State)
 				mu.Unlock()
@@ -284,7 +284,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		again := f.upgrade(reconciler.UpgradeRequest{})
 		Expect(states(again)).To(HaveKeyWithValue(first, "skipped"))
 		Expect(again.Counts).To(HaveKeyWithValue("upgraded", 2))
-		named := f.upgrade(reconciler.UpgradeRequest{Scope: reconciler.UpgradeScope{Instances: []string{first}}})
+		named := f.upgrade(reconciler.UpgradeRequest{Scope: report.UpgradeScope{Instances: []string{first}}})
 		Expect(named.Counts).To(Equal(map[string]int{"upgraded": 1}))
 		st, _ = f.m.Upgrades().Status(ctx)
 		Expect(st.Quarantined).To(BeEmpty(), "upgraded: released")

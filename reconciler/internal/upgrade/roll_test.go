@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // fakeFleet answers each attempt with the next outcome scripted for its
@@ -25,12 +26,12 @@ type fakeFleet struct {
 	endedAt map[string]int // when (in attempts begun) each first ended
 }
 
-func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary bool, slot upgrade.Slot) upgrade.Result {
+func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary bool, slot upgrade.Slot) report.UpgradeResult {
 	f.mu.Lock()
 	f.order = append(f.order, c.InstanceID)
 	f.mu.Unlock()
 	if why := slot.Take(ctx); why != "" {
-		return upgrade.Result{InstanceID: c.InstanceID, State: upgrade.Pending, Reason: why}
+		return report.UpgradeResult{InstanceID: c.InstanceID, State: report.UpgradePending, Reason: why}
 	}
 	f.mu.Lock()
 	f.now++
@@ -38,7 +39,7 @@ func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary boo
 	if canary {
 		f.canary[c.InstanceID] = true
 	}
-	state := upgrade.Upgraded
+	state := report.UpgradeUpgraded
 	if s := f.script[c.InstanceID]; len(s) > 0 {
 		state, f.script[c.InstanceID] = s[0], s[1:]
 	}
@@ -50,7 +51,7 @@ func (f *fakeFleet) attempt(ctx context.Context, c upgrade.Candidate, canary boo
 		f.endedAt[c.InstanceID] = len(f.order)
 	}
 	f.mu.Unlock()
-	return upgrade.Result{InstanceID: c.InstanceID, State: state, Reason: "scripted"}
+	return report.UpgradeResult{InstanceID: c.InstanceID, State: state, Reason: "scripted"}
 }
 
 func candidates(n int) []upgrade.Candidate {
@@ -61,7 +62,7 @@ func candidates(n int) []upgrade.Candidate {
 	return out
 }
 
-func roll(rules upgrade.Rules, n int, script map[string][]string, gate func() string) (*fakeFleet, []upgrade.Result, string) {
+func roll(rules report.UpgradeRules, n int, script map[string][]string, gate func() string) (*fakeFleet, []report.UpgradeResult, string) {
 	f := &fakeFleet{script: script, canary: map[string]bool{}, endedAt: map[string]int{}}
 	if f.script == nil {
 		f.script = map[string][]string{}
@@ -73,7 +74,7 @@ func roll(rules upgrade.Rules, n int, script map[string][]string, gate func() st
 	return f, res, stopped
 }
 
-func byState(res []upgrade.Result) map[string]int {
+func byState(res []report.UpgradeResult) map[string]int {
 	out := map[string]int{}
 	for _, r := range res {
 		out[r.State]++
@@ -83,9 +84,9 @@ func byState(res []upgrade.Result) map[string]int {
 
 var _ = Describe("the fleet rules", func() {
 	It("upgrades the canaries first, alone, then the rest within max_in_flight", func() {
-		f, res, stopped := roll(upgrade.Rules{Canaries: 2, MaxInFlight: 3}, 10, nil, nil)
+		f, res, stopped := roll(report.UpgradeRules{Canaries: 2, MaxInFlight: 3}, 10, nil, nil)
 		Expect(stopped).To(BeEmpty())
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 10}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeUpgraded: 10}))
 		Expect(f.order[:2]).To(ConsistOf("i0", "i1"), "in the list's order")
 		Expect(f.canary).To(Equal(map[string]bool{"i0": true, "i1": true}))
 		Expect(res[0].Canary && res[1].Canary && !res[2].Canary).To(BeTrue())
@@ -95,61 +96,61 @@ var _ = Describe("the fleet rules", func() {
 	})
 
 	It("starts nothing after a canary failed; the others stay pending with the reason", func() {
-		_, res, stopped := roll(upgrade.Rules{Canaries: 1, MaxInFlight: 5}, 4, map[string][]string{"i0": {upgrade.RolledBack}}, nil)
+		_, res, stopped := roll(report.UpgradeRules{Canaries: 1, MaxInFlight: 5}, 4, map[string][]string{"i0": {report.UpgradeRolledBack}}, nil)
 		Expect(stopped).To(ContainSubstring("canary i0 rolled_back"))
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.RolledBack: 1, upgrade.Pending: 3}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeRolledBack: 1, report.UpgradePending: 3}))
 		Expect(res[3].Reason).To(Equal(stopped))
 	})
 
 	It("takes the next instance as the canary when one is skipped or only recorded", func() {
-		f, res, _ := roll(upgrade.Rules{Canaries: 1, MaxInFlight: 5}, 4,
-			map[string][]string{"i0": {upgrade.Skipped}, "i1": {upgrade.Unchanged}}, nil)
+		f, res, _ := roll(report.UpgradeRules{Canaries: 1, MaxInFlight: 5}, 4,
+			map[string][]string{"i0": {report.UpgradeSkipped}, "i1": {report.UpgradeUnchanged}}, nil)
 		Expect(f.canary).To(Equal(map[string]bool{"i0": true, "i1": true, "i2": true}))
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.Skipped: 1, upgrade.Unchanged: 1, upgrade.Upgraded: 2}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeSkipped: 1, report.UpgradeUnchanged: 1, report.UpgradeUpgraded: 2}))
 	})
 
 	It("stops starting once max_failures failed, and lets the ones under way finish", func() {
-		script := map[string][]string{"i1": {upgrade.Failed}, "i2": {upgrade.RollbackFailed}}
-		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 1, MaxFailures: 2}, 6, script, nil)
+		script := map[string][]string{"i1": {report.UpgradeFailed}, "i2": {report.UpgradeRollbackFailed}}
+		_, res, stopped := roll(report.UpgradeRules{MaxInFlight: 1, MaxFailures: 2}, 6, script, nil)
 		Expect(stopped).To(ContainSubstring("2 upgrades failed (max_failures 2)"))
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 1, upgrade.Failed: 1, upgrade.RollbackFailed: 1, upgrade.Pending: 3}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeUpgraded: 1, report.UpgradeFailed: 1, report.UpgradeRollbackFailed: 1, report.UpgradePending: 3}))
 	})
 
 	It("prepares the next ones while max_in_flight deploy, and lets none of them deploy once max_failures failed", func() {
 		// i0 and i1 are prepared at once and either may deploy first: both would fail.
-		script := map[string][]string{"i0": {upgrade.RolledBack}, "i1": {upgrade.RolledBack}}
-		f, res, stopped := roll(upgrade.Rules{MaxInFlight: 1, MaxFailures: 1}, 6, script, nil)
+		script := map[string][]string{"i0": {report.UpgradeRolledBack}, "i1": {report.UpgradeRolledBack}}
+		f, res, stopped := roll(report.UpgradeRules{MaxInFlight: 1, MaxFailures: 1}, 6, script, nil)
 		Expect(stopped).To(ContainSubstring("max_failures 1"))
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.RolledBack: 1, upgrade.Pending: 5}),
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeRolledBack: 1, report.UpgradePending: 5}),
 			"the one prepared while the other deployed did not deploy after it failed")
 		Expect(f.order).To(HaveLen(2), "one prepared ahead, no more")
 		Expect(f.most).To(Equal(1))
 	})
 
 	It("goes through every failure with max_failures 0", func() {
-		script := map[string][]string{"i1": {upgrade.Failed}, "i2": {upgrade.Failed}, "i3": {upgrade.RolledBack}}
-		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 2}, 5, script, nil)
+		script := map[string][]string{"i1": {report.UpgradeFailed}, "i2": {report.UpgradeFailed}, "i3": {report.UpgradeRolledBack}}
+		_, res, stopped := roll(report.UpgradeRules{MaxInFlight: 2}, 5, script, nil)
 		Expect(stopped).To(BeEmpty())
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 2, upgrade.Failed: 2, upgrade.RolledBack: 1}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeUpgraded: 2, report.UpgradeFailed: 2, report.UpgradeRolledBack: 1}))
 	})
 
 	// "busy" is the state an attempt answers when the instance's operation is in progress.
 	It("tries a busy instance again after the others, up to attempt_limit, then skips it", func() {
 		script := map[string][]string{"i0": {"busy", "busy", "busy"}, "i1": {"busy"}}
 		// Canaries go one at a time: the order is the fleet's, not the scheduler's.
-		f, res, _ := roll(upgrade.Rules{Canaries: 10, MaxInFlight: 1, AttemptLimit: 3}, 3, script, nil)
-		Expect(res[0].State).To(Equal(upgrade.Skipped))
+		f, res, _ := roll(report.UpgradeRules{Canaries: 10, MaxInFlight: 1, AttemptLimit: 3}, 3, script, nil)
+		Expect(res[0].State).To(Equal(report.UpgradeSkipped))
 		Expect(res[0].Attempts).To(Equal(3))
 		Expect(res[0].Reason).To(ContainSubstring("busy at each of 3 attempts"))
-		Expect(res[1].State).To(Equal(upgrade.Upgraded), "busy once, then upgraded")
+		Expect(res[1].State).To(Equal(report.UpgradeUpgraded), "busy once, then upgraded")
 		Expect(res[1].Attempts).To(Equal(2))
 		Expect(f.order[:3]).To(Equal([]string{"i0", "i1", "i2"}), "the retries come after the list")
 	})
 
 	It("tries at most MaxInstances instances", func() {
-		_, res, stopped := roll(upgrade.Rules{MaxInFlight: 2, MaxInstances: 3}, 5, nil, nil)
+		_, res, stopped := roll(report.UpgradeRules{MaxInFlight: 2, MaxInstances: 3}, 5, nil, nil)
 		Expect(stopped).To(ContainSubstring("3 instances tried"))
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 3, upgrade.Pending: 2}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeUpgraded: 3, report.UpgradePending: 2}))
 	})
 
 	It("starts nothing once the gate closes", func() {
@@ -163,17 +164,17 @@ var _ = Describe("the fleet rules", func() {
 			}
 			return ""
 		}
-		_, res, stopped := roll(upgrade.Rules{Canaries: 10, MaxInFlight: 1}, 5, nil, gate) // one at a time
+		_, res, stopped := roll(report.UpgradeRules{Canaries: 10, MaxInFlight: 1}, 5, nil, gate) // one at a time
 		Expect(stopped).To(Equal("outside the upgrade window 02:00-04:00"))
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.Upgraded: 2, upgrade.Pending: 3}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradeUpgraded: 2, report.UpgradePending: 3}))
 	})
 
 	It("starts nothing once its context ended", func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		f := &fakeFleet{script: map[string][]string{}, canary: map[string]bool{}, endedAt: map[string]int{}}
-		res, stopped := upgrade.Roll{Rules: upgrade.Rules{MaxInFlight: 1}, Attempt: f.attempt}.Run(ctx, candidates(2))
+		res, stopped := upgrade.Roll{Rules: report.UpgradeRules{MaxInFlight: 1}, Attempt: f.attempt}.Run(ctx, candidates(2))
 		Expect(stopped).To(HavePrefix("stopped: context canceled"))
-		Expect(byState(res)).To(Equal(map[string]int{upgrade.Pending: 2}))
+		Expect(byState(res)).To(Equal(map[string]int{report.UpgradePending: 2}))
 	})
 })
