@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -51,7 +52,7 @@ var _ = Describe("several Directors", func() {
 		DeferCleanup(func() { cancel(); <-done })
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
 			o.Notifier = n
-			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
+			o.Directors = []ports.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
 				{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 			o.Registerer = e.reg
 		})
@@ -187,7 +188,7 @@ var _ = Describe("several Directors", func() {
 			o.Config.BreakerThreshold = 5
 			westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
 			Expect(err).NotTo(HaveOccurred())
-			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh}, {Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
+			o.Directors = []ports.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh}, {Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 		})
 		Expect(west.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Status: 503})).To(Succeed())
 		s := e.run(report.RunOptions{})

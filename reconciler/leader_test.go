@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -23,7 +24,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		m    *reconciler.Manager
 		stop func()
 	}
-	start := func(e *env, id string, leases reconciler.Leases) *daemon {
+	start := func(e *env, id string, leases lease.Store) *daemon {
 		GinkgoHelper()
 		e.cfg.Interval = 300 * time.Millisecond
 		m := e.newManagerWith(func(o *reconciler.Options) {

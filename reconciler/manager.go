@@ -16,8 +16,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -59,7 +59,7 @@ type stores struct {
 	listed   *listCache        // the instance list's last read of the index
 	// renderer renders an owned instance's manifest for a rollback's
 	// redeploy; nil: the backup's manifest, unless recorded as drift.
-	renderer redeploy.Renderer
+	renderer ports.Renderer
 	// allowances keeps an operator's allowances of guarded changes.
 	allowances interface {
 		PutAllowance(ctx context.Context, id string, a vault.Allowance) error

@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
@@ -148,7 +149,7 @@ var _ = Describe("the manager", func() {
 		Expect(e.run(report.RunOptions{}).Created).To(Equal(2))
 
 		e.cfg.MaxConcurrency = 100000
-		_, err := reconciler.New(reconciler.Options{Config: e.cfg, Directors: []reconciler.NamedDirector{{Director: e.bosh}}, Store: e.store})
+		_, err := reconciler.New(reconciler.Options{Config: e.cfg, Directors: []ports.NamedDirector{{Director: e.bosh}}, Store: e.store})
 		Expect(err).To(MatchError(reconciler.ErrBadOptions))
 		Expect(err).To(MatchError(ContainSubstring("reconciler.max_concurrency 100000 is more than 1000")))
 	})

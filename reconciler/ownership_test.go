@@ -10,6 +10,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -42,7 +43,7 @@ var _ = Describe("an instance the broker owns", func() {
 		westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
 		Expect(err).NotTo(HaveOccurred())
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
-			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
+			o.Directors = []ports.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
 				{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 			o.Registerer = e.reg
 		})

@@ -14,20 +14,17 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
-
-// PlatformReader is the platform (the Cloud Controller) as the cross-check
-// reads it; *cf.Client has it.
-type PlatformReader = platform.Reader
 
 // PlatformOptions turn the platform cross-check on: each run (at most every
 // CheckInterval) reads the broker's instances from the platform and holds
 // them against Vault's records and the Directors' deployments.
 type PlatformOptions struct {
 	// Reader reads the platform. Required.
-	Reader PlatformReader
+	Reader ports.PlatformReader
 	// BrokerName is the name the broker is registered under. Required.
 	BrokerName string
 	// CheckInterval is cf.check_interval: 0 reads the platform in every run.

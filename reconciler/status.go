@@ -10,6 +10,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
@@ -17,8 +18,8 @@ import (
 // the last run, and what the last complete run over the whole estate found.
 // It is safe for concurrent use.
 type published struct {
-	notifier Notifier // nil: nobody
-	director string   // the first Director's name, in a failed run's notification
+	notifier ports.Notifier // nil: nobody
+	director string         // the first Director's name, in a failed run's notification
 	metrics  *metrics
 	now      func() time.Time
 	health   *health.Tracker
@@ -36,7 +37,7 @@ type published struct {
 	quar      []report.Quarantined
 }
 
-func newPublished(n Notifier, director string, met *metrics, now func() time.Time, h *health.Tracker, sweep time.Duration) *published {
+func newPublished(n ports.Notifier, director string, met *metrics, now func() time.Time, h *health.Tracker, sweep time.Duration) *published {
 	return &published{notifier: n, director: director, metrics: met, now: now, health: h, sweep: sweep,
 		orphans: []report.Orphan{}, unmatched: []report.Unmatched{}, conflicts: []report.Conflict{}, quar: []report.Quarantined{}}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -264,7 +265,7 @@ func (b *bench) upgradeManager(s *simProcess, store *vault.Store) (*reconciler.M
 	}
 	m, err := reconciler.New(reconciler.Options{
 		Config:    config.Default().Reconciler,
-		Directors: []reconciler.NamedDirector{{Name: client.Name(), Director: client, Tasks: client, Deployer: client}},
+		Directors: []ports.NamedDirector{{Name: client.Name(), Director: client, Tasks: client, Deployer: client}},
 		Store:     store, Catalog: cat, Renderer: brk, Logger: b.log, UpgradePoll: b.f.upgradePoll,
 		Hold: func(ctx context.Context, id string) (context.Context, func(), error) {
 			ctx, release, err := brk.HoldInstance(ctx, id)

@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
@@ -50,7 +51,7 @@ type Options struct {
 	// Store keeps the health document.
 	Store memory.StateStore
 	// Notifier hears of the transitions once written.
-	Notifier memory.Notifier
+	Notifier ports.Notifier
 	Counters Counters
 	// Period is reconciler.health_sweep (0: no sweep, only what runs name);
 	// Slot the length of a sweep slot (reconciler.interval).

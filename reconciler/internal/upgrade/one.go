@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -67,7 +68,7 @@ type Tasks interface {
 type Target struct {
 	Name     string
 	Director Director
-	Deployer redeploy.Deployer
+	Deployer ports.Deployer
 	// Tasks finds an upgrade's task by its context id when its id was
 	// never recorded; nil: such an upgrade is left to the broker.
 	Tasks Tasks
@@ -87,7 +88,7 @@ type Upgrader struct {
 	// when it is not configured, or cannot deploy.
 	Targets func(recorded string) (Target, bool)
 	// Renderer renders the plan's current manifest for a record.
-	Renderer redeploy.Renderer
+	Renderer ports.Renderer
 	// PostDeploy are a plan's post-deploy errands (plan.yml's
 	// lifecycle_errands), run after its upgrade's deploy; nil: none.
 	PostDeploy func(planID string) []string
