@@ -42,7 +42,7 @@ const (
 	upgradeRatio = 1.2
 )
 
-// States of an instance in a fleet upgrade's report (reconciler.UpgradeResult.State).
+// States of an instance in a fleet upgrade's report (report.UpgradeResult.State).
 const (
 	stateUpgraded       = "upgraded"
 	stateRolledBack     = "rolled_back"
