@@ -31,8 +31,10 @@ func (m member) failed(what string, err error) error {
 	case m.sole:
 		return err
 	case what == "":
+		//lint:ignore ST1005 the Director is a name (staticcheck let it pass while a type fleet.Director was in scope)
 		return fmt.Errorf("Director %s: %w", m.Name, err)
 	}
+	//lint:ignore ST1005 the Director is a name, as above
 	return fmt.Errorf("Director %s %s: %w", m.Name, what, err)
 }
 
