@@ -21,11 +21,12 @@ const (
 	// UpgradeUnchanged: the plan's current manifest is what runs; only the
 	// version was recorded, nothing deployed.
 	UpgradeUnchanged = "unchanged"
-	// UpgradeCurrent: the instance was at its plan's version when its turn came.
+	// UpgradeCurrent: the instance was at its plan's version when its turn
+	// came.
 	UpgradeCurrent = "current"
-	// UpgradeSkipped: not upgraded, for Reason (an operation in progress at every
-	// attempt, quarantined, orphaned, adopted, its Director unreachable, a
-	// manifest changed behind the broker's back).
+	// UpgradeSkipped: not upgraded, for Reason (an operation in progress at
+	// every attempt, quarantined, orphaned, adopted, its Director
+	// unreachable, a manifest changed behind the broker's back).
 	UpgradeSkipped = "skipped"
 	// UpgradeFailed: nothing was deployed, for Reason (the templates do not
 	// render, the backup or the Director's deploy failed).
@@ -35,16 +36,16 @@ const (
 	UpgradeRolledBack = "rolled_back"
 	// UpgradeRollbackFailed: the upgrade's task failed and so did the rollback.
 	UpgradeRollbackFailed = "rollback_failed"
-	// UpgradeErrandFailed: the plan's current manifest was deployed and recorded,
-	// then one of the plan's post-deploy errands failed (Reason quotes
-	// it); nothing was rolled back.
+	// UpgradeErrandFailed: the plan's current manifest was deployed and
+	// recorded, then one of the plan's post-deploy errands failed (Reason
+	// quotes it); nothing was rolled back.
 	UpgradeErrandFailed = "errand_failed"
-	// UpgradeInterrupted: the wait for its task was cut (the daemon stopping, the
-	// task timeout); its operation stays in progress and the next fleet
-	// upgrade finishes it.
+	// UpgradeInterrupted: the wait for its task was cut (the daemon
+	// stopping, the task timeout); its operation stays in progress and the
+	// next fleet upgrade finishes it.
 	UpgradeInterrupted = "interrupted"
-	// UpgradeWouldUpgrade and UpgradeWouldRecord are a dry run's: a deploy, or only the
-	// version recorded (the rendering is what runs).
+	// UpgradeWouldUpgrade and UpgradeWouldRecord are a dry run's: a deploy,
+	// or only the version recorded (the rendering is what runs).
 	UpgradeWouldUpgrade = "would_upgrade"
 	UpgradeWouldRecord  = "would_record"
 )
