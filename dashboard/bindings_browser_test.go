@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("the dashboard's bindings card, in a real browser", func() {
@@ -35,7 +36,7 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 
 	// status is the reconciler's status with the bindings' report b (nil:
 	// the reconciler runs without the broker).
-	status := func(b *reconciler.BindingsReport) reconciler.Status {
+	status := func(b *report.BindingsReport) reconciler.Status {
 		s := idle()
 		s.Bindings = b
 		return s
@@ -44,7 +45,7 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 	// restored adds a binding the run put back to b. The reconciler does not
 	// name the report's RestoredBinding: a struct of its very fields (and
 	// tags) is assignable to it, so the compiler still checks the shape.
-	restored := func(b *reconciler.BindingsReport, instance, binding, from string) {
+	restored := func(b *report.BindingsReport, instance, binding, from string) {
 		b.Restored = append(b.Restored, struct {
 			InstanceID string `json:"instance_id"`
 			BindingID  string `json:"binding_id"`
@@ -53,13 +54,13 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 	}
 	// checked is a run that checked 57 bindings of 12 instances, put two
 	// back and unlisted one, with the lost bindings lost (total in all).
-	checked := func(total int, lost ...reconciler.LostBinding) *reconciler.BindingsReport {
-		b := &reconciler.BindingsReport{Instances: 12, Bindings: 57, Unlisted: 1, Lost: lost, LostTotal: total}
+	checked := func(total int, lost ...report.LostBinding) *report.BindingsReport {
+		b := &report.BindingsReport{Instances: 12, Bindings: 57, Unlisted: 1, Lost: lost, LostTotal: total}
 		restored(b, "a1", "bind-1", "restored from backup 20260511T030000Z")
 		restored(b, "b2", imgBinding, "restored from the manifest")
 		return b
 	}
-	lost := []reconciler.LostBinding{
+	lost := []report.LostBinding{
 		{InstanceID: "c3", BindingID: imgBinding, Reason: "no backup holds it (and its plan declares no user per binding in the manifest)"},
 		{InstanceID: "d4", BindingID: spoofBinding, Reason: scriptReason},
 	}
@@ -115,7 +116,7 @@ var _ = Describe("the dashboard's bindings card, in a real browser", func() {
 	})
 
 	It("says plainly when nothing is lost, and when nothing was put back", func() {
-		op.set(status(&reconciler.BindingsReport{Instances: 1, Bindings: 1, Lost: []reconciler.LostBinding{}}), view)
+		op.set(status(&report.BindingsReport{Instances: 1, Bindings: 1, Lost: []report.LostBinding{}}), view)
 		got, _ := rendered(browser, base+"/dashboard", "#bindings-restored td.empty", "#bindings-lost-text")
 		Expect(got).To(Equal("Nothing lost: every binding checked so far has its credentials in Vault."))
 		Expect(textsOf(browser, "#bindings-checked", "#bindings-lost-count", "#bindings-lost-more", "#bindings-restored-count")).To(Equal([]string{

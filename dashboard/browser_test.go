@@ -18,6 +18,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/internal/testbrowser"
 	operatorapi "github.com/blacksmith-reconciler/blacksmith/operator"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -41,7 +42,7 @@ type operator struct {
 	// runs is what GET /b/runs lists (nil: none); restores are the
 	// restores POST /b/instances/{id}/restore asked for ("id backup
 	// redeploy"), restoreErr fails them.
-	runs       []reconciler.Summary
+	runs       []report.Summary
 	restores   []string
 	restoreErr error
 }
@@ -99,7 +100,7 @@ func (o *operator) handler() http.Handler {
 	mux.HandleFunc("GET /b/runs", answer(func() any {
 		runs := o.runs
 		if runs == nil {
-			runs = []reconciler.Summary{}
+			runs = []report.Summary{}
 		}
 		return map[string]any{"runs": runs, "problems": []string{}}
 	}))
@@ -127,7 +128,7 @@ func (o *operator) handler() http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
-		_ = json.NewEncoder(w).Encode(reconciler.UpgradeReport{ID: "f2", Trigger: "operator", Running: true, Instances: []reconciler.UpgradeResult{}})
+		_ = json.NewEncoder(w).Encode(report.UpgradeReport{ID: "f2", Trigger: "operator", Running: true, Instances: []report.UpgradeResult{}})
 	})))
 	return mux
 }
@@ -137,10 +138,10 @@ func (o *operator) handler() http.Handler {
 // idle is a reconciler's status at rest with nothing to report, each list
 // empty as the operator API sends it.
 func idle() reconciler.Status {
-	return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle,
-		Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
-		Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-		Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}
+	return reconciler.Status{Enabled: true, Phase: report.PhaseIdle,
+		Health:  reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}},
+		Orphans: []report.Orphan{}, Unmatched: []report.Unmatched{}, Conflicts: []report.Conflict{},
+		Quarantined: []report.Quarantined{}, Blockers: []string{}}
 }
 
 // healthyView is an instance's view with nothing in it but a healthy status.
@@ -217,19 +218,19 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 		since = time.Now().Add(-(3*time.Hour + 12*time.Minute + 5*time.Second)).UTC()
 	})
 
-	unhealthy := func() reconciler.UnhealthyInstance {
-		return reconciler.UnhealthyInstance{InstanceID: "a1", Deployment: deployment, Since: since, CheckedAt: time.Now().UTC(),
-			VMs: []reconciler.UnhealthyVM{
+	unhealthy := func() report.UnhealthyInstance {
+		return report.UnhealthyInstance{InstanceID: "a1", Deployment: deployment, Since: since, CheckedAt: time.Now().UTC(),
+			VMs: []report.UnhealthyVM{
 				{Instance: imgInstance, CID: "vm-\u202e1", JobState: "failing", Failing: []string{scriptProcess, spoofProcess}},
 				{Instance: "redis/1 (b2)", CID: "vm-2", JobState: "unresponsive agent"},
 			}}
 	}
 	status := func(h reconciler.HealthStatus) reconciler.Status {
-		return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Health: h,
-			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-			Quarantined: []reconciler.Quarantined{}, Blockers: []string{},
-			LastRun: &reconciler.Summary{RunID: "r1", Result: "success", StartedAt: time.Now().UTC(), Errors: []string{},
-				Health: &reconciler.HealthReport{Handed: 43, Named: 1, Busy: 2, Unhealthy: 1}}}
+		return reconciler.Status{Enabled: true, Phase: report.PhaseIdle, Health: h,
+			Orphans: []report.Orphan{}, Unmatched: []report.Unmatched{}, Conflicts: []report.Conflict{},
+			Quarantined: []report.Quarantined{}, Blockers: []string{},
+			LastRun: &report.Summary{RunID: "r1", Result: "success", StartedAt: time.Now().UTC(), Errors: []string{},
+				Health: &report.HealthReport{Handed: 43, Named: 1, Busy: 2, Unhealthy: 1}}}
 	}
 	healthy := reconciler.InstanceView{InstanceID: "a1", Backups: []string{}, History: []vault.Event{}, Problems: []string{},
 		Health: reconciler.InstanceHealth{Status: "healthy"}}
@@ -241,9 +242,9 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 
 	It("lists each unhealthy instance: its deployment, since when and for how long, the VMs not running and their processes, as text", func() {
 		at := time.Now().UTC()
-		loop := reconciler.HealthLoopStatus{Leading: true, TasksAtOnce: 1, Directors: []reconciler.HealthLoopDirector{
+		loop := report.HealthLoopStatus{Leading: true, TasksAtOnce: 1, Directors: []report.HealthLoopDirector{
 			{Director: "east", InFlight: 1, MostAtOnce: 1, Sweep: 17, SlotShare: 42, Checked: 25, Failed: 1, HeldOff: 3, LastCheck: &at}}}
-		op.set(status(reconciler.HealthStatus{Unhealthy: 1, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400, Loop: loop}), healthy)
+		op.set(status(reconciler.HealthStatus{Unhealthy: 1, Instances: []report.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400, Loop: loop}), healthy)
 		got, injected := text("/dashboard", "#unhealthy tbody td a", "#unhealthy")
 		Expect(injected).To(BeFalse(), "no element made of the Director's content, no script run")
 		Expect(got).To(ContainSubstring("a1"))
@@ -265,14 +266,14 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 	})
 
 	It("says when it lists only the longest unhealthy", func() {
-		op.set(status(reconciler.HealthStatus{Unhealthy: 140, Instances: []reconciler.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400}), healthy)
+		op.set(status(reconciler.HealthStatus{Unhealthy: 140, Instances: []report.UnhealthyInstance{unhealthy()}, SweepSeconds: 86400}), healthy)
 		got, _ := text("/dashboard", "#unhealthy tbody td a", "#unhealthy-more")
 		Expect(got).To(Equal("The 1 longest unhealthy of 140."))
 	})
 
 	DescribeTable("says what no unhealthy instance means",
 		func(sweep float64, want string) {
-			op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}, SweepSeconds: sweep}), healthy)
+			op.set(status(reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}, SweepSeconds: sweep}), healthy)
 			got, _ := text("/dashboard", "#unhealthy td.empty", "#unhealthy tbody")
 			Expect(got).To(Equal(want))
 		},
@@ -285,14 +286,14 @@ var _ = Describe("the dashboard's VM health, in a real browser", func() {
 		e := unhealthy()
 		view := healthy
 		view.Health = reconciler.InstanceHealth{Status: "unhealthy", Since: &e.Since, CheckedAt: &e.CheckedAt, Reason: e.Reason(), VMs: e.VMs}
-		op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}}), view)
+		op.set(status(reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}}), view)
 		got, injected := text("/dashboard/instances/a1", "#health dd ul", "#health")
 		Expect(injected).To(BeFalse())
 		Expect(got).To(And(ContainSubstring("unhealthy"), ContainSubstring("for 3h12m")))
 		Expect(got).To(ContainSubstring(scriptProcess + `, redis-\u202Etxt.exe`))
 		Expect(got).NotTo(ContainSubstring("\u202e"))
 
-		op.set(status(reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}}), healthy)
+		op.set(status(reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}}), healthy)
 		got, _ = text("/dashboard/instances/a1", "#health dd", "#health")
 		Expect(got).To(ContainSubstring("healthy"))
 		Expect(got).To(ContainSubstring("every VM running when last asked, or not asked yet"))
@@ -318,21 +319,21 @@ var _ = Describe("the dashboard's outdated instances, in a real browser", func()
 		browser = chromium()
 	})
 
-	outdated := func(count int, list ...reconciler.Outdated) *reconciler.OutdatedReport {
-		return &reconciler.OutdatedReport{Count: count, ByPlan: map[string]int{"redis-small": count, "redis-large": 0}, Instances: list}
+	outdated := func(count int, list ...report.Outdated) *report.OutdatedReport {
+		return &report.OutdatedReport{Count: count, ByPlan: map[string]int{"redis-small": count, "redis-large": 0}, Instances: list}
 	}
-	listed := []reconciler.Outdated{
+	listed := []report.Outdated{
 		{InstanceID: "a1", ServiceID: "redis", PlanID: "redis-small", Deployment: imgDeployment, Version: "", Want: "2.0.0", Adopted: true},
 		{InstanceID: "b2", ServiceID: "redis", PlanID: "redis-small", Deployment: "redis-small-b2", Version: spoofVersion, Want: "2.0.0"},
 	}
 	// status is after a run over every deployment with result, that found o
 	// (nil: did not look).
-	status := func(result string, o *reconciler.OutdatedReport) reconciler.Status {
-		return reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Outdated: o,
-			Health:  reconciler.HealthStatus{Instances: []reconciler.UnhealthyInstance{}},
-			Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{},
-			Quarantined: []reconciler.Quarantined{}, Blockers: []string{},
-			LastRun: &reconciler.Summary{RunID: "r1", Result: result, StartedAt: time.Now().UTC(), Errors: []string{}, Outdated: o}}
+	status := func(result string, o *report.OutdatedReport) reconciler.Status {
+		return reconciler.Status{Enabled: true, Phase: report.PhaseIdle, Outdated: o,
+			Health:  reconciler.HealthStatus{Instances: []report.UnhealthyInstance{}},
+			Orphans: []report.Orphan{}, Unmatched: []report.Unmatched{}, Conflicts: []report.Conflict{},
+			Quarantined: []report.Quarantined{}, Blockers: []string{},
+			LastRun: &report.Summary{RunID: "r1", Result: result, StartedAt: time.Now().UTC(), Errors: []string{}, Outdated: o}}
 	}
 	view := func(rec *vault.Record, v *reconciler.InstanceVersion) reconciler.InstanceView {
 		return reconciler.InstanceView{InstanceID: "a1", Record: rec, Backups: []string{}, History: []vault.Event{}, Problems: []string{},
@@ -364,10 +365,10 @@ var _ = Describe("the dashboard's outdated instances, in a real browser", func()
 
 	It("lists the instances behind their Director, what each asks for as latest, as text", func() {
 		o := outdated(0)
-		o.Behind = &reconciler.BehindReport{Count: 1, ByPlan: map[string]int{"redis-small": 1}, Asking: 3, Unknown: 1,
+		o.Behind = &report.BehindReport{Count: 1, ByPlan: map[string]int{"redis-small": 1}, Asking: 3, Unknown: 1,
 			Errors: []string{"Director west: GET /releases: 503"},
-			Instances: []reconciler.Behind{{InstanceID: "a1", PlanID: "redis-small", Deployment: imgDeployment,
-				Lags: []reconciler.Lag{{Type: "release", Name: "redis", Running: "16.1.0", Newest: spoofVersion},
+			Instances: []report.Behind{{InstanceID: "a1", PlanID: "redis-small", Deployment: imgDeployment,
+				Lags: []report.Lag{{Type: "release", Name: "redis", Running: "16.1.0", Newest: spoofVersion},
 					{Type: "stemcell", Name: "ubuntu-jammy", Running: "1.506", Newest: "1.507"}}}}}
 		op.set(status("success", o), view(nil, nil))
 		_, injected := rendered(browser, base+"/dashboard", "#behind tbody td a", "#behind")
@@ -406,8 +407,8 @@ var _ = Describe("the dashboard's outdated instances, in a real browser", func()
 		Entry("not looked for by a run that completed", status("success", nil), "", "no plan declares maintenance_info"),
 		Entry("not looked for by a run that failed", status("failure", nil), "",
 			"none reported: no plan declares maintenance_info, or no run over every deployment got that far"),
-		Entry("no run yet", reconciler.Status{Phase: reconciler.PhaseIdle, Orphans: []reconciler.Orphan{}, Unmatched: []reconciler.Unmatched{},
-			Conflicts: []reconciler.Conflict{}, Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}, "", "no run yet"),
+		Entry("no run yet", reconciler.Status{Phase: report.PhaseIdle, Orphans: []report.Orphan{}, Unmatched: []report.Unmatched{},
+			Conflicts: []report.Conflict{}, Quarantined: []report.Quarantined{}, Blockers: []string{}}, "", "no run yet"),
 	)
 
 	It("shows an instance's version on its page", func() {

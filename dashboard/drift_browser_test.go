@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -35,8 +35,8 @@ var _ = Describe("the dashboard's drift, in a real browser", func() {
 	})
 
 	// run is a run that found drifted (and, uncounted, more).
-	run := func(id string, started time.Time, more int, drifted ...reconciler.Drifted) *reconciler.Summary {
-		return &reconciler.Summary{RunID: id, Result: "success", StartedAt: started, Errors: []string{},
+	run := func(id string, started time.Time, more int, drifted ...report.Drifted) *report.Summary {
+		return &report.Summary{RunID: id, Result: "success", StartedAt: started, Errors: []string{},
 			Drift: len(drifted) + more, Drifted: drifted}
 	}
 
@@ -45,13 +45,13 @@ var _ = Describe("the dashboard's drift, in a real browser", func() {
 			Expect(chromedp.Run(browser, chromedp.EmulateViewport(width, 900))).To(Succeed())
 			st := idle()
 			st.LastRun = run("r3", at, 0)
-			op.runs = []reconciler.Summary{*st.LastRun,
+			op.runs = []report.Summary{*st.LastRun,
 				*run("r2", at.Add(-time.Hour), 2,
-					reconciler.Drifted{InstanceID: "a1", Deployment: imgDeployment, Changed: map[string]string{"changes": "2",
+					report.Drifted{InstanceID: "a1", Deployment: imgDeployment, Changed: map[string]string{"changes": "2",
 						"diff_groups": spoofGroup, "diff_properties": scriptProp + ", maxmemory"}},
-					reconciler.Drifted{InstanceID: "b2", Deployment: "redis-small-b2", Changed: map[string]string{"diff_error": "the manifest before is not YAML"}}),
+					report.Drifted{InstanceID: "b2", Deployment: "redis-small-b2", Changed: map[string]string{"diff_error": "the manifest before is not YAML"}}),
 				*run("r1", at.Add(-2*time.Hour), 0,
-					reconciler.Drifted{InstanceID: "a1", Deployment: imgDeployment, Changed: map[string]string{"changes": "1", "diff_releases": "redis"}}),
+					report.Drifted{InstanceID: "a1", Deployment: imgDeployment, Changed: map[string]string{"changes": "1", "diff_releases": "redis"}}),
 			}
 			op.set(st, healthyView())
 			_, injected := rendered(browser, base+"/dashboard", "#drift tbody td a", "#drift")

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // What an operator reads first: which deployments are the broker's
@@ -29,7 +29,7 @@ var _ = Describe("the dashboard's other deployments, in a real browser", func() 
 		It(fmt.Sprintf("lists the deployments that are not the broker's apart from the unmatched ones that are (%d px)", width), func() {
 			Expect(chromedp.Run(browser, chromedp.EmulateViewport(width, 900))).To(Succeed())
 			st := idle()
-			st.Unmatched = []reconciler.Unmatched{
+			st.Unmatched = []report.Unmatched{
 				{Deployment: "concourse", Reason: "name: no trailing instance UUID; metadata: no properties.blacksmith", Foreign: true},
 				{Deployment: "nosuch-plan-0b6f1c3e-3c5e-4e0a-9a4f-1d2c3b4a5e6f", Reason: `name: "nosuch-plan" is not a plan id of the catalog`},
 			}

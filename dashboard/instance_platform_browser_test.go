@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -49,8 +50,8 @@ var _ = Describe("the instance page's platform part, in a real browser", func() 
 		}
 		return v
 	}
-	record := func(name string) *reconciler.PlatformRecord {
-		return &reconciler.PlatformRecord{Name: name, Organization: "org-a", Space: spoofSpace, SpaceGUID: "space-guid-1",
+	record := func(name string) *report.PlatformRecord {
+		return &report.PlatformRecord{Name: name, Organization: "org-a", Space: spoofSpace, SpaceGUID: "space-guid-1",
 			PlanID: "plan-guid-small", Operation: "create succeeded", UpdatedAt: updatedAt}
 	}
 	// shown says whether the element id is shown (not hidden).

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // list is GET /b/instances over o.fleet: the reconciler's search (id and
@@ -72,8 +73,8 @@ var _ = Describe("the dashboard's instance list, in a real browser", func() {
 	const hostile = `<img src=x id=pwned onerror="window.pwned=1">`
 
 	BeforeEach(func() {
-		op = &operator{status: reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Orphans: []reconciler.Orphan{},
-			Unmatched: []reconciler.Unmatched{}, Conflicts: []reconciler.Conflict{}, Quarantined: []reconciler.Quarantined{}, Blockers: []string{}}}
+		op = &operator{status: reconciler.Status{Enabled: true, Phase: report.PhaseIdle, Orphans: []report.Orphan{},
+			Unmatched: []report.Unmatched{}, Conflicts: []report.Conflict{}, Quarantined: []report.Quarantined{}, Blockers: []string{}}}
 		for i := range 120 {
 			in := reconciler.InstanceSummary{InstanceID: "i-" + string(rune('a'+i/26)) + string(rune('a'+i%26)), PlanID: "redis-small",
 				Director: "default", State: reconciler.StateOK}

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -56,20 +57,20 @@ var _ = Describe("the dashboard, however it is opened, in a real browser", func(
 		browser = chromium()
 		started := time.Now().Add(-time.Hour).UTC()
 		since := time.Now().Add(-3 * time.Hour).UTC()
-		outdated := &reconciler.OutdatedReport{Count: 1, ByPlan: map[string]int{"redis-dedicated-cluster-large": 1},
-			Instances: []reconciler.Outdated{{InstanceID: id, ServiceID: "redis", PlanID: "redis-dedicated-cluster-large",
+		outdated := &report.OutdatedReport{Count: 1, ByPlan: map[string]int{"redis-dedicated-cluster-large": 1},
+			Instances: []report.Outdated{{InstanceID: id, ServiceID: "redis", PlanID: "redis-dedicated-cluster-large",
 				Deployment: long, Version: "1.0.0", Want: "2.0.0"}}}
-		op.set(reconciler.Status{Enabled: true, Phase: reconciler.PhaseIdle, Converged: true, Outdated: outdated,
-			Health: reconciler.HealthStatus{Unhealthy: 1, SweepSeconds: 86400, Instances: []reconciler.UnhealthyInstance{{
+		op.set(reconciler.Status{Enabled: true, Phase: report.PhaseIdle, Converged: true, Outdated: outdated,
+			Health: reconciler.HealthStatus{Unhealthy: 1, SweepSeconds: 86400, Instances: []report.UnhealthyInstance{{
 				InstanceID: id, Deployment: long, Since: since, CheckedAt: started,
-				VMs: []reconciler.UnhealthyVM{{Instance: "redis/0 (" + id + ")", CID: "vm-" + id, JobState: "failing",
+				VMs: []report.UnhealthyVM{{Instance: "redis/0 (" + id + ")", CID: "vm-" + id, JobState: "failing",
 					Failing: []string{long}}}}}},
-			Orphans:     []reconciler.Orphan{{InstanceID: id, Deployment: long, OrphanedAt: started}},
-			Unmatched:   []reconciler.Unmatched{{Deployment: long, Reason: "no strategy matched: " + long}},
-			Conflicts:   []reconciler.Conflict{{InstanceID: id, Winner: long, Loser: long + "-2"}},
-			Quarantined: []reconciler.Quarantined{{InstanceID: id, Failures: 3, LastError: long, NextAttempt: started}},
+			Orphans:     []report.Orphan{{InstanceID: id, Deployment: long, OrphanedAt: started}},
+			Unmatched:   []report.Unmatched{{Deployment: long, Reason: "no strategy matched: " + long}},
+			Conflicts:   []report.Conflict{{InstanceID: id, Winner: long, Loser: long + "-2"}},
+			Quarantined: []report.Quarantined{{InstanceID: id, Failures: 3, LastError: long, NextAttempt: started}},
 			Blockers:    []string{},
-			LastRun: &reconciler.Summary{RunID: "r1", Result: "success", StartedAt: started, DurationSeconds: 12.5,
+			LastRun: &report.Summary{RunID: "r1", Result: "success", StartedAt: started, DurationSeconds: 12.5,
 				DeploymentsSeen: 40, Matched: 39, Errors: []string{}, Outdated: outdated}},
 			reconciler.InstanceView{InstanceID: id, Deployment: long, Backups: []string{"20260511T030000Z-" + long},
 				Record:   &vault.Record{ServiceID: "redis", PlanID: "redis-dedicated-cluster-large", Director: long, Adopted: true},
@@ -203,21 +204,21 @@ var _ = Describe("the dashboard, however it is opened, in a real browser", func(
 	It("fits a narrow screen (360 px): nothing wider than the screen, every value wrapped inside its card", func() {
 		// every card filled: the upgrades and the platform too
 		st := op.status
-		st.Platform = &reconciler.PlatformReport{State: "known", Fresh: true, ReadAt: time.Now().UTC(), Requests: 7, Seconds: 0.84,
-			Plans: 3, Instances: 41, Counts: map[string]int{reconciler.PlatformInStep: 39, reconciler.PlatformOrphanDeployment: 1,
-				reconciler.PlatformOnly: 1},
-			OrphanDeployments: []reconciler.PlatformInstance{{InstanceID: id, State: reconciler.PlatformOrphanDeployment,
+		st.Platform = &report.PlatformReport{State: "known", Fresh: true, ReadAt: time.Now().UTC(), Requests: 7, Seconds: 0.84,
+			Plans: 3, Instances: 41, Counts: map[string]int{report.InStep: 39, report.OrphanDeployment: 1,
+				report.PlatformOnly: 1},
+			OrphanDeployments: []report.PlatformInstance{{InstanceID: id, State: report.OrphanDeployment,
 				Deployment: long, Director: long, AbsentSince: time.Now().Add(-50 * time.Hour).UTC(), Reads: 3}},
-			PlatformOnly: []reconciler.PlatformInstance{{InstanceID: id, State: reconciler.PlatformOnly, Restorable: "backup",
-				Platform: &reconciler.PlatformRecord{Name: long, Organization: long, Space: long, Operation: "create succeeded"}}}}
+			PlatformOnly: []report.PlatformInstance{{InstanceID: id, State: report.PlatformOnly, Restorable: "backup",
+				Platform: &report.PlatformRecord{Name: long, Organization: long, Space: long, Operation: "create succeeded"}}}}
 		op.set(st, op.instance)
 		op.setUpgrades(upgradesAnswer{UpgradeStatus: reconciler.UpgradeStatus{Mode: "report",
-			Current: &reconciler.UpgradeReport{ID: "f1", Trigger: "operator", StartedAt: time.Now().UTC(), Running: true,
-				Rules:  reconciler.UpgradeRules{Canaries: 1, MaxInFlight: 5, MaxFailures: 1, AttemptLimit: 5},
+			Current: &report.UpgradeReport{ID: "f1", Trigger: "operator", StartedAt: time.Now().UTC(), Running: true,
+				Rules:  report.UpgradeRules{Canaries: 1, MaxInFlight: 5, MaxFailures: 1, AttemptLimit: 5},
 				Counts: map[string]int{"failed": 1},
-				Instances: []reconciler.UpgradeResult{{InstanceID: id, Deployment: long, PlanID: "redis-dedicated-cluster-large",
+				Instances: []report.UpgradeResult{{InstanceID: id, Deployment: long, PlanID: "redis-dedicated-cluster-large",
 					From: "1.0.0", To: "2.0.0", State: "failed", Reason: long, TaskID: 12}}},
-			Quarantined: []reconciler.UpgradeQuarantined{{InstanceID: id, Failures: 2, Version: "2.0.0", State: "failed",
+			Quarantined: []report.UpgradeQuarantined{{InstanceID: id, Failures: 2, Version: "2.0.0", State: "failed",
 				Reason: long, NextAttempt: time.Now().Add(time.Hour)}}}, Problems: []string{}})
 		base := op.serve()
 		Expect(chromedp.Run(browser, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile))).To(Succeed())

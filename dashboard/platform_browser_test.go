@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("the dashboard's platform cross-check, in a real browser", func() {
@@ -36,42 +37,42 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 
 	// status is the reconciler's status with the platform report p (nil:
 	// no platform configured).
-	status := func(p *reconciler.PlatformReport) reconciler.Status {
+	status := func(p *report.PlatformReport) reconciler.Status {
 		s := idle()
 		s.Platform = p
 		return s
 	}
 	view := healthyView()
 	counts := func(inStep, orphanDeployments, platformOnly int) map[string]int {
-		return map[string]int{reconciler.PlatformInStep: inStep, reconciler.PlatformOrphanDeployment: orphanDeployments,
-			reconciler.PlatformOnly: platformOnly, reconciler.PlatformOrphan: 0, reconciler.PlatformCreating: 0,
-			reconciler.PlatformAbsent: 0}
+		return map[string]int{report.InStep: inStep, report.OrphanDeployment: orphanDeployments,
+			report.PlatformOnly: platformOnly, report.OrphanOnPlatform: 0, report.Creating: 0,
+			report.Absent: 0}
 	}
 	// known is a whole read of the platform by the last run that found an
 	// orphan deployment on the default Director and one on a shared one, and
 	// an instance only the platform has.
-	known := func() *reconciler.PlatformReport {
-		return &reconciler.PlatformReport{State: "known", Fresh: true, ReadAt: readAt, Requests: 7, Seconds: 0.84,
+	known := func() *report.PlatformReport {
+		return &report.PlatformReport{State: "known", Fresh: true, ReadAt: readAt, Requests: 7, Seconds: 0.84,
 			Plans: 3, Instances: 41, Counts: counts(40, 2, 1), Unchecked: 0,
-			OrphanDeployments: []reconciler.PlatformInstance{
-				{InstanceID: "a1", State: reconciler.PlatformOrphanDeployment, Deployment: "redis-small-a1", PlanID: "redis-small",
+			OrphanDeployments: []report.PlatformInstance{
+				{InstanceID: "a1", State: report.OrphanDeployment, Deployment: "redis-small-a1", PlanID: "redis-small",
 					AbsentSince: time.Now().Add(-50 * time.Hour).UTC(), Reads: 3, DeleteAfter: time.Now().Add(100 * time.Hour).UTC()},
-				{InstanceID: "b2", State: reconciler.PlatformOrphanDeployment, Deployment: "redis-small-b2", PlanID: "redis-small",
+				{InstanceID: "b2", State: report.OrphanDeployment, Deployment: "redis-small-b2", PlanID: "redis-small",
 					Director: scriptDirector},
 			},
-			PlatformOnly: []reconciler.PlatformInstance{
-				{InstanceID: "c3", State: reconciler.PlatformOnly, PlanID: "redis-small", Restorable: "backup",
-					Platform: &reconciler.PlatformRecord{Name: imgName, Organization: "org-a", Space: spoofSpace,
+			PlatformOnly: []report.PlatformInstance{
+				{InstanceID: "c3", State: report.PlatformOnly, PlanID: "redis-small", Restorable: "backup",
+					Platform: &report.PlatformRecord{Name: imgName, Organization: "org-a", Space: spoofSpace,
 						Operation: "create succeeded"}},
 			}}
 	}
 
 	It("shows the platform's state, the counts, the orphan deployments and the platform-only instances, as text", func() {
 		p := known()
-		p.Counts[reconciler.PlatformCreating] = 2
-		p.Stopped = []reconciler.Remediation{{InstanceID: "e5", Deployment: "redis-small-e5", Action: "stop", TaskID: 11, Backup: "b-0"}}
-		p.Started = []reconciler.Remediation{{InstanceID: "f6", Deployment: "redis-small-f6", Action: "start", TaskID: 13}}
-		p.Deleted = []reconciler.Remediation{{InstanceID: "a1", Deployment: "redis-small-a1", Action: "delete", TaskID: 12, Backup: "b-1"},
+		p.Counts[report.Creating] = 2
+		p.Stopped = []report.Remediation{{InstanceID: "e5", Deployment: "redis-small-e5", Action: "stop", TaskID: 11, Backup: "b-0"}}
+		p.Started = []report.Remediation{{InstanceID: "f6", Deployment: "redis-small-f6", Action: "start", TaskID: 13}}
+		p.Deleted = []report.Remediation{{InstanceID: "a1", Deployment: "redis-small-a1", Action: "delete", TaskID: 12, Backup: "b-1"},
 			{InstanceID: "d4", Deployment: "redis-small-d4", Action: "delete", Error: "busy: task 9 runs"}}
 		op.set(status(p), view)
 		_, injected := rendered(browser, base+"/dashboard", "#platform-orphans tbody td a", "#platform-card")
@@ -111,7 +112,7 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 	It("always shows the orphan deployments and the platform-only instances, at 0, and says what none means", func() {
 		p := known()
 		p.Counts, p.Unchecked = counts(40, 0, 0), 3
-		p.OrphanDeployments, p.PlatformOnly = []reconciler.PlatformInstance{}, []reconciler.PlatformInstance{}
+		p.OrphanDeployments, p.PlatformOnly = []report.PlatformInstance{}, []report.PlatformInstance{}
 		op.set(status(p), view)
 		counted, _ := rendered(browser, base+"/dashboard", "#platform-only td.empty", "#platform-counts")
 		Expect(counted).To(Equal("in step\n40\norphan deployments\n0\nplatform only\n0\nnot judged\n" +
@@ -125,7 +126,7 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 
 	It("says when it lists only the first", func() {
 		p := known()
-		p.Counts[reconciler.PlatformOrphanDeployment] = 250
+		p.Counts[report.OrphanDeployment] = 250
 		op.set(status(p), view)
 		got, _ := rendered(browser, base+"/dashboard", "#platform-orphans tbody td a", "#platform-orphans-more")
 		Expect(got).To(Equal("The first 2 of 250, by instance id."))
@@ -150,9 +151,9 @@ var _ = Describe("the dashboard's platform cross-check, in a real browser", func
 
 	It("shows an unknown platform with its reason, as a warning, and judges nothing", func() {
 		reason := "GET /v3/service_instances: 503 " + imgName
-		op.set(status(&reconciler.PlatformReport{State: "unknown", Reason: reason, Fresh: true, ReadAt: readAt, Requests: 2,
-			Seconds: 30, Counts: map[string]int{}, OrphanDeployments: []reconciler.PlatformInstance{},
-			PlatformOnly: []reconciler.PlatformInstance{}}), view)
+		op.set(status(&report.PlatformReport{State: "unknown", Reason: reason, Fresh: true, ReadAt: readAt, Requests: 2,
+			Seconds: 30, Counts: map[string]int{}, OrphanDeployments: []report.PlatformInstance{},
+			PlatformOnly: []report.PlatformInstance{}}), view)
 		state, injected := rendered(browser, base+"/dashboard", "#platform-card", "#platform-state")
 		Expect(injected).To(BeFalse())
 		Expect(state).To(And(HavePrefix("unknown "+reason+"; last read whole "), ContainSubstring("2026"),

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -24,7 +25,7 @@ func (o *operator) Instance(_ context.Context, _ string) (*reconciler.InstanceVi
 }
 
 // Runs is the stand-in's run log (operator.Instances).
-func (o *operator) Runs(_ context.Context, _ int) ([]reconciler.Summary, error) {
+func (o *operator) Runs(_ context.Context, _ int) ([]report.Summary, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return slices.Clone(o.runs), nil

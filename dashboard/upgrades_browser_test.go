@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -39,18 +40,18 @@ var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
 	none := func() upgradesAnswer {
 		GinkgoHelper()
 		a := upgradesAnswer{UpgradeStatus: reconciler.UpgradeStatus{Mode: "report",
-			Quarantined: []reconciler.UpgradeQuarantined{}}, Problems: []string{}}
+			Quarantined: []report.UpgradeQuarantined{}}, Problems: []string{}}
 		// the journal's entries are of an internal type: made from their JSON
 		Expect(json.Unmarshal([]byte(`[]`), &a.InFlight)).To(Succeed())
 		return a
 	}
 	// ended is a fleet upgrade a canary's failure stopped.
-	ended := func() *reconciler.UpgradeReport {
+	ended := func() *report.UpgradeReport {
 		started := time.Date(2026, 5, 11, 3, 0, 0, 0, time.UTC)
-		return &reconciler.UpgradeReport{ID: "f1", Trigger: "operator", StartedAt: started, EndedAt: started.Add(3 * time.Minute),
-			Rules:   reconciler.UpgradeRules{Canaries: 1, MaxInFlight: 5, MaxFailures: 1, AttemptLimit: 5},
+		return &report.UpgradeReport{ID: "f1", Trigger: "operator", StartedAt: started, EndedAt: started.Add(3 * time.Minute),
+			Rules:   report.UpgradeRules{Canaries: 1, MaxInFlight: 5, MaxFailures: 1, AttemptLimit: 5},
 			Stopped: "a canary failed", Counts: map[string]int{"rolled_back": 1, "upgraded": 1, "pending": 1},
-			Instances: []reconciler.UpgradeResult{
+			Instances: []report.UpgradeResult{
 				{InstanceID: "a1", Deployment: imgDeployment, PlanID: "redis-small", From: "1.0.0", To: "2.0.0", State: "rolled_back",
 					Reason: spoofReason, Canary: true, TaskID: 12, RollbackTaskID: 13},
 				{InstanceID: "b2", Deployment: "redis-small-b2", PlanID: "redis-small", From: "1.0.0", To: "2.0.0", State: "upgraded", TaskID: 14},
@@ -61,7 +62,7 @@ var _ = Describe("the dashboard's fleet upgrades, in a real browser", func() {
 	It("shows the last fleet upgrade, the instances not at their version, the upgrades in flight and the quarantine, as text", func() {
 		a := none()
 		a.Current, a.InstancesLeftOff = ended(), 997
-		a.Quarantined = []reconciler.UpgradeQuarantined{{InstanceID: "a1", Failures: 2, Version: "2.0.0", State: "rolled_back",
+		a.Quarantined = []report.UpgradeQuarantined{{InstanceID: "a1", Failures: 2, Version: "2.0.0", State: "rolled_back",
 			Reason: spoofReason, NextAttempt: time.Now().Add(time.Hour)}}
 		Expect(json.Unmarshal([]byte(`[{"instance_id":"d4","deployment":"redis-small-d4<b>","from":"1.0.0","to":"2.0.0","fleet":"f0",
 			"started_at":"2026-05-11T02:00:00Z"}]`), &a.InFlight)).To(Succeed())

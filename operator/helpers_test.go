@@ -25,6 +25,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/internal/basicauth"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -131,7 +132,7 @@ func newEnvWith(o envOptions) *env {
 		Username: brokerUser, Password: brokerPass, Logger: testLogger()})
 	Expect(err).NotTo(HaveOccurred())
 	opts := reconciler.Options{Config: cfg, Store: store,
-		Directors:  []reconciler.NamedDirector{{Director: client, Tasks: client, Deployer: client}},
+		Directors:  []ports.NamedDirector{{Director: client, Tasks: client, Deployer: client}},
 		Operations: b, Catalog: cat, Logger: testLogger()}
 	if o.upgraded != nil { // as the daemon: a broker of the reconciler's catalog renders and holds
 		r, err := broker.New(broker.Options{Catalog: o.upgraded, Directors: []broker.NamedDirector{{Director: client, Reader: client}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
 	"github.com/blacksmith-reconciler/blacksmith/internal/ids"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
@@ -26,7 +27,7 @@ type InstanceReader interface {
 // Instances show the reconciler's run log, roll an instance back and
 // confirm an adoption (reconciler.Manager).
 type Instances interface {
-	Runs(ctx context.Context, limit int) ([]reconciler.Summary, error)
+	Runs(ctx context.Context, limit int) ([]report.Summary, error)
 	Rollback(ctx context.Context, id, backupID string, redeploy bool) (reconciler.RollbackResult, error)
 	Adopt(ctx context.Context, id, by string) (*vault.Record, error)
 }
@@ -174,8 +175,8 @@ func (h instancesHandler) runs(w http.ResponseWriter, r *http.Request) {
 		problems = append(problems, err.Error())
 	}
 	httpjson.Write(w, http.StatusOK, struct {
-		Runs     []reconciler.Summary `json:"runs"`
-		Problems []string             `json:"problems"`
+		Runs     []report.Summary `json:"runs"`
+		Problems []string         `json:"problems"`
 	}{runs, problems})
 }
 

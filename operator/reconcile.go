@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
@@ -16,7 +17,7 @@ import (
 // Reconciler runs reconciler passes and fleet upgrades on demand and
 // reports their status (reconciler.Manager).
 type Reconciler interface {
-	Trigger(opts reconciler.RunOptions) (runID string, done <-chan reconciler.Summary, err error)
+	Trigger(opts report.RunOptions) (runID string, done <-chan report.Summary, err error)
 	Status() reconciler.Status
 }
 
@@ -58,11 +59,11 @@ type reconcileHandler struct {
 
 // runAnswer is the body of POST /b/reconcile.
 type runAnswer struct {
-	RunID   string              `json:"run_id"`
-	DryRun  bool                `json:"dry_run"`
-	Status  string              `json:"status"`
-	Summary *reconciler.Summary `json:"summary,omitempty"`
-	Error   string              `json:"error,omitempty"`
+	RunID   string          `json:"run_id"`
+	DryRun  bool            `json:"dry_run"`
+	Status  string          `json:"status"`
+	Summary *report.Summary `json:"summary,omitempty"`
+	Error   string          `json:"error,omitempty"`
 }
 
 // ServeHTTP serves GET (status) and POST (force a run) on /b/reconcile.
@@ -116,7 +117,7 @@ func (h reconcileHandler) trigger(w http.ResponseWriter, r *http.Request) {
 }
 
 // await answers with the run's summary, or 504 when wait ends first.
-func (h reconcileHandler) await(w http.ResponseWriter, r *http.Request, id string, dryRun bool, done <-chan reconciler.Summary, wait time.Duration) {
+func (h reconcileHandler) await(w http.ResponseWriter, r *http.Request, id string, dryRun bool, done <-chan report.Summary, wait time.Duration) {
 	// The server's write timeout is sized for OSB answers; this one may wait longer.
 	if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + answerSlack)); err != nil {
 		h.log.Debug("cannot extend the write deadline", "error", err)
@@ -162,8 +163,8 @@ func runQuery(r *http.Request) (wait time.Duration, dryRun bool, err error) {
 // runOptionsQuery reads the scope (?service=, ?plan=, ?deployment=,
 // ?instance=, each at most once), ?retry_quarantined=BOOL and ?refresh=BOOL
 // (default true: a forced run).
-func runOptionsQuery(r *http.Request) (reconciler.RunOptions, error) {
-	opts := reconciler.RunOptions{Force: true}
+func runOptionsQuery(r *http.Request) (report.RunOptions, error) {
+	opts := report.RunOptions{Force: true}
 	q := r.URL.Query()
 	if v := q.Get("refresh"); v != "" {
 		refresh, err := strconv.ParseBool(v)

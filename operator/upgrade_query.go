@@ -9,6 +9,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Bounds of POST /b/upgrades.
@@ -29,7 +30,7 @@ var upgradeParams = []string{"dry_run", "service", "plan", "director", "instance
 // ?max_in_flight=, ?max_failures=, ?attempt_limit=: integers, each at most
 // once; their bounds are the Manager's).
 func upgradeQuery(q url.Values) (reconciler.UpgradeRequest, error) {
-	req := reconciler.UpgradeRequest{Trigger: reconciler.UpgradeByOperator}
+	req := reconciler.UpgradeRequest{Trigger: report.UpgradeByOperator}
 	if err := knownOnly(q); err != nil {
 		return req, err
 	}
@@ -83,7 +84,7 @@ func upgradeQuery(q url.Values) (reconciler.UpgradeRequest, error) {
 }
 
 // namedInstances checks the ids of ?instance= and puts them in scope.
-func namedInstances(ids []string, scope *reconciler.UpgradeScope) error {
+func namedInstances(ids []string, scope *report.UpgradeScope) error {
 	if len(ids) > maxNamedInstances {
 		return fmt.Errorf("instance= given %d times: at most %d", len(ids), maxNamedInstances)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/httpjson"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 )
@@ -26,7 +27,7 @@ const (
 // FleetUpgrades starts fleet upgrades and says how they stand;
 // *reconciler.Upgrades has it.
 type FleetUpgrades interface {
-	Start(req reconciler.UpgradeRequest) (reconciler.UpgradeReport, error)
+	Start(req reconciler.UpgradeRequest) (report.UpgradeReport, error)
 	Status(ctx context.Context) (reconciler.UpgradeStatus, error)
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // latestManifest is a redis deployment of plan and instance id asking for
@@ -79,8 +79,8 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 	})
 
 	It("shows the instances asking for latest behind once a newer version is uploaded, not those pinned, and deploys nothing", func() {
-		Expect(e.run(reconciler.RunOptions{}).Outdated).To(BeNil(), "the instances are recorded: judged by the next run")
-		s := e.run(reconciler.RunOptions{})
+		Expect(e.run(report.RunOptions{}).Outdated).To(BeNil(), "the instances are recorded: judged by the next run")
+		s := e.run(report.RunOptions{})
 		Expect(s.Matched).To(Equal(3))
 		Expect(s.Outdated).NotTo(BeNil(), "two instances ask for a latest")
 		Expect(s.Outdated.Behind).To(PointTo(MatchFields(IgnoreExtras, Fields{
@@ -90,7 +90,7 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 
 		e.sim.UploadRelease("redis", "16.2.0")
 		e.sim.ResetStats()
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Result).To(Equal("success"))
 		b := s.Outdated.Behind
 		Expect(b.Count).To(Equal(2))
@@ -117,13 +117,13 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 		Expect(view.Version).To(BeNil(), "pinned: behind on nothing")
 
 		e.sim.UploadStemcell("ubuntu-jammy", "1.600")
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Outdated.Behind.Instances).To(ContainElement(And(HaveField("InstanceID", both), HaveField("Lags", Equal([]report.Lag{
 			lag("release", "redis", "16.1.0", "16.2.0"), lag("stemcell", "ubuntu-jammy", "1.506", "1.600")})))))
 		Expect(s.Outdated.Behind.Instances).To(ContainElement(And(HaveField("InstanceID", rel), HaveField("Lags", HaveLen(1)))))
 
 		deploy(latestManifest("redis-small", both, "latest", "latest")) // brought to the newest: current again
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Outdated.Behind.Instances).To(ConsistOf(HaveField("InstanceID", rel)))
 		Expect(counter(e.reg, "blacksmith_instances_behind", map[string]string{"plan": "redis-small"})).To(BeZero())
 		view, _ = e.m.Views().Instance(context.Background(), both)
@@ -131,29 +131,29 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 	})
 
 	It("reports a Director that cannot say what it has uploaded as its error, not the run's", func() {
-		e.run(reconciler.RunOptions{})
-		Expect(e.run(reconciler.RunOptions{}).Outdated.Behind.Asking).To(Equal(2))
+		e.run(report.RunOptions{})
+		Expect(e.run(report.RunOptions{}).Outdated.Behind.Asking).To(Equal(2))
 		e.sim.UploadRelease("redis", "16.2.0")
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /releases", Status: 500, Count: 1})).To(Succeed())
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Result).To(Equal("success"))
 		Expect(s.ErrorCount).To(BeZero())
 		b := s.Outdated.Behind
 		Expect(b.Errors).To(ConsistOf(And(ContainSubstring("listing releases"), ContainSubstring("status 500"))))
 		Expect(b.Count).To(BeZero(), "not judged on releases, and the stemcells are current")
 
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Outdated.Behind.Errors).To(BeEmpty())
 		Expect(s.Outdated.Behind.Count).To(Equal(2))
 	})
 
 	It("does not look in a dry or scoped run", func() {
-		e.run(reconciler.RunOptions{})
-		Expect(e.run(reconciler.RunOptions{}).Outdated).NotTo(BeNil())
+		e.run(report.RunOptions{})
+		Expect(e.run(report.RunOptions{}).Outdated).NotTo(BeNil())
 		e.sim.UploadRelease("redis", "16.2.0")
 		e.sim.ResetStats()
-		Expect(e.run(reconciler.RunOptions{DryRun: true}).Outdated).To(BeNil())
-		Expect(e.run(reconciler.RunOptions{Scope: reconciler.Scope{Plan: "redis-large"}}).Outdated).To(BeNil())
+		Expect(e.run(report.RunOptions{DryRun: true}).Outdated).To(BeNil())
+		Expect(e.run(report.RunOptions{Scope: report.Scope{Plan: "redis-large"}}).Outdated).To(BeNil())
 		Expect(e.sim.Stats().Requests).NotTo(HaveKey("GET /releases"))
 	})
 })
@@ -161,10 +161,10 @@ var _ = Describe("instances behind their Director (a latest release or stemcell 
 var _ = Describe("instances behind their Director, when no manifest asks for latest", func() {
 	It("asks the Director nothing more and reports nothing", func() {
 		e := newEnv(envOptions{seed: 5})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		e.sim.UploadRelease("redis", "99.0.0")
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Outdated).To(BeNil())
 		Expect(e.sim.Stats().Requests).NotTo(HaveKey("GET /releases"))
 		Expect(e.sim.Stats().Requests).NotTo(HaveKey("GET /stemcells"))

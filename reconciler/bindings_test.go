@@ -14,6 +14,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // perBindingCatalog is redis-small declaring a user per binding.
@@ -80,7 +81,7 @@ var _ = Describe("the bindings' check", func() {
 			return got.Credentials.(map[string]any)
 		}
 		credsA, credsB := bind("bind-a"), bind("bind-b")
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		loseBinding := func(bid string) {
 			GinkgoHelper()
 			code, body, err := vaultServer.Do(http.MethodDelete, "/v1/"+e.mount+"/metadata/"+id+"/bindings/"+bid, "")
@@ -99,7 +100,7 @@ var _ = Describe("the bindings' check", func() {
 			Expect(code).To(Equal(http.StatusNoContent), string(body))
 		}
 		loseBinding("bind-a")
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Bindings).NotTo(BeNil())
 		Expect(s.Bindings.Restored).To(ConsistOf(And(HaveField("InstanceID", id), HaveField("BindingID", "bind-a"),
@@ -117,7 +118,7 @@ var _ = Describe("the bindings' check", func() {
 			return err
 		}, 15*time.Second, 50*time.Millisecond).Should(HaveOccurred(), "410 once gone")
 		loseBinding("bind-b")
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Bindings.Restored).To(ConsistOf(And(HaveField("BindingID", "bind-b"), HaveField("From", HavePrefix("restored from backup ")))))
 		back, err = b.GetBinding(ctx, id, "bind-b", domain.FetchBindingDetails{})
 		Expect(err).NotTo(HaveOccurred())
@@ -127,7 +128,7 @@ var _ = Describe("the bindings' check", func() {
 		Expect(e.store.UpdateSecret(ctx, id+"/binding-ids", func(cur map[string]any, _ bool) (map[string]any, error) {
 			return map[string]any{"ids": append(cur["ids"].([]any), "ghost")}, nil
 		})).To(Succeed())
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Bindings.Lost).To(ConsistOf(And(HaveField("InstanceID", id), HaveField("BindingID", "ghost"),
 			HaveField("Reason", ContainSubstring("the manifest declares no user")))))
 		Expect(s.Bindings.LostTotal).To(Equal(1))
@@ -135,7 +136,7 @@ var _ = Describe("the bindings' check", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeFalse(), "nothing generated")
 		Eventually(func() []notify.Event { return h.of(notify.BindingLost) }).Should(HaveLen(1))
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		Expect(h.of(notify.BindingLost)).To(HaveLen(1), "told once")
 		Expect(e.m.Status().Bindings.LostTotal).To(Equal(1))
 		Expect(counter(reg, "blacksmith_bindings_lost", nil)).To(Equal(1.0))

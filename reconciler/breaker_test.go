@@ -10,6 +10,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("failing fast", func() {
@@ -31,7 +32,7 @@ var _ = Describe("failing fast", func() {
 			Expect(e.sim.Close()).To(Succeed())
 			killed <- time.Now()
 		}()
-		s, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		s, err := e.m.RunOnce(context.Background(), report.RunOptions{})
 		end := time.Now()
 		Expect(err).To(MatchError(reconciler.ErrCircuitOpen))
 		Expect(err.Error()).To(ContainSubstring("director: 20 requests in a row failed"))
@@ -55,14 +56,14 @@ var _ = Describe("failing fast", func() {
 		}})
 		e.proxy.failWrites("/", -1)
 		start := time.Now()
-		s, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		s, err := e.m.RunOnce(context.Background(), report.RunOptions{})
 		Expect(err).To(MatchError(reconciler.ErrCircuitOpen))
 		Expect(err.Error()).To(ContainSubstring("vault: 5 requests in a row failed"))
 		Expect(time.Since(start)).To(BeNumerically("<", retryBudget))
 		Expect(s.Created).To(BeZero())
 
 		e.proxy.heal()
-		next := e.run(reconciler.RunOptions{})
+		next := e.run(report.RunOptions{})
 		Expect(next.Result).To(Equal("success"))
 		Expect(next.Created).To(Equal(40))
 	})
@@ -76,7 +77,7 @@ var _ = Describe("failing fast", func() {
 		}
 		clean := newEnv(envOptions{seed: 300, config: flaky})
 		clean.sim.Knobs().SetLatency(30 * time.Millisecond)
-		base := clean.run(reconciler.RunOptions{})
+		base := clean.run(report.RunOptions{})
 		Expect(base.Created).To(Equal(300))
 
 		e := newEnv(envOptions{seed: 300, config: flaky})
@@ -84,7 +85,7 @@ var _ = Describe("failing fast", func() {
 		for _, ep := range []string{"GET /deployments/:name", "GET /deployments/:name/vms"} {
 			Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: ep, Rate: 0.3})).To(Succeed())
 		}
-		s, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		s, err := e.m.RunOnce(context.Background(), report.RunOptions{})
 		Expect(err).NotTo(HaveOccurred(), "30%% of failures never trips the breaker")
 		GinkgoWriter.Printf("clean run %s, 30%% 500s %s (%.2fx), failed %d\n", base.Duration, s.Duration,
 			s.Duration.Seconds()/base.Duration.Seconds(), s.Failed)

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // claimingManifest is a deployment manifest whose properties.blacksmith names id.
@@ -37,10 +37,10 @@ var _ = Describe("deployments claiming the same instance", func() {
 		// Half the manifest fetches answer late, so that either deployment
 		// may be observed first.
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Rate: 0.5, Delay: 50 * time.Millisecond})).To(Succeed())
-		conflict := reconciler.Conflict{InstanceID: strayID, Winner: "cache-blue", Loser: "cache-green"}
+		conflict := report.Conflict{InstanceID: strayID, Winner: "cache-blue", Loser: "cache-green"}
 		for i := range 6 {
 			writes := e.vaultWrites()
-			s := e.run(reconciler.RunOptions{Force: true})
+			s := e.run(report.RunOptions{Force: true})
 			Expect(s.Errors).To(BeEmpty())
 			Expect(e.index()).To(HaveKeyWithValue(strayID, HaveField("DeploymentName", "cache-blue")), "run %d", i+1)
 			Expect(s.Conflicts).To(ConsistOf(conflict), "run %d", i+1)

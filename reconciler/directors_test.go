@@ -15,6 +15,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -50,7 +52,7 @@ var _ = Describe("several Directors", func() {
 		DeferCleanup(func() { cancel(); <-done })
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
 			o.Notifier = n
-			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
+			o.Directors = []ports.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
 				{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 			o.Registerer = e.reg
 		})
@@ -74,15 +76,15 @@ var _ = Describe("several Directors", func() {
 	}
 
 	It("matches every deployment of both, names each record's Director, then watches both feeds", func() {
-		s := e.run(reconciler.RunOptions{Reason: "first"})
+		s := e.run(report.RunOptions{Reason: "first"})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.DeploymentsSeen).To(Equal(2 * perDirector))
 		Expect(s.Matched).To(Equal(2 * perDirector))
 		Expect(s.Result).To(Equal("success"))
 		Expect(s.Directors).To(HaveLen(2))
-		Expect(s.Directors[0]).To(Equal(reconciler.DirectorReport{Name: "east", Listed: true, Deployments: perDirector,
+		Expect(s.Directors[0]).To(Equal(report.DirectorReport{Name: "east", Listed: true, Deployments: perDirector,
 			Feed: s.Directors[0].Feed}))
-		Expect(s.Directors[0].Feed.Mode).To(Equal(reconciler.FeedResync), "first run")
+		Expect(s.Directors[0].Feed.Mode).To(Equal(report.FeedResync), "first run")
 		Expect(s.Directors[1].Name).To(Equal("west"))
 		Expect(s.Directors[1].Listed).To(BeTrue())
 		Expect(s.Directors[1].Deployments).To(Equal(perDirector))
@@ -92,8 +94,8 @@ var _ = Describe("several Directors", func() {
 		// A scheduled run later: each Director's feed from its own mark, nothing fetched or written.
 		e.sim.ResetStats()
 		west.ResetStats()
-		s = e.run(reconciler.RunOptions{Reason: "scheduled"})
-		Expect(s.Feed.Mode).To(Equal(reconciler.FeedWatch), s.Feed.Reason)
+		s = e.run(report.RunOptions{Reason: "scheduled"})
+		Expect(s.Feed.Mode).To(Equal(report.FeedWatch), s.Feed.Reason)
 		Expect(s.ManifestsFetched).To(Equal(0))
 		Expect(s.Writes).To(Equal(0))
 		Expect(s.Converged).To(BeTrue(), "%v", s.Blockers)
@@ -108,7 +110,7 @@ var _ = Describe("several Directors", func() {
 		after := strings.Replace(before, "\nname: ", "\ntags: {changed: \"yes\"}\nname: ", 1)
 		Expect(after).NotTo(Equal(before))
 		Expect(west.PutDeployment(after)).To(Succeed())
-		s = e.run(reconciler.RunOptions{Reason: "scheduled"})
+		s = e.run(report.RunOptions{Reason: "scheduled"})
 		Expect(s.Directors[1].Feed.Changed).To(Equal(1))
 		Expect(s.Directors[0].Feed.Changed).To(Equal(0))
 		Expect(s.ManifestsFetched).To(Equal(1))
@@ -125,11 +127,11 @@ var _ = Describe("several Directors", func() {
 	})
 
 	It("flags no orphan for the instances of a Director that cannot be listed, and goes on with the others", func() {
-		Expect(e.run(reconciler.RunOptions{}).Matched).To(Equal(2 * perDirector))
+		Expect(e.run(report.RunOptions{}).Matched).To(Equal(2 * perDirector))
 		// One deployment of the second Director keeps failing: it is quarantined.
 		sick := westNames[1]
 		Expect(west.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Deployment: sick, Status: 500})).To(Succeed())
-		s := e.run(reconciler.RunOptions{Force: true})
+		s := e.run(report.RunOptions{Force: true})
 		Expect(s.NewlyQuarantined).To(ContainElement(HaveField("Deployment", sick)))
 		west.Faults().Clear()
 
@@ -137,7 +139,7 @@ var _ = Describe("several Directors", func() {
 		gone := e.names[3]
 		e.sim.RemoveDeployment(gone)
 
-		s = e.run(reconciler.RunOptions{Force: true})
+		s = e.run(report.RunOptions{Force: true})
 		Expect(s.Result).To(Equal("failure"), "a Director that cannot be listed is an error of the run")
 		Expect(s.Released).To(BeEmpty(), "a quarantined deployment of the Director that is down is not released as gone")
 		Expect(e.m.Status().Quarantined).To(ContainElement(HaveField("Deployment", sick)))
@@ -173,7 +175,7 @@ var _ = Describe("several Directors", func() {
 		}})
 		Expect(err).NotTo(HaveOccurred())
 		west.Faults().Clear()
-		s = e.run(reconciler.RunOptions{Force: true, RetryQuarantined: true})
+		s = e.run(report.RunOptions{Force: true, RetryQuarantined: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Unknown).To(Equal(1))
 		Expect(e.index()[some].Orphaned).To(BeFalse())
@@ -186,10 +188,10 @@ var _ = Describe("several Directors", func() {
 			o.Config.BreakerThreshold = 5
 			westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
 			Expect(err).NotTo(HaveOccurred())
-			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh}, {Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
+			o.Directors = []ports.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh}, {Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 		})
 		Expect(west.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Status: 503})).To(Succeed())
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(ContainElement(ContainSubstring("Director west failed during the run")), "%v", s.Errors)
 		Expect(s.Result).To(Equal("failure"))
 		Expect(s.Matched).To(Equal(perDirector), "every deployment of the first Director is reconciled")
@@ -198,7 +200,7 @@ var _ = Describe("several Directors", func() {
 		Expect(directorsOf()).To(Equal(map[string]int{"east": perDirector}))
 
 		west.Faults().Clear()
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Matched).To(Equal(2*perDirector), "the next run takes it up again")
 		Expect(s.Errors).To(BeEmpty())
 	})
@@ -209,7 +211,7 @@ var _ = Describe("one Director, with records that name another", func() {
 		e := newEnv(envOptions{seed: 3, config: func(c *config.ReconcilerConfig) {
 			c.Remediation.Mode, c.Remediation.MinAge = config.RemediatePurge, time.Nanosecond
 		}})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		id := instanceID(e.names[0])
 		_, err := e.store.Update(context.Background(), map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
 			cur.Director = "west"
@@ -221,12 +223,12 @@ var _ = Describe("one Director, with records that name another", func() {
 		gone := e.names[1]
 		e.sim.RemoveDeployment(gone)
 
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Orphaned).To(Equal(1), "the record of this Director's removed deployment is flagged")
 		Expect(e.index()[instanceID(gone)].Orphaned).To(BeTrue())
 		Expect(s.Remediated).To(BeEmpty(), "the other Director's record is not purged")
 		Expect(e.index()).To(HaveKey(id))
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Remediated).To(ContainElement(HaveField("InstanceID", instanceID(gone))), "this Director's orphan is remediated as configured")
 		Expect(e.index()).To(HaveKey(id), "the record of a Director not configured stays")
 	})

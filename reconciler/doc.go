@@ -9,18 +9,26 @@
 // Trigger, RunOnce and the run lock; queue.go: the runs asked for while
 // another is in progress; leader.go: the HA election, a part of its own,
 // and leader-only actions), its Options with every default filled in one
-// place (options.go: withDefaults), the report types
-// (report.go re-exports internal/report; status.go: Status and what it
-// publishes), the metrics (metrics.go), and the operator's reads and actions:
-// the instance view (instances.go), the run log (manager.go: Runs),
-// Rollback (rollback.go) and RebuildIndex (rebuild.go), and the fleet
-// upgrades (upgrades.go: Upgrades, one at a time, in the caller's
+// place (options.go: withDefaults), its Status and what it publishes
+// (status.go), the metrics (metrics.go), and the operator's reads and
+// actions: the instance view (instances.go), the run log (manager.go:
+// Runs), Rollback (rollback.go) and RebuildIndex (rebuild.go), and the
+// fleet upgrades (upgrades.go: Upgrades, one at a time, in the caller's
 // goroutine, or handed to their part: POST /b/upgrades, or after each run
 // in the background mode), the health loop beside the runs (health.go:
-// Health, internal/healthloop)
-// and the watch between runs (watch.go: every reconciler.watch_interval a
-// look at the Directors' feeds that asks for a run when they changed). It
-// sees a run as one call, run.Run, that returns a Summary.
+// Health, a HealthLoop over internal/healthloop) and the watch between
+// runs (watch.go: every reconciler.watch_interval a look at the Directors'
+// feeds that asks for a run when they changed). It sees a run as one call,
+// run.Run, that returns a Summary.
+//
+// The types its callers name live in two public packages beside it, which
+// the stages below share and which import no other package of the
+// reconciler: reconciler/report, the shapes a run (and a fleet upgrade) is
+// asked for and reports in (RunOptions, Scope, Summary, UpgradeReport, the
+// health loop's status...), and reconciler/ports, the systems the
+// reconciler uses (Director, Tasks, Deployer, NamedDirector, Operations,
+// Renderer, Notifier, PlatformReader). This package re-exports no internal
+// type: only its stages' sentinel errors are named here (options.go).
 //
 // A run re-derives both sides and assumes nothing from the previous run; a
 // run that ends part-way (a Director or Vault failure, a stop) is simply
@@ -44,7 +52,6 @@
 //     method a run uses, each written out;
 //   - redeploy: the one path a manifest is deployed by (rollback,
 //     remediation);
-//   - report: the shapes a run is asked for and reports in;
 //   - upgrade: the fleet upgrade (selection, fleet rules, one instance's
 //     upgrade and rollback, the journal of upgrades under way);
 //   - health and healthloop: the VMs' health (pure) and the loop that asks

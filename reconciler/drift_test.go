@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("a drift named", func() {
@@ -31,14 +31,14 @@ var _ = Describe("a drift named", func() {
 
 	It("names each drifted instance with what changed, in the summary, the dry run's and the history, never a value", func() {
 		e := newEnv(envOptions{seed: 3})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		name := e.names[1]
 		drift(e, name)
 
-		dry := e.run(reconciler.RunOptions{DryRun: true, Force: true})
+		dry := e.run(report.RunOptions{DryRun: true, Force: true})
 		Expect(dry.Drifted).To(ConsistOf(And(HaveField("InstanceID", instanceID(name)), HaveField("Deployment", name))))
 
-		s := e.run(reconciler.RunOptions{Force: true})
+		s := e.run(report.RunOptions{Force: true})
 		Expect(s.Drift).To(Equal(1))
 		Expect(s.Drifted).To(HaveLen(1))
 		d := s.Drifted[0]
@@ -61,6 +61,6 @@ var _ = Describe("a drift named", func() {
 			}
 		}
 		Expect(found).To(BeTrue(), "a drift event")
-		Expect(e.run(reconciler.RunOptions{Force: true}).Drifted).To(BeEmpty(), "recorded once")
+		Expect(e.run(report.RunOptions{Force: true}).Drifted).To(BeEmpty(), "recorded once")
 	})
 })

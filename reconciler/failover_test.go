@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/internal/vaultcluster"
 	"github.com/blacksmith-reconciler/blacksmith/internal/vaultserver"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -69,7 +70,7 @@ var _ = Describe("a reconciler run during a Vault leader change", Ordered, func(
 	// once the run has fetched 60 manifests; it returns the run's summary
 	// and error once the cluster has elected another node and the killed
 	// one is started again.
-	runKilling := func(e *env) (reconciler.Summary, error) {
+	runKilling := func(e *env) (report.Summary, error) {
 		GinkgoHelper()
 		active, err := c.Active(context.Background())
 		Expect(err).NotTo(HaveOccurred())
@@ -84,7 +85,7 @@ var _ = Describe("a reconciler run during a Vault leader change", Ordered, func(
 			active.Kill()
 			at = e.sim.Stats().Requests["GET /deployments/:name"]
 		}()
-		s, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{Reason: "spec: the active Vault node killed"})
+		s, err := e.m.RunOnce(context.Background(), report.RunOptions{Reason: "spec: the active Vault node killed"})
 		<-killed
 		GinkgoWriter.Printf("killed the active node %d manifests in; run: %s in %s, error %v; summary errors %v\n",
 			at, s.Result, s.Duration, err, s.Errors)
@@ -103,7 +104,7 @@ var _ = Describe("a reconciler run during a Vault leader change", Ordered, func(
 	// complete with every seeded deployment recorded.
 	expectNextRunGoesOn := func(e *env) {
 		GinkgoHelper()
-		next := e.run(reconciler.RunOptions{Reason: "spec: the run after the failover"})
+		next := e.run(report.RunOptions{Reason: "spec: the run after the failover"})
 		Expect(next.Result).To(Equal("success"), "%v", next.Errors)
 		Expect(e.index()).To(HaveLen(seeded), "every seeded deployment recorded once the cluster has a leader")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("the Director's event feed", func() {
@@ -27,14 +28,14 @@ var _ = Describe("the Director's event feed", func() {
 
 	It("starts with a resync, then costs a listing and one page of events while nothing changes, cache expired or not", func() {
 		e := newEnv(envOptions{seed: 6, clock: true, config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Hour }})
-		first := e.run(reconciler.RunOptions{})
-		Expect(first.Feed).To(And(HaveField("Mode", reconciler.FeedResync), HaveField("Reason", ContainSubstring("no event read yet"))))
+		first := e.run(report.RunOptions{})
+		Expect(first.Feed).To(And(HaveField("Mode", report.FeedResync), HaveField("Reason", ContainSubstring("no event read yet"))))
 		Expect(first.ManifestsFetched).To(Equal(6))
 
 		e.clock.advance(2 * time.Hour) // every cached copy is older than cache_ttl
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{})
-		Expect(s.Feed.Mode).To(Equal(reconciler.FeedWatch))
+		s := e.run(report.RunOptions{})
+		Expect(s.Feed.Mode).To(Equal(report.FeedWatch))
 		Expect(s.ManifestsFetched).To(BeZero(), "the feed vouches for the expired copies")
 		Expect(s.Converged).To(BeTrue(), "%v", s.Blockers)
 		Expect(e.sim.Stats().Requests).To(Equal(map[string]int{"GET /deployments": 1, "GET /events": 1, "GET /tasks": 1}))
@@ -42,15 +43,15 @@ var _ = Describe("the Director's event feed", func() {
 
 	It("goes on after a restart from the mark kept in Vault: nothing fetched, the index records vouch", func() {
 		e := newEnv(envOptions{seed: 5})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		changed := e.names[2]
 		text := change(e, changed, "before the restart")
 
 		restarted := e.newManagerWith(nil) // an empty cache, as after a restart
 		e.m = restarted
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{})
-		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1), HaveField("Trusted", 4)))
+		s := e.run(report.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", report.FeedWatch), HaveField("Changed", 1), HaveField("Trusted", 4)))
 		Expect(s.ManifestsFetched).To(Equal(1), "only the deployment changed while the daemon was down")
 		Expect(s.Drift).To(Equal(1))
 		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /deployments/:name", 1))
@@ -61,14 +62,14 @@ var _ = Describe("the Director's event feed", func() {
 
 	It("falls back to a resync when the feed no longer reaches the mark (pruned events), and is correct", func() {
 		e := newEnv(envOptions{seed: 8})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		e.sim.Knobs().SetEventsKept(3)
 		changed := map[string]string{}
 		for i, name := range e.names[:5] {
 			changed[name] = change(e, name, fmt.Sprint("pruned ", i))
 		}
-		s := e.run(reconciler.RunOptions{})
-		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedResync), HaveField("Reason", ContainSubstring("no longer in the Director's log"))))
+		s := e.run(report.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", report.FeedResync), HaveField("Reason", ContainSubstring("no longer in the Director's log"))))
 		Expect(s.ManifestsFetched).To(Equal(8), "every deployment")
 		Expect(s.Drift).To(Equal(5))
 		for name, text := range changed {
@@ -76,27 +77,27 @@ var _ = Describe("the Director's event feed", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(stored).To(Equal(text), name)
 		}
-		Expect(e.run(reconciler.RunOptions{}).Feed.Mode).To(Equal(reconciler.FeedWatch), "the mark moved on")
+		Expect(e.run(report.RunOptions{}).Feed.Mode).To(Equal(report.FeedWatch), "the mark moved on")
 	})
 
 	It("keeps a named deployment it could not fetch (quarantined) pending until it is fetched", func() {
 		e := newEnv(envOptions{seed: 3, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 1 }})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		bad := e.names[1]
 		text := change(e, bad, "while failing")
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: bad})).To(Succeed())
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.NewlyQuarantined).To(ConsistOf(HaveField("Deployment", bad)))
-		Expect(e.run(reconciler.RunOptions{}).Quarantined).To(HaveLen(1), "skipped while quarantined")
+		Expect(e.run(report.RunOptions{}).Quarantined).To(HaveLen(1), "skipped while quarantined")
 
 		e.sim.Faults().Clear()
-		next := e.run(reconciler.RunOptions{RetryQuarantined: true})
-		Expect(next.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1)), "still named: pending")
+		next := e.run(report.RunOptions{RetryQuarantined: true})
+		Expect(next.Feed).To(And(HaveField("Mode", report.FeedWatch), HaveField("Changed", 1)), "still named: pending")
 		Expect(next.Drift).To(Equal(1), "the change made while it failed is found")
 		stored, _, err := e.store.Manifest(ctx(), instanceID(bad))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(stored).To(Equal(text))
-		Expect(e.run(reconciler.RunOptions{}).Feed.Changed).To(BeZero(), "no longer pending")
+		Expect(e.run(report.RunOptions{}).Feed.Changed).To(BeZero(), "no longer pending")
 	})
 
 	It("resyncs once resync_period has passed since the last full fetch", func() {
@@ -105,12 +106,12 @@ var _ = Describe("the Director's event feed", func() {
 		clock := func() time.Time { return time.Unix(0, now.Load()) }
 		e := newEnv(envOptions{seed: 3})
 		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Now = clock })
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		now.Add(int64(23 * time.Hour))
-		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(BeZero())
+		Expect(e.run(report.RunOptions{}).ManifestsFetched).To(BeZero())
 		now.Add(int64(2 * time.Hour))
-		s := e.run(reconciler.RunOptions{})
-		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedResync), HaveField("Reason", ContainSubstring("resync_period"))))
+		s := e.run(report.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", report.FeedResync), HaveField("Reason", ContainSubstring("resync_period"))))
 		Expect(s.ManifestsFetched).To(Equal(3))
 	})
 
@@ -119,13 +120,13 @@ var _ = Describe("the Director's event feed", func() {
 			func(outOfBand func(e *env, name string)) {
 				e := newEnv(envOptions{seed: 5, sim: sim.Options{TaskDuration: 10 * time.Millisecond}, clock: true,
 					config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Hour }})
-				e.run(reconciler.RunOptions{})
+				e.run(report.RunOptions{})
 				touched := e.names[3]
 				outOfBand(e, touched)
 				e.clock.advance(2 * time.Hour) // every cached copy is older than cache_ttl: only the feed vouches
 				e.sim.ResetStats()
-				s := e.run(reconciler.RunOptions{})
-				Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1)))
+				s := e.run(report.RunOptions{})
+				Expect(s.Feed).To(And(HaveField("Mode", report.FeedWatch), HaveField("Changed", 1)))
 				Expect(s.ManifestsFetched).To(Equal(1), "the feed vouches for the four others, their copies expired")
 				Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /deployments/:name", 1))
 				Expect(s.Drift).To(BeZero(), "an instance recreated is no change of the manifest")
@@ -136,7 +137,7 @@ var _ = Describe("the Director's event feed", func() {
 			Entry("a VM resurrected by the Health Monitor (scan and fix: VM events by hm only)", func(e *env, name string) {
 				id := e.sim.InstanceIDs(name, "")[0]
 				Expect(e.sim.SetAgent(name, id, sim.AgentUnresponsive)).To(Succeed())
-				e.run(reconciler.RunOptions{}) // past the alert event
+				e.run(report.RunOptions{}) // past the alert event
 				Expect(e.sim.Resurrect(name, id)).To(Succeed())
 			}),
 			Entry("an agent that stopped answering (the Health Monitor's alert event)", func(e *env, name string) {
@@ -155,10 +156,10 @@ var _ = Describe("a Director that records no events", func() {
 	It("is watched through its tasks: an out-of-band deploy is seen by the next run, and the Director reported", func() {
 		e := newEnv(envOptions{seed: 5, sim: sim.Options{TaskDuration: 10 * time.Millisecond, NoEvents: true}, clock: true,
 			config: func(c *config.ReconcilerConfig) { c.CacheTTL = time.Hour }})
-		first := e.run(reconciler.RunOptions{})
-		Expect(first.Feed.Mode).To(Equal(reconciler.FeedResync))
-		quiet := e.run(reconciler.RunOptions{})
-		Expect(quiet.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Tasks", 0), HaveField("NoEvents", false)),
+		first := e.run(report.RunOptions{})
+		Expect(first.Feed.Mode).To(Equal(report.FeedResync))
+		quiet := e.run(report.RunOptions{})
+		Expect(quiet.Feed).To(And(HaveField("Mode", report.FeedWatch), HaveField("Tasks", 0), HaveField("NoEvents", false)),
 			"no task, no event: nothing to tell yet")
 
 		touched := e.names[2]
@@ -169,8 +170,8 @@ var _ = Describe("a Director that records no events", func() {
 		Expect(err).NotTo(HaveOccurred())
 		e.clock.advance(2 * time.Hour) // every cached copy has expired: only a feed vouches
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{})
-		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Events", 0), HaveField("Tasks", 1),
+		s := e.run(report.RunOptions{})
+		Expect(s.Feed).To(And(HaveField("Mode", report.FeedWatch), HaveField("Events", 0), HaveField("Tasks", 1),
 			HaveField("NoEvents", true)))
 		Expect(s.ManifestsFetched).To(Equal(1), "the task names the deployment it changed; the others are vouched for")
 		stored, _, err := e.store.Manifest(context.Background(), instanceID(touched))

@@ -8,21 +8,22 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/healthloop"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
-type (
-	// HealthLoop asks the Directors how the instances' VMs are, beside
-	// the runs and within a budget per Director (see Manager.Health).
-	HealthLoop = healthloop.Loop
-	// HealthLoopStatus is what the health loop is doing.
-	HealthLoopStatus = healthloop.Status
-	// HealthLoopDirector is the health loop's figures for one Director.
-	HealthLoopDirector = healthloop.DirectorStatus
-)
+// HealthLoop asks the Directors how the instances' VMs are, beside the
+// runs and within a budget per Director (see Manager.Health).
+type HealthLoop interface {
+	// Serve works until ctx ends, while the daemon leads, from what each
+	// run hands it.
+	Serve(ctx context.Context) error
+	// Status is what the loop is doing.
+	Status() report.HealthLoopStatus
+}
 
 // Health is the health loop (Loops.Health): the daemon serves it beside
 // the runs (it works while the daemon leads, from what each run hands it).
-func (m *Manager) Health() *HealthLoop { return m.health }
+func (m *Manager) Health() HealthLoop { return m.health }
 
 // healthMetrics are the health loop's collectors.
 type healthMetrics struct {

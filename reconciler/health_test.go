@@ -13,6 +13,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // heard keeps the events a reconciler notifies.
@@ -51,9 +52,9 @@ func serveHealth(m *reconciler.Manager) {
 
 // settled waits until m's health loop has nothing due, nothing running and
 // everything it learnt written.
-func settled(m *reconciler.Manager) reconciler.HealthLoopStatus {
+func settled(m *reconciler.Manager) report.HealthLoopStatus {
 	GinkgoHelper()
-	var st reconciler.HealthLoopStatus
+	var st report.HealthLoopStatus
 	since := m.Health().Status().Ticks + 1 // a tick that began after the call
 	Eventually(func() bool { st = m.Health().Status(); return st.Idle && st.Ticks > since }).WithTimeout(20 * time.Second).Should(BeTrue())
 	return st
@@ -78,10 +79,10 @@ var _ = Describe("VM health", func() {
 		})
 		serveHealth(e.m)
 	})
-	next := func() reconciler.Summary { // the next scheduled run, one interval later, and the loop's work it hands over
+	next := func() report.Summary { // the next scheduled run, one interval later, and the loop's work it hands over
 		GinkgoHelper()
 		clock.Add(int64(interval))
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		settled(e.m)
 		return s
 	}
@@ -90,8 +91,8 @@ var _ = Describe("VM health", func() {
 	It("sweeps every deployment once per health_sweep, one task at a time spread over each slot, and finds what no event told", func() {
 		failing := e.names[5]
 		Expect(e.sim.SetAgent(failing, e.sim.InstanceIDs(failing, "")[0], sim.AgentFailing)).To(Succeed(), "no event: only a sweep sees it")
-		Expect(e.run(reconciler.RunOptions{}).Health.Handed).To(BeZero(), "records every instance: the index it started from had none")
-		s := e.run(reconciler.RunOptions{}) // hands them to the loop
+		Expect(e.run(report.RunOptions{}).Health.Handed).To(BeZero(), "records every instance: the index it started from had none")
+		s := e.run(report.RunOptions{}) // hands them to the loop
 		Expect(s.Health).To(And(HaveField("Handed", 8), HaveField("Named", 0)))
 		st := settled(e.m).Directors[0]
 		Expect(st.Started).To(BeNumerically("<=", 1), "the slot's share is spread over the slot: at most its first is due")
@@ -115,7 +116,7 @@ var _ = Describe("VM health", func() {
 	It("shows an instance whose agent stops answering unhealthy once the loop asks, announces it once, and its recovery", func() {
 		victim := e.names[2]
 		id := instanceID(victim)
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		Expect(e.sim.SetAgent(victim, e.sim.InstanceIDs(victim, "")[0], sim.AgentUnresponsive)).To(Succeed())
 
 		s := next()
@@ -146,7 +147,7 @@ var _ = Describe("VM health", func() {
 	})
 
 	It("does not call an instance stopped on purpose unhealthy", func() {
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		stopped := e.names[1]
 		e.changeState(stopped, "*", "stopped")
 		s := next()
@@ -156,7 +157,7 @@ var _ = Describe("VM health", func() {
 	})
 
 	It("keeps the last word when the Director cannot say", func() {
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		victim := e.names[1]
 		Expect(e.sim.SetAgent(victim, e.sim.InstanceIDs(victim, "")[0], sim.AgentUnresponsive)).To(Succeed())
 		next()
@@ -169,7 +170,7 @@ var _ = Describe("VM health", func() {
 	})
 
 	It("asks again at the next handover a deployment whose check failed, though no event names it any more", func() {
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		victim := e.names[3]
 		Expect(e.sim.SetAgent(victim, e.sim.InstanceIDs(victim, "")[0], sim.AgentUnresponsive)).To(Succeed())
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "/tasks/:id/output"})).To(Succeed()) // the checks alone read it
@@ -183,7 +184,7 @@ var _ = Describe("VM health", func() {
 	})
 
 	It("leaves a deployment a task holds for later, holds off while the broker has a task queued, and hands nothing over in a dry or scoped run", func() {
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		settled(e.m)
 		busy := e.names[4]
 		Expect(e.sim.SetAgent(busy, e.sim.InstanceIDs(busy, "")[0], sim.AgentUnresponsive)).To(Succeed())
@@ -212,16 +213,16 @@ var _ = Describe("VM health", func() {
 		}
 		e.sim.Knobs().SetTaskDuration(5 * time.Millisecond)
 		clock.Add(int64(interval))
-		Expect(e.run(reconciler.RunOptions{}).Health.Named).To(BeNumerically(">=", 0))
+		Expect(e.run(report.RunOptions{}).Health.Named).To(BeNumerically(">=", 0))
 		Eventually(func() int { return e.m.Health().Status().Directors[0].HeldOff }).Should(BeNumerically(">=", 1))
 		Expect(e.m.Health().Status().Directors[0].Started).To(Equal(started), "no vm-state task while the broker's deploy waits")
 
-		Expect(e.run(reconciler.RunOptions{DryRun: true}).Health).To(BeNil())
-		Expect(e.run(reconciler.RunOptions{Scope: reconciler.Scope{Instance: instanceID(busy)}}).Health).To(BeNil())
+		Expect(e.run(report.RunOptions{DryRun: true}).Health).To(BeNil())
+		Expect(e.run(report.RunOptions{Scope: report.Scope{Instance: instanceID(busy)}}).Health).To(BeNil())
 	})
 
 	It("drops the entry of an instance whose deployment and record are gone", func() {
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		gone := e.names[6]
 		Expect(e.sim.SetAgent(gone, e.sim.InstanceIDs(gone, "")[0], sim.AgentUnresponsive)).To(Succeed())
 		next()
@@ -243,16 +244,16 @@ var _ = Describe("the health loop beside the runs", func() {
 			o.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 		})
 		serveHealth(e.m)
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		settled(e.m)
 		victim := e.names[2]
 		Expect(e.sim.SetAgent(victim, e.sim.InstanceIDs(victim, "")[0], sim.AgentUnresponsive)).To(Succeed())
 		clock.Add(int64(time.Hour))
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Health.Named).To(Equal(1), "the Health Monitor's alert names it")
 		Expect(s.Result).To(Equal("success"))
 		Eventually(func() int { return e.m.Health().Status().Directors[0].InFlight }).Should(Equal(1))
-		again := e.run(reconciler.RunOptions{Force: true})
+		again := e.run(report.RunOptions{Force: true})
 		Expect(again.Result).To(Equal("success"), "a run while the loop's task runs")
 		Expect(e.m.Health().Status().Directors[0]).To(And(HaveField("InFlight", 1), HaveField("MostAtOnce", 1)),
 			"still the one task: the budget holds whatever the runs hand over")

@@ -27,6 +27,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -37,8 +39,8 @@ var (
 
 // The real parts the reconciler is wired with.
 var (
-	_ reconciler.Director = (*bosh.Client)(nil)
-	_ reconciler.Tasks    = (*bosh.Client)(nil)
+	_ ports.Director = (*bosh.Client)(nil)
+	_ ports.Tasks    = (*bosh.Client)(nil)
 )
 
 var _ = BeforeSuite(func() {
@@ -143,7 +145,7 @@ func (e *env) newManager() *reconciler.Manager {
 func (e *env) newManagerWith(change func(*reconciler.Options)) *reconciler.Manager {
 	GinkgoHelper()
 	opts := reconciler.Options{
-		Config: e.cfg, Directors: []reconciler.NamedDirector{{Director: e.bosh, Tasks: e.bosh}}, Store: e.store,
+		Config: e.cfg, Directors: []ports.NamedDirector{{Director: e.bosh, Tasks: e.bosh}}, Store: e.store,
 		Catalog: testCatalog, Registerer: prometheus.NewRegistry(),
 		Logger: slog.New(slog.NewTextHandler(io.MultiWriter(GinkgoWriter, e.logs), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
@@ -166,7 +168,7 @@ func testLogger() *slog.Logger {
 }
 
 // run makes one run and expects it to complete.
-func (e *env) run(opts reconciler.RunOptions) reconciler.Summary {
+func (e *env) run(opts report.RunOptions) report.Summary {
 	GinkgoHelper()
 	s, err := e.m.RunOnce(context.Background(), opts)
 	Expect(err).NotTo(HaveOccurred())

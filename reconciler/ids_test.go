@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Ids from Director content follow the OSB id rules before anything is
@@ -31,7 +31,7 @@ var _ = Describe("ids from a Director's content", func() {
 		Expect(e.sim.PutDeployment(claimingManifest(fmt.Sprintf("%q", rtl), tenantID))).To(Succeed())
 
 		for _, force := range []bool{false, true} {
-			s := e.run(reconciler.RunOptions{Force: force})
+			s := e.run(report.RunOptions{Force: force})
 			Expect(s.Errors).To(BeEmpty(), "refused ids are no run error")
 			Expect(s.NewlyQuarantined).To(BeEmpty())
 			Expect(s.Conflicts).To(BeEmpty())
@@ -59,7 +59,7 @@ var _ = Describe("megabytes of a Director's content", func() {
 		huge := strings.Repeat("\u0085<a>", 300_000) // about 1.5 MB, its quoting three times that
 		Expect(e.sim.PutDeployment(claimingManifest("huge-id", strconv.Quote(huge)))).To(Succeed())
 
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		st := e.m.Status()
 		Expect(st.Unmatched).NotTo(BeEmpty())
 		for _, u := range st.Unmatched {

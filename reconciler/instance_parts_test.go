@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("the instance view's bindings and backups", func() {
@@ -15,7 +15,7 @@ var _ = Describe("the instance view's bindings and backups", func() {
 
 	It("lists the bindings with their state and what each backup holds, never a credential", func() {
 		e := newEnv(envOptions{seed: 1})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		id := instanceID(e.names[0])
 		put := func(path string, data map[string]any) {
 			GinkgoHelper()

@@ -11,8 +11,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -92,7 +92,7 @@ type InstanceView struct {
 	// Match is how the reconciler matched it; nil without a record.
 	Match *RecordedMatch `json:"match"`
 	// Quarantine is its quarantine state; nil when it is not quarantined.
-	Quarantine *Quarantined `json:"quarantine"`
+	Quarantine *report.Quarantined `json:"quarantine"`
 	// Backups are its backup ids, newest first.
 	Backups []string `json:"backups"`
 	// BackupContents say what the newest 20 backups hold, newest first.
@@ -146,8 +146,8 @@ type InstanceHealth struct {
 	Since     *time.Time `json:"since,omitempty"`
 	CheckedAt *time.Time `json:"checked_at,omitempty"`
 	// Reason says what is wrong; VMs are the VMs that do not run.
-	Reason string        `json:"reason,omitempty"`
-	VMs    []UnhealthyVM `json:"vms,omitempty"`
+	Reason string               `json:"reason,omitempty"`
+	VMs    []report.UnhealthyVM `json:"vms,omitempty"`
 }
 
 // Instance returns what is known of instance id: nil when it has neither a
@@ -273,8 +273,8 @@ func (in inspector) withCreated(ctx context.Context, id string, events []vault.E
 
 // quarantineOf reads the quarantine and returns the item of the instance
 // (or of its deployment).
-func (in inspector) quarantineOf(ctx context.Context, id, deployment string, problems *[]string) *Quarantined {
-	q := memory.NewQuarantine(memory.Policy{Quarantine: in.quarantine}, in.now(), RunOptions{})
+func (in inspector) quarantineOf(ctx context.Context, id, deployment string, problems *[]string) *report.Quarantined {
+	q := memory.NewQuarantine(memory.Policy{Quarantine: in.quarantine}, in.now(), report.RunOptions{})
 	if err := q.Load(ctx, in.state); err != nil {
 		*problems = append(*problems, "quarantine: "+err.Error())
 		return nil

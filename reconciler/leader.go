@@ -19,15 +19,11 @@ var ErrNotLeader = errors.New("another daemon leads the reconciler")
 // leaseName is the reconciler's lease in Vault.
 const leaseName = "reconciler"
 
-// Leases takes, renews and releases the reconciler's lease; *vault.Leases
-// has it (Store.Leases; KV v2 only).
-type Leases = lease.Store
-
 // HAOptions makes the Manager one of several daemons sharing a Vault mount:
 // only the holder of the lease runs the reconciler.
 type HAOptions struct {
 	// Leases keeps the lease. Required.
-	Leases Leases
+	Leases lease.Store
 	// ID names this daemon (unique among them). Required.
 	ID string
 	// TTL is how long the lease lasts unless renewed (every TTL/3); a dead

@@ -9,7 +9,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -22,7 +24,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		m    *reconciler.Manager
 		stop func()
 	}
-	start := func(e *env, id string, leases reconciler.Leases) *daemon {
+	start := func(e *env, id string, leases lease.Store) *daemon {
 		GinkgoHelper()
 		e.cfg.Interval = 300 * time.Millisecond
 		m := e.newManagerWith(func(o *reconciler.Options) {
@@ -64,7 +66,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 			return l != nil && l.StartedAt.After(since)
 		}, 3*time.Second).Should(BeTrue(), "a follower's status follows the leader's runs")
 
-		_, _, err := b.m.Trigger(reconciler.RunOptions{Force: true})
+		_, _, err := b.m.Trigger(report.RunOptions{Force: true})
 		var nl *reconciler.NotLeaderError
 		Expect(errors.As(err, &nl)).To(BeTrue())
 		Expect(nl.Leader).To(Equal("vm-a"))
@@ -85,7 +87,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		Eventually(func() bool { return a.m.Status().Leader }).Should(BeTrue())
 		// Wait for the first run to end before reading the index: a read while the very
 		// first write of a fresh mount is half-way sees shards without the layout (refused).
-		Eventually(func() *reconciler.Summary { return a.m.Status().LastRun }).ShouldNot(BeNil())
+		Eventually(func() *report.Summary { return a.m.Status().LastRun }).ShouldNot(BeNil())
 		Expect(e.index()).To(HaveLen(3), "the leader reconciles")
 
 		e.proxy.failWrites("/blacksmith/leases/", -1) // renewals fail from now on: as if paused, or cut off
@@ -94,7 +96,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		writes := e.vaultWrites()
 		// A run asked for now is refused at once (the e2e pause spec shows a run
 		// already going stopping at its next write).
-		_, err = a.m.RunOnce(context.Background(), reconciler.RunOptions{Force: true})
+		_, err = a.m.RunOnce(context.Background(), report.RunOptions{Force: true})
 		Expect(err).To(MatchError(reconciler.ErrNotLeader))
 		Expect(e.vaultWrites()).To(Equal(writes), "no write after the lease is lost")
 	})
@@ -103,7 +105,7 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 		e := newEnv(envOptions{seed: 3})
 		a := start(e, "vm-a", e.store.Leases)
 		Eventually(func() []string { return leaders(a) }).Should(Equal([]string{"vm-a"}))
-		Eventually(func() *reconciler.Summary { return a.m.Status().LastRun }).ShouldNot(BeNil())
+		Eventually(func() *report.Summary { return a.m.Status().LastRun }).ShouldNot(BeNil())
 		b := start(e, "vm-b", e.store.Leases)
 		Eventually(func() string { return b.m.Status().LeaderID }).Should(Equal("vm-a"))
 
@@ -118,17 +120,17 @@ var _ = Describe("several daemons on one Vault (HA)", func() {
 			o.HA = &reconciler.HAOptions{Leases: e.store.Leases, ID: "cli", TTL: ttl}
 		})
 		writes := e.vaultWrites()
-		_, err = oneShot.RunOnce(context.Background(), reconciler.RunOptions{Force: true})
+		_, err = oneShot.RunOnce(context.Background(), report.RunOptions{Force: true})
 		Expect(err).To(MatchError(reconciler.ErrNotLeader))
 		Expect(e.vaultWrites()).To(Equal(writes))
-		s, err := oneShot.RunOnce(context.Background(), reconciler.RunOptions{DryRun: true})
+		s, err := oneShot.RunOnce(context.Background(), report.RunOptions{DryRun: true})
 		Expect(err).NotTo(HaveOccurred(), "a dry run writes nothing: it needs no lease")
 		Expect(s.DryRun).To(BeTrue())
 
 		// With no daemon leading, it takes the lease, runs, and gives the lease back at once.
 		a.stop()
 		b.stop()
-		_, err = oneShot.RunOnce(context.Background(), reconciler.RunOptions{Force: true})
+		_, err = oneShot.RunOnce(context.Background(), report.RunOptions{Force: true})
 		Expect(err).NotTo(HaveOccurred())
 		l, ok, err := e.store.Leases.ReadLease(context.Background(), "reconciler")
 		Expect(err).NotTo(HaveOccurred())

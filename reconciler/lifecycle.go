@@ -11,6 +11,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // runLoop makes the runs: one at once, then one every Config.Interval, and
@@ -29,7 +30,7 @@ type runLoop struct {
 	leading  func() bool
 	status   *published
 	runLog   runLog
-	upgrades interface{ background(Summary) }
+	upgrades interface{ background(report.Summary) }
 }
 
 // Serve runs the reconciler until ctx ends: one run at once, then one every
@@ -87,12 +88,12 @@ func (l *runLoop) Serve(ctx context.Context) error {
 // serve makes one run for req and hands its summary to every waiter. When
 // ctx ends during the run, the run gets Config.StopTimeout to finish before
 // it is cancelled.
-func (l *runLoop) serve(ctx context.Context, req *request) Summary {
+func (l *runLoop) serve(ctx context.Context, req *request) report.Summary {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	done := make(chan Summary, 1)
+	done := make(chan report.Summary, 1)
 	go func() { done <- l.runLocked(runCtx, req.id, req.opts) }()
-	var s Summary
+	var s report.Summary
 	select {
 	case s = <-done:
 	case <-ctx.Done():
@@ -107,7 +108,7 @@ func (l *runLoop) serve(ctx context.Context, req *request) Summary {
 
 // awaitStop waits for the run up to Config.StopTimeout, then cancels it and
 // waits for it to return.
-func awaitStop(log *slog.Logger, timeout time.Duration, done <-chan Summary, cancel context.CancelFunc) Summary {
+func awaitStop(log *slog.Logger, timeout time.Duration, done <-chan report.Summary, cancel context.CancelFunc) report.Summary {
 	log.Info("reconciler stopping: waiting for the run in progress", "timeout", timeout)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -128,11 +129,11 @@ func awaitStop(log *slog.Logger, timeout time.Duration, done <-chan Summary, can
 // ctx ended); per-instance errors are in Summary.Errors only. With HA, it
 // refuses (NotLeaderError) unless this daemon leads, or, in a command that
 // runs once, can take the lease for the run.
-func (m *Manager) RunOnce(ctx context.Context, opts RunOptions) (Summary, error) {
+func (m *Manager) RunOnce(ctx context.Context, opts report.RunOptions) (report.Summary, error) {
 	if !opts.DryRun {
 		release, err := m.holdLease(ctx)
 		if err != nil {
-			return Summary{DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, Aborted: err}, err
+			return report.Summary{DryRun: opts.DryRun, StartedAt: m.now(), Errors: []string{err.Error()}, Aborted: err}, err
 		}
 		defer release()
 	}
@@ -144,12 +145,12 @@ func (m *Manager) RunOnce(ctx context.Context, opts RunOptions) (Summary, error)
 }
 
 // runLocked waits for the run lock, then makes the run.
-func (l *runLoop) runLocked(ctx context.Context, id string, opts RunOptions) Summary {
+func (l *runLoop) runLocked(ctx context.Context, id string, opts report.RunOptions) report.Summary {
 	select {
 	case l.runLock <- struct{}{}:
 	case <-ctx.Done():
 		err := fmt.Errorf("waiting for the run in progress: %w", ctx.Err())
-		return Summary{RunID: id, DryRun: opts.DryRun, StartedAt: l.now(), Errors: []string{err.Error()}, Aborted: err}
+		return report.Summary{RunID: id, DryRun: opts.DryRun, StartedAt: l.now(), Errors: []string{err.Error()}, Aborted: err}
 	}
 	defer func() { <-l.runLock }()
 	progress := &memory.Progress{}
@@ -173,7 +174,7 @@ func (l *runLoop) runLocked(ctx context.Context, id string, opts RunOptions) Sum
 // when none is in progress; otherwise the request is served by the next run
 // after it, and requests made meanwhile are merged into that one run (dry
 // runs apart from the others). See RunOptions for Force.
-func (m *Manager) Trigger(opts RunOptions) (string, <-chan Summary, error) {
+func (m *Manager) Trigger(opts report.RunOptions) (string, <-chan report.Summary, error) {
 	if !m.cfg.Enabled {
 		return "", nil, ErrDisabled
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -227,7 +228,7 @@ func BenchmarkListInstances(b *testing.B) {
 	Expect(err).NotTo(HaveOccurred())
 	clock := time.Now()
 	m, err := reconciler.New(reconciler.Options{Config: testConfig(), Store: store, Catalog: testCatalog,
-		Directors: []reconciler.NamedDirector{{Director: client, Tasks: client}}, Registerer: prometheus.NewRegistry(),
+		Directors: []ports.NamedDirector{{Director: client, Tasks: client}}, Registerer: prometheus.NewRegistry(),
 		Now: func() time.Time { return clock }})
 	Expect(err).NotTo(HaveOccurred())
 	q := reconciler.InstanceQuery{Search: "team04", State: reconciler.StateOK, After: fleetID(n / 2)}

@@ -24,7 +24,7 @@ type Loops struct {
 	// the background mode), one at a time.
 	Upgrades *Upgrades
 	// Health asks the Directors for their VMs' states beside the runs.
-	Health *HealthLoop
+	Health HealthLoop
 
 	enabled bool // reconciler.enabled
 }

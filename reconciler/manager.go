@@ -16,8 +16,9 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -39,7 +40,7 @@ type Manager struct {
 	runs     *runLoop      // the runs: at once, every interval, when asked
 	status   *published    // what Status shows
 	upgrades *Upgrades     // the fleet upgrades
-	health   *HealthLoop   // the VMs' health, beside the runs
+	health   HealthLoop    // the VMs' health, beside the runs
 	watcher  *watcher      // the feeds between runs
 }
 
@@ -59,7 +60,7 @@ type stores struct {
 	listed   *listCache        // the instance list's last read of the index
 	// renderer renders an owned instance's manifest for a rollback's
 	// redeploy; nil: the backup's manifest, unless recorded as drift.
-	renderer redeploy.Renderer
+	renderer ports.Renderer
 	// allowances keeps an operator's allowances of guarded changes.
 	allowances interface {
 		PutAllowance(ctx context.Context, id string, a vault.Allowance) error
@@ -159,7 +160,7 @@ func New(opts Options) (*Manager, error) {
 	}
 	m.watcher = &watcher{directors: directors, store: s.State, every: opts.Config.WatchInterval, leading: m.elector.leading,
 		idle: func() bool { return len(m.runLock) == 0 && m.queue.idle() },
-		ask:  func(reason string) { _, _, _ = m.queue.add(RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
+		ask:  func(reason string) { _, _, _ = m.queue.add(report.RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
 	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,
 		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
 		now: m.now, log: m.log, metrics: m.metrics}, opts, window)
@@ -181,6 +182,6 @@ func (m *Manager) Status() Status {
 }
 
 // Runs returns the newest runs of the run log (at most limit, 0: all).
-func (m *Manager) Runs(ctx context.Context, limit int) ([]Summary, error) {
+func (m *Manager) Runs(ctx context.Context, limit int) ([]report.Summary, error) {
 	return memory.Runs(ctx, m.runLog.store, limit)
 }

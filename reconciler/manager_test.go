@@ -12,6 +12,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // start serves the manager's runs and watch until the spec ends; it
@@ -39,20 +41,20 @@ var _ = Describe("the manager", func() {
 	It("runs at start, and serves a force during a run with the next run, never overlapping", func() {
 		e := newEnv(envOptions{seed: 6, sim: sim.Options{Latency: 40 * time.Millisecond}, config: slow})
 		e.start()
-		Eventually(func() *reconciler.Summary { return e.m.Status().LastRun }, 10*time.Second).ShouldNot(BeNil())
+		Eventually(func() *report.Summary { return e.m.Status().LastRun }, 10*time.Second).ShouldNot(BeNil())
 		Expect(e.m.Status().LastRun.Created).To(Equal(6))
 
-		id1, ch1, err := e.m.Trigger(reconciler.RunOptions{Force: true, Reason: "first"})
+		id1, ch1, err := e.m.Trigger(report.RunOptions{Force: true, Reason: "first"})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() string { return e.m.Status().RunID }).Should(Equal(id1))
-		id2, ch2, err := e.m.Trigger(reconciler.RunOptions{Force: true, Reason: "second"})
+		id2, ch2, err := e.m.Trigger(report.RunOptions{Force: true, Reason: "second"})
 		Expect(err).NotTo(HaveOccurred())
-		id3, ch3, err := e.m.Trigger(reconciler.RunOptions{Reason: "third"})
+		id3, ch3, err := e.m.Trigger(report.RunOptions{Reason: "third"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(id2).NotTo(Equal(id1))
 		Expect(id3).To(Equal(id2), "requests made during a run are merged into the next one")
 
-		var s1, s2, s3 reconciler.Summary
+		var s1, s2, s3 report.Summary
 		Eventually(ch1, 10*time.Second).Should(Receive(&s1))
 		Eventually(ch2, 10*time.Second).Should(Receive(&s2))
 		Eventually(ch3).Should(Receive(&s3))
@@ -83,7 +85,7 @@ var _ = Describe("the manager", func() {
 		e.start()
 		Eventually(func() bool { return e.m.Status().Running }).Should(BeTrue())
 		running := e.m.Status().RunID
-		s := e.run(reconciler.RunOptions{DryRun: true})
+		s := e.run(report.RunOptions{DryRun: true})
 		last := e.m.Status().LastRun
 		Expect(last.RunID).To(Equal(running))
 		Expect(s.StartedAt).To(BeTemporally(">=", last.StartedAt.Add(last.Duration)))
@@ -96,7 +98,7 @@ var _ = Describe("the manager", func() {
 		}})
 		stopped, stop := e.start()
 		Eventually(func() int { return e.m.Status().Progress.Done }, 5*time.Second).Should(BeNumerically(">=", 2))
-		Expect(e.m.Status()).To(SatisfyAll(HaveField("Running", true), HaveField("Phase", reconciler.PhaseUpdating),
+		Expect(e.m.Status()).To(SatisfyAll(HaveField("Running", true), HaveField("Phase", report.PhaseUpdating),
 			HaveField("Progress.Total", 20)))
 		began := time.Now()
 		stop()
@@ -117,7 +119,7 @@ var _ = Describe("the manager", func() {
 				Expect(idx).To(HaveKey(instanceID(name)), "an instance whose records were written has its index entry")
 			}
 		}
-		_, _, err := e.m.Trigger(reconciler.RunOptions{})
+		_, _, err := e.m.Trigger(report.RunOptions{})
 		Expect(err).To(MatchError(reconciler.ErrNotRunning))
 	})
 
@@ -134,7 +136,7 @@ var _ = Describe("the manager", func() {
 
 	It("does nothing when disabled", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.Enabled = false }})
-		_, _, err := e.m.Trigger(reconciler.RunOptions{Force: true})
+		_, _, err := e.m.Trigger(report.RunOptions{Force: true})
 		Expect(err).To(MatchError(reconciler.ErrDisabled))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
@@ -146,17 +148,17 @@ var _ = Describe("the manager", func() {
 
 	It("refuses a max_concurrency it cannot work with, and takes any batch_size", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.BatchSize = 1 << 40 }})
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(2))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(2))
 
 		e.cfg.MaxConcurrency = 100000
-		_, err := reconciler.New(reconciler.Options{Config: e.cfg, Directors: []reconciler.NamedDirector{{Director: e.bosh}}, Store: e.store})
+		_, err := reconciler.New(reconciler.Options{Config: e.cfg, Directors: []ports.NamedDirector{{Director: e.bosh}}, Store: e.store})
 		Expect(err).To(MatchError(reconciler.ErrBadOptions))
 		Expect(err).To(MatchError(ContainSubstring("reconciler.max_concurrency 100000 is more than 1000")))
 	})
 
 	It("refuses a trigger when not started", func() {
 		e := newEnv(envOptions{})
-		_, _, err := e.m.Trigger(reconciler.RunOptions{})
+		_, _, err := e.m.Trigger(report.RunOptions{})
 		Expect(err).To(MatchError(reconciler.ErrNotRunning))
 	})
 
@@ -166,8 +168,8 @@ var _ = Describe("the manager", func() {
 		lost := "nosuch-plan-0b6f1c3e-3c5e-4e0a-9a4f-1d2c3b4a5e6f"                // looks like the broker's, a plan unknown
 		e.sim.PutDeployment("name: " + lost + "\nreleases: [{name: capi, version: '1'}]\n")
 		Expect(counter(e.reg, "blacksmith_reconciler_runs_total", map[string]string{"result": "success"})).To(BeZero())
-		e.run(reconciler.RunOptions{})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
+		e.run(report.RunOptions{})
 
 		mfs, err := e.reg.Gather()
 		Expect(err).NotTo(HaveOccurred())

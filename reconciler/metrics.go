@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -172,7 +171,7 @@ func (m *metrics) init() {
 // observe records a finished run (not a dry run). The gauges that describe
 // what the Director runs keep the last complete run's values: a run that
 // could not list the deployments or read the index saw nothing of them.
-func (m *metrics) observe(s Summary, end time.Time) {
+func (m *metrics) observe(s report.Summary, end time.Time) {
 	result := s.Result
 	m.runs.WithLabelValues(result).Inc()
 	m.duration.Observe(s.Duration.Seconds())
@@ -201,7 +200,7 @@ func (m *metrics) observe(s Summary, end time.Time) {
 }
 
 // setState sets the gauges that describe the deployments and instances.
-func (m *metrics) setState(s Summary) {
+func (m *metrics) setState(s report.Summary) {
 	m.deployments.Set(float64(s.DeploymentsSeen))
 	m.unmatched.Set(float64(s.Unmatched))
 	m.conflicts.Set(float64(len(s.Conflicts)))
@@ -213,7 +212,7 @@ func (m *metrics) setState(s Summary) {
 }
 
 // record adds a run to the Snapshot.
-func (m *metrics) record(s Summary, ok bool) {
+func (m *metrics) record(s report.Summary, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := &m.snap
@@ -286,8 +285,8 @@ func (m *metrics) Wrote(kind string, n int) { m.writes.WithLabelValues(kind).Add
 func (m *metrics) Drift() { m.drift.Inc() }
 
 // upgradeResults are the states a fleet upgrade counts an instance's end in.
-var upgradeResults = []string{upgrade.Upgraded, upgrade.Unchanged, upgrade.Current, upgrade.Skipped, upgrade.Failed,
-	upgrade.RolledBack, upgrade.RollbackFailed, upgrade.ErrandFailed, upgrade.Interrupted}
+var upgradeResults = []string{report.UpgradeUpgraded, report.UpgradeUnchanged, report.UpgradeCurrent, report.UpgradeSkipped, report.UpgradeFailed,
+	report.UpgradeRolledBack, report.UpgradeRollbackFailed, report.UpgradeErrandFailed, report.UpgradeInterrupted}
 
 // upgradeState counts an instance's change of state in a fleet upgrade
 // (a dry run's are not counted).
@@ -295,10 +294,10 @@ func (m *metrics) upgradeState(prev, next string, dryRun bool) {
 	if dryRun {
 		return
 	}
-	if prev == upgrade.InFlight {
+	if prev == report.UpgradeInFlight {
 		m.upgradesInFlight.Dec()
 	}
-	if next == upgrade.InFlight {
+	if next == report.UpgradeInFlight {
 		m.upgradesInFlight.Inc()
 	}
 	if slices.Contains(upgradeResults, next) {

@@ -19,6 +19,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // receiver is a webhook endpoint on loopback that refuses the first
@@ -76,11 +77,11 @@ var _ = Describe("webhook notifications", func() {
 
 		e := newEnv(envOptions{seed: 3})
 		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Notifier, o.Directors[0].Name = n, "d1" })
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		gone := e.names[0]
 		e.sim.RemoveDeployment(gone)
 		start := time.Now()
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(1))
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(1))
 		Expect(time.Since(start)).To(BeNumerically("<", time.Second), "the run does not wait for the receiver")
 		Eventually(rc.types).Should(Equal([]string{"orphaned"}))
 		rc.mu.Lock()
@@ -91,12 +92,12 @@ var _ = Describe("webhook notifications", func() {
 		Expect(got).To(And(HaveField("InstanceID", instanceID(gone)), HaveField("Deployment", gone),
 			HaveField("Director", "d1"), HaveField("Reason", ContainSubstring("no longer listed")), HaveField("ID", Not(BeEmpty()))))
 
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		Consistently(rc.types, 300*time.Millisecond).Should(HaveLen(1), "an orphan that stays one is not announced again")
 
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments"})).To(Succeed())
 		for range 2 {
-			_, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
+			_, err := e.m.RunOnce(context.Background(), report.RunOptions{})
 			Expect(err).To(HaveOccurred())
 		}
 		Eventually(rc.types).Should(Equal([]string{"orphaned", "run_failed"}), "two failed runs, one transition")

@@ -13,14 +13,20 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
+// The reconciler's errors. ErrCircuitOpen, ErrLostLease, ErrNoDeployer
+// and ErrRollback (and ErrInstanceBusy, upgrades.go) are the stages'
+// sentinel errors under internal/, named here on purpose rather than moved:
+// a sentinel is matched by identity (errors.Is), so it must be one value,
+// made where the stage that returns it lives, and the caller matches it
+// where it meets the reconciler's methods (as os.ErrNotExist is
+// fs.ErrNotExist). They are values, not types: the reconciler names no
+// internal type.
 var (
 	// ErrDisabled is returned by Trigger when reconciler.enabled is false.
 	ErrDisabled = errors.New("reconciler is disabled")
@@ -42,28 +48,6 @@ var (
 	// ErrRollback wraps what makes a backup unfit for a redeploy: no
 	// manifest, a manifest for another deployment, a failed task.
 	ErrRollback = redeploy.ErrRefused
-)
-
-// The systems the reconciler uses, as it declares them; the wiring point
-// (cmd/blacksmith) checks the real parts against them.
-type (
-	// Director is what a run asks a BOSH Director; *bosh.Client has it.
-	Director = fleet.Director
-	// Tasks finds a Director's tasks in flight; *bosh.Client has it.
-	Tasks = fleet.Tasks
-	// Deployer deploys a manifest and follows its task; *bosh.Client has it.
-	Deployer = redeploy.Deployer
-	// Operations settles the broker's stuck operations; *broker.Broker has it.
-	Operations = run.Operations
-	// Renderer renders an instance's manifest as the broker does; *broker.Broker has it.
-	Renderer = redeploy.Renderer
-	// Notifier is told of the events an operator may want pushed;
-	// *notify.Notifier has it.
-	Notifier = memory.Notifier
-	// NamedDirector is one Director to reconcile: its bosh.name, its
-	// Director, Tasks (nil: no task check) and Deployer (nil: no redeploy of
-	// its instances).
-	NamedDirector = fleet.Named
 )
 
 // maxConcurrencyLimit bounds Config.MaxConcurrency (the configuration's own check).
@@ -90,22 +74,22 @@ type Options struct {
 	// lists them all at once and reconciles each deployment with the
 	// Director that listed it. Required: at least one; a single one named ""
 	// is named "default", each of several needs a name of its own.
-	Directors []NamedDirector
+	Directors []ports.NamedDirector
 	// Store reads and writes the broker's records in Vault. Required.
 	Store *vault.Store
 	// Operations settles the broker's operations that stay in progress
 	// (reconciler.stuck_operation_after). Default nil: they are listed in
 	// Summary.Settled and not settled.
-	Operations Operations
+	Operations ports.Operations
 	// Renderer renders an owned instance's manifest as the broker does, for
 	// the redeploys (remediation, rollback with redeploy): only what the
 	// broker renders is deployed for an owned instance. Default nil: a
 	// manifest Vault (or the backup) keeps is deployed unless it is one
 	// recorded as drift.
-	Renderer Renderer
+	Renderer ports.Renderer
 	// Notifier is told of orphans, drift, conflicts, quarantines and failed
 	// runs as they happen (webhooks). Default nil: nobody.
-	Notifier Notifier
+	Notifier ports.Notifier
 	// HA shares the reconciler among daemons on one Vault mount: only the
 	// holder of the lease runs it. Default nil: this daemon always runs it.
 	HA *HAOptions
@@ -173,7 +157,7 @@ func withDefaults(o Options) Options {
 		c.RunLog = def.RunLog
 	}
 	if len(o.Directors) == 1 && o.Directors[0].Name == "" {
-		o.Directors = []NamedDirector{o.Directors[0]}
+		o.Directors = []ports.NamedDirector{o.Directors[0]}
 		o.Directors[0].Name = defaultDirectorName
 	}
 	if o.Logger == nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -29,12 +29,12 @@ func (e *env) putRecord(id string, rec *vault.Record) {
 var _ = Describe("orphans", func() {
 	It("flags an entry whose deployment is gone, keeps it flagged, and un-flags it when the deployment comes back", func() {
 		e := newEnv(envOptions{seed: 3})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		name := e.names[0]
 		id, manifest := instanceID(name), e.manifest(name)
 		e.sim.RemoveDeployment(name)
 
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Orphaned).To(Equal(1))
 		Expect(s.OrphansTotal).To(Equal(1))
@@ -43,17 +43,17 @@ var _ = Describe("orphans", func() {
 		at, err := time.Parse(time.RFC3339, rec.OrphanedAt)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(at).To(BeTemporally("~", time.Now(), time.Minute))
-		Expect(e.m.Status().Orphans).To(ConsistOf(reconciler.Orphan{InstanceID: id, Deployment: name, OrphanedAt: at}))
+		Expect(e.m.Status().Orphans).To(ConsistOf(report.Orphan{InstanceID: id, Deployment: name, OrphanedAt: at}))
 		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "orphaned"})).To(Equal(1.0))
 
-		again := e.run(reconciler.RunOptions{})
+		again := e.run(report.RunOptions{})
 		Expect(again.Orphaned).To(BeZero())
 		Expect(again.Writes).To(BeZero(), "a flagged orphan is not written again")
 		Expect(e.index()[id].OrphanedAt).To(Equal(rec.OrphanedAt))
 		Expect(e.index()).To(HaveLen(3), "orphans are never deleted")
 
 		Expect(e.sim.PutDeployment(manifest)).To(Succeed())
-		back := e.run(reconciler.RunOptions{})
+		back := e.run(report.RunOptions{})
 		Expect(back.Errors).To(BeEmpty())
 		Expect(back.Unorphaned).To(Equal(1))
 		rec = e.index()[id]
@@ -66,16 +66,16 @@ var _ = Describe("orphans", func() {
 
 	It("does not flag an entry within the grace period after its creation", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.OrphanGracePeriod = time.Hour }})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		id := instanceID(e.names[0])
 		e.sim.RemoveDeployment(e.names[0])
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(BeZero())
+		Expect(e.run(report.RunOptions{}).Orphaned).To(BeZero())
 		Expect(e.index()[id].Orphaned).To(BeFalse())
 
 		rec := e.index()[id]
 		rec.Created = time.Now().Add(-2 * time.Hour).Unix()
 		e.putRecord(id, rec)
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(1))
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(1))
 		Expect(e.index()[id].Orphaned).To(BeTrue())
 	})
 
@@ -84,20 +84,20 @@ var _ = Describe("orphans", func() {
 		rec := &vault.Record{ServiceID: "redis", PlanID: "redis-small", Created: time.Now().Add(-time.Hour).Unix(),
 			LastOperation: &vault.Operation{Type: "provision", State: "in progress", TaskID: 7}}
 		e.putRecord(strayID, rec)
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Orphaned).To(BeZero())
 		Expect(e.index()[strayID].Orphaned).To(BeFalse())
 
 		rec.LastOperation.State = "failed"
 		e.putRecord(strayID, rec)
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(1), "flagged once the operation is over")
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(1), "flagged once the operation is over")
 		Expect(e.index()[strayID].LastOperation.State).To(Equal("failed"), "broker fields are kept")
 	})
 
 	It("does not flag an entry while a Director task for its deployment is queued, nor a locked deployment", func() {
 		e := newEnv(envOptions{seed: 2, sim: sim.Options{Workers: 1, TaskDuration: time.Minute}})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		ctx := context.Background()
 		locked := e.names[0]
 		_, err := e.bosh.Deploy(ctx, []byte(e.manifest(locked)))
@@ -116,7 +116,7 @@ var _ = Describe("orphans", func() {
 		e.sim.RemoveDeployment(gone)
 
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Busy).To(Equal(1))
 		Expect(s.Orphaned).To(BeZero())

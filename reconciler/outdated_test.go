@@ -9,6 +9,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -49,7 +50,7 @@ var _ = Describe("outdated instances (what should run, not only what runs)", fun
 
 	It("finds the instances behind their plan's version every run, announces each once per version, deploys nothing", func() {
 		manager("2.0.0")
-		e.run(reconciler.RunOptions{}) // records every instance (none holds a version: found by the reconciler)
+		e.run(report.RunOptions{}) // records every instance (none holds a version: found by the reconciler)
 		small := smalls()
 		Expect(small).NotTo(BeEmpty())
 		current := small[0]
@@ -70,7 +71,7 @@ var _ = Describe("outdated instances (what should run, not only what runs)", fun
 			Expect(err).NotTo(HaveOccurred())
 		}
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Outdated).NotTo(BeNil())
 		Expect(s.Outdated.Count).To(Equal(len(small) - 1))
 		Expect(s.Outdated.ByPlan).To(Equal(map[string]int{"redis-small": len(small) - 1}))
@@ -90,18 +91,18 @@ var _ = Describe("outdated instances (what should run, not only what runs)", fun
 		view, _ = e.m.Views().Instance(context.Background(), s.Outdated.Instances[0].InstanceID)
 		Expect(view.Version).To(HaveField("Outdated", true))
 
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		Expect(h.of(notify.Outdated)).To(HaveLen(len(small)-1), "announced once")
 
 		manager("2.1.0") // the plan moves on: every one of them is behind, each announced for 2.1.0
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Outdated.Count).To(Equal(len(small)))
 		Expect(h.of(notify.Outdated)).To(HaveLen(2*len(small) - 1))
 	})
 
 	It("costs nothing when no plan declares a version", func() {
-		e.run(reconciler.RunOptions{})
-		s := e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Outdated).To(BeNil())
 		Expect(e.m.Status().Outdated).To(BeNil())
 	})

@@ -10,6 +10,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -41,20 +43,20 @@ var _ = Describe("an instance the broker owns", func() {
 		westClient, err := bosh.New(bosh.Options{Name: "west", Address: west.URL(), Username: sim.DefaultUsername, Password: sim.DefaultPassword})
 		Expect(err).NotTo(HaveOccurred())
 		e.m = e.newManagerWith(func(o *reconciler.Options) {
-			o.Directors = []reconciler.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
+			o.Directors = []ports.NamedDirector{{Name: "east", Director: e.bosh, Tasks: e.bosh},
 				{Name: "west", Director: westClient, Tasks: westClient, Deployer: westClient}}
 			o.Registerer = e.reg
 		})
 		name, manifest := e.provisioned(tenantID, "west", west)
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Conflicts).To(BeEmpty())
 		Expect(e.index()[tenantID]).To(And(HaveField("Director", "west"), HaveField("Adopted", false)))
 
 		// Anyone who can deploy on east, the first Director, puts a deployment of the same name there.
 		hostile := strings.Replace(manifest, "instances: 1", "instances: 2", 1)
 		Expect(e.sim.PutDeployment(hostile)).To(Succeed())
-		s = e.run(reconciler.RunOptions{Force: true})
-		want := reconciler.Conflict{InstanceID: tenantID, Winner: name, Loser: name, LoserDirector: "east"}
+		s = e.run(report.RunOptions{Force: true})
+		want := report.Conflict{InstanceID: tenantID, Winner: name, Loser: name, LoserDirector: "east"}
 		Expect(s.Conflicts).To(ConsistOf(want))
 		Expect(e.m.Status().Conflicts).To(ConsistOf(want))
 		Expect(counter(e.reg, "blacksmith_reconciler_conflicts", nil)).To(Equal(1.0))
@@ -70,7 +72,7 @@ var _ = Describe("an instance the broker owns", func() {
 
 		// Its own deployment goes: an orphan, whatever east lists.
 		west.RemoveDeployment(name)
-		s = e.run(reconciler.RunOptions{Force: true})
+		s = e.run(report.RunOptions{Force: true})
 		Expect(s.Orphaned).To(Equal(1))
 		Expect(e.index()[tenantID]).To(And(HaveField("Orphaned", true), HaveField("Director", "west"), HaveField("DeploymentName", name)))
 	})
@@ -78,12 +80,12 @@ var _ = Describe("an instance the broker owns", func() {
 	It("is an orphan once its deployment is gone, whatever deployment's properties.blacksmith names it", func() {
 		e := newEnv(envOptions{})
 		name, manifest := e.provisioned(tenantID, "", e.sim)
-		Expect(e.run(reconciler.RunOptions{}).Conflicts).To(BeEmpty())
+		Expect(e.run(report.RunOptions{}).Conflicts).To(BeEmpty())
 
 		e.sim.RemoveDeployment(name)
 		Expect(e.sim.PutDeployment(claimingManifest("zzz-attacker", tenantID))).To(Succeed())
-		s := e.run(reconciler.RunOptions{Force: true})
-		Expect(s.Conflicts).To(ConsistOf(reconciler.Conflict{InstanceID: tenantID, Winner: name, Loser: "zzz-attacker"}))
+		s := e.run(report.RunOptions{Force: true})
+		Expect(s.Conflicts).To(ConsistOf(report.Conflict{InstanceID: tenantID, Winner: name, Loser: "zzz-attacker"}))
 		Expect(s.Orphaned).To(Equal(1))
 		Expect(e.index()[tenantID]).To(And(HaveField("DeploymentName", name), HaveField("Orphaned", true)))
 		stored, _, err := e.store.Manifest(ctx(), tenantID)
@@ -95,7 +97,7 @@ var _ = Describe("an instance the broker owns", func() {
 
 	It("leaves a deployment nobody owns to adoption: a record marked adopted until an operator confirms it", func() {
 		e := newEnv(envOptions{seed: 1})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		rec := e.index()[instanceID(e.names[0])]
 		Expect(rec.Adopted).To(BeTrue())
 		Expect(rec.AdoptedAt).NotTo(BeEmpty())

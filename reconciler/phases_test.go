@@ -4,14 +4,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("a run's phases", func() {
 	It("are each timed in the summary, in the order the run takes them", func() {
 		e := newEnv(envOptions{seed: 2})
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		var names []string
 		for _, p := range s.Phases {
 			names = append(names, p.Name)

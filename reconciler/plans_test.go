@@ -11,7 +11,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -21,7 +21,7 @@ var _ = Describe("an instance whose plan was changed by the broker", func() {
 		name := e.sim.SeedDeployments(1, sim.DefaultSeedPlans()[:1])[0]
 		Expect(name).To(HavePrefix("redis-small-"))
 		id := instanceID(name)
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		Expect(e.index()[id].PlanID).To(Equal("redis-small"))
 
 		// What the broker does on an update to redis-large: the record's plan,
@@ -38,14 +38,14 @@ var _ = Describe("an instance whose plan was changed by the broker", func() {
 		Expect(e.store.PutManifest(context.Background(), id, updated)).To(Succeed())
 		Expect(e.sim.PutDeployment(updated)).To(Succeed())
 
-		s := e.run(reconciler.RunOptions{Force: true})
+		s := e.run(report.RunOptions{Force: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Drift).To(BeZero(), "the broker wrote the manifest it deployed")
 		Expect(e.index()[id].PlanID).To(Equal("redis-large"), "the plan is not turned back to the name's")
-		Expect(e.run(reconciler.RunOptions{Force: true}).Writes).To(BeZero())
+		Expect(e.run(report.RunOptions{Force: true}).Writes).To(BeZero())
 
 		e.wipeIndex()
-		Expect(e.run(reconciler.RunOptions{Force: true}).Created).To(Equal(1))
+		Expect(e.run(report.RunOptions{Force: true}).Created).To(Equal(1))
 		Expect(e.index()[id]).To(SatisfyAll(HaveField("PlanID", "redis-large"), HaveField("ServiceID", "redis"),
 			HaveField("OrganizationGUID", "org-9"), HaveField("SpaceGUID", "space-9"),
 			HaveField("Parameters", HaveKeyWithValue("size", WithTransform(func(v any) string { return fmt.Sprint(v) }, Equal("3"))))), "broker fields found in the manifest")
@@ -63,10 +63,10 @@ var _ = Describe("two deployments that claim one instance", func() {
 		Expect(e.sim.PutDeployment(copied)).To(Succeed())
 
 		for range 3 {
-			s := e.run(reconciler.RunOptions{Force: true})
+			s := e.run(report.RunOptions{Force: true})
 			Expect(s.Errors).To(BeEmpty())
 			Expect(e.index()[id].DeploymentName).To(Equal(name))
-			Expect(e.m.Status().Unmatched).To(ConsistOf(reconciler.Unmatched{
+			Expect(e.m.Status().Unmatched).To(ConsistOf(report.Unmatched{
 				Deployment: "a-copy", Reason: "instance " + id + " is already matched by deployment " + name}))
 		}
 	})
@@ -75,7 +75,7 @@ var _ = Describe("two deployments that claim one instance", func() {
 var _ = Describe("an instance the broker is working on", func() {
 	It("is left alone while the broker's operation is in progress, even before the Director locks the deployment", func() {
 		e := newEnv(envOptions{seed: 1})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		name, id := e.names[0], instanceID(e.names[0])
 		old := e.manifest(name)
 		updated := strings.Replace(old, "max_in_flight: 1", "max_in_flight: 2", 1)
@@ -91,7 +91,7 @@ var _ = Describe("an instance the broker is working on", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(e.store.PutManifest(context.Background(), id, updated)).To(Succeed())
 
-		s := e.run(reconciler.RunOptions{Force: true})
+		s := e.run(report.RunOptions{Force: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Busy).To(Equal(1))
 		Expect(s.Matched).To(Equal(1))
@@ -110,7 +110,7 @@ var _ = Describe("an instance the broker is working on", func() {
 			return cur, nil
 		}})
 		Expect(err).NotTo(HaveOccurred())
-		s = e.run(reconciler.RunOptions{Force: true})
+		s = e.run(report.RunOptions{Force: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Busy).To(BeZero())
 		Expect(s.Drift).To(BeZero(), "what runs is what the broker deployed")

@@ -14,23 +14,9 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
-)
-
-// PlatformReader is the platform (the Cloud Controller) as the cross-check
-// reads it; *cf.Client has it.
-type PlatformReader = platform.Reader
-
-// The states of an instance against the platform (PlatformInstance.State,
-// PlatformReport.Counts).
-const (
-	PlatformInStep           = report.InStep
-	PlatformOrphanDeployment = report.OrphanDeployment
-	PlatformOnly             = report.PlatformOnly
-	PlatformOrphan           = report.OrphanOnPlatform
-	PlatformCreating         = report.Creating
-	PlatformAbsent           = platform.Absent
 )
 
 // PlatformOptions turn the platform cross-check on: each run (at most every
@@ -38,7 +24,7 @@ const (
 // them against Vault's records and the Directors' deployments.
 type PlatformOptions struct {
 	// Reader reads the platform. Required.
-	Reader PlatformReader
+	Reader ports.PlatformReader
 	// BrokerName is the name the broker is registered under. Required.
 	BrokerName string
 	// CheckInterval is cf.check_interval: 0 reads the platform in every run.
@@ -55,7 +41,7 @@ type InstancePlatform struct {
 	View   string    `json:"view"`
 	ReadAt time.Time `json:"read_at,omitzero"`
 	// Record is the platform's record; nil when that read did not find it.
-	Record *PlatformRecord `json:"record"`
+	Record *report.PlatformRecord `json:"record"`
 	// AbsentSince and Reads are its proof as an orphan deployment (absent:
 	// not one).
 	AbsentSince time.Time `json:"absent_since,omitzero"`
@@ -143,10 +129,10 @@ var (
 // the platform read whole; nothing is written and nobody is told. The
 // orphan deployments carry the proof the daemon's runs keep (absent since,
 // reads); the report lists every one (not the first MaxPlatformListed).
-func (v *Views) Platform(ctx context.Context) (PlatformReport, error) {
+func (v *Views) Platform(ctx context.Context) (report.PlatformReport, error) {
 	t := v.parts.Platform
 	if t == nil {
-		return PlatformReport{}, ErrNoPlatform
+		return report.PlatformReport{}, ErrNoPlatform
 	}
 	start := v.now()
 	var deps []bosh.Deployment
@@ -166,7 +152,7 @@ func (v *Views) Platform(ctx context.Context) (PlatformReport, error) {
 		return err
 	})
 	if err := g.Wait(); err != nil {
-		return PlatformReport{}, fmt.Errorf("%w: %w", ErrPlatformUnknown, err)
+		return report.PlatformReport{}, fmt.Errorf("%w: %w", ErrPlatformUnknown, err)
 	}
 	listed := make(map[string]bool, len(deps))
 	for _, d := range deps {

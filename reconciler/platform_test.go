@@ -17,6 +17,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // platform is a Cloud Controller simulator with the broker "blacksmith"
@@ -103,18 +104,18 @@ var _ = Describe("the platform cross-check", func() {
 		reg := prometheus.NewRegistry()
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Notifier, o.Registerer = h, reg })
 
-		first := e.run(reconciler.RunOptions{})
+		first := e.run(report.RunOptions{})
 		Expect(first.Errors).To(BeEmpty())
 		Expect(first.Platform).NotTo(BeNil())
 		Expect(first.Platform.State).To(Equal("known"))
-		Expect(first.Platform.Counts[reconciler.PlatformOrphanDeployment]).To(BeZero(),
+		Expect(first.Platform.Counts[report.OrphanDeployment]).To(BeZero(),
 			"records this run created are younger than the view: judged by the next run")
 
 		e.sim.RemoveDeployment(e.names[1]) // the platform's instance keeps a record without a deployment
-		e.run(reconciler.RunOptions{})     // flags it an orphan
+		e.run(report.RunOptions{})         // flags it an orphan
 		p.client.Requests()
 		before := p.client.Requests()
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		rep := s.Platform
 		Expect(rep.State).To(Equal("known"))
@@ -154,7 +155,7 @@ var _ = Describe("the platform cross-check", func() {
 		// The platform deletes the orphan's instance, and a later deployment of
 		// the lost instance's name shows up: restorable from it.
 		Expect(p.cc.Foundation().RemoveInstance(ids[1])).To(BeTrue())
-		again := e.run(reconciler.RunOptions{})
+		again := e.run(report.RunOptions{})
 		Expect(again.Platform.Counts["orphan"]).To(BeZero())
 		Expect(again.Platform.Counts["absent"]).To(Equal(1), "an orphan neither the platform nor a Director has")
 		Expect(h.of(notify.OrphanDeployment)).To(HaveLen(1))
@@ -166,8 +167,8 @@ var _ = Describe("the platform cross-check", func() {
 		p.add(instanceID(e.names[0]), e.names[0][:len(e.names[0])-37], ccsim.StateSucceeded)
 		reg := prometheus.NewRegistry()
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Registerer = reg })
-		e.run(reconciler.RunOptions{})
-		Expect(e.run(reconciler.RunOptions{}).Platform.Counts["orphan_deployment"]).To(Equal(1))
+		e.run(report.RunOptions{})
+		Expect(e.run(report.RunOptions{}).Platform.Counts["orphan_deployment"]).To(Equal(1))
 		proof := platformDoc(e)
 		Expect(proof).To(HaveLen(1))
 
@@ -175,7 +176,7 @@ var _ = Describe("the platform cross-check", func() {
 			{Endpoint: "/v3/service_plans", Status: 502}} {
 			p.cc.Knobs().ClearFailures()
 			Expect(p.cc.Knobs().InjectFailure(f)).To(Succeed())
-			s := e.run(reconciler.RunOptions{})
+			s := e.run(report.RunOptions{})
 			Expect(s.Platform.State).To(Equal("unknown"), "%+v", f)
 			Expect(s.Platform.Reason).NotTo(BeEmpty())
 			Expect(s.Platform.Counts).To(BeEmpty())
@@ -185,15 +186,15 @@ var _ = Describe("the platform cross-check", func() {
 			Expect(counter(reg, "blacksmith_platform_up", nil)).To(BeZero())
 		}
 		p.cc.Knobs().ClearFailures()
-		Expect(e.run(reconciler.RunOptions{}).Platform.OrphanDeployments[0].Reads).To(Equal(2), "the failed reads did not count")
+		Expect(e.run(report.RunOptions{}).Platform.OrphanDeployments[0].Reads).To(Equal(2), "the failed reads did not count")
 
 		Expect(p.cc.Knobs().InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503, Count: 1})).To(Succeed())
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Platform.State).To(Equal("known"), "a passing fault is retried with the run's policy")
 		Expect(s.Platform.OrphanDeployments[0].Reads).To(Equal(3))
 
 		Expect(p.cc.Knobs().InjectFailure(ccsim.Failure{Endpoint: "/v3/service_plans", Status: 401, Count: 1})).To(Succeed())
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"), "a refusal is not retried")
 	})
 
@@ -204,8 +205,8 @@ var _ = Describe("the platform cross-check", func() {
 			p.options(o)
 			o.Platform.BrokerName = "blacksmith-typo"
 		})
-		e.run(reconciler.RunOptions{})
-		s := e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"))
 		Expect(s.Platform.Reason).To(ContainSubstring(`no plan of a broker named "blacksmith-typo"`))
 	})
@@ -217,14 +218,14 @@ var _ = Describe("the platform cross-check", func() {
 			p.options(o)
 			o.Platform.CheckInterval = time.Hour
 		})
-		Expect(e.run(reconciler.RunOptions{}).Platform.Fresh).To(BeTrue())
+		Expect(e.run(report.RunOptions{}).Platform.Fresh).To(BeTrue())
 		before := p.client.Requests()
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(p.client.Requests()).To(Equal(before), "not due")
 		Expect(s.Platform.Fresh).To(BeFalse())
 		Expect(s.Platform.Counts["orphan_deployment"]).To(Equal(1), "the last view, reported")
 		Expect(platformDoc(e)).To(BeEmpty(), "no proof from a view this run did not read")
-		Expect(e.run(reconciler.RunOptions{Force: true}).Platform.Fresh).To(BeTrue(), "a forced run reads")
+		Expect(e.run(report.RunOptions{Force: true}).Platform.Fresh).To(BeTrue(), "a forced run reads")
 		Expect(platformDoc(e)).To(HaveLen(1))
 	})
 })
@@ -248,7 +249,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		f.clock = &skewedClock{}
 		f.use(upgradeCatalog("1.0.0", "16.1.0"), func(o *reconciler.Options) { p.options(o); o.Notifier = h })
 		ctx := context.Background()
-		acted := func(s reconciler.Summary) []string {
+		acted := func(s report.Summary) []string {
 			var out []string
 			for _, r := range slices.Concat(s.Platform.Stopped, s.Platform.Deleted, s.Platform.Started) {
 				out = append(out, r.Action+" "+r.InstanceID)
@@ -256,29 +257,29 @@ var _ = Describe("the remediation of orphan deployments", func() {
 			return out
 		}
 
-		s := f.e.run(reconciler.RunOptions{})
+		s := f.e.run(report.RunOptions{})
 		Expect(s.Platform.OrphanDeployments).To(ConsistOf(HaveField("InstanceID", orphan)))
 		Expect(acted(s)).To(BeEmpty(), "one read, and not min_age")
-		Expect(acted(f.e.run(reconciler.RunOptions{DryRun: true}))).To(BeEmpty(), "still within min_age")
+		Expect(acted(f.e.run(report.RunOptions{DryRun: true}))).To(BeEmpty(), "still within min_age")
 
 		f.clock.advance(minAge/2 + time.Minute)
-		Expect(acted(f.e.run(reconciler.RunOptions{}))).To(BeEmpty(), "two reads")
-		Expect(acted(f.e.run(reconciler.RunOptions{Force: true}))).To(BeEmpty(), "a forced run at once counts for nothing")
+		Expect(acted(f.e.run(report.RunOptions{}))).To(BeEmpty(), "two reads")
+		Expect(acted(f.e.run(report.RunOptions{Force: true}))).To(BeEmpty(), "a forced run at once counts for nothing")
 		Expect(platformDoc(f.e)).To(HaveKeyWithValue(orphan, HaveKeyWithValue("reads", 2.0)))
 		f.clock.advance(minAge/2 + time.Minute)
 		Expect(p.cc.Knobs().InjectFailure(ccsim.Failure{Endpoint: "/v3/service_instances", Status: 503})).To(Succeed())
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Platform.State).To(Equal("unknown"))
 		Expect(acted(s)).To(BeEmpty(), "never from an unknown platform")
 
 		p.cc.Knobs().ClearFailures()
-		dry := f.e.run(reconciler.RunOptions{DryRun: true})
+		dry := f.e.run(report.RunOptions{DryRun: true})
 		Expect(dry.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "stop"), HaveField("TaskID", 0))),
 			"a dry run lists the first step")
 		Expect(f.e.bosh.VMs(ctx, f.deployment(orphan))).NotTo(BeEmpty())
 
 		By("the first step: its VMs stopped, the deployment and its disks kept")
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Platform.Deleted).To(BeEmpty(), "never deleted before it was stopped")
 		Expect(s.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "stop"),
@@ -294,24 +295,24 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		_, _, err := f.b.DeleteOrphanDeployment(ctx, orphan, "by hand")
 		Expect(err).To(MatchError(broker.ErrNotRetired), "the broker deletes nothing before the stop is settled and due")
 
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Settled).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("State", "succeeded"))),
 			"the next run settles the stop, no platform polls it")
 		Expect(acted(s)).To(BeEmpty(), "its deletion is not due yet")
 		Expect(f.e.index()[orphan].Retiring).NotTo(BeNil())
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Platform.OrphanDeployments).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("DeleteAfter", Not(BeZero())))))
 
 		f.clock.advance(period - time.Hour)
-		Expect(acted(f.e.run(reconciler.RunOptions{}))).To(BeEmpty(), "an hour before its deletion is due")
+		Expect(acted(f.e.run(report.RunOptions{}))).To(BeEmpty(), "an hour before its deletion is due")
 
 		By("the second step, once retirement_period has passed without the platform listing it")
 		f.clock.advance(time.Hour)
-		dry = f.e.run(reconciler.RunOptions{DryRun: true})
+		dry = f.e.run(report.RunOptions{DryRun: true})
 		Expect(dry.Platform.Deleted).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "delete"), HaveField("TaskID", 0))),
 			"a dry run lists the second step")
 		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Platform.Deleted).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "delete"),
 			HaveField("Backup", Not(BeEmpty())), HaveField("TaskID", Not(BeZero())), HaveField("Error", ""))))
@@ -319,7 +320,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		Eventually(f.e.deployed).WithTimeout(10 * time.Second).ShouldNot(ContainElement(f.deployment(orphan)))
 		Expect(h.of(notify.Remediated)).To(HaveLen(2))
 
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Settled).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("State", "succeeded"))),
 			"the next run settles the deprovision, no platform polls it")
 		Expect(f.e.index()).NotTo(HaveKey(orphan))
@@ -331,7 +332,7 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		events, err := f.e.store.Events(ctx, orphan, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kindsOf(events)).To(ContainElements("orphan_deployment", "stop", "deprovision", "remediated"))
-		f.e.run(reconciler.RunOptions{})
+		f.e.run(report.RunOptions{})
 		Expect(platformDoc(f.e)).To(BeEmpty(), "its proof ends with its records")
 	})
 
@@ -349,25 +350,25 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		f.clock = &skewedClock{}
 		f.use(upgradeCatalog("1.0.0", "16.1.0"), p.options)
 		ctx := context.Background()
-		var s reconciler.Summary
+		var s report.Summary
 		for range 3 {
-			s = f.e.run(reconciler.RunOptions{})
+			s = f.e.run(report.RunOptions{})
 		}
 		Expect(s.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Error", ""))))
 		Eventually(func() (int, error) {
 			vms, err := f.e.bosh.VMs(ctx, f.deployment(orphan))
 			return len(vms), err
 		}).WithTimeout(10 * time.Second).Should(BeZero())
-		s = f.e.run(reconciler.RunOptions{}) // settles the stop
+		s = f.e.run(report.RunOptions{}) // settles the stop
 		Expect(f.e.index()[orphan].Retiring).NotTo(BeNil())
 
 		_, err := f.b.Update(ctx, orphan, domain.UpdateDetails{ServiceID: "redis", PlanID: "redis-small"}, true)
 		Expect(err).To(MatchError(ContainSubstring("VMs are stopped")), "a retiring instance is not deployed")
 
 		p.add(orphan, "redis-small", ccsim.StateSucceeded)
-		dry := f.e.run(reconciler.RunOptions{DryRun: true})
+		dry := f.e.run(report.RunOptions{DryRun: true})
 		Expect(dry.Platform.Started).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("TaskID", 0))), "a dry run lists the start")
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Platform.Started).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("Action", "start"),
 			HaveField("TaskID", Not(BeZero())), HaveField("Error", ""))))
@@ -375,12 +376,12 @@ var _ = Describe("the remediation of orphan deployments", func() {
 			vms, err := f.e.bosh.VMs(ctx, f.deployment(orphan))
 			return len(vms), err
 		}).WithTimeout(10 * time.Second).ShouldNot(BeZero())
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(s.Settled).To(ConsistOf(And(HaveField("InstanceID", orphan), HaveField("State", "succeeded"))))
 		Expect(f.e.index()[orphan].Retiring).To(BeNil(), "the start that succeeded ends the retirement")
 
 		f.clock.advance(period + time.Hour)
-		s = f.e.run(reconciler.RunOptions{})
+		s = f.e.run(report.RunOptions{})
 		Expect(slices.Concat(s.Platform.Stopped, s.Platform.Deleted)).To(BeEmpty())
 		Expect(f.e.deployed()).To(ContainElement(f.deployment(orphan)))
 		events, err := f.e.store.Events(ctx, orphan, 0)
@@ -399,9 +400,9 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		b := newTestBroker(e)
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = b })
 		for range 3 {
-			e.run(reconciler.RunOptions{})
+			e.run(report.RunOptions{})
 		}
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Platform.Stopped).To(ConsistOf(And(HaveField("InstanceID", instanceID(e.names[0])),
 			HaveField("Error", ContainSubstring("adopted from a Director")))))
 		Expect(s.Errors).To(BeEmpty(), "a refusal is not a failure")
@@ -414,9 +415,9 @@ var _ = Describe("the remediation of orphan deployments", func() {
 		}})
 		many.m = many.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(many) })
 		for range 3 {
-			many.run(reconciler.RunOptions{})
+			many.run(report.RunOptions{})
 		}
-		s = many.run(reconciler.RunOptions{})
+		s = many.run(report.RunOptions{})
 		Expect(s.Platform.Counts["orphan_deployment"]).To(Equal(8))
 		Expect(s.Platform.Stopped).To(BeEmpty())
 		Expect(s.Platform.Deleted).To(BeEmpty())
@@ -434,9 +435,9 @@ var _ = Describe("the absolute floor of retirement", func() {
 		p := newPlatform() // the broker's plans, none of its instances
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(e) })
 		for range 3 {
-			e.run(reconciler.RunOptions{})
+			e.run(report.RunOptions{})
 		}
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Platform.Counts["orphan_deployment"]).To(Equal(5), "5 is not more than max_per_run: the old guard let them all go")
 		Expect(s.Platform.Stopped).To(BeEmpty())
 		Expect(s.Platform.Refused).To(ContainSubstring("5 of the 5 instances look like orphan deployments"))
@@ -454,17 +455,17 @@ var _ = Describe("the orphan deployments' proof in Vault", func() {
 		}})
 		p := newPlatform()
 		e.m = e.newManagerWith(func(o *reconciler.Options) { p.options(o); o.Operations = newTestBroker(e) })
-		e.run(reconciler.RunOptions{}) // the record is made: younger than the view
-		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(BeEmpty(), "one read")
-		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(BeEmpty(), "two reads")
-		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(HaveLen(1), "proven by three: tried (and refused: an adoption)")
+		e.run(report.RunOptions{}) // the record is made: younger than the view
+		Expect(e.run(report.RunOptions{}).Platform.Stopped).To(BeEmpty(), "one read")
+		Expect(e.run(report.RunOptions{}).Platform.Stopped).To(BeEmpty(), "two reads")
+		Expect(e.run(report.RunOptions{}).Platform.Stopped).To(HaveLen(1), "proven by three: tried (and refused: an adoption)")
 
 		e.proxy.failWrites("blacksmith/state/platform", -1)
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Platform.Stopped).To(BeEmpty(), "the proof of this read could not be kept: nothing tried from the one before")
 		Expect(platformDoc(e)).To(HaveKeyWithValue(instanceID(e.names[0]), HaveKeyWithValue("reads", 3.0)))
 		e.proxy.heal()
-		Expect(e.run(reconciler.RunOptions{}).Platform.Stopped).To(HaveLen(1))
+		Expect(e.run(report.RunOptions{}).Platform.Stopped).To(HaveLen(1))
 	})
 })
 

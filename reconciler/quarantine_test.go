@@ -10,7 +10,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("quarantine across runs", func() {
@@ -27,7 +27,7 @@ var _ = Describe("quarantine across runs", func() {
 		manifestGets := func() int { return e.sim.Stats().Requests["GET /deployments/:name"] }
 
 		// Run 1 meets the failure: in-run retries, then the deployment is quarantined.
-		first := e.run(reconciler.RunOptions{Force: true})
+		first := e.run(report.RunOptions{Force: true})
 		Expect(first.Result).To(Equal("failure"))
 		Expect(first.Failed).To(Equal(1))
 		Expect(first.Created).To(Equal(3))
@@ -37,10 +37,10 @@ var _ = Describe("quarantine across runs", func() {
 		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "quarantined"})).To(Equal(1.0))
 
 		// Runs 2 and 3, within the backoff: skipped, no request for it, nothing written, partial, fast.
-		var skipped []reconciler.Summary
+		var skipped []report.Summary
 		for range 2 {
 			gets, writes := manifestGets(), e.vaultWrites()
-			s := e.run(reconciler.RunOptions{Force: true})
+			s := e.run(report.RunOptions{Force: true})
 			Expect(manifestGets()-gets).To(Equal(3), "only the three healthy deployments are fetched (forced run)")
 			Expect(e.vaultWrites()-writes).To(BeEquivalentTo(2), "nothing is written but the run log's entry and the feed's mark (a forced run is a resync)")
 			Expect(s.Result).To(Equal("partial"))
@@ -63,40 +63,40 @@ var _ = Describe("quarantine across runs", func() {
 
 		// Once the backoff has expired the next run tries it again: it fails and backs off for twice as long.
 		e.clock.advance(st.Quarantined[0].NextAttempt.Sub(e.clock.now()))
-		again := e.run(reconciler.RunOptions{Force: true})
+		again := e.run(report.RunOptions{Force: true})
 		Expect(again.Result).To(Equal("failure"))
 		Expect(again.NewlyQuarantined).To(ConsistOf(And(HaveField("Failures", 2),
 			HaveField("NextAttempt", BeTemporally("~", again.StartedAt.Add(again.Duration).Add(2*backoff), time.Second)))))
 		gets := manifestGets()
-		s := e.run(reconciler.RunOptions{Force: true})
+		s := e.run(report.RunOptions{Force: true})
 		Expect(s.Result).To(Equal("partial"))
 		Expect(manifestGets() - gets).To(Equal(3))
 
 		// The operator asks for it by instance id: tried at once, and released when it is in step.
 		e.sim.Faults().Clear()
-		forced := e.run(reconciler.RunOptions{Instances: []string{instanceID(bad)}})
+		forced := e.run(report.RunOptions{Instances: []string{instanceID(bad)}})
 		Expect(forced.Result).To(Equal("success"))
 		Expect(forced.Created).To(Equal(1))
 		Expect(forced.Released).To(ConsistOf(HaveField("Deployment", bad)))
 		Expect(e.m.Status().Quarantined).To(BeEmpty())
 		Expect(counter(e.reg, "blacksmith_reconciler_instances", map[string]string{"state": "quarantined"})).To(BeZero())
-		Expect(e.run(reconciler.RunOptions{}).Converged).To(BeTrue())
+		Expect(e.run(report.RunOptions{}).Converged).To(BeTrue())
 	})
 
 	It("keeps the quarantine in Vault: a new manager (a restarted daemon) skips the item too", func() {
 		e := newEnv(envOptions{seed: 2, config: quarantineConfig})
 		bad := e.names[0]
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name/vms", Deployment: bad})).To(Succeed())
-		Expect(e.run(reconciler.RunOptions{}).NewlyQuarantined).To(HaveLen(1))
+		Expect(e.run(report.RunOptions{}).NewlyQuarantined).To(HaveLen(1))
 
 		e.reg = prometheus.NewRegistry()
 		restarted := e.newManager()
-		s, err := restarted.RunOnce(context.Background(), reconciler.RunOptions{})
+		s, err := restarted.RunOnce(context.Background(), report.RunOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Result).To(Equal("partial"))
 		Expect(s.Quarantined).To(ConsistOf(HaveField("Deployment", bad)))
 
-		s, err = restarted.RunOnce(context.Background(), reconciler.RunOptions{RetryQuarantined: true})
+		s, err = restarted.RunOnce(context.Background(), report.RunOptions{RetryQuarantined: true})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(s.Result).To(Equal("failure"), "asked to retry every quarantined item, it meets the failure again")
 		Expect(s.NewlyQuarantined).To(ConsistOf(HaveField("Failures", 2)))
@@ -106,12 +106,12 @@ var _ = Describe("quarantine across runs", func() {
 		e := newEnv(envOptions{seed: 3, proxy: true, config: quarantineConfig})
 		broken := instanceID(e.names[1])
 		e.proxy.failWrites("/"+broken+"/metadata", -1)
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.NewlyQuarantined).To(ConsistOf(And(HaveField("InstanceID", broken), HaveField("Deployment", ""))))
 
-		plan := e.run(reconciler.RunOptions{DryRun: true})
+		plan := e.run(report.RunOptions{DryRun: true})
 		Expect(plan.Quarantined).To(ConsistOf(HaveField("InstanceID", broken)))
 		e.proxy.heal()
-		Expect(e.run(reconciler.RunOptions{}).Result).To(Equal("partial"), "the dry run did not release it")
+		Expect(e.run(report.RunOptions{}).Result).To(Equal("partial"), "the dry run did not release it")
 	})
 })

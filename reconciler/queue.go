@@ -3,14 +3,16 @@ package reconciler
 import (
 	"slices"
 	"sync"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // request is a run asked for with Trigger, shared by every caller whose
 // request was merged into it.
 type request struct {
 	id      string
-	opts    RunOptions
-	waiters []chan Summary
+	opts    report.RunOptions
+	waiters []chan report.Summary
 }
 
 // queue holds the runs asked for while the runs' loop serves another: one run and
@@ -56,7 +58,7 @@ func (q *queue) scheduled() *request {
 		q.pending[0] = nil
 		return p
 	}
-	return &request{id: newRunID(), opts: RunOptions{Reason: "interval"}}
+	return &request{id: newRunID(), opts: report.RunOptions{Reason: "interval"}}
 }
 
 // take takes the pending run (before the pending dry run); nil when none.
@@ -91,7 +93,7 @@ func (q *queue) signal() {
 // add merges opts into the pending run of its kind (a dry run apart from
 // the others) and returns its id and the channel that receives its summary;
 // ErrNotRunning when the runs' loop is not served.
-func (q *queue) add(opts RunOptions) (string, <-chan Summary, error) {
+func (q *queue) add(opts report.RunOptions) (string, <-chan report.Summary, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.started {
@@ -103,10 +105,10 @@ func (q *queue) add(opts RunOptions) (string, <-chan Summary, error) {
 	}
 	p := q.pending[slot]
 	if p == nil {
-		p = &request{id: newRunID(), opts: RunOptions{DryRun: opts.DryRun, Scope: opts.Scope}}
+		p = &request{id: newRunID(), opts: report.RunOptions{DryRun: opts.DryRun, Scope: opts.Scope}}
 		q.pending[slot] = p
 	} else if p.opts.Scope != opts.Scope {
-		p.opts.Scope = Scope{} // two scopes merged: the whole estate covers both
+		p.opts.Scope = report.Scope{} // two scopes merged: the whole estate covers both
 	}
 	p.opts.Force = p.opts.Force || opts.Force
 	p.opts.RetryQuarantined = p.opts.RetryQuarantined || opts.RetryQuarantined
@@ -116,7 +118,7 @@ func (q *queue) add(opts RunOptions) (string, <-chan Summary, error) {
 		}
 	}
 	p.opts.Reason = joinReason(p.opts.Reason, opts.Reason)
-	w := make(chan Summary, 1)
+	w := make(chan report.Summary, 1)
 	p.waiters = append(p.waiters, w)
 	q.signal()
 	return p.id, w, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -39,7 +40,7 @@ type RebuildReport struct {
 	Applied bool `json:"applied"`
 	// Run is the forced reconciler run that rebuilt the records of the
 	// deployments BOSH runs (a dry run's plan when not applied).
-	Run Summary `json:"run"`
+	Run report.Summary `json:"run"`
 	// Orphans are the records made for instances without a deployment.
 	Orphans []RebuiltOrphan `json:"orphans"`
 	// Unrecoverable are instances with documents in Vault from which no
@@ -66,7 +67,7 @@ func (m *Manager) RebuildIndex(ctx context.Context, apply bool) (RebuildReport, 
 		}
 		defer release()
 	}
-	s, err := m.RunOnce(ctx, RunOptions{DryRun: !apply, Force: true, Reason: "rebuild-index"})
+	s, err := m.RunOnce(ctx, report.RunOptions{DryRun: !apply, Force: true, Reason: "rebuild-index"})
 	rep.Run = s
 	if err != nil {
 		return rep, fmt.Errorf("the reconciler run: %w", err)

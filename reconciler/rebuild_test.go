@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -14,7 +15,7 @@ var _ = Describe("rebuilding the index from BOSH and the per-instance documents"
 	It("recreates every record, the orphan's too, and a dry run writes nothing", func() {
 		e := newEnv(envOptions{seed: 3})
 		ctx := context.Background()
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(3))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(3))
 		before := e.index()
 		gone := e.names[1]
 		goneID := instanceID(gone)

@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -85,17 +86,17 @@ var _ = Describe("redeploys", func() {
 			return op.State
 		}, 15*time.Second, 50*time.Millisecond).Should(Equal(domain.Succeeded))
 		rendered := e.manifest(name)
-		Expect(e.run(reconciler.RunOptions{}).Errors).To(BeEmpty())
+		Expect(e.run(report.RunOptions{}).Errors).To(BeEmpty())
 
 		drifted := driftOf(name)
-		Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(Equal(1))
+		Expect(e.run(report.RunOptions{Force: true}).Drift).To(Equal(1))
 		stored, _, _ := e.store.Manifest(ctx, id)
 		Expect(stored).To(Equal(drifted), "Vault records the drift")
 		e.sim.RemoveDeployment(name)
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(1))
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(1))
 
 		later(2 * time.Hour)
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Remediated).To(ConsistOf(And(HaveField("InstanceID", id), HaveField("Error", ""), HaveField("TaskID", BeNumerically(">", 0)))))
 		Eventually(func() string { t, _ := e.bosh.Manifest(ctx, name); return t }, 15*time.Second).Should(Equal(rendered),
 			"the broker's manifest, rendered again from the plan's template and the recorded parameters")
@@ -104,14 +105,14 @@ var _ = Describe("redeploys", func() {
 	It("refuses to redeploy an adopted orphan whose kept manifest is one recorded as drift", func() {
 		newRedeploying(1, false)
 		name := e.names[0]
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(1))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(1))
 		driftOf(name)
-		Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(Equal(1))
+		Expect(e.run(report.RunOptions{Force: true}).Drift).To(Equal(1))
 		e.sim.RemoveDeployment(name)
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(1))
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(1))
 		later(2 * time.Hour)
 		tasks := e.sim.Stats().Tasks
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Remediated).To(ConsistOf(And(HaveField("InstanceID", instanceID(name)),
 			HaveField("Error", ContainSubstring("recorded as drift")))))
 		Expect(e.sim.Stats().Tasks).To(Equal(tasks), "no task")
@@ -121,9 +122,9 @@ var _ = Describe("redeploys", func() {
 		newRedeploying(1, false)
 		ctx := context.Background()
 		name, id := e.names[0], instanceID(e.names[0])
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(1))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(1))
 		driftOf(name)
-		Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(Equal(1))
+		Expect(e.run(report.RunOptions{Force: true}).Drift).To(Equal(1))
 		// A backup taken now holds the drift as the instance's manifest.
 		drift, err := e.store.BackupAll(ctx, id)
 		Expect(err).NotTo(HaveOccurred())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -30,7 +31,7 @@ var _ = Describe("opt-in remediation of orphans", func() {
 			o.Now = func() time.Time { return time.Unix(0, now.Load()) }
 			o.Directors[0].Deployer = e.bosh
 		})
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(4))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(4))
 	}
 	later := func(d time.Duration) { now.Add(int64(d)) }
 
@@ -39,17 +40,17 @@ var _ = Describe("opt-in remediation of orphans", func() {
 		a, b := e.names[0], e.names[1]
 		e.sim.RemoveDeployment(a)
 		e.sim.RemoveDeployment(b)
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(2))
-		Expect(e.run(reconciler.RunOptions{}).Remediated).To(BeEmpty(), "younger than min_age")
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(2))
+		Expect(e.run(report.RunOptions{}).Remediated).To(BeEmpty(), "younger than min_age")
 
 		later(2 * time.Hour)
 		writes := e.vaultWrites()
-		dry := e.run(reconciler.RunOptions{DryRun: true})
+		dry := e.run(report.RunOptions{DryRun: true})
 		Expect(dry.Remediated).To(HaveLen(1), "max_per_run")
 		Expect(dry.Remediated[0]).To(And(HaveField("Action", "purge"), HaveField("Backup", "")))
 		Expect(e.vaultWrites()).To(Equal(writes), "a dry run writes nothing")
 
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Remediated).To(HaveLen(1))
 		purged := s.Remediated[0]
 		Expect(purged.Backup).NotTo(BeEmpty())
@@ -62,7 +63,7 @@ var _ = Describe("opt-in remediation of orphans", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kindsOf(events)).To(ContainElement("remediated"))
 
-		next := e.run(reconciler.RunOptions{})
+		next := e.run(report.RunOptions{})
 		Expect(next.Remediated).To(HaveLen(1), "the other one, next run")
 		Expect(next.Remediated[0].InstanceID).NotTo(Equal(purged.InstanceID))
 		rebuilt, err := e.m.RebuildIndex(ctx(), false)
@@ -89,10 +90,10 @@ var _ = Describe("opt-in remediation of orphans", func() {
 		busy = instanceID(b)
 		e.sim.RemoveDeployment(a)
 		e.sim.RemoveDeployment(b)
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(2))
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(2))
 		later(2 * time.Hour)
 		tasks := e.sim.Stats().Tasks
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Remediated).To(ConsistOf(
 			And(HaveField("InstanceID", instanceID(a)), HaveField("TaskID", BeNumerically(">", 0)), HaveField("Error", "")),
 			And(HaveField("InstanceID", busy), HaveField("TaskID", 0), HaveField("Error", ContainSubstring("taking the instance's hold")))))
@@ -106,7 +107,7 @@ var _ = Describe("opt-in remediation of orphans", func() {
 		manifest := e.manifest(gone)
 		e.sim.RemoveDeployment(gone)
 		e.sim.RemoveDeployment(busy)
-		Expect(e.run(reconciler.RunOptions{}).Orphaned).To(Equal(2))
+		Expect(e.run(report.RunOptions{}).Orphaned).To(Equal(2))
 		_, err := e.store.Update(ctx(), map[string]vault.Change{instanceID(busy): func(cur *vault.Record) (*vault.Record, error) {
 			cur.LastOperation = &vault.Operation{Type: "update", State: vault.OperationInProgress,
 				StartedAt: time.Unix(0, now.Load()).UTC().Format(time.RFC3339)}
@@ -116,15 +117,15 @@ var _ = Describe("opt-in remediation of orphans", func() {
 
 		later(2 * time.Hour)
 		tasks := e.sim.Stats().Tasks
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Remediated).To(ConsistOf(And(HaveField("InstanceID", instanceID(gone)), HaveField("Action", "redeploy"),
 			HaveField("TaskID", BeNumerically(">", 0)))))
 		Expect(e.sim.Stats().Tasks).To(Equal(tasks + 1))
 		Eventually(func() string { t, _ := e.bosh.Manifest(ctx(), gone); return t }, 15*time.Second).Should(Equal(manifest))
 
-		Eventually(func() int { return e.run(reconciler.RunOptions{}).Unorphaned }, 15*time.Second).Should(Equal(1),
+		Eventually(func() int { return e.run(report.RunOptions{}).Unorphaned }, 15*time.Second).Should(Equal(1),
 			"the deployment is back: its records, kept, are un-orphaned")
 		Expect(e.index()[instanceID(gone)].Orphaned).To(BeFalse())
-		Expect(e.run(reconciler.RunOptions{}).Remediated).To(BeEmpty(), "nothing left: the busy one is never touched")
+		Expect(e.run(report.RunOptions{}).Remediated).To(BeEmpty(), "nothing left: the busy one is never touched")
 	})
 })

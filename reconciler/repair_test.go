@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // deleteDocument deletes every version of a document under the env's mount.
@@ -21,15 +21,15 @@ func (e *env) deleteDocument(path string) {
 var _ = Describe("documents lost from Vault while the index holds the instance", func() {
 	It("are written again by a forced run, which trusts no fingerprint", func() {
 		e := newEnv(envOptions{seed: 2})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		ctx := context.Background()
 		lostManifest, lostMetadata := instanceID(e.names[0]), instanceID(e.names[1])
 		e.deleteDocument(lostManifest + "/manifest")
 		e.deleteDocument(lostMetadata + "/metadata")
 
-		Expect(e.run(reconciler.RunOptions{}).Writes).To(BeZero(), "a run that is not forced trusts the index's fingerprints")
+		Expect(e.run(report.RunOptions{}).Writes).To(BeZero(), "a run that is not forced trusts the index's fingerprints")
 
-		s := e.run(reconciler.RunOptions{Force: true})
+		s := e.run(report.RunOptions{Force: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.InstancesSynced).To(Equal(2))
 		Expect(s.Writes).To(Equal(2), "one document each, nothing else")
@@ -42,6 +42,6 @@ var _ = Describe("documents lost from Vault while the index holds the instance",
 		Expect(md).NotTo(BeNil())
 		Expect(md.VMs).NotTo(BeEmpty())
 
-		Expect(e.run(reconciler.RunOptions{Force: true}).Writes).To(BeZero(), "in step again")
+		Expect(e.run(report.RunOptions{Force: true}).Writes).To(BeZero(), "in step again")
 	})
 })

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gbytes"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -39,10 +39,10 @@ var _ = Describe("the index's growth", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(http.StatusOK), string(out))
 
-		dry := e.run(reconciler.RunOptions{DryRun: true})
+		dry := e.run(report.RunOptions{DryRun: true})
 		Expect(dry.Index).To(BeNil(), "a dry run writes nothing")
 
-		cold := e.run(reconciler.RunOptions{})
+		cold := e.run(report.RunOptions{})
 		Expect(cold.Errors).To(BeEmpty())
 		Expect(cold.Created).To(Equal(300))
 		Expect(cold.Index).NotTo(BeNil())
@@ -56,14 +56,14 @@ var _ = Describe("the index's growth", func() {
 		Expect(e.index()).To(HaveLen(300))
 		Expect(e.layoutShards()).To(Equal(8))
 
-		again := e.run(reconciler.RunOptions{})
+		again := e.run(report.RunOptions{})
 		Expect(again.Index).To(BeNil(), "38 records a shard: nothing to do")
 		Expect(again.Writes).To(BeZero())
 	})
 
 	It("leaves a new index at the default count when the records fit it", func() {
 		e := newEnv(envOptions{seed: 3})
-		cold := e.run(reconciler.RunOptions{})
+		cold := e.run(report.RunOptions{})
 		Expect(cold.Errors).To(BeEmpty())
 		Expect(cold.Index).To(BeNil(), "3 records fit the default 128 shards")
 		Expect(e.layoutShards()).To(Equal(vault.DefaultShards))

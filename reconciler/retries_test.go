@@ -9,7 +9,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("retries", func() {
@@ -21,7 +21,7 @@ var _ = Describe("retries", func() {
 		f1 := e.proxy.failWrites("/"+flaky+"/metadata", 2)
 		f2 := e.proxy.failWrites("/"+broken+"/metadata", -1)
 
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Created).To(Equal(3))
 		Expect(s.Failed).To(Equal(1))
 		Expect(s.ErrorCount).To(Equal(1))
@@ -38,9 +38,9 @@ var _ = Describe("retries", func() {
 		Expect(e.proxy.hitTimes(f2)).To(HaveLen(4), "one attempt and retry_attempts retries")
 
 		e.proxy.heal()
-		Expect(e.run(reconciler.RunOptions{}).Quarantined).To(ConsistOf(HaveField("InstanceID", broken)),
+		Expect(e.run(report.RunOptions{}).Quarantined).To(ConsistOf(HaveField("InstanceID", broken)),
 			"the next run skips it: quarantined until its backoff expires")
-		next := e.run(reconciler.RunOptions{Instances: []string{broken}})
+		next := e.run(report.RunOptions{Instances: []string{broken}})
 		Expect(next.Errors).To(BeEmpty())
 		Expect(next.Created).To(Equal(1), "a run asked for it retries it")
 		Expect(e.index()).To(HaveKey(broken))
@@ -49,7 +49,7 @@ var _ = Describe("retries", func() {
 	It("retries a failed index batch", func() {
 		e := newEnv(envOptions{seed: 3, proxy: true, config: retryTwice})
 		f := e.proxy.failWrites("/blacksmith/index/v1/shards/", 1)
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Created).To(Equal(3))
 		Expect(len(e.proxy.hitTimes(f))).To(BeNumerically(">=", 2))
@@ -61,7 +61,7 @@ var _ = Describe("retries", func() {
 		e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments", Count: 1})
 		e.sim.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name", Count: 2, Status: 502})
 		e.sim.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name/vms", Count: 1})
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Created).To(Equal(4))
 		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /deployments", 2))
@@ -73,13 +73,13 @@ var _ = Describe("retries", func() {
 			c.RetryAttempts, c.MaxConcurrency = 1, 1
 		}})
 		e.sim.Faults().Inject(sim.Failure{Endpoint: "/deployments/:name/vms", Deployment: e.names[0], Count: 2})
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Failed).To(Equal(1), "tried in two rounds, failed in both")
 		Expect(s.Errors).To(ConsistOf(ContainSubstring(e.names[0])))
 		Expect(s.Created).To(Equal(3))
 		Expect(e.index()).NotTo(HaveKey(instanceID(e.names[0])))
 
-		next := e.run(reconciler.RunOptions{RetryQuarantined: true})
+		next := e.run(report.RunOptions{RetryQuarantined: true})
 		Expect(next.Errors).To(BeEmpty())
 		Expect(next.Created).To(Equal(1))
 	})
@@ -88,14 +88,14 @@ var _ = Describe("retries", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.MaxConcurrency = 1 }})
 		first := listedNames(e)[0]
 		e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Delay: 500 * time.Millisecond, Count: 1})
-		done := make(chan reconciler.Summary, 1)
+		done := make(chan report.Summary, 1)
 		go func() {
 			defer GinkgoRecover()
-			done <- e.run(reconciler.RunOptions{})
+			done <- e.run(report.RunOptions{})
 		}()
 		Eventually(func() int { return e.sim.Stats().Requests["GET /deployments/:name"] }).Should(Equal(1))
 		e.sim.RemoveDeployment(first)
-		var s reconciler.Summary
+		var s report.Summary
 		Eventually(done, 10*time.Second).Should(Receive(&s))
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Created).To(Equal(1))
@@ -104,9 +104,9 @@ var _ = Describe("retries", func() {
 
 	It("flags no orphan and reports the failure when the listing keeps failing", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 1 }})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments"})
-		s, err := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		s, err := e.m.RunOnce(context.Background(), report.RunOptions{})
 		Expect(err).To(HaveOccurred())
 		Expect(s.ErrorCount).To(Equal(1))
 		Expect(s.Writes).To(BeZero())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -93,7 +94,7 @@ type rollback struct {
 	backups   backupStore
 	taker     backupTaker
 	restore   restorer
-	renderer  redeploy.Renderer // nil: no rendering
+	renderer  ports.Renderer // nil: no rendering
 	history   historyStore
 	directors *fleet.Directors
 	log       *slog.Logger
@@ -109,7 +110,7 @@ func (rb rollback) do(ctx context.Context, res *RollbackResult, deploy bool) err
 	if rec.OperationInProgress() {
 		return fmt.Errorf("%w: %s %s", ErrBusy, rec.LastOperation.Type, rec.LastOperation.State)
 	}
-	var dep redeploy.Deployer
+	var dep ports.Deployer
 	if deploy {
 		if dep = rb.directors.Deployer(rec.Director); dep == nil {
 			return fmt.Errorf("%w: the instance's Director %q is not configured", ErrNoDeployer, rec.Director)
@@ -164,7 +165,7 @@ func (rb rollback) newestBackup(ctx context.Context, id string) (string, error) 
 
 // redeployPlan is a rollback's deploy: the Director's Deployer and what to deploy.
 type redeployPlan struct {
-	dep redeploy.Deployer
+	dep ports.Deployer
 	req redeploy.Request
 }
 
@@ -172,7 +173,7 @@ type redeployPlan struct {
 // owned record (the backup's, else rec) the broker's rendering of it, else
 // the backup's manifest, unless that is one recorded as drift; it must name
 // the deployment of the instance's record.
-func (rb rollback) plan(ctx context.Context, dep redeploy.Deployer, id, backupID string, rec *vault.Record) (*redeployPlan, error) {
+func (rb rollback) plan(ctx context.Context, dep ports.Deployer, id, backupID string, rec *vault.Record) (*redeployPlan, error) {
 	stored, ok, err := rb.backups.BackupManifest(ctx, id, backupID)
 	if err != nil {
 		return nil, err

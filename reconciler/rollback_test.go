@@ -10,6 +10,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -25,7 +26,7 @@ var _ = Describe("history and rollback", func() {
 		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Directors[0].Deployer = e.bosh })
 		name = e.names[0]
 		id = instanceID(name)
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(2))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(2))
 	})
 
 	// changeOutOfBand redeploys name with one more property, as an operator
@@ -49,7 +50,7 @@ var _ = Describe("history and rollback", func() {
 	It("appends to the instance's history, and a Vault-only restore neither rewrites it nor survives the next run", func() {
 		original := e.manifest(name)
 		changed := changeOutOfBand()
-		s := e.run(reconciler.RunOptions{Force: true}) // the listing does not show a manifest change: no cache
+		s := e.run(report.RunOptions{Force: true}) // the listing does not show a manifest change: no cache
 		Expect(s.Drift).To(Equal(1))
 		backups, err := e.store.Backups(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
@@ -60,7 +61,7 @@ var _ = Describe("history and rollback", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(text).To(Equal(original), "Vault holds the backup's manifest again")
 
-		next := e.run(reconciler.RunOptions{Force: true})
+		next := e.run(report.RunOptions{Force: true})
 		Expect(next.Drift).To(Equal(1), "a Vault-only restore is undone: BOSH still runs the changed manifest")
 		text, _, _ = e.store.Manifest(ctx, id)
 		Expect(text).To(Equal(changed))
@@ -79,7 +80,7 @@ var _ = Describe("history and rollback", func() {
 	It("rolls back with a redeploy: BOSH runs the backup's manifest, Vault follows, the next run has nothing to undo", func() {
 		original := e.manifest(name)
 		changeOutOfBand()
-		Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(Equal(1))
+		Expect(e.run(report.RunOptions{Force: true}).Drift).To(Equal(1))
 		backups, err := e.store.Backups(ctx, id)
 		Expect(err).NotTo(HaveOccurred())
 		tasks := e.sim.Stats().Tasks
@@ -92,7 +93,7 @@ var _ = Describe("history and rollback", func() {
 		Expect(e.sim.Stats().Tasks).To(Equal(tasks + 1))
 		Expect(e.manifest(name)).To(Equal(original), "BOSH runs the backup's manifest")
 
-		next := e.run(reconciler.RunOptions{Force: true})
+		next := e.run(report.RunOptions{Force: true})
 		Expect(next.Errors).To(BeEmpty())
 		Expect(next.Drift).To(BeZero(), "nothing to undo")
 		text, _, err := e.store.Manifest(ctx, id)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // runLog is the run log in Vault as the Manager keeps it: each finished run
@@ -20,7 +21,7 @@ type runLog struct {
 
 // append appends a finished run (not a dry run) and prunes the log; a
 // failure is logged only. A daemon that lost the lease writes nothing.
-func (l runLog) append(s Summary) {
+func (l runLog) append(s report.Summary) {
 	if l.fence != nil && l.fence() != nil {
 		return
 	}
@@ -33,13 +34,13 @@ func (l runLog) append(s Summary) {
 
 // newest is the newest run of the log; false when there is none or it
 // could not be read (logged).
-func (l runLog) newest(ctx context.Context) (Summary, bool) {
+func (l runLog) newest(ctx context.Context) (report.Summary, bool) {
 	runs, err := memory.Runs(ctx, l.store, 1)
 	if err != nil {
 		l.log.Warn("could not read the run log (entries that could be read are used)", "error", err)
 	}
 	if len(runs) == 0 {
-		return Summary{}, false
+		return report.Summary{}, false
 	}
 	return runs[0], true
 }

@@ -6,14 +6,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("a run over a scope", func() {
 	var e *env
 	BeforeEach(func() {
 		e = newEnv(envOptions{seed: 9})
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(9))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(9))
 	})
 
 	planOf := func(name string) string { return name[:len(name)-37] }
@@ -27,9 +27,9 @@ var _ = Describe("a run over a scope", func() {
 			Expect(e.store.PutManifest(ctx(), instanceID(other), "name: lost\n")).To(Succeed())
 		}
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{Force: true, Scope: reconciler.Scope{Instance: id}})
+		s := e.run(report.RunOptions{Force: true, Scope: report.Scope{Instance: id}})
 		Expect(manifestGets()).To(Equal(1), "only the instance's deployment")
-		Expect(s.Scope).To(Equal(&reconciler.Scope{Instance: id}))
+		Expect(s.Scope).To(Equal(&report.Scope{Instance: id}))
 		Expect(s.OutOfScope).To(Equal(8))
 		Expect(s.InstancesSynced).To(Equal(1))
 		stored, _, _ := e.store.Manifest(ctx(), id)
@@ -55,22 +55,22 @@ var _ = Describe("a run over a scope", func() {
 		e.sim.RemoveDeployment(others[0]) // an orphan of another plan
 		e.sim.ResetStats()
 
-		dry := e.run(reconciler.RunOptions{DryRun: true, Force: true, Scope: reconciler.Scope{Plan: plan}})
+		dry := e.run(report.RunOptions{DryRun: true, Force: true, Scope: report.Scope{Plan: plan}})
 		Expect(manifestGets()).To(Equal(len(inPlan)))
 		Expect(dry.Plan.Orphans).To(BeEmpty(), "the other plan's orphan is out of scope")
 
-		s := e.run(reconciler.RunOptions{Scope: reconciler.Scope{Plan: plan}})
+		s := e.run(report.RunOptions{Scope: report.Scope{Plan: plan}})
 		Expect(s.Orphaned).To(BeZero())
 		Expect(e.index()[instanceID(others[0])].Orphaned).To(BeFalse())
 		Expect(e.m.Status().Orphans).To(BeEmpty(), "a scoped run leaves the status of the rest alone")
 
-		full := e.run(reconciler.RunOptions{})
+		full := e.run(report.RunOptions{})
 		Expect(full.Orphaned).To(Equal(1), "the whole estate's run finds it")
 	})
 
 	It("takes one deployment by name, and a service's deployments", func() {
 		e.sim.ResetStats()
-		e.run(reconciler.RunOptions{Force: true, Scope: reconciler.Scope{Deployment: e.names[2]}})
+		e.run(report.RunOptions{Force: true, Scope: report.Scope{Deployment: e.names[2]}})
 		Expect(manifestGets()).To(Equal(1))
 
 		service := strings.SplitN(e.names[0], "-", 2)[0]
@@ -81,7 +81,7 @@ var _ = Describe("a run over a scope", func() {
 			}
 		}
 		e.sim.ResetStats()
-		s := e.run(reconciler.RunOptions{Force: true, Scope: reconciler.Scope{Service: service}})
+		s := e.run(report.RunOptions{Force: true, Scope: report.Scope{Service: service}})
 		Expect(manifestGets()).To(Equal(count))
 		Expect(s.Matched).To(Equal(count))
 	})

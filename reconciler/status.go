@@ -9,16 +9,17 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/run"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // published is what the Manager shows of its runs: the run in progress,
 // the last run, and what the last complete run over the whole estate found.
 // It is safe for concurrent use.
 type published struct {
-	notifier Notifier // nil: nobody
-	director string   // the first Director's name, in a failed run's notification
+	notifier ports.Notifier // nil: nobody
+	director string         // the first Director's name, in a failed run's notification
 	metrics  *metrics
 	now      func() time.Time
 	health   *health.Tracker
@@ -28,17 +29,17 @@ type published struct {
 	mu        sync.Mutex
 	runID     string
 	progress  *memory.Progress // of the run in progress, nil when none
-	last      *Summary
-	lastFull  *Summary // the last run over the whole estate (converged, blockers)
-	orphans   []Orphan
-	unmatched []Unmatched
-	conflicts []Conflict
-	quar      []Quarantined
+	last      *report.Summary
+	lastFull  *report.Summary // the last run over the whole estate (converged, blockers)
+	orphans   []report.Orphan
+	unmatched []report.Unmatched
+	conflicts []report.Conflict
+	quar      []report.Quarantined
 }
 
-func newPublished(n Notifier, director string, met *metrics, now func() time.Time, h *health.Tracker, sweep time.Duration) *published {
+func newPublished(n ports.Notifier, director string, met *metrics, now func() time.Time, h *health.Tracker, sweep time.Duration) *published {
 	return &published{notifier: n, director: director, metrics: met, now: now, health: h, sweep: sweep,
-		orphans: []Orphan{}, unmatched: []Unmatched{}, conflicts: []Conflict{}, quar: []Quarantined{}}
+		orphans: []report.Orphan{}, unmatched: []report.Unmatched{}, conflicts: []report.Conflict{}, quar: []report.Quarantined{}}
 }
 
 // snapshot is the Status of what is published (Enabled and the leader's
@@ -47,7 +48,7 @@ func (p *published) snapshot() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{
-		Phase:       PhaseIdle,
+		Phase:       report.PhaseIdle,
 		Metrics:     p.metrics.snapshot(),
 		Orphans:     slices.Clone(p.orphans),
 		Unmatched:   slices.Clone(p.unmatched),
@@ -92,7 +93,7 @@ func (p *published) healthStatus() HealthStatus {
 	hs := HealthStatus{Unhealthy: len(entries), Instances: entries[:min(len(entries), maxUnhealthyListed)],
 		SweepSeconds: p.sweep.Seconds()}
 	if hs.Instances == nil {
-		hs.Instances = []UnhealthyInstance{}
+		hs.Instances = []report.UnhealthyInstance{}
 	}
 	return hs
 }
@@ -145,7 +146,7 @@ func (p *published) finished(res run.Result) {
 
 // notifyFailure tells the notifier of a run that failed after one that did
 // not (a transition: a Director down for a day is announced once).
-func (p *published) notifyFailure(s Summary) {
+func (p *published) notifyFailure(s report.Summary) {
 	if p.notifier == nil || s.Result != report.ResultFailure || (p.last != nil && p.last.Result == report.ResultFailure) {
 		return
 	}
@@ -193,7 +194,7 @@ func (p *published) followHealth(ctx context.Context, state memory.StateStore) {
 
 // adopt takes a run of the run log as the last run when it is newer than
 // the one known (and, over the whole estate, its conflicts).
-func (p *published) adopt(s Summary) {
+func (p *published) adopt(s report.Summary) {
 	s.Duration = memory.Duration(s)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -204,7 +205,7 @@ func (p *published) adopt(s Summary) {
 	if s.Scope == nil {
 		p.lastFull, p.conflicts = &s, s.Conflicts
 		if p.conflicts == nil {
-			p.conflicts = []Conflict{}
+			p.conflicts = []report.Conflict{}
 		}
 	}
 }
@@ -225,19 +226,19 @@ type Status struct {
 	// Phase is the phase of the run in progress, or "idle".
 	Phase string `json:"phase"`
 	// Progress is the progress of the run in progress.
-	Progress Progress `json:"progress"`
+	Progress report.Progress `json:"progress"`
 	// LastRun is the summary of the last run that was not a dry run.
-	LastRun *Summary `json:"last_run,omitempty"`
+	LastRun *report.Summary `json:"last_run,omitempty"`
 	// Metrics are the run counters.
 	Metrics Snapshot `json:"metrics"`
 	// Orphans are the orphaned records the last run saw.
-	Orphans []Orphan `json:"orphans"`
+	Orphans []report.Orphan `json:"orphans"`
 	// Unmatched are the deployments the last run could not match.
-	Unmatched []Unmatched `json:"unmatched"`
+	Unmatched []report.Unmatched `json:"unmatched"`
 	// Conflicts are the conflicting claims the last run saw.
-	Conflicts []Conflict `json:"conflicts"`
+	Conflicts []report.Conflict `json:"conflicts"`
 	// Quarantined are the items set aside after the last complete run.
-	Quarantined []Quarantined `json:"quarantined"`
+	Quarantined []report.Quarantined `json:"quarantined"`
 	// Converged is the last run's (see Summary.Converged).
 	Converged bool `json:"converged"`
 	// Blockers are the last run's (see Summary.Blockers).
@@ -251,15 +252,15 @@ type Status struct {
 	// stemcell they ask for as the latest (absent: not looked for, the
 	// catalog declaring no maintenance_info and no manifest asking for a
 	// latest).
-	Outdated *OutdatedReport `json:"outdated,omitempty"`
+	Outdated *report.OutdatedReport `json:"outdated,omitempty"`
 	// Platform is the instances held against the platform's (the Cloud
 	// Controller's) by the last complete run: its state (known, unknown),
 	// the orphan deployments and the platform-only instances (absent: no
 	// platform configured).
-	Platform *PlatformReport `json:"platform,omitempty"`
+	Platform *report.PlatformReport `json:"platform,omitempty"`
 	// Bindings is what the last complete run found of the bindings it
 	// checked, and the bindings lost so far (absent: no broker).
-	Bindings *BindingsReport `json:"bindings,omitempty"`
+	Bindings *report.BindingsReport `json:"bindings,omitempty"`
 }
 
 // HealthStatus is what the Directors said of the instances' VMs.
@@ -268,12 +269,12 @@ type HealthStatus struct {
 	Unhealthy int `json:"unhealthy"`
 	// Instances are the unhealthy instances, longest unhealthy first (the
 	// first 100).
-	Instances []UnhealthyInstance `json:"instances"`
+	Instances []report.UnhealthyInstance `json:"instances"`
 	// SweepSeconds is reconciler.health_sweep: every deployment's VM
 	// states are asked once in that time by the health loop (0: no sweep;
 	// only the deployments instance, VM and alert events name are asked).
 	SweepSeconds float64 `json:"sweep_seconds"`
 	// Loop is what the health loop is doing (the leader's; a follower's
 	// is not leading).
-	Loop HealthLoopStatus `json:"loop"`
+	Loop report.HealthLoopStatus `json:"loop"`
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // A storm of Director 503s (a fault probe's) quarantined healthy instances
@@ -19,14 +19,14 @@ var _ = Describe("a run while the Director is failing", func() {
 		for _, name := range e.names[:3] {
 			Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: name, Status: http.StatusServiceUnavailable})).To(Succeed())
 		}
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Failed).To(Equal(3))
 		Expect(s.NewlyQuarantined).To(BeEmpty(), "the Director's failures, not the deployments'")
 		Expect(s.Excused).To(Equal(3))
 		Expect(e.m.Status().Quarantined).To(BeEmpty())
 
 		e.sim.Faults().Clear()
-		s = e.run(reconciler.RunOptions{})
+		s = e.run(report.RunOptions{})
 		Expect(s.Failed).To(BeZero())
 		Expect(s.Quarantined).To(BeEmpty(), "nothing skipped")
 		Expect(e.index()).To(HaveLen(len(e.names)), "every instance recorded")
@@ -35,7 +35,7 @@ var _ = Describe("a run while the Director is failing", func() {
 	It("still quarantines the one deployment that fails among healthy ones", func() {
 		e := newEnv(envOptions{seed: 8, config: func(c *config.ReconcilerConfig) { c.RetryAttempts = 0 }})
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments/:name", Deployment: e.names[0], Status: http.StatusServiceUnavailable})).To(Succeed())
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.NewlyQuarantined).To(ConsistOf(HaveField("Deployment", e.names[0])))
 		Expect(s.Excused).To(BeZero())
 	})

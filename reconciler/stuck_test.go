@@ -13,6 +13,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -24,7 +25,7 @@ var _ = Describe("broker operations stuck in progress", func() {
 			Store: e.store, Username: "u", Password: "p", Logger: testLogger()})
 		Expect(err).NotTo(HaveOccurred())
 		e.m = e.newManagerWith(func(o *reconciler.Options) { o.Operations = b })
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(2))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(2))
 
 		// An update whose task ended long ago; nobody polled last_operation.
 		done, lost, fresh := instanceID(e.names[0]), "0a0b0c0d-0000-4000-8000-00000000dead", instanceID(e.names[1])
@@ -50,7 +51,7 @@ var _ = Describe("broker operations stuck in progress", func() {
 		setOp(lost, "provision", long, 0)                                     // no task, no deployment
 		setOp(fresh, "update", time.Now().UTC().Format(time.RFC3339), 999999) // recent: left alone
 
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Settled).To(ConsistOf(
 			And(HaveField("InstanceID", done), HaveField("State", "succeeded")),
@@ -68,7 +69,7 @@ var _ = Describe("broker operations stuck in progress", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(kindsOf(events)).To(ContainElement("operation_settled"))
 
-		next := e.run(reconciler.RunOptions{})
+		next := e.run(report.RunOptions{})
 		Expect(next.Settled).To(BeEmpty(), "settled once")
 		Expect(next.Orphaned).To(Equal(1), "the failed provision without a deployment is an orphan now, flagged, never deleted")
 	})

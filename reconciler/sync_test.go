@@ -10,7 +10,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -18,7 +18,7 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 	It("creates every instance's records, then a second unchanged run writes nothing and fetches no manifest", func() {
 		e := newEnv(envOptions{seed: 7})
 		readsBefore := e.store.Stats().Reads
-		first := e.run(reconciler.RunOptions{})
+		first := e.run(report.RunOptions{})
 		coldReads := e.store.Stats().Reads - readsBefore
 		// The index (absent), one listing of the mount, and the index layout and
 		// shards the batch changed (13 here); no instance's metadata or manifest,
@@ -57,7 +57,7 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		e.sim.ResetStats()
 		writes := e.vaultWrites()
 		before := e.store.Stats()
-		second := e.run(reconciler.RunOptions{})
+		second := e.run(report.RunOptions{})
 		after := e.store.Stats()
 		Expect(second.Errors).To(BeEmpty())
 		Expect(second.Writes).To(BeZero())
@@ -78,7 +78,7 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 			held[vault.ShardOf(id, vault.DefaultShards)] = true
 		}
 		dataReads := func(from, to vault.Stats) uint64 { return (to.Reads - to.Checks) - (from.Reads - from.Checks) }
-		third := e.run(reconciler.RunOptions{})
+		third := e.run(report.RunOptions{})
 		last := e.store.Stats()
 		Expect(third.Errors).To(BeEmpty())
 		Expect(third.Matched).To(Equal(7))
@@ -89,8 +89,8 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 
 	It("starts a run from the index the run before read, kept even when that run's Director listing failed", func() {
 		e := newEnv(envOptions{seed: 5})
-		e.run(reconciler.RunOptions{}) // cold: the index it read was empty
-		e.run(reconciler.RunOptions{}) // reads every shard, and keeps them
+		e.run(report.RunOptions{}) // cold: the index it read was empty
+		e.run(report.RunOptions{}) // reads every shard, and keeps them
 		// Another writer changes a record: its shard's version moves on.
 		id := instanceID(e.names[0])
 		_, err := e.store.Update(context.Background(), map[string]vault.Change{id: func(cur *vault.Record) (*vault.Record, error) {
@@ -100,7 +100,7 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 		Expect(err).NotTo(HaveOccurred())
 		// A run whose listing fails, after its index read.
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /deployments", Status: 500, Delay: 300 * time.Millisecond})).To(Succeed())
-		failed, _ := e.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		failed, _ := e.m.RunOnce(context.Background(), report.RunOptions{})
 		Expect(failed.Errors).NotTo(BeEmpty())
 		e.sim.Faults().Clear()
 
@@ -109,10 +109,10 @@ var _ = Describe("a run against the simulator and a real Vault", func() {
 			return st.Reads - st.Checks
 		}
 		before := dataReads()
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		next := dataReads() - before
 		before = dataReads()
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		Expect(next).To(Equal(dataReads()-before), "the changed shard was read by the failed run: no read more than a run after an unchanged one")
 	})
 
@@ -134,7 +134,7 @@ instance_groups:
     blacksmith: {service_id: redis, plan_id: redis-small, instance_id: ` + strayID + `}
 `)).To(Succeed())
 		}
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s).To(haveCounts(2, 1, 1))
 		Expect(e.index()).To(HaveKeyWithValue(strayID, HaveField("DeploymentName", "cache-a")))
@@ -142,14 +142,14 @@ instance_groups:
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.VMs).To(HaveLen(2))
 		Expect(md.Stemcells).To(ConsistOf(HaveField("Name", "ubuntu-jammy")))
-		Expect(e.m.Status().Unmatched).To(ConsistOf(reconciler.Unmatched{
+		Expect(e.m.Status().Unmatched).To(ConsistOf(report.Unmatched{
 			Deployment: "cache-b", Reason: "instance " + strayID + " is already matched by deployment cache-a"}))
 	})
 
 	It("logs each matcher decision at debug level, with its strategy and confidence or the reasons", func() {
 		e := newEnv(envOptions{seed: 1})
 		Expect(e.sim.PutDeployment("name: cf\nreleases: [{name: capi, version: '1'}]\n")).To(Succeed())
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		logs := string(e.logs.Contents())
 		Expect(logs).To(MatchRegexp(`level=DEBUG msg="deployment matched" .*deployment=%s instance=%s strategy=name confidence=0.9`,
 			e.names[0], instanceID(e.names[0])))
@@ -158,22 +158,22 @@ instance_groups:
 
 	It("fetches a manifest again once its cached answer is older than cache_ttl, when the event feed cannot vouch for it", func() {
 		e := newEnv(envOptions{seed: 2, config: func(c *config.ReconcilerConfig) { c.CacheTTL = 2 * time.Second }})
-		Expect(e.run(reconciler.RunOptions{}).ManifestsFetched).To(Equal(2))
+		Expect(e.run(report.RunOptions{}).ManifestsFetched).To(Equal(2))
 		Expect(e.sim.Faults().Inject(sim.Failure{Endpoint: "GET /events"})).To(Succeed())
-		first := e.run(reconciler.RunOptions{})
-		Expect(first.Feed.Mode).To(Equal(reconciler.FeedFallback))
+		first := e.run(report.RunOptions{})
+		Expect(first.Feed.Mode).To(Equal(report.FeedFallback))
 		Expect(first.ManifestsFetched).To(BeZero(), "within the TTL")
 		// The two entries expire 2 s after each was fetched: one run may see one of them expired.
 		fetched := 0
 		Eventually(func() int {
-			fetched += e.run(reconciler.RunOptions{}).ManifestsFetched
+			fetched += e.run(report.RunOptions{}).ManifestsFetched
 			return fetched
 		}, 10*time.Second, 250*time.Millisecond).Should(Equal(2))
 	})
 
 	It("restores a wiped index from BOSH with the same ids, keeping broker fields found in a backup", func() {
 		e := newEnv(envOptions{seed: 5})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		before := e.index()
 		keep := instanceID(e.names[0])
 		_, err := e.store.Update(context.Background(), map[string]vault.Change{keep: func(cur *vault.Record) (*vault.Record, error) {
@@ -185,7 +185,7 @@ instance_groups:
 		Expect(err).NotTo(HaveOccurred())
 
 		e.wipeIndex()
-		s := e.run(reconciler.RunOptions{Force: true})
+		s := e.run(report.RunOptions{Force: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(s.Created).To(Equal(5))
 
@@ -203,12 +203,12 @@ instance_groups:
 		Expect(err).NotTo(HaveOccurred())
 		Expect(md.History).To(ContainElement(HaveField("Action", "restored")))
 
-		Expect(e.run(reconciler.RunOptions{}).Writes).To(BeZero(), "restored records are in step")
+		Expect(e.run(report.RunOptions{}).Writes).To(BeZero(), "restored records are in step")
 	})
 
 	It("records drift in the history and counts it, after a backup of the old records", func() {
 		e := newEnv(envOptions{seed: 3})
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		name := e.names[1]
 		id := instanceID(name)
 		old := e.manifest(name)
@@ -224,14 +224,14 @@ instance_groups:
 
 		// The listing entry is the same and the cached copy young: only the
 		// Director's event feed tells the next scheduled run.
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Errors).To(BeEmpty())
-		Expect(s.Feed).To(And(HaveField("Mode", reconciler.FeedWatch), HaveField("Changed", 1)))
+		Expect(s.Feed).To(And(HaveField("Mode", report.FeedWatch), HaveField("Changed", 1)))
 		Expect(s.Drift).To(Equal(1))
 		Expect(s.Backups).To(Equal(1))
 		Expect(s.Updated).To(Equal(1))
 		Expect(s.ManifestsFetched).To(Equal(1), "only the deployment the feed named")
-		Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(BeZero())
+		Expect(e.run(report.RunOptions{Force: true}).Drift).To(BeZero())
 
 		text, _, err := e.store.Manifest(context.Background(), id)
 		Expect(err).NotTo(HaveOccurred())
@@ -266,7 +266,7 @@ instance_groups:
 	It("makes a dry run that computes the plan and writes nothing", func() {
 		e := newEnv(envOptions{seed: 4})
 		writes := e.vaultWrites()
-		s := e.run(reconciler.RunOptions{DryRun: true})
+		s := e.run(report.RunOptions{DryRun: true})
 		Expect(s.Errors).To(BeEmpty())
 		Expect(e.vaultWrites()).To(Equal(writes))
 		Expect(e.index()).To(BeEmpty())
@@ -277,14 +277,14 @@ instance_groups:
 		Expect(s.Plan.Backups).To(BeEmpty())
 		Expect(s.Converged).To(BeFalse())
 
-		e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
 		gone, drifted := e.names[0], e.names[1]
 		e.sim.RemoveDeployment(gone)
 		Expect(e.sim.PutDeployment(strings.Replace(e.manifest(drifted), "canaries: 1", "canaries: 2", 1))).To(Succeed())
 		writes = e.vaultWrites()
-		s = e.run(reconciler.RunOptions{DryRun: true, Force: true})
+		s = e.run(report.RunOptions{DryRun: true, Force: true})
 		Expect(e.vaultWrites()).To(Equal(writes))
-		Expect(s.Plan.Orphans).To(ConsistOf(reconciler.PlanOrphan{InstanceID: instanceID(gone), Deployment: gone}))
+		Expect(s.Plan.Orphans).To(ConsistOf(report.PlanOrphan{InstanceID: instanceID(gone), Deployment: gone}))
 		Expect(s.Plan.Updates).To(ConsistOf(SatisfyAll(
 			HaveField("InstanceID", instanceID(drifted)), HaveField("Drift", true),
 			HaveField("Records", ConsistOf("index", "metadata", "manifest")))))

@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // A plan's post-deploy errands (plan.yml lifecycle_errands.post_deploy) run
@@ -60,7 +61,7 @@ var _ = Describe("fleet upgrades of a plan with post-deploy errands", func() {
 		rep = f.upgrade(reconciler.UpgradeRequest{Canaries: intp(1), MaxInFlight: intp(1)})
 		Expect(rep.Counts).To(Equal(map[string]int{"errand_failed": 1, "pending": 2}), "no instance after a failed canary")
 		Expect(rep.Done()).To(BeFalse())
-		var canary reconciler.UpgradeResult
+		var canary report.UpgradeResult
 		for _, r := range rep.Instances {
 			if r.State == "errand_failed" {
 				canary = r

@@ -11,7 +11,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -33,7 +33,7 @@ var _ = Describe("a fleet upgrade through the change guard", func() {
 		f.use(movedCatalog("1.1.0", "16.2.0", "default"), nil)
 		rep := f.upgrade(reconciler.UpgradeRequest{Canaries: intp(1)})
 		for _, r := range rep.Instances {
-			Expect(r.State).To(Equal(upgrade.Skipped), r.Reason)
+			Expect(r.State).To(Equal(report.UpgradeSkipped), r.Reason)
 			Expect(r.Reason).To(ContainSubstring("network at instance_groups/redis/networks"))
 			Expect(r.Reason).To(ContainSubstring("--allow"))
 			Expect(f.running(r.InstanceID)).To(ContainSubstring("name: services"), "nothing deployed")
@@ -48,7 +48,7 @@ var _ = Describe("a fleet upgrade through the change guard", func() {
 		_, err = f.m.AllowChanges(context.Background(), f.ids[1], []operation.Class{operation.Network}, time.Hour, "spec")
 		Expect(err).NotTo(HaveOccurred())
 		rep = f.upgrade(reconciler.UpgradeRequest{})
-		Expect(states(rep)).To(Equal(map[string]string{f.ids[0]: upgrade.Skipped, f.ids[1]: upgrade.Upgraded}))
+		Expect(states(rep)).To(Equal(map[string]string{f.ids[0]: report.UpgradeSkipped, f.ids[1]: report.UpgradeUpgraded}))
 		Expect(eventKinds(f.ids[1], f.e.store)).To(ContainElement("changes_allowed"))
 		_, err = f.m.AllowChanges(context.Background(), f.ids[1], []operation.Class{"everything"}, time.Hour, "spec")
 		Expect(err).To(MatchError(ContainSubstring(`"everything" is not a class of guarded change`)))
@@ -56,7 +56,7 @@ var _ = Describe("a fleet upgrade through the change guard", func() {
 		rep = f.upgrade(reconciler.UpgradeRequest{Allow: []operation.Class{operation.Network}})
 		Expect(rep.Allow).To(Equal([]string{"network"}))
 		for _, r := range rep.Instances {
-			Expect(r.State).To(Equal(upgrade.Upgraded), r.Reason)
+			Expect(r.State).To(Equal(report.UpgradeUpgraded), r.Reason)
 			Expect(f.running(r.InstanceID)).To(ContainSubstring("name: default"))
 		}
 		events, err := f.e.store.Events(context.Background(), f.ids[0], 0)
@@ -93,7 +93,7 @@ var _ = Describe("a fleet upgrade through the change guard", func() {
 		f.use(upgradeCatalog("1.1.0", "16.2.0"), nil)
 		rep := f.upgrade(reconciler.UpgradeRequest{})
 		Expect(rep.Instances).To(HaveLen(1))
-		Expect(rep.Instances[0].State).To(Equal(upgrade.Upgraded), rep.Instances[0].Reason)
+		Expect(rep.Instances[0].State).To(Equal(report.UpgradeUpgraded), rep.Instances[0].Reason)
 		after := f.running(id)
 		Expect(after).To(ContainSubstring("((redis_password))"))
 		Expect(after).To(ContainSubstring("16.2.0"))

@@ -18,6 +18,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -106,7 +107,7 @@ func newFleetOn(o sim.Options, n int, change func(*config.ReconcilerConfig)) *fl
 			return op.State
 		}, 15*time.Second, 50*time.Millisecond).Should(Equal(domain.Succeeded))
 	}
-	Expect(f.e.run(reconciler.RunOptions{}).Errors).To(BeEmpty())
+	Expect(f.e.run(report.RunOptions{}).Errors).To(BeEmpty())
 	return f
 }
 
@@ -147,14 +148,14 @@ func (f *fleet) running(id string) string {
 	return text
 }
 
-func (f *fleet) upgrade(req reconciler.UpgradeRequest) reconciler.UpgradeReport {
+func (f *fleet) upgrade(req reconciler.UpgradeRequest) report.UpgradeReport {
 	GinkgoHelper()
 	rep, err := f.m.Upgrades().Run(context.Background(), req)
 	Expect(err).NotTo(HaveOccurred())
 	return rep
 }
 
-func states(rep reconciler.UpgradeReport) map[string]string {
+func states(rep report.UpgradeReport) map[string]string {
 	out := map[string]string{}
 	for _, r := range rep.Instances {
 		out[r.InstanceID] = r.State
@@ -186,7 +187,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		}
 		f.use(upgradeCatalog("2.0.0", "16.2.0"), nil)
 		f.e.sim.ResetStats()
-		s := f.e.run(reconciler.RunOptions{})
+		s := f.e.run(report.RunOptions{})
 		Expect(s.Outdated.Count).To(Equal(5), "the next run lists them")
 		Expect(f.e.sim.Stats().Tasks).To(BeZero(), "and changes nothing")
 
@@ -202,7 +203,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		var mu sync.Mutex
 		var heard []string
 		rep := f.upgrade(reconciler.UpgradeRequest{MaxInFlight: intp(2), Canaries: intp(1), Trigger: "command",
-			Progress: func(r reconciler.UpgradeResult) {
+			Progress: func(r report.UpgradeResult) {
 				mu.Lock()
 				heard = append(heard, r.InstanceID+" "+r.State)
 				mu.Unlock()
@@ -237,7 +238,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		Expect(counter(f.reg, "blacksmith_upgrades_total", map[string]string{"result": "upgraded"})).To(Equal(5.0))
 		Expect(counter(f.reg, "blacksmith_upgrades_in_flight", nil)).To(BeZero())
 
-		next := f.e.run(reconciler.RunOptions{Force: true})
+		next := f.e.run(report.RunOptions{Force: true})
 		Expect(next.Drift).To(BeZero(), "the reconciler finds nothing to undo")
 		Expect(next.Outdated.Count).To(BeZero())
 	})
@@ -283,7 +284,7 @@ var _ = Describe("fleet upgrades (what should run, made to run)", func() {
 		again := f.upgrade(reconciler.UpgradeRequest{})
 		Expect(states(again)).To(HaveKeyWithValue(first, "skipped"))
 		Expect(again.Counts).To(HaveKeyWithValue("upgraded", 2))
-		named := f.upgrade(reconciler.UpgradeRequest{Scope: reconciler.UpgradeScope{Instances: []string{first}}})
+		named := f.upgrade(reconciler.UpgradeRequest{Scope: report.UpgradeScope{Instances: []string{first}}})
 		Expect(named.Counts).To(Equal(map[string]int{"upgraded": 1}))
 		st, _ = f.m.Upgrades().Status(ctx)
 		Expect(st.Quarantined).To(BeEmpty(), "upgraded: released")
@@ -428,7 +429,7 @@ var _ = Describe("a catalog whose plan's version went down", func() {
 		Expect(rep.Done()).To(BeFalse())
 		Expect(f.e.sim.Stats().Tasks).To(BeZero())
 
-		s, _ := f.m.RunOnce(context.Background(), reconciler.RunOptions{})
+		s, _ := f.m.RunOnce(context.Background(), report.RunOptions{})
 		Expect(s.Errors).To(ContainElement(ContainSubstring("the catalog: /var/vcap/data/blacksmith/catalog/0/redis/small/plan.yml: "+
 			"maintenance_info.version: 0.9.0 is lower than 1.0.0")), "each run reports it too")
 	})

@@ -15,30 +15,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
-)
-
-// The fleet upgrade's types, as the operator's endpoints and commands see them.
-type (
-	// UpgradeReport is one fleet upgrade: its rules, scope and each instance's result.
-	UpgradeReport = upgrade.Report
-	// UpgradeResult is what a fleet upgrade did to one instance.
-	UpgradeResult = upgrade.Result
-	// UpgradeScope selects the instances of a fleet upgrade.
-	UpgradeScope = upgrade.Scope
-	// UpgradeRules are the fleet rules of a fleet upgrade.
-	UpgradeRules = upgrade.Rules
-	// UpgradeQuarantined is an instance set aside after its upgrade failed.
-	UpgradeQuarantined = upgrade.Quarantined
-	// UpgradeEntry is an upgrade under way, as the journal keeps it.
-	UpgradeEntry = upgrade.Entry
-)
-
-// Who asked for a fleet upgrade (UpgradeRequest.Trigger, UpgradeReport.Trigger).
-const (
-	UpgradeByOperator   = upgrade.ByOperator   // POST /b/upgrades
-	UpgradeByCommand    = upgrade.ByCommand    // blacksmith upgrade-all
-	UpgradeByBackground = upgrade.ByBackground // reconciler.upgrades.mode auto
 )
 
 var (
@@ -57,7 +35,7 @@ type UpgradeRequest struct {
 	// DryRun lists what would be done and changes nothing.
 	DryRun bool
 	// Scope selects the instances; empty: every outdated instance.
-	Scope UpgradeScope
+	Scope report.UpgradeScope
 	// Canaries, MaxInFlight, MaxFailures and AttemptLimit override the
 	// configured rules when not nil.
 	Canaries, MaxInFlight, MaxFailures, AttemptLimit *int
@@ -69,13 +47,13 @@ type UpgradeRequest struct {
 	// change guard refuses the others.
 	Allow []operation.Class
 	// Progress is told of each instance whose state changed (nil: nobody).
-	Progress func(UpgradeResult)
+	Progress func(report.UpgradeResult)
 }
 
 // rules are the fleet rules of req: the configured ones, overridden.
-func (u *Upgrades) rules(req UpgradeRequest) (UpgradeRules, error) {
+func (u *Upgrades) rules(req UpgradeRequest) (report.UpgradeRules, error) {
 	c := u.cfg.Upgrades
-	r := UpgradeRules{Canaries: c.Canaries, MaxInFlight: c.MaxInFlight, MaxFailures: c.MaxFailures,
+	r := report.UpgradeRules{Canaries: c.Canaries, MaxInFlight: c.MaxInFlight, MaxFailures: c.MaxFailures,
 		AttemptLimit: c.AttemptLimit, RetryDelay: u.cfg.RetryDelay}
 	set := func(dst *int, v *int, name string, least, most int) error {
 		if v == nil {
@@ -173,20 +151,20 @@ func (u *Upgrades) done() {
 // (NotLeaderError) unless this daemon leads or, in a command that runs
 // once, can take the reconciler lease for the fleet upgrade; a dry run
 // needs no lease.
-func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (UpgradeReport, error) {
+func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (report.UpgradeReport, error) {
 	live, err := u.newLive(req)
 	if err != nil {
-		return UpgradeReport{}, err
+		return report.UpgradeReport{}, err
 	}
 	if !req.DryRun { // a dry run writes nothing: it needs no lease
 		release, err := u.holdLease(ctx)
 		if err != nil {
-			return UpgradeReport{}, err
+			return report.UpgradeReport{}, err
 		}
 		defer release()
 	}
 	if err := u.claim(live); err != nil {
-		return UpgradeReport{}, err
+		return report.UpgradeReport{}, err
 	}
 	defer u.done()
 	u.fleet(live.Snapshot()).Run(ctx, live)
@@ -197,20 +175,20 @@ func (u *Upgrades) Run(ctx context.Context, req UpgradeRequest) (UpgradeReport, 
 // returns its report as it starts; Status shows its progress. It
 // refuses while another runs (ErrUpgradeRunning), on a follower
 // (NotLeaderError), and when Serve is not running (ErrNotRunning).
-func (u *Upgrades) Start(req UpgradeRequest) (UpgradeReport, error) {
+func (u *Upgrades) Start(req UpgradeRequest) (report.UpgradeReport, error) {
 	if !u.lead.leading() {
 		id, since := u.lead.leader()
-		return UpgradeReport{}, &NotLeaderError{Leader: id, Since: since}
+		return report.UpgradeReport{}, &NotLeaderError{Leader: id, Since: since}
 	}
 	live, err := u.newLive(req)
 	if err != nil {
-		return UpgradeReport{}, err
+		return report.UpgradeReport{}, err
 	}
 	if !u.isServing() {
-		return UpgradeReport{}, ErrNotRunning
+		return report.UpgradeReport{}, ErrNotRunning
 	}
 	if err := u.claim(live); err != nil {
-		return UpgradeReport{}, err
+		return report.UpgradeReport{}, err
 	}
 	u.start <- live
 	return live.Snapshot(), nil
@@ -255,12 +233,12 @@ func (u *Upgrades) isServing() bool {
 // complete run (reconciler.upgrades.mode auto), on the leader, inside the
 // window, unless one runs: at most max_per_run instances are tried. It is
 // handed to Serve (kept until Serve takes it).
-func (u *Upgrades) background(s Summary) {
+func (u *Upgrades) background(s report.Summary) {
 	if u.cfg.Upgrades.Mode != config.UpgradeAuto || s.DryRun || s.Aborted != nil || s.Scope != nil ||
 		!u.lead.leading() || !u.window.Contains(u.now()) {
 		return
 	}
-	live, err := u.newLive(UpgradeRequest{Trigger: upgrade.ByBackground})
+	live, err := u.newLive(UpgradeRequest{Trigger: report.UpgradeByBackground})
 	if err != nil {
 		u.log.Warn("the background fleet upgrade could not start", "error", err)
 		return
@@ -277,18 +255,18 @@ type UpgradeStatus struct {
 	Mode string `json:"mode"`
 	// Current is the fleet upgrade running, else the last one since the
 	// daemon started (nil: none).
-	Current *UpgradeReport `json:"current"`
+	Current *report.UpgradeReport `json:"current"`
 	// InFlight are the upgrades under way the journal holds (a fleet
 	// upgrade cut short leaves them for the next one to finish).
-	InFlight []UpgradeEntry `json:"in_flight"`
+	InFlight []report.UpgradeEntry `json:"in_flight"`
 	// Quarantined are the instances set aside after a failed upgrade.
-	Quarantined []UpgradeQuarantined `json:"quarantined"`
+	Quarantined []report.UpgradeQuarantined `json:"quarantined"`
 }
 
 // Status is the fleet upgrade running or last run, the journal's upgrades
 // under way and the upgrade quarantine (read from Vault).
 func (u *Upgrades) Status(ctx context.Context) (UpgradeStatus, error) {
-	st := UpgradeStatus{Mode: u.cfg.Upgrades.Mode, InFlight: []UpgradeEntry{}, Quarantined: []UpgradeQuarantined{}}
+	st := UpgradeStatus{Mode: u.cfg.Upgrades.Mode, InFlight: []report.UpgradeEntry{}, Quarantined: []report.UpgradeQuarantined{}}
 	u.mu.Lock()
 	live := u.current
 	u.mu.Unlock()
@@ -310,7 +288,7 @@ func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := UpgradeReport{ID: newRunID(), Trigger: req.Trigger, DryRun: req.DryRun, Rules: rules, Scope: req.Scope,
+	rep := report.UpgradeReport{ID: newRunID(), Trigger: req.Trigger, DryRun: req.DryRun, Rules: rules, Scope: req.Scope,
 		StartedAt: u.now()}
 	for _, c := range req.Allow {
 		if !c.IsGuarded() {
@@ -319,13 +297,13 @@ func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
 		rep.Allow = append(rep.Allow, string(c))
 	}
 	if rep.Trigger == "" {
-		rep.Trigger = upgrade.ByOperator
+		rep.Trigger = report.UpgradeByOperator
 	}
-	if rep.Trigger == upgrade.ByBackground {
+	if rep.Trigger == report.UpgradeByBackground {
 		rep.Rules.MaxInstances = u.cfg.Upgrades.MaxPerRun
 	}
 	progress := req.Progress
-	return upgrade.NewLive(rep, func(prev string, next UpgradeResult) {
+	return upgrade.NewLive(rep, func(prev string, next report.UpgradeResult) {
 		u.metrics.upgradeState(prev, next.State, rep.DryRun)
 		if progress != nil {
 			progress(next)
@@ -336,7 +314,7 @@ func (u *Upgrades) newLive(req UpgradeRequest) (*upgrade.Live, error) {
 // fleet is what a fleet upgrade is made of. Its gate stops new starts once
 // this daemon no longer leads, and, for the background mode, outside the
 // window.
-func (u *Upgrades) fleet(rep UpgradeReport) upgrade.Fleet {
+func (u *Upgrades) fleet(rep report.UpgradeReport) upgrade.Fleet {
 	up := u.upgrader // a copy: each fleet upgrade its own
 	up.DryRun = rep.DryRun
 	trigger := rep.Trigger
@@ -348,7 +326,7 @@ func (u *Upgrades) fleet(rep UpgradeReport) upgrade.Fleet {
 		switch {
 		case !u.lead.leading():
 			return "this daemon no longer leads: the leader goes on"
-		case trigger == upgrade.ByBackground && !u.window.Contains(u.now()):
+		case trigger == report.UpgradeByBackground && !u.window.Contains(u.now()):
 			return "outside the upgrade window " + u.window.String()
 		}
 		return ""

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("visible matching", func() {
@@ -23,11 +23,11 @@ var _ = Describe("visible matching", func() {
 		}})
 		Expect(e.sim.PutDeployment(fmt.Sprintf("name: %s\nreleases: [{name: redis, version: '1'}]\n", legacy))).To(Succeed())
 
-		s := e.run(reconciler.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.Created).To(Equal(2))
-		Expect(s.MatchedBy).To(Equal(map[reconciler.Strategy]int{reconciler.StrategyName: 2}))
+		Expect(s.MatchedBy).To(Equal(map[report.Strategy]int{report.StrategyName: 2}))
 		Expect(s.LowConfidence).To(ConsistOf(And(HaveField("Deployment", legacy),
-			HaveField("Match.Strategy", reconciler.StrategyRule), HaveField("Match.Confidence", 0.8))))
+			HaveField("Match.Strategy", report.StrategyRule), HaveField("Match.Confidence", 0.8))))
 		Expect(s.Blockers).To(ContainElement("1 matches below reconciler.min_confidence"))
 		Expect(e.m.Status().Unmatched).To(ConsistOf(And(HaveField("Deployment", legacy),
 			HaveField("Reason", ContainSubstring("below reconciler.min_confidence 0.85")))))
@@ -40,10 +40,10 @@ var _ = Describe("visible matching", func() {
 
 		e.cfg.MinConfidence = 0
 		e.m = e.newManagerWith(nil)
-		plan := e.run(reconciler.RunOptions{DryRun: true}).Plan
-		Expect(plan.Creates).To(ConsistOf(And(HaveField("InstanceID", legacyID), HaveField("Strategy", reconciler.StrategyRule),
+		plan := e.run(report.RunOptions{DryRun: true}).Plan
+		Expect(plan.Creates).To(ConsistOf(And(HaveField("InstanceID", legacyID), HaveField("Strategy", report.StrategyRule),
 			HaveField("Confidence", 0.8))))
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(1))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(1))
 		Expect(e.index()[legacyID]).To(And(HaveField("MatchStrategy", "rule"), HaveField("MatchConfidence", 0.8),
 			HaveField("MatchRule", "legacy")))
 	})
@@ -53,7 +53,7 @@ var _ = Describe("history retention", func() {
 	It("keeps the newest history.keep events of each instance a run changed", func() {
 		e := newEnv(envOptions{seed: 3, config: func(c *config.ReconcilerConfig) { c.History.Keep = 3 }})
 		ctx := context.Background()
-		Expect(e.run(reconciler.RunOptions{}).Created).To(Equal(3))
+		Expect(e.run(report.RunOptions{}).Created).To(Equal(3))
 		for i := range 4 {
 			for _, name := range e.names {
 				changed := strings.TrimRight(e.manifest(name), "\n") + fmt.Sprintf("\ntags:\n  round: %q\n", fmt.Sprint(i))
@@ -62,7 +62,7 @@ var _ = Describe("history retention", func() {
 				}
 				Expect(e.sim.PutDeployment(changed)).To(Succeed())
 			}
-			Expect(e.run(reconciler.RunOptions{Force: true}).Drift).To(Equal(3), "round %d", i)
+			Expect(e.run(report.RunOptions{Force: true}).Drift).To(Equal(3), "round %d", i)
 		}
 		for _, name := range e.names {
 			events, err := e.store.Events(ctx, instanceID(name), 0)
@@ -78,8 +78,8 @@ var _ = Describe("reconciler.ignore", func() {
 		Expect(e.sim.PutDeployment("name: cf\nreleases: [{name: capi, version: '1'}]\n")).To(Succeed())
 		Expect(e.sim.PutDeployment("name: concourse-main\nreleases: [{name: concourse, version: '1'}]\n")).To(Succeed())
 		Expect(e.sim.PutDeployment("name: cfx\nreleases: [{name: capi, version: '1'}]\n")).To(Succeed())
-		e.run(reconciler.RunOptions{})
-		s := e.run(reconciler.RunOptions{})
+		e.run(report.RunOptions{})
+		s := e.run(report.RunOptions{})
 		Expect(s.DeploymentsSeen).To(Equal(5))
 		Expect(s.Ignored).To(Equal(2))
 		Expect(s.Unmatched).To(Equal(1), "cfx: a pattern matches whole names only")
@@ -87,7 +87,7 @@ var _ = Describe("reconciler.ignore", func() {
 
 		e.sim.RemoveDeployment("cfx")
 		e.sim.ResetStats()
-		s = e.run(reconciler.RunOptions{Force: true})
+		s = e.run(report.RunOptions{Force: true})
 		Expect(s.Converged).To(BeTrue(), "%v", s.Blockers)
 		Expect(e.sim.Stats().Requests).To(HaveKeyWithValue("GET /deployments/:name", 2), "only the two service deployments are fetched")
 	})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // The watch between runs: every reconciler.watch_interval the leader looks
@@ -24,7 +24,7 @@ var _ = Describe("the watch between runs", func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := serveParts(ctx, runsAndWatch(e.m)...)
 		DeferCleanup(func() { cancel(); <-done })
-		Eventually(func() *reconciler.Summary { return e.m.Status().LastRun }).ShouldNot(BeNil(), "the run at start")
+		Eventually(func() *report.Summary { return e.m.Status().LastRun }).ShouldNot(BeNil(), "the run at start")
 		Eventually(func() bool { return e.m.Status().Running }).Should(BeFalse())
 	}
 	looks := func(e *env, result string) float64 {

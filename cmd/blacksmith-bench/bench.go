@@ -15,6 +15,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/internal/vaultserver"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -277,9 +278,9 @@ func (b *bench) manager(sims []*simProcess, store *vault.Store, now func() time.
 		}
 		clients = append(clients, c)
 	}
-	directors := []reconciler.NamedDirector{{Name: clients[0].Name(), Director: clients[0], Tasks: clients[0]}}
+	directors := []ports.NamedDirector{{Name: clients[0].Name(), Director: clients[0], Tasks: clients[0]}}
 	for _, c := range clients[1:] {
-		directors = append(directors, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
+		directors = append(directors, ports.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	cfg := config.Default().Reconciler
 	cfg.HealthSweep = b.f.healthSweep

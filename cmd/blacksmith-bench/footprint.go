@@ -12,6 +12,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -239,7 +240,7 @@ func outOfBand(ctx context.Context, b *bench, s *simProcess, store *vault.Store,
 						ff.OutOfBandS = time.Since(at).Seconds()
 					}
 				}
-				if ff.UnresponsiveS < 0 && slices.ContainsFunc(m.Status().Health.Instances, func(u reconciler.UnhealthyInstance) bool { return u.InstanceID == id }) {
+				if ff.UnresponsiveS < 0 && slices.ContainsFunc(m.Status().Health.Instances, func(u report.UnhealthyInstance) bool { return u.InstanceID == id }) {
 					ff.UnresponsiveS = time.Since(at).Seconds()
 				}
 				select {

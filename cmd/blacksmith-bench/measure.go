@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -32,7 +33,7 @@ func measure(ctx context.Context, scenario string, n int, latency time.Duration,
 		}
 	}
 	start, live := time.Now(), watchLiveHeap()
-	sum, err := m.RunOnce(ctx, reconciler.RunOptions{Reason: "bench " + scenario})
+	sum, err := m.RunOnce(ctx, report.RunOptions{Reason: "bench " + scenario})
 	wall, peakLive := time.Since(start), live.Peak()
 	stopProfile()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/cf"
 	ccsim "github.com/blacksmith-reconciler/blacksmith/cf/sim"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -115,7 +116,7 @@ func (b *bench) platform(ctx context.Context, n int, sims []*simProcess, store *
 	}
 	for _, m := range []*reconciler.Manager{without, with} { // each one's first run
 		live.advance(cfg.Interval)
-		if _, err := m.RunOnce(ctx, reconciler.RunOptions{Reason: "bench platform first run"}); err != nil {
+		if _, err := m.RunOnce(ctx, report.RunOptions{Reason: "bench platform first run"}); err != nil {
 			return result{}, err
 		}
 	}
@@ -196,8 +197,8 @@ func (p *platformFigures) observe(run string, r result, routes map[string]int, n
 		p.problem(run, "the platform %s (fresh %t): %s", rep.State, rep.Fresh, rep.Reason)
 	case rep.Requests != counted:
 		p.problem(run, "the summary counts %d Cloud Controller requests, the simulator %d", rep.Requests, counted)
-	case rep.Counts[reconciler.PlatformInStep] != n:
-		p.problem(run, "%d of %d instances in step: %v, %d unchecked", rep.Counts[reconciler.PlatformInStep], n, rep.Counts, rep.Unchecked)
+	case rep.Counts[report.InStep] != n:
+		p.problem(run, "%d of %d instances in step: %v, %d unchecked", rep.Counts[report.InStep], n, rep.Counts, rep.Unchecked)
 	}
 }
 

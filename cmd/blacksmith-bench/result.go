@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Targets.
@@ -100,7 +100,7 @@ type result struct {
 	*platformFigures
 	*footprintFigures
 	// platformRead is the run's platform report (nil without the cross-check).
-	platformRead *reconciler.PlatformReport
+	platformRead *report.PlatformReport
 }
 
 // judge fills in the lower bound, the ratio and whether the target was met.

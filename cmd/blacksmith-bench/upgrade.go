@@ -15,6 +15,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/broker"
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -40,7 +42,7 @@ const (
 	upgradeRatio = 1.2
 )
 
-// States of an instance in a fleet upgrade's report (reconciler.UpgradeResult.State).
+// States of an instance in a fleet upgrade's report (report.UpgradeResult.State).
 const (
 	stateUpgraded       = "upgraded"
 	stateRolledBack     = "rolled_back"
@@ -215,7 +217,7 @@ func (b *bench) upgradeSetup(ctx context.Context, s *simProcess, store *vault.St
 	if err != nil {
 		return nil, err
 	}
-	sum, err := setup.RunOnce(ctx, reconciler.RunOptions{Reason: "bench upgrade setup"})
+	sum, err := setup.RunOnce(ctx, report.RunOptions{Reason: "bench upgrade setup"})
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +265,7 @@ func (b *bench) upgradeManager(s *simProcess, store *vault.Store) (*reconciler.M
 	}
 	m, err := reconciler.New(reconciler.Options{
 		Config:    config.Default().Reconciler,
-		Directors: []reconciler.NamedDirector{{Name: client.Name(), Director: client, Tasks: client, Deployer: client}},
+		Directors: []ports.NamedDirector{{Name: client.Name(), Director: client, Tasks: client, Deployer: client}},
 		Store:     store, Catalog: cat, Renderer: brk, Logger: b.log, UpgradePoll: b.f.upgradePoll,
 		Hold: func(ctx context.Context, id string) (context.Context, func(), error) {
 			ctx, release, err := brk.HoldInstance(ctx, id)

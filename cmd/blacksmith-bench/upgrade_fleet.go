@@ -9,7 +9,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh/sim"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -45,7 +45,7 @@ func seedPlan(id string) (sim.SeedPlan, bool) {
 }
 
 // timing is where an upgraded instance's time went, on average.
-func (u *upgradeFigures) timing(rep reconciler.UpgradeReport, log []sim.TaskEntry) {
+func (u *upgradeFigures) timing(rep report.UpgradeReport, log []sim.TaskEntry) {
 	tasks := map[int]sim.TaskEntry{}
 	for _, t := range log {
 		tasks[t.ID] = t
@@ -81,13 +81,13 @@ func (u *upgradeFigures) timing(rep reconciler.UpgradeReport, log []sim.TaskEntr
 // before, Vault recording it), any other upgraded (the Director running
 // and Vault recording the new rendering, the record at the new version);
 // none with its operation in progress, none running a third manifest.
-func (u *upgradeFigures) check(ctx context.Context, s *simProcess, store *vault.Store, rep reconciler.UpgradeReport,
+func (u *upgradeFigures) check(ctx context.Context, s *simProcess, store *vault.Store, rep report.UpgradeReport,
 	log []sim.TaskEntry, before map[string]*vault.Record, old, rendered map[string]string, faulty map[string]bool) error {
 	idx, err := store.Index(ctx)
 	if err != nil {
 		return err
 	}
-	results := map[string]reconciler.UpgradeResult{}
+	results := map[string]report.UpgradeResult{}
 	for _, i := range rep.Instances {
 		results[i.InstanceID] = i
 	}

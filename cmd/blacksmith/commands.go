@@ -14,7 +14,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/config"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // checkConfigCommand is `blacksmith check-config -c FILE`: the configuration
@@ -80,7 +80,7 @@ func serveCommand(args []string, stderr io.Writer, env func(string) (string, boo
 // run could not complete.
 func reconcileCommand(args []string, stdout, stderr io.Writer, env func(string) (string, bool)) int {
 	var dryRun bool
-	var scope reconciler.Scope
+	var scope report.Scope
 	cfg, log, code, ok := setup("reconcile", args, stderr, env, func(fs *flag.FlagSet) {
 		fs.BoolVar(&dryRun, "dry-run", false, "compute the plan and write nothing")
 		fs.StringVar(&scope.Service, "service", "", "only the instances of this service id")
@@ -93,7 +93,7 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, env func(string) 
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	s, err := reconcileOnce(ctx, cfg, log, reconciler.RunOptions{DryRun: dryRun, Scope: scope})
+	s, err := reconcileOnce(ctx, cfg, log, report.RunOptions{DryRun: dryRun, Scope: scope})
 	if s != nil {
 		if perr := printJSON(stdout, s); perr != nil {
 			log.Error("cannot print the summary", "error", perr)
@@ -109,7 +109,7 @@ func reconcileCommand(args []string, stdout, stderr io.Writer, env func(string) 
 
 // reconcileOnce builds the reconciler and makes one forced run. The summary
 // is nil when no run could start.
-func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, opts reconciler.RunOptions) (*reconciler.Summary, error) {
+func reconcileOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, opts report.RunOptions) (*report.Summary, error) {
 	store, err := connectVault(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to vault: %w", err)

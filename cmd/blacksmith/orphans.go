@@ -15,6 +15,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // exitOrphans is orphan-deployments' exit code when there are some (the
@@ -77,7 +78,7 @@ type orphanDeployment struct {
 	DeleteAfter time.Time `json:"delete_after,omitzero"`
 }
 
-func orphanList(rep reconciler.PlatformReport) []orphanDeployment {
+func orphanList(rep report.PlatformReport) []orphanDeployment {
 	out := []orphanDeployment{}
 	for _, o := range rep.OrphanDeployments {
 		out = append(out, orphanDeployment{DeploymentName: o.Deployment, InstanceID: o.InstanceID, PlanID: o.PlanID,
@@ -87,7 +88,7 @@ func orphanList(rep reconciler.PlatformReport) []orphanDeployment {
 }
 
 // printOrphanTable prints one line an orphan deployment, then the counts.
-func printOrphanTable(w io.Writer, rep reconciler.PlatformReport, list []orphanDeployment) error {
+func printOrphanTable(w io.Writer, rep report.PlatformReport, list []orphanDeployment) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DEPLOYMENT\tINSTANCE\tPLAN\tDIRECTOR\tABSENT SINCE\tREADS\tSTOPPED, DELETED AFTER")
 	for _, o := range list {
@@ -104,21 +105,21 @@ func printOrphanTable(w io.Writer, rep reconciler.PlatformReport, list []orphanD
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%d orphan deployment(s); the platform lists %d instance(s) of the broker's %d plan(s): %d in step, %d platform-only, %d not judged (an operation in progress, created moments ago)\n",
-		len(list), rep.Instances, rep.Plans, rep.Counts[reconciler.PlatformInStep], rep.Counts[reconciler.PlatformOnly], rep.Unchecked)
+		len(list), rep.Instances, rep.Plans, rep.Counts[report.InStep], rep.Counts[report.PlatformOnly], rep.Unchecked)
 	return err
 }
 
 // checkPlatformOnce builds the reconciler and holds the instances against
 // the platform once.
-func checkPlatformOnce(ctx context.Context, cfg *config.Config, log *slog.Logger) (reconciler.PlatformReport, error) {
+func checkPlatformOnce(ctx context.Context, cfg *config.Config, log *slog.Logger) (report.PlatformReport, error) {
 	store, err := connectVault(ctx, cfg)
 	if err != nil {
-		return reconciler.PlatformReport{}, fmt.Errorf("connecting to vault: %w", err)
+		return report.PlatformReport{}, fmt.Errorf("connecting to vault: %w", err)
 	}
 	defer store.Close()
 	m, err := oneShotManager(cfg, log, store)
 	if err != nil {
-		return reconciler.PlatformReport{}, err
+		return report.PlatformReport{}, err
 	}
 	rep, err := m.Views().Platform(ctx)
 	if errors.Is(err, reconciler.ErrPlatformUnknown) {

@@ -16,26 +16,28 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/cf"
 	"github.com/blacksmith-reconciler/blacksmith/config"
+	"github.com/blacksmith-reconciler/blacksmith/internal/lease"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/operator"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // The wiring point checks that the real parts fit the interfaces their
 // users declare.
 var (
-	_ broker.Director           = (*bosh.Client)(nil)
-	_ broker.DirectorReader     = (*bosh.Client)(nil)
-	_ broker.Store              = (*vault.Store)(nil)
-	_ operator.Reconciler       = (*reconciler.Manager)(nil)
-	_ reconciler.Director       = (*bosh.Client)(nil)
-	_ reconciler.Tasks          = (*bosh.Client)(nil)
-	_ reconciler.Deployer       = (*bosh.Client)(nil)
-	_ reconciler.Operations     = (*broker.Broker)(nil)
-	_ reconciler.Renderer       = (*broker.Broker)(nil)
-	_ reconciler.Leases         = (*vault.Leases)(nil)
-	_ reconciler.PlatformReader = (*cf.Client)(nil)
+	_ broker.Director       = (*bosh.Client)(nil)
+	_ broker.DirectorReader = (*bosh.Client)(nil)
+	_ broker.Store          = (*vault.Store)(nil)
+	_ operator.Reconciler   = (*reconciler.Manager)(nil)
+	_ ports.Director        = (*bosh.Client)(nil)
+	_ ports.Tasks           = (*bosh.Client)(nil)
+	_ ports.Deployer        = (*bosh.Client)(nil)
+	_ ports.Operations      = (*broker.Broker)(nil)
+	_ ports.Renderer        = (*broker.Broker)(nil)
+	_ lease.Store           = (*vault.Leases)(nil)
+	_ ports.PlatformReader  = (*cf.Client)(nil)
 )
 
 // parts are what every command builds from the configuration without I/O.
@@ -305,10 +307,10 @@ func oneShotManager(cfg *config.Config, log *slog.Logger, store *vault.Store) (*
 }
 
 // reconcilerDirectors are the Directors, for the reconciler.
-func (p *parts) reconcilerDirectors() []reconciler.NamedDirector {
-	var out []reconciler.NamedDirector
+func (p *parts) reconcilerDirectors() []ports.NamedDirector {
+	var out []ports.NamedDirector
 	for _, c := range p.directors {
-		out = append(out, reconciler.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
+		out = append(out, ports.NamedDirector{Name: c.Name(), Director: c, Tasks: c, Deployer: c})
 	}
 	return out
 }

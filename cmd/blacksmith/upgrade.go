@@ -17,6 +17,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // upgradeAllCommand is `blacksmith upgrade-all -c FILE [--dry-run]
@@ -56,8 +57,8 @@ func upgradeAllCommand(args []string, stdout, stderr io.Writer, env func(string)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	req.Trigger = reconciler.UpgradeByCommand
-	req.Progress = func(r reconciler.UpgradeResult) {
+	req.Trigger = report.UpgradeByCommand
+	req.Progress = func(r report.UpgradeResult) {
 		fmt.Fprintf(stderr, "upgrade-all: %s %s %s\n", printable(r.InstanceID), r.State, printable(r.Reason))
 	}
 	rep, err := upgradeOnce(ctx, cfg, log, req)
@@ -101,22 +102,22 @@ func intFlag(fs *flag.FlagSet, dst **int, name, usage string) {
 
 // upgradeOnce builds the reconciler (with the broker that renders and
 // holds the instances) and makes one fleet upgrade.
-func upgradeOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, req reconciler.UpgradeRequest) (reconciler.UpgradeReport, error) {
+func upgradeOnce(ctx context.Context, cfg *config.Config, log *slog.Logger, req reconciler.UpgradeRequest) (report.UpgradeReport, error) {
 	store, err := connectVault(ctx, cfg)
 	if err != nil {
-		return reconciler.UpgradeReport{}, fmt.Errorf("connecting to vault: %w", err)
+		return report.UpgradeReport{}, fmt.Errorf("connecting to vault: %w", err)
 	}
 	defer store.Close()
 	m, err := oneShotManager(cfg, log, store)
 	if err != nil {
-		return reconciler.UpgradeReport{}, err
+		return report.UpgradeReport{}, err
 	}
 	return m.Upgrades().Run(ctx, req)
 }
 
 // printUpgradeTable prints a fleet upgrade's final table: one line an
 // instance, then the counts and why it stopped early, if it did.
-func printUpgradeTable(w io.Writer, rep reconciler.UpgradeReport) error {
+func printUpgradeTable(w io.Writer, rep report.UpgradeReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INSTANCE\tDEPLOYMENT\tPLAN\tFROM\tTO\tSTATE\tTASK\tREASON")
 	for _, r := range append(rep.Resumed, rep.Instances...) {

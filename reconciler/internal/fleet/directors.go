@@ -5,61 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 )
 
 // ErrBadDirectors is returned by New for a list it cannot work with.
 var ErrBadDirectors = errors.New("bad Directors")
 
-// Director is what a run asks one BOSH Director; *bosh.Client has it.
-type Director interface {
-	// Deployments lists the deployments in the cheap form.
-	Deployments(ctx context.Context) ([]bosh.Deployment, error)
-	// Manifest returns a deployment's manifest.
-	Manifest(ctx context.Context, name string) (string, error)
-	// VMs lists a deployment's VMs without a task.
-	VMs(ctx context.Context, name string) ([]bosh.VM, error)
-	// Events returns one page of the Director's event log, newest first.
-	Events(ctx context.Context, q bosh.EventQuery) ([]bosh.Event, error)
-}
-
-// Tasks finds Director tasks in flight before an orphan is flagged;
-// *bosh.Client has it.
-type Tasks interface {
-	// Tasks lists the tasks q selects.
-	Tasks(ctx context.Context, q bosh.TaskQuery) ([]bosh.Task, error)
-}
-
-// Health reads the state of a deployment's VMs from their agents (a task
-// on the Director); *bosh.Client has it.
-type Health interface {
-	// VMStates is GET /deployments/:name/vms?format=full, polled every poll.
-	VMStates(ctx context.Context, name string, poll time.Duration) ([]bosh.VMState, error)
-}
-
-// Named is one configured Director.
-type Named struct {
-	// Name is its bosh.name.
-	Name string
-	// Director lists its deployments and fetches their manifests and VMs. Required.
-	Director Director
-	// Tasks finds its tasks in flight; nil: no task check.
-	Tasks Tasks
-	// Deployer deploys on it (rollback, remediation); nil: no redeploy of its instances.
-	Deployer redeploy.Deployer
-	// Health reads its VMs' states; nil: taken from Director when it has
-	// them, else its instances' health is not checked.
-	Health Health
-}
-
 // member is a configured Director with what is decided once about it.
 type member struct {
-	Named
+	ports.NamedDirector
 	recorded string // the name index records keep ("" when it is the only Director)
 	system   string // its breaker's name in errors
 	feedDoc  string // its feed mark's state document
@@ -73,8 +31,10 @@ func (m member) failed(what string, err error) error {
 	case m.sole:
 		return err
 	case what == "":
+		//lint:ignore ST1005 the Director is a name (staticcheck let it pass while a type fleet.Director was in scope)
 		return fmt.Errorf("Director %s: %w", m.Name, err)
 	}
+	//lint:ignore ST1005 the Director is a name, as above
 	return fmt.Errorf("Director %s %s: %w", m.Name, what, err)
 }
 
@@ -92,7 +52,7 @@ const feedDoc = "events"
 // own) and decides each one's labels: a single Director's records name no
 // Director, its breaker is "director" and its mark "events"; each of
 // several is named in all three.
-func New(list []Named) (*Directors, error) {
+func New(list []ports.NamedDirector) (*Directors, error) {
 	if len(list) == 0 {
 		return nil, fmt.Errorf("%w: a Director is required", ErrBadDirectors)
 	}
@@ -104,10 +64,10 @@ func New(list []Named) (*Directors, error) {
 			return nil, fmt.Errorf("%w: every Director needs a Director and a name of its own (%q)", ErrBadDirectors, n.Name)
 		}
 		seen[n.Name] = true
-		if h, ok := n.Director.(Health); ok && n.Health == nil {
+		if h, ok := n.Director.(ports.Health); ok && n.Health == nil {
 			n.Health = h
 		}
-		m := member{Named: n, recorded: n.Name, system: "director " + n.Name, feedDoc: feedDoc + "-" + n.Name}
+		m := member{NamedDirector: n, recorded: n.Name, system: "director " + n.Name, feedDoc: feedDoc + "-" + n.Name}
 		if sole {
 			m.recorded, m.system, m.feedDoc, m.sole = "", "director", feedDoc, true
 		}
@@ -117,10 +77,10 @@ func New(list []Named) (*Directors, error) {
 }
 
 // Each is the configured Directors, in order.
-func (d *Directors) Each() []Named {
-	out := make([]Named, len(d.members))
+func (d *Directors) Each() []ports.NamedDirector {
+	out := make([]ports.NamedDirector, len(d.members))
 	for i, m := range d.members {
-		out[i] = m.Named
+		out[i] = m.NamedDirector
 	}
 	return out
 }
@@ -131,7 +91,7 @@ func (d *Directors) First() string { return d.members[0].Name }
 // Deployer is the Deployer of the Director an index record names (the
 // first when it names none); nil when that Director has none or is not
 // configured.
-func (d *Directors) Deployer(recorded string) redeploy.Deployer {
+func (d *Directors) Deployer(recorded string) ports.Deployer {
 	if recorded == "" {
 		return d.members[0].Deployer
 	}
@@ -145,16 +105,16 @@ func (d *Directors) Deployer(recorded string) redeploy.Deployer {
 
 // Member is the Director an index record names (the first when it names
 // none); false when it is not configured.
-func (d *Directors) Member(recorded string) (Named, bool) {
+func (d *Directors) Member(recorded string) (ports.NamedDirector, bool) {
 	if recorded == "" {
-		return d.members[0].Named, true
+		return d.members[0].NamedDirector, true
 	}
 	for _, m := range d.members {
 		if m.recorded == recorded || m.Name == recorded {
-			return m.Named, true
+			return m.NamedDirector, true
 		}
 	}
-	return Named{}, false
+	return ports.NamedDirector{}, false
 }
 
 // ForRun is the fleet of one run: each Director behind a breaker of its

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // memo is a value a run derived from a cached copy and inputs of its own

@@ -10,7 +10,8 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -94,21 +95,21 @@ var _ = Describe("a fleet", func() {
 	ctx := context.Background()
 
 	It("decides once what differs with a single Director", func() {
-		one, err := New([]Named{{Name: "default", Director: lister{}}})
+		one, err := New([]ports.NamedDirector{{Name: "default", Director: lister{}}})
 		Expect(err).NotTo(HaveOccurred())
 		m := one.members[0]
 		Expect([]string{m.recorded, m.system, m.feedDoc}).To(Equal([]string{"", "director", "events"}))
-		two, err := New([]Named{{Name: "east", Director: lister{}}, {Name: "west", Director: lister{}}})
+		two, err := New([]ports.NamedDirector{{Name: "east", Director: lister{}}, {Name: "west", Director: lister{}}})
 		Expect(err).NotTo(HaveOccurred())
 		m = two.members[1]
 		Expect([]string{m.recorded, m.system, m.feedDoc}).To(Equal([]string{"west", "director west", "events-west"}))
-		_, err = New([]Named{{Name: "east", Director: lister{}}, {Name: "east", Director: lister{}}})
+		_, err = New([]ports.NamedDirector{{Name: "east", Director: lister{}}, {Name: "east", Director: lister{}}})
 		Expect(err).To(MatchError(ErrBadDirectors))
 	})
 
 	DescribeTable("tells a record whose deployment the run cannot know of",
 		func(westDown bool, recorded string, want bool) {
-			dirs, err := New([]Named{{Name: "east", Director: lister{names: []string{"e1"}}},
+			dirs, err := New([]ports.NamedDirector{{Name: "east", Director: lister{names: []string{"e1"}}},
 				{Name: "west", Director: lister{names: []string{"w1"}, err: map[bool]error{true: errors.New("500")}[westDown]}}})
 			Expect(err).NotTo(HaveOccurred())
 			f := dirs.ForRun(20, memory.Policy{}, func(error) {})
@@ -125,7 +126,7 @@ var _ = Describe("a fleet", func() {
 	)
 
 	It("stops the run once no Director is left, and reports the others' failures", func() {
-		dirs, err := New([]Named{{Name: "east", Director: lister{names: []string{"d"}}}, {Name: "west", Director: lister{err: errors.New("500")}}})
+		dirs, err := New([]ports.NamedDirector{{Name: "east", Director: lister{names: []string{"d"}}}, {Name: "west", Director: lister{err: errors.New("500")}}})
 		Expect(err).NotTo(HaveOccurred())
 		var stopped error
 		f := dirs.ForRun(1, memory.Policy{}, func(cause error) { stopped = cause })
@@ -146,7 +147,7 @@ var _ = Describe("the deployment a fleet keeps of each name", func() {
 	// owned records given (deployment -> the Director its record names).
 	chosen := func(east, west []string, owned map[string]string) ([]string, []report.Conflict, []error) {
 		GinkgoHelper()
-		dirs, err := New([]Named{{Name: "east", Director: lister{names: east}}, {Name: "west", Director: lister{names: west}}})
+		dirs, err := New([]ports.NamedDirector{{Name: "east", Director: lister{names: east}}, {Name: "west", Director: lister{names: west}}})
 		Expect(err).NotTo(HaveOccurred())
 		f := dirs.ForRun(20, memory.Policy{}, func(error) {})
 		all, err := f.List(ctx)

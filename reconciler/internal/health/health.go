@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Doc is the state document the reconciler keeps in Vault: the unhealthy
@@ -19,8 +20,8 @@ import (
 // asks whatever its share (their check failed, or a run had more to ask
 // than it may).
 type Doc struct {
-	Unhealthy map[string]Entry `json:"unhealthy"`
-	Pending   []string         `json:"pending,omitempty"`
+	Unhealthy map[string]report.UnhealthyInstance `json:"unhealthy"`
+	Pending   []string                            `json:"pending,omitempty"`
 }
 
 // Bounds of the document, so that its JSON stays within a state
@@ -38,7 +39,7 @@ const (
 
 // entryBytes is what e takes in the document's JSON (its key, its id,
 // escaped as JSON escapes them).
-func entryBytes(e Entry) int {
+func entryBytes(e report.UnhealthyInstance) int {
 	data, _ := json.Marshal(e)
 	return len(data) + 2*len(e.InstanceID) + 8
 }
@@ -53,53 +54,6 @@ func PendingBytes(name string) int {
 // DocName is the state document's name.
 const DocName = "health"
 
-// Entry is an unhealthy instance.
-type Entry struct {
-	// InstanceID and Deployment name the instance and its deployment.
-	InstanceID string `json:"instance_id"`
-	Deployment string `json:"deployment"`
-	// Since is when it was first seen unhealthy; CheckedAt when the
-	// Director was last asked.
-	Since     time.Time `json:"since"`
-	CheckedAt time.Time `json:"checked_at"`
-	// VMs are its VMs that do not run as they should.
-	VMs []VM `json:"vms"`
-}
-
-// maxReason bounds Reason.
-const maxReason = 1024
-
-// Reason says in a line what is wrong, for a log, a webhook, the dashboard;
-// at most maxReason bytes.
-func (e Entry) Reason() string {
-	parts := make([]string, 0, len(e.VMs))
-	for _, v := range e.VMs {
-		parts = append(parts, v.String())
-	}
-	return cut(strings.Join(parts, "; "), maxReason)
-}
-
-// VM is a VM that does not run as it should, as the Director describes it.
-type VM struct {
-	// Instance is group/index (id).
-	Instance string `json:"instance"`
-	// CID is the VM's id in the IaaS.
-	CID string `json:"vm_cid,omitempty"`
-	// JobState is the agent's ("failing", "stopped"...), or "unresponsive
-	// agent" when it did not answer the Director.
-	JobState string `json:"job_state"`
-	// Failing are its processes that do not run.
-	Failing []string `json:"failing,omitempty"`
-}
-
-func (v VM) String() string {
-	s := v.Instance + ": " + v.JobState
-	if len(v.Failing) > 0 {
-		s += " (" + strings.Join(v.Failing, ", ") + ")"
-	}
-	return s
-}
-
 // maxListed bounds the VMs an entry lists, maxFailing the processes of a
 // VM, maxText the text of each: the Director's answers are not trusted to
 // be small.
@@ -113,13 +67,13 @@ const (
 // should run and do not, by instance id. A VM whose instance is stopped or
 // detached on purpose, or that is not the instance's active one, is not
 // judged.
-func Judge(states []bosh.VMState) map[string][]VM {
-	out := map[string][]VM{}
+func Judge(states []bosh.VMState) map[string][]report.UnhealthyVM {
+	out := map[string][]report.UnhealthyVM{}
 	for _, s := range states {
 		if s.State != "started" || (s.Active != nil && !*s.Active) || s.Running() || s.JobState == "starting" {
 			continue // stopped on purpose, not its VM, running, or being updated
 		}
-		v := VM{Instance: cut(fmt.Sprintf("%s/%d (%s)", s.Job, s.Index, s.ID), maxText), CID: cut(s.CID, maxText),
+		v := report.UnhealthyVM{Instance: cut(fmt.Sprintf("%s/%d (%s)", s.Job, s.Index, s.ID), maxText), CID: cut(s.CID, maxText),
 			JobState: cut(s.JobState, maxText)}
 		if v.JobState == "" {
 			v.JobState = "unknown"
@@ -201,12 +155,12 @@ type Observation struct {
 	// (its VMs belong to it).
 	Instance string
 	// VMs are what Judge found of its VMs, every instance together.
-	VMs map[string][]VM
+	VMs map[string][]report.UnhealthyVM
 }
 
 // Transition is an instance that became unhealthy or recovered.
 type Transition struct {
-	Entry     Entry
+	Entry     report.UnhealthyInstance
 	Unhealthy bool
 }
 
@@ -217,7 +171,7 @@ type Transition struct {
 func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
 	next := Doc{Unhealthy: maps.Clone(doc.Unhealthy), Pending: doc.Pending}
 	if next.Unhealthy == nil {
-		next.Unhealthy = map[string]Entry{}
+		next.Unhealthy = map[string]report.UnhealthyInstance{}
 	}
 	var out []Transition
 	size := 0
@@ -225,12 +179,12 @@ func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
 		size += entryBytes(e)
 	}
 	for _, o := range obs {
-		var vms []VM
+		var vms []report.UnhealthyVM
 		for _, id := range slices.Sorted(maps.Keys(o.VMs)) {
 			vms = append(vms, o.VMs[id]...)
 		}
 		prev, was := next.Unhealthy[o.Instance]
-		e := Entry{InstanceID: o.Instance, Deployment: o.Deployment, Since: now, CheckedAt: now, VMs: vms[:min(len(vms), maxListed)]}
+		e := report.UnhealthyInstance{InstanceID: o.Instance, Deployment: o.Deployment, Since: now, CheckedAt: now, VMs: vms[:min(len(vms), maxListed)]}
 		switch {
 		case len(vms) == 0 && was:
 			delete(next.Unhealthy, o.Instance)
@@ -261,7 +215,7 @@ func Apply(doc Doc, obs []Observation, now time.Time) (Doc, []Transition) {
 // Forget drops the entries of instances that no longer exist (keep says
 // which do), so that a deleted instance does not stay unhealthy.
 func (d Doc) Forget(keep func(instanceID string) bool) Doc {
-	next := Doc{Unhealthy: map[string]Entry{}, Pending: d.Pending}
+	next := Doc{Unhealthy: map[string]report.UnhealthyInstance{}, Pending: d.Pending}
 	for id, e := range d.Unhealthy {
 		if keep(id) {
 			next.Unhealthy[id] = e
@@ -271,9 +225,9 @@ func (d Doc) Forget(keep func(instanceID string) bool) Doc {
 }
 
 // Sorted lists the entries, oldest first.
-func (d Doc) Sorted() []Entry {
+func (d Doc) Sorted() []report.UnhealthyInstance {
 	out := slices.Collect(maps.Values(d.Unhealthy))
-	slices.SortFunc(out, func(a, b Entry) int {
+	slices.SortFunc(out, func(a, b report.UnhealthyInstance) int {
 		if c := a.Since.Compare(b.Since); c != 0 {
 			return c
 		}
@@ -298,7 +252,7 @@ func (d Doc) Equal(o Doc) bool {
 	return true
 }
 
-func sameVM(a, b VM) bool {
+func sameVM(a, b report.UnhealthyVM) bool {
 	return a.Instance == b.Instance && a.CID == b.CID && a.JobState == b.JobState && slices.Equal(a.Failing, b.Failing)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -79,7 +80,7 @@ var _ = Describe("judging and folding VM states", func() {
 	It("finds the started, active VMs that do not run, with their failing processes", func() {
 		got := health.Judge(states)
 		Expect(got).To(HaveLen(2))
-		Expect(got["b"]).To(ConsistOf(health.VM{Instance: "redis/1 (b)", CID: "vm-2", JobState: "failing", Failing: []string{"redis"}}))
+		Expect(got["b"]).To(ConsistOf(report.UnhealthyVM{Instance: "redis/1 (b)", CID: "vm-2", JobState: "failing", Failing: []string{"redis"}}))
 		Expect(got["c"]).To(ConsistOf(HaveField("JobState", "unresponsive agent")))
 	})
 
@@ -114,7 +115,7 @@ var _ = Describe("judging and folding VM states", func() {
 		got := health.Judge(many)["x"]
 		Expect(len(got)).To(BeNumerically("<=", 5))
 		Expect(len(got[0].CID)).To(BeNumerically("<=", 128))
-		e := health.Entry{VMs: got}
+		e := report.UnhealthyInstance{VMs: got}
 		Expect(len(e.Reason())).To(BeNumerically("<=", 1024))
 		wide := health.Judge([]bosh.VMState{{ID: "y", Job: strings.Repeat("é", 150), State: "started", JobState: "failing"}})["y"][0]
 		Expect(utf8.ValidString(wide.Instance)).To(BeTrue(), "cut on a character")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // keeper keeps the health document: as last written (doc), and what was
@@ -30,7 +31,7 @@ func (k *keeper) load(ctx context.Context) bool {
 		return false
 	}
 	if doc.Unhealthy == nil {
-		doc.Unhealthy = map[string]health.Entry{}
+		doc.Unhealthy = map[string]report.UnhealthyInstance{}
 	}
 	k.doc, k.loaded, k.dirOf = doc, true, map[string]string{}
 	k.o.Tracker.Set(doc)

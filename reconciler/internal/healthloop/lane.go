@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // lane is one Director's share of the loop: what it asks first, the
@@ -30,12 +31,12 @@ type lane struct {
 	inFlight map[string]bool
 	// pauseUntil: no task starts before it (the Director failed to answer).
 	pauseUntil time.Time
-	stats      DirectorStatus
+	stats      report.HealthLoopDirector
 }
 
 func newLane(d Director) *lane {
 	return &lane{dir: d, queued: map[string]bool{}, inFlight: map[string]bool{}, done: map[string]bool{}, slot: -1,
-		stats: DirectorStatus{Director: d.Name}}
+		stats: report.HealthLoopDirector{Director: d.Name}}
 }
 
 // ask puts name among those asked first, unless it is queued already (a

@@ -12,6 +12,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Director is one Director the loop asks.
@@ -49,7 +51,7 @@ type Options struct {
 	// Store keeps the health document.
 	Store memory.StateStore
 	// Notifier hears of the transitions once written.
-	Notifier memory.Notifier
+	Notifier ports.Notifier
 	Counters Counters
 	// Period is reconciler.health_sweep (0: no sweep, only what runs name);
 	// Slot the length of a sweep slot (reconciler.interval).
@@ -94,7 +96,7 @@ type Loop struct {
 	steps  uint64 // ticks since the start
 
 	mu     sync.Mutex
-	status Status
+	status report.HealthLoopStatus
 }
 
 // New makes a Loop; it does no I/O.
@@ -355,8 +357,8 @@ func (l *Loop) count(f func(Counters)) {
 // publish updates what Status shows.
 func (l *Loop) publish(leading bool) {
 	_, newest := l.o.Tracker.Handed()
-	st := Status{Leading: leading, TasksAtOnce: l.o.TasksAtOnce, Idle: leading && l.gen != 0 && l.gen == newest && !l.keep.dirty, Ticks: l.steps,
-		Directors: make([]DirectorStatus, 0, len(l.order))}
+	st := report.HealthLoopStatus{Leading: leading, TasksAtOnce: l.o.TasksAtOnce, Idle: leading && l.gen != 0 && l.gen == newest && !l.keep.dirty, Ticks: l.steps,
+		Directors: make([]report.HealthLoopDirector, 0, len(l.order))}
 	if l.gen != 0 {
 		at := l.handed.At.UTC()
 		st.HandedAt = &at
@@ -377,10 +379,10 @@ func (l *Loop) publish(leading bool) {
 }
 
 // Status is what the loop is doing.
-func (l *Loop) Status() Status {
+func (l *Loop) Status() report.HealthLoopStatus {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.status
-	st.Directors = append([]DirectorStatus(nil), st.Directors...)
+	st.Directors = append([]report.HealthLoopDirector(nil), st.Directors...)
 	return st
 }

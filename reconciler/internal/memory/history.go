@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/notify"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -23,12 +24,6 @@ type HistoryStore interface {
 
 // ActorReconciler names the reconciler in history events.
 const ActorReconciler = "reconciler"
-
-// Notifier is told of the events an operator may want pushed (webhooks);
-// *notify.Notifier has it. Notify never blocks.
-type Notifier interface {
-	Notify(e notify.Event)
-}
 
 // notified are the history kinds that are also notifications, each a
 // transition (an orphan that stays one is not announced again).
@@ -45,7 +40,7 @@ var notified = map[string]string{
 // only: mayPrune). A nil historian (dry run) records nothing.
 type Historian struct {
 	store    HistoryStore
-	notifier Notifier // nil: no notifications
+	notifier ports.Notifier // nil: no notifications
 	// directorOf names the Director of instance id in notifications: the
 	// one that listed its deployment, else the one its record names.
 	directorOf func(id, deployment string) string
@@ -71,7 +66,7 @@ type historyItem struct {
 
 // NewHistorian starts workers writers of run runID's events; notifier (nil:
 // none) hears of the transitions, each naming the Director directorOf gives.
-func NewHistorian(store HistoryStore, runID string, retain vault.HistoryOptions, workers int, notifier Notifier,
+func NewHistorian(store HistoryStore, runID string, retain vault.HistoryOptions, workers int, notifier ports.Notifier,
 	directorOf func(id, deployment string) string, now func() time.Time, log *slog.Logger) *Historian {
 	h := &Historian{store: store, runID: runID, retain: retain, now: now, log: log, notifier: notifier, directorOf: directorOf,
 		workers: max(workers, 1), in: make(chan historyItem, 256), prune: map[string]bool{}}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // maxErrorLines bounds Summary.Errors; ErrorCount keeps the full count.

@@ -3,7 +3,7 @@ package memory
 import (
 	"sync/atomic"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Progress is the phase and progress of a run, as Status shows them while

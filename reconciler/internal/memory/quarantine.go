@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // quarantineState is the name of the reconciler's quarantine document in

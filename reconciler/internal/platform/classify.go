@@ -5,13 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
-
-// Absent is the state of an orphan the platform does not have either: its
-// records are Vault's alone (safe to purge, as far as the platform goes).
-const Absent = "absent"
 
 // Input is what a run knows of the broker's side, to hold against a view.
 type Input struct {
@@ -128,7 +124,7 @@ func judge(v *View, in Input, id string, rec *vault.Record) string {
 	case onPlatform: // not listed, not flagged yet: the orphaner decides first
 		return ""
 	case !deployed && rec.Orphaned:
-		return Absent
+		return report.Absent
 	case !deployed:
 		return ""
 	}
@@ -192,4 +188,4 @@ func Unknown(reason string, requests int, took time.Duration, last *View) report
 
 // States are the states a report counts, for the gauges.
 var States = []string{report.InStep, report.OrphanDeployment, report.PlatformOnly, report.OrphanOnPlatform,
-	report.Creating, Absent, report.NotPlatforms}
+	report.Creating, report.Absent, report.NotPlatforms}

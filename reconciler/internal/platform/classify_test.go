@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -323,8 +323,8 @@ var _ = Describe("Classify", func() {
 			rec := w.has("x", record())
 			rec.Orphaned = true
 			j := w.classify()
-			Expect(j.States).To(Equal(map[string]string{"x": platform.Absent}))
-			Expect(j.Report.Counts).To(Equal(countsOf(map[string]int{platform.Absent: 1})))
+			Expect(j.States).To(Equal(map[string]string{"x": report.Absent}))
+			Expect(j.Report.Counts).To(Equal(countsOf(map[string]int{report.Absent: 1})))
 			Expect(j.Report.OrphanDeployments).To(BeEmpty())
 			Expect(j.Report.PlatformOnly).To(BeEmpty())
 		})
@@ -334,7 +334,7 @@ var _ = Describe("Classify", func() {
 			rec.Orphaned = true
 			rec.Created = readAt.Add(time.Hour).Unix()
 			rec.LastOperation = &vault.Operation{Type: "deprovision", State: vault.OperationInProgress}
-			Expect(stateOf(w.classify(), "x")).To(Equal(platform.Absent))
+			Expect(stateOf(w.classify(), "x")).To(Equal(report.Absent))
 		})
 	})
 
@@ -456,7 +456,7 @@ var _ = Describe("Classify", func() {
 
 		It("lists the seven states of the gauges", func() {
 			Expect(platform.States).To(ConsistOf(report.InStep, report.OrphanDeployment, report.PlatformOnly,
-				report.OrphanOnPlatform, report.Creating, platform.Absent, report.NotPlatforms))
+				report.OrphanOnPlatform, report.Creating, report.Absent, report.NotPlatforms))
 		})
 
 		It("shows the view: when read, its requests, duration, plans and instances; known, not fresh", func() {
@@ -488,10 +488,10 @@ var _ = Describe("Classify", func() {
 			w.has("un", record())
 			j := w.classify()
 			Expect(j.States).To(Equal(map[string]string{"in": report.InStep, "od": report.OrphanDeployment,
-				"or": report.OrphanOnPlatform, "ab": platform.Absent, "po": report.PlatformOnly, "cr": report.Creating}))
+				"or": report.OrphanOnPlatform, "ab": report.Absent, "po": report.PlatformOnly, "cr": report.Creating}))
 			Expect(j.Unchecked).To(Equal([]string{"un"}))
 			Expect(j.Report.Counts).To(Equal(countsOf(map[string]int{report.InStep: 1, report.OrphanDeployment: 1,
-				report.OrphanOnPlatform: 1, platform.Absent: 1, report.PlatformOnly: 1, report.Creating: 1})))
+				report.OrphanOnPlatform: 1, report.Absent: 1, report.PlatformOnly: 1, report.Creating: 1})))
 			Expect(j.Report.Unchecked).To(Equal(1))
 			Expect(j.Report.Instances).To(Equal(4))
 		})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -126,7 +126,7 @@ func (w *fuzzWorld) expected(id string) string {
 	case onPlatform:
 		return ""
 	case !deployed && rec.Orphaned:
-		return platform.Absent
+		return report.Absent
 	case !deployed:
 		return ""
 	}

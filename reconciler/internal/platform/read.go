@@ -7,18 +7,9 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/cf"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
-
-// Reader is the Cloud Controller as the cross-check reads it; *cf.Client
-// has it.
-type Reader interface {
-	// ServicePlans are the plans of the broker registered under brokerName.
-	ServicePlans(ctx context.Context, brokerName string) ([]cf.Plan, error)
-	// ServiceInstances are every managed instance of the plans, all pages,
-	// or an error: never a partial list.
-	ServiceInstances(ctx context.Context, planGUIDs []string) ([]cf.Instance, error)
-}
 
 // View is the platform as one whole read saw it.
 type View struct {
@@ -70,7 +61,7 @@ func (in Instance) Record() *report.PlatformRecord {
 // Read reads the broker's plans and every managed instance of them. A
 // broker the platform lists no plan of is an error: a wrong broker name
 // must not make every instance an orphan deployment.
-func Read(ctx context.Context, r Reader, broker string, now func() time.Time) (*View, error) {
+func Read(ctx context.Context, r ports.PlatformReader, broker string, now func() time.Time) (*View, error) {
 	start := now()
 	plans, err := r.ServicePlans(ctx, broker)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/cf"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 )
 
 // fakeReader is the package's Reader seam: the plans and instances it
@@ -170,7 +171,7 @@ var _ = Describe("Read", func() {
 	})
 
 	It("is a cf.Client's read", func() {
-		var _ platform.Reader = (*cf.Client)(nil)
+		var _ ports.PlatformReader = (*cf.Client)(nil)
 	})
 })
 

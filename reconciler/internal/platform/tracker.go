@@ -4,12 +4,14 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 )
 
 // Tracker reads the platform for the runs, at most every interval (0:
 // every run), and keeps the last whole view across runs.
 type Tracker struct {
-	reader   Reader
+	reader   ports.PlatformReader
 	broker   string
 	interval time.Duration
 	requests func() int64 // the reader's requests so far; nil: not counted
@@ -21,7 +23,7 @@ type Tracker struct {
 
 // NewTracker reads the platform with r, the broker registered as broker.
 // requests, when not nil, counts r's requests (a read's are its difference).
-func NewTracker(r Reader, broker string, interval time.Duration, requests func() int64) *Tracker {
+func NewTracker(r ports.PlatformReader, broker string, interval time.Duration, requests func() int64) *Tracker {
 	return &Tracker{reader: r, broker: broker, interval: interval, requests: requests}
 }
 

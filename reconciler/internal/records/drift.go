@@ -2,7 +2,7 @@ package records
 
 import (
 	"github.com/blacksmith-reconciler/blacksmith/operation"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // maxDriftError bounds the reason a drift's changes could not be named.

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // PlanWriter is the dry run's writer: it writes nothing, and evaluates each

@@ -10,6 +10,7 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 )
 
 // ErrNoDeployer is the error of a redeploy of an instance whose Director
@@ -19,15 +20,6 @@ var ErrNoDeployer = errors.New("no director to deploy with")
 // ErrRefused wraps what makes a manifest unfit to deploy (none, one for
 // another deployment, not YAML) and a deploy task that did not end done.
 var ErrRefused = errors.New("cannot roll back")
-
-// Deployer previews a deploy (what runs, the Director's diff), deploys a
-// manifest through a Director task, finds a task by its context id and
-// follows it; *bosh.Client has it.
-type Deployer interface {
-	operation.Director
-	// WaitTask polls a task until it ends.
-	WaitTask(ctx context.Context, id int, poll time.Duration) (bosh.Task, error)
-}
 
 // Request is one deploy of an instance's manifest.
 type Request struct {
@@ -88,7 +80,7 @@ func Check(text, want, what string) error {
 // made twice) and, when r.Poll is set, waits for it: a task that ended
 // other than done is an error wrapping ErrRefused, returned with the task.
 // The preview comes back for the caller's history.
-func Deploy(ctx context.Context, d Deployer, r Request) (bosh.Task, *operation.Preview, error) {
+func Deploy(ctx context.Context, d ports.Deployer, r Request) (bosh.Task, *operation.Preview, error) {
 	if err := Check(r.Manifest, r.Deployment, r.What); err != nil {
 		return bosh.Task{}, nil, err
 	}

@@ -6,27 +6,16 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
-
-// Renderer renders an instance's manifest as the broker does: a record's
-// plan's templates, with its recorded parameters and the instance's stored
-// secrets; *broker.Broker has it.
-type Renderer interface {
-	// RenderManifest is instance id's manifest as rec would be deployed.
-	RenderManifest(ctx context.Context, id string, rec *vault.Record) (string, error)
-	// RenderHeld is RenderManifest for an instance that runs: without
-	// stored secrets it renders stand-ins (operation.StandIns) for the
-	// running manifest's variables to replace, generating none.
-	RenderHeld(ctx context.Context, id string, rec *vault.Record) (string, error)
-}
 
 // Source is what a redeploy may deploy of an instance: what the broker
 // renders for an owned record, else a manifest kept in Vault that is not
 // one recorded as drift.
 type Source struct {
 	// Renderer renders the broker's manifests; nil: none is rendered.
-	Renderer Renderer
+	Renderer ports.Renderer
 	// Drifts are the SHA-256 digests of the instance's manifests recorded
 	// as drift (changed on a Director behind the broker's back): never
 	// deployed.

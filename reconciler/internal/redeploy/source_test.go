@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -35,7 +36,7 @@ var _ = Describe("what a redeploy deploys", func() {
 	drifts := map[string]bool{sha("drifted"): true}
 
 	DescribeTable("the broker's rendering for an owned record, else a kept manifest never recorded as drift",
-		func(r redeploy.Renderer, rec *vault.Record, stored string, ok bool, want string, refused bool) {
+		func(r ports.Renderer, rec *vault.Record, stored string, ok bool, want string, refused bool) {
 			got, _, err := redeploy.Source{Renderer: r, Drifts: drifts}.Manifest(context.Background(), "i1", rec, stored, ok, "the kept manifest")
 			if refused {
 				Expect(err).To(MatchError(redeploy.ErrRefused))

@@ -14,8 +14,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/versions"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // uploads says what a Director has uploaded; *bosh.Client has it. A

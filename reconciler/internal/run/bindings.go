@@ -11,7 +11,8 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -62,7 +63,7 @@ type BindingsDoc struct {
 // lost ones are told to the webhooks once and kept in the document until a
 // later check finds them back or gone.
 type bindingCheck struct {
-	ops      Operations        // the broker
+	ops      ports.Operations  // the broker
 	state    memory.StateStore // keeps the document (where the turn goes on, the lost)
 	record   func(id string, e vault.Event)
 	notify   func(notify.Event)

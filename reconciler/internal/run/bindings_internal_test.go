@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // handing is the health phase: it hands the health loop what the run saw,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/health"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -26,7 +26,7 @@ func TestHandingHandsTheLoopWhatTheRunSaw(t *testing.T) {
 	}
 	deps := []bosh.Deployment{{Name: "p-ok"}, {Name: "p-retiring"}, {Name: "p-busy"}, {Name: "p-locked", Locked: true}, {Name: "foreign"}}
 	seen := newListing(&vault.Index{Records: index}).with(deps)
-	unhealthy := map[string]health.Entry{
+	unhealthy := map[string]report.UnhealthyInstance{
 		"ok":       {Deployment: "p-ok"},
 		"retiring": {Deployment: "p-retiring"},
 		"unlisted": {Deployment: "p-unlisted"},

@@ -10,8 +10,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/versions"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // outdatedLook is the outdated phase: it reports the instances that do not

@@ -16,47 +16,10 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
-
-// Operations settles a broker operation that stays in progress, from its
-// Director task; *broker.Broker has it.
-type Operations interface {
-	// SettleOperation follows the instance's operation to the Director and
-	// records its outcome once its task has ended (or failed, with a
-	// reason, when the Director has no task for it): state is "in
-	// progress", "succeeded", "failed", or "gone" when the record no longer
-	// exists. An error with state "in progress" means the Director could
-	// not be asked.
-	SettleOperation(ctx context.Context, id string) (state, description string, err error)
-	// StopOrphanDeployment is an orphan deployment's retirement's first
-	// step: a full backup, the retirement (its deletion due at deleteAfter)
-	// and a stop operation recorded, its VMs stopped hard (disks kept)
-	// through a task the next run settles; it refuses, with an error that
-	// has a method Refusal() bool, an instance the broker does not own,
-	// orphaned, busy or stopped already.
-	StopOrphanDeployment(ctx context.Context, id, reason string, deleteAfter time.Time) (backup string, task int, err error)
-	// StartRetired ends the retirement of an instance the platform lists
-	// again: its VMs started through a task; the retirement ends when that
-	// task succeeds.
-	StartRetired(ctx context.Context, id, reason string) (task int, err error)
-	// DeleteOrphanDeployment is the retirement's second step: it deletes
-	// the deployment, as a deprovision would (a full backup first, a
-	// deprovision operation recorded, a Director task the next run
-	// settles), only after its stop succeeded and its deletion is due; it
-	// refuses, with an error that has a method Refusal() bool, anything
-	// else.
-	DeleteOrphanDeployment(ctx context.Context, id, reason string) (backup string, task int, err error)
-	// RecoverBindings checks the instance's bindings: one whose
-	// credentials are gone from Vault is put back (from a backup, or from
-	// the deployed manifest for a per_binding plan) or said lost, never
-	// generated again. It answers how many it checked and, by binding id,
-	// the outcome of each that was gone: "restored from ...", "unlisted:
-	// ..." or "lost: why".
-	RecoverBindings(ctx context.Context, id string) (checked int, outcomes map[string]string, err error)
-}
 
 // Parts are what every run is built from, made once by the Manager: the
 // systems a run talks to, its configuration, and what outlives a run (the
@@ -73,15 +36,15 @@ type Parts struct {
 	// Ignore are Config.Ignore, compiled: deployments left alone.
 	Ignore []*regexp.Regexp
 	// Ops settles stuck operations; nil: they are listed, not settled.
-	Ops Operations
+	Ops ports.Operations
 	// Hold holds an instance against the broker's operations (its lock,
 	// its lease with HA) while a remediation deploys it; nil: not held.
 	Hold func(ctx context.Context, id string) (context.Context, func(), error)
 	// Renderer renders an owned instance's manifest for a remediation; nil:
 	// only a manifest Vault keeps that is not recorded as drift is redeployed.
-	Renderer redeploy.Renderer
+	Renderer ports.Renderer
 	// Notifier hears of transitions; nil: nobody.
-	Notifier memory.Notifier
+	Notifier ports.Notifier
 	// Fence is nil without HA; else an error once this daemon lost the lease.
 	Fence func() error
 	// Counters hear of writes and drift (the metrics).

@@ -15,7 +15,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/records"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -29,7 +30,7 @@ type remover interface {
 type remedy struct {
 	cfg       config.RemediationConfig
 	directors *fleet.Directors
-	renderer  redeploy.Renderer                                                     // nil: no rendering
+	renderer  ports.Renderer                                                        // nil: no rendering
 	hold      func(ctx context.Context, id string) (context.Context, func(), error) // nil: not held
 	fleet     *fleet.Fleet
 	vault     guard.Guarded

@@ -13,7 +13,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/notify"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/guard"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/platform"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -29,7 +30,7 @@ import (
 // read is more likely wrong than the fleet.
 type retirement struct {
 	cfg  config.RemediationConfig
-	ops  Operations // nil: orphan deployments are only reported
+	ops  ports.Operations // nil: orphan deployments are only reported
 	tell teller
 	log  *slog.Logger
 }

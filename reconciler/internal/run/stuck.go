@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -22,7 +23,7 @@ const maxSettledPerRun = 100
 // settler settles the broker's operations that stay in progress past
 // Config.StuckOperationAfter, through the broker (Operations).
 type settler struct {
-	ops    Operations // nil: listed, not settled
+	ops    ports.Operations // nil: listed, not settled
 	after  time.Duration
 	start  time.Time
 	index  map[string]*vault.Record

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
 )
 
 // Errands runs a deployment's errands; *bosh.Client has it.
@@ -27,7 +27,7 @@ const maxStderrTail = 512
 // until the last one ends.
 type postDeploy struct {
 	run     Errands // nil: the target's client cannot run errands
-	waiter  redeploy.Deployer
+	waiter  ports.Deployer
 	poll    time.Duration
 	timeout time.Duration
 }

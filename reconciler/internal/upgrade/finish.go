@@ -8,18 +8,19 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
 // follow waits for the upgrade's task, then records its end: the new
 // version and manifest (its slot freed first: nil when it has none, a
 // resumed upgrade), or the rollback.
-func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result, slot Slot) {
+func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *report.UpgradeResult, slot Slot) {
 	wctx, cancel := context.WithTimeout(ctx, u.TaskTimeout)
 	task, err := up.target.Deployer.WaitTask(wctx, up.taskID, u.Poll)
 	cancel()
 	if err != nil {
-		r.State, r.Reason = Interrupted, fmt.Sprintf("the wait for task %d was cut (%v): its operation stays in progress "+
+		r.State, r.Reason = report.UpgradeInterrupted, fmt.Sprintf("the wait for task %d was cut (%v): its operation stays in progress "+
 			"and the next fleet upgrade finishes it", up.taskID, err)
 		return
 	}
@@ -34,7 +35,7 @@ func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result, slot Slot
 	errand := postDeploy{run: up.target.Errands, waiter: up.target.Deployer, poll: u.Poll, timeout: u.TaskTimeout}.
 		after(ctx, up.Deployment, up.ContextID, errands)
 	if errand != "" && ctx.Err() != nil { // stopping: the journal keeps it, and the next fleet upgrade runs its errands again
-		r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done; stopping during its post-deploy errands (%s): "+
+		r.State, r.Reason = report.UpgradeInterrupted, fmt.Sprintf("task %d ended done; stopping during its post-deploy errands (%s): "+
 			"its operation stays in progress and the next fleet upgrade finishes it", up.taskID, errand)
 		return
 	}
@@ -49,12 +50,12 @@ func (u *Upgrader) follow(ctx context.Context, up *upgrade, r *Result, slot Slot
 // post-deploy errand failed ("" none did): the deploy's manifest and
 // version are recorded all the same (they run), and the upgrade ends
 // ErrandFailed, a failure of the fleet's rules.
-func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result, errand string) {
+func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *report.UpgradeResult, errand string) {
 	text := up.rendered
 	if text == "" { // resumed: what the Director runs, when it is what the upgrade deployed
 		var err error
 		if text, err = up.target.Director.Manifest(ctx, up.Deployment); err != nil || digest(text) != up.ManifestSHA256 {
-			r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but what Director %s runs now could not be "+
+			r.State, r.Reason = report.UpgradeInterrupted, fmt.Sprintf("task %d ended done, but what Director %s runs now could not be "+
 				"read or is not what the upgrade deployed (%v): nothing recorded", up.taskID, up.target.Name, err)
 			u.mark().unmark(ctx, up)
 			_ = u.Journal.Forget(ctx, up.InstanceID)
@@ -65,9 +66,9 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result, errand
 		rec.LastOperation.ContextID != up.ContextID) {
 		// Another operation took the instance over once the broker had
 		// settled this one: its manifest is the one Vault must keep.
-		r.State, r.Reason = Upgraded, fmt.Sprintf("task %d ended done; another operation of the instance started since: "+
+		r.State, r.Reason = report.UpgradeUpgraded, fmt.Sprintf("task %d ended done; another operation of the instance started since: "+
 			"it records the instance, not this upgrade", up.taskID)
-		u.mark().end(ctx, up, Upgraded, "")
+		u.mark().end(ctx, up, report.UpgradeUpgraded, "")
 		return
 	}
 	err := u.Documents.PutManifest(ctx, up.InstanceID, text)
@@ -75,11 +76,11 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result, errand
 		err = u.mark().finishOp(ctx, up, func(next *vault.Record) { next.MaintenanceVersion = up.To })
 	}
 	if err != nil {
-		r.State, r.Reason = Interrupted, fmt.Sprintf("task %d ended done, but recording the upgrade failed (%v): "+
+		r.State, r.Reason = report.UpgradeInterrupted, fmt.Sprintf("task %d ended done, but recording the upgrade failed (%v): "+
 			"its operation stays in progress and the next fleet upgrade records it", up.taskID, err)
 		return
 	}
-	r.State = Upgraded
+	r.State = report.UpgradeUpgraded
 	details := map[string]string{}
 	maps.Copy(details, up.preview) // what the Director's diff said it changes, what was kept and allowed
 	maps.Copy(details, map[string]string{"from": up.From, "to": up.To, "task_id": fmt.Sprint(up.taskID), "backup": up.Backup,
@@ -87,7 +88,7 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result, errand
 	u.event(ctx, up.InstanceID, vault.Event{Kind: "upgraded", Deployment: up.Deployment,
 		Message: fmt.Sprintf("upgraded from %s to %s by task %d", orUnknown(up.From), up.To, up.taskID), Details: details})
 	if errand != "" {
-		r.State, r.Reason = ErrandFailed, errand
+		r.State, r.Reason = report.UpgradeErrandFailed, errand
 		u.event(ctx, up.InstanceID, vault.Event{Kind: "errand_failed", Deployment: up.Deployment, Message: cut(errand),
 			Details: map[string]string{"to": up.To, "task_id": fmt.Sprint(up.taskID)}})
 		u.Log.Warn("instance upgraded, but a post-deploy errand failed", "instance", up.InstanceID, "to", up.To, "reason", errand)
@@ -99,10 +100,10 @@ func (u *Upgrader) succeeded(ctx context.Context, up *upgrade, r *Result, errand
 
 // rollBack deploys the manifest of the backup taken before the upgrade,
 // waits for it, records how both ended and quarantines the instance.
-func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r *Result) {
+func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r *report.UpgradeResult) {
 	failed := fmt.Sprintf("task %d ended %s: %s", task.ID, task.State, task.Result)
 	if ctx.Err() != nil { // stopping: the journal keeps it, the next fleet upgrade rolls it back
-		r.State, r.Reason = Interrupted, failed+"; stopping before its rollback: the next fleet upgrade rolls it back"
+		r.State, r.Reason = report.UpgradeInterrupted, failed+"; stopping before its rollback: the next fleet upgrade rolls it back"
 		return
 	}
 	u.Log.Warn("upgrade failed; rolling back", "instance", up.InstanceID, "task", task.ID, "state", task.State, "result", task.Result)
@@ -116,17 +117,17 @@ func (u *Upgrader) rollBack(ctx context.Context, up *upgrade, task bosh.Task, r 
 	r.RollbackTaskID = rtask.ID
 	details := map[string]string{"backup": up.Backup, "task_id": fmt.Sprint(rtask.ID), "failed_task_id": fmt.Sprint(task.ID)}
 	if err != nil && ctx.Err() != nil && !rtask.Terminal() {
-		r.State, r.Reason = Interrupted, fmt.Sprintf("%s; the wait for its rollback (task %d) was cut: the next fleet "+
+		r.State, r.Reason = report.UpgradeInterrupted, fmt.Sprintf("%s; the wait for its rollback (task %d) was cut: the next fleet "+
 			"upgrade rolls it back again", failed, rtask.ID)
 		return
 	}
 	if err != nil {
-		r.State, r.Reason = RollbackFailed, failed+"; the rollback failed too: "+err.Error()
+		r.State, r.Reason = report.UpgradeRollbackFailed, failed+"; the rollback failed too: "+err.Error()
 		u.event(ctx, up.InstanceID, vault.Event{Kind: "rollback_failed", Deployment: up.Deployment,
 			Message: "the rollback to the manifest of backup " + up.Backup + " failed: " + err.Error(), Details: details})
 		u.Log.Error("rollback failed", "instance", up.InstanceID, "backup", up.Backup, "error", err)
 	} else {
-		r.State, r.Reason = RolledBack, fmt.Sprintf("%s; the manifest of backup %s was deployed again by task %d", failed, up.Backup, rtask.ID)
+		r.State, r.Reason = report.UpgradeRolledBack, fmt.Sprintf("%s; the manifest of backup %s was deployed again by task %d", failed, up.Backup, rtask.ID)
 		u.event(ctx, up.InstanceID, vault.Event{Kind: "rolled_back", Deployment: up.Deployment,
 			Message: fmt.Sprintf("the manifest of backup %s was deployed again by task %d", up.Backup, rtask.ID), Details: details})
 		u.Log.Info("upgrade rolled back", "instance", up.InstanceID, "backup", up.Backup, "task", rtask.ID)

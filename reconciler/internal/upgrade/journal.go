@@ -12,7 +12,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
-	"github.com/blacksmith-reconciler/blacksmith/vault"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // DocName is the journal's state document ({mount}/blacksmith/state/upgrades).
@@ -35,7 +35,7 @@ const maxReason = 512
 // quarantinedBytes is about what q takes in the document's JSON: its id
 // twice (the key and the field), its texts as JSON writes them (escaped)
 // and the fixed part.
-func quarantinedBytes(q *Quarantined) int {
+func quarantinedBytes(q *report.UpgradeQuarantined) int {
 	return 2*jsonLen(q.InstanceID) + jsonLen(q.Version) + jsonLen(q.State) + jsonLen(q.Reason) + 160
 }
 
@@ -51,46 +51,10 @@ type StateStore interface {
 	WriteState(ctx context.Context, name string, v any) error
 }
 
-// Entry is an upgrade under way: enough to finish it after a restart.
-type Entry struct {
-	InstanceID string `json:"instance_id"`
-	// ContextID is the operation the upgrade marks the record with (and
-	// its task's context id).
-	ContextID  string `json:"context_id"`
-	Deployment string `json:"deployment"`
-	Director   string `json:"director,omitempty"` // as the record names it
-	ServiceID  string `json:"service_id"`
-	PlanID     string `json:"plan_id"`
-	From       string `json:"from"`
-	To         string `json:"to"`
-	// Backup is the backup taken before the deploy: the rollback deploys
-	// its manifest.
-	Backup string `json:"backup"`
-	// ManifestSHA256 is the digest of the manifest deployed.
-	ManifestSHA256 string `json:"manifest_sha256"`
-	// Previous is the record's operation before the upgrade, put back at
-	// its end.
-	Previous  *vault.Operation `json:"previous_operation,omitempty"`
-	StartedAt time.Time        `json:"started_at"`
-	// Fleet is the fleet upgrade that started it.
-	Fleet string `json:"fleet"`
-}
-
-// Quarantined is an instance set aside after its upgrade failed.
-type Quarantined struct {
-	InstanceID  string    `json:"instance_id"`
-	Failures    int       `json:"failures"`
-	Version     string    `json:"version"` // the version that failed
-	State       string    `json:"state"`   // failed, rolled_back, rollback_failed, errand_failed
-	Reason      string    `json:"reason"`
-	Since       time.Time `json:"since"`
-	NextAttempt time.Time `json:"next_attempt"`
-}
-
 // journalDoc is the document in Vault.
 type journalDoc struct {
-	InFlight   map[string]*Entry       `json:"in_flight"`
-	Quarantine map[string]*Quarantined `json:"quarantine"`
+	InFlight   map[string]*report.UpgradeEntry       `json:"in_flight"`
+	Quarantine map[string]*report.UpgradeQuarantined `json:"quarantine"`
 }
 
 // Journal is the upgrades under way and the upgrade quarantine, kept in
@@ -112,7 +76,7 @@ func NewJournal(store StateStore, q config.QuarantineConfig, now func() time.Tim
 }
 
 func emptyDoc() journalDoc {
-	return journalDoc{InFlight: map[string]*Entry{}, Quarantine: map[string]*Quarantined{}}
+	return journalDoc{InFlight: map[string]*report.UpgradeEntry{}, Quarantine: map[string]*report.UpgradeQuarantined{}}
 }
 
 // Load reads the journal from Vault; entries that make no sense are dropped.
@@ -139,7 +103,7 @@ func (j *Journal) Load(ctx context.Context) error {
 }
 
 // Begin records an upgrade under way.
-func (j *Journal) Begin(ctx context.Context, e Entry) error {
+func (j *Journal) Begin(ctx context.Context, e report.UpgradeEntry) error {
 	return j.change(ctx, func(d *journalDoc) { d.InFlight[e.InstanceID] = &e })
 }
 
@@ -151,23 +115,23 @@ func (j *Journal) End(ctx context.Context, id, version, state, reason string) er
 	_, inFlight := j.doc.InFlight[id]
 	_, held := j.doc.Quarantine[id]
 	j.mu.Unlock()
-	if !inFlight && !held && !Failure(state) { // nothing to change: no write
+	if !inFlight && !held && !report.UpgradeFailure(state) { // nothing to change: no write
 		return nil
 	}
 	return j.change(ctx, func(d *journalDoc) {
 		delete(d.InFlight, id)
 		switch {
-		case Failure(state):
+		case report.UpgradeFailure(state):
 			q := d.Quarantine[id]
 			if q == nil {
-				q = &Quarantined{InstanceID: id, Since: j.now()}
+				q = &report.UpgradeQuarantined{InstanceID: id, Since: j.now()}
 			}
 			q.Failures++
 			q.Version, q.State, q.Reason = version, state, cut(reason)
 			q.NextAttempt = j.now().Add(retry.Backoff{Base: j.backoff.Backoff, Limit: j.backoff.MaxBackoff}.Ceiling(q.Failures))
 			d.Quarantine[id] = q
 			trimQuarantine(d.Quarantine)
-		case AtVersion(state):
+		case report.UpgradeAtVersion(state):
 			delete(d.Quarantine, id)
 		}
 	})
@@ -197,10 +161,10 @@ func (j *Journal) change(ctx context.Context, f func(*journalDoc)) error {
 }
 
 // InFlight are the upgrades under way, by instance id.
-func (j *Journal) InFlight() []Entry {
+func (j *Journal) InFlight() []report.UpgradeEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make([]Entry, 0, len(j.doc.InFlight))
+	out := make([]report.UpgradeEntry, 0, len(j.doc.InFlight))
 	for _, id := range slices.Sorted(maps.Keys(j.doc.InFlight)) {
 		out = append(out, *j.doc.InFlight[id])
 	}
@@ -208,10 +172,10 @@ func (j *Journal) InFlight() []Entry {
 }
 
 // Quarantine lists the quarantined instances, by id.
-func (j *Journal) Quarantine() []Quarantined {
+func (j *Journal) Quarantine() []report.UpgradeQuarantined {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make([]Quarantined, 0, len(j.doc.Quarantine))
+	out := make([]report.UpgradeQuarantined, 0, len(j.doc.Quarantine))
 	for _, id := range slices.Sorted(maps.Keys(j.doc.Quarantine)) {
 		out = append(out, *j.doc.Quarantine[id])
 	}
@@ -232,9 +196,9 @@ func (j *Journal) Held(id string, now time.Time) string {
 
 // trimQuarantine keeps the entries whose wait ends last, at most
 // maxQuarantined of them and maxQuarantineBytes.
-func trimQuarantine(m map[string]*Quarantined) {
+func trimQuarantine(m map[string]*report.UpgradeQuarantined) {
 	all := slices.Collect(maps.Values(m))
-	slices.SortFunc(all, func(a, b *Quarantined) int { // the last to end first
+	slices.SortFunc(all, func(a, b *report.UpgradeQuarantined) int { // the last to end first
 		return cmp.Or(b.NextAttempt.Compare(a.NextAttempt), cmp.Compare(a.InstanceID, b.InstanceID))
 	})
 	size := 0

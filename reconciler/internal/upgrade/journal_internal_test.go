@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -16,10 +17,10 @@ import (
 func TestQuarantineStaysWithinAStateDocument(t *testing.T) {
 	now := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
 	for _, idLength := range []int{36, 255} {
-		doc := journalDoc{InFlight: map[string]*Entry{}, Quarantine: map[string]*Quarantined{}}
+		doc := journalDoc{InFlight: map[string]*report.UpgradeEntry{}, Quarantine: map[string]*report.UpgradeQuarantined{}}
 		for i := range 2000 {
 			id := fmt.Sprintf("%0*d", idLength, i)
-			doc.Quarantine[id] = &Quarantined{InstanceID: id, Failures: 12, Version: "16.1.0-rc.1", State: "rollback_failed",
+			doc.Quarantine[id] = &report.UpgradeQuarantined{InstanceID: id, Failures: 12, Version: "16.1.0-rc.1", State: "rollback_failed",
 				Reason: cut(strings.Repeat("\u202e<script>", 400)), Since: now, NextAttempt: now.Add(time.Duration(i) * time.Minute)}
 			trimQuarantine(doc.Quarantine)
 		}

@@ -15,6 +15,8 @@ import (
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/redeploy"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/ports"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -66,7 +68,7 @@ type Tasks interface {
 type Target struct {
 	Name     string
 	Director Director
-	Deployer redeploy.Deployer
+	Deployer ports.Deployer
 	// Tasks finds an upgrade's task by its context id when its id was
 	// never recorded; nil: such an upgrade is left to the broker.
 	Tasks Tasks
@@ -86,7 +88,7 @@ type Upgrader struct {
 	// when it is not configured, or cannot deploy.
 	Targets func(recorded string) (Target, bool)
 	// Renderer renders the plan's current manifest for a record.
-	Renderer redeploy.Renderer
+	Renderer ports.Renderer
 	// PostDeploy are a plan's post-deploy errands (plan.yml's
 	// lifecycle_errands), run after its upgrade's deploy; nil: none.
 	PostDeploy func(planID string) []string
@@ -113,7 +115,7 @@ type Upgrader struct {
 
 // upgrade is one instance's upgrade once its task is under way.
 type upgrade struct {
-	Entry
+	report.UpgradeEntry
 	target   Target
 	rendered string // "" when resumed: the Director's manifest is recorded
 	taskID   int
@@ -124,13 +126,13 @@ type upgrade struct {
 // instance's hold, back up, mark the record's operation, deploy; wait for
 // the task; record the new version and manifest, or roll back to the
 // backup's manifest and quarantine the instance.
-func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool, slot Slot) Result {
-	r := c.result(InFlight)
+func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool, slot Slot) report.UpgradeResult {
+	r := c.result(report.UpgradeInFlight)
 	r.Canary, r.StartedAt = canary, u.Now()
 	if up := u.start(ctx, c, &r, slot); up != nil {
 		u.follow(ctx, up, &r, slot)
-	} else if Failure(r.State) && !u.DryRun { // failed before its task (templates, backup, the Director's refusal): set aside too
-		u.mark().end(context.WithoutCancel(ctx), &upgrade{Entry: Entry{InstanceID: c.InstanceID, To: c.To}}, r.State, r.Reason)
+	} else if report.UpgradeFailure(r.State) && !u.DryRun { // failed before its task (templates, backup, the Director's refusal): set aside too
+		u.mark().end(context.WithoutCancel(ctx), &upgrade{UpgradeEntry: report.UpgradeEntry{InstanceID: c.InstanceID, To: c.To}}, r.State, r.Reason)
 	}
 	r.EndedAt, r.Reason = u.Now(), cut(r.Reason)
 	return r
@@ -142,7 +144,7 @@ func (u *Upgrader) One(ctx context.Context, c Candidate, canary bool, slot Slot)
 // What it writes, it writes after the instance's hold is given back: the
 // mark waits for the run in progress (Exclusive), and a run may wait for an
 // instance's hold (settling its stuck operation).
-func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result, slot Slot) *upgrade {
+func (u *Upgrader) start(ctx context.Context, c Candidate, r *report.UpgradeResult, slot Slot) *upgrade {
 	p := u.prepare(ctx, c, r)
 	switch {
 	case p == nil:
@@ -151,14 +153,14 @@ func (u *Upgrader) start(ctx context.Context, c Candidate, r *Result, slot Slot)
 		u.recordOnly(ctx, c, p.rec, r)
 		return nil
 	case u.DryRun:
-		r.State, r.Reason = WouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s (%s)",
+		r.State, r.Reason = report.UpgradeWouldUpgrade, fmt.Sprintf("would deploy the manifest rendered from plan %s's version %s (%s)",
 			c.PlanID, c.To, summary(p.preview))
 		return nil
 	case !backUp(ctx, u.Backups, c, p, r):
 		return nil
 	}
 	if why := slot.Take(ctx); why != "" {
-		r.State, r.Reason = Pending, why
+		r.State, r.Reason = report.UpgradePending, why
 		return nil
 	}
 	return u.deploy(ctx, c, p, r)
@@ -176,7 +178,7 @@ type prepared struct {
 
 // prepare reads and judges the instance under its hold, reads what runs
 // and renders the plan's manifest: nil when the upgrade ends there.
-func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepared {
+func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *report.UpgradeResult) *prepared {
 	hold := u.hold
 	if u.DryRun { // it writes nothing: it needs no lease (a lease is a write)
 		hold = func(ctx context.Context, _ string) (context.Context, func(), error) { return ctx, func() {}, nil }
@@ -191,23 +193,23 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 	rec, err := u.Records.Record(ctx, c.InstanceID)
 	switch {
 	case err != nil:
-		r.State, r.Reason = Skipped, "reading its record: "+err.Error()
+		r.State, r.Reason = report.UpgradeSkipped, "reading its record: "+err.Error()
 		return nil
 	case rec == nil:
-		r.State, r.Reason = Skipped, "the index has no record of it any more"
+		r.State, r.Reason = report.UpgradeSkipped, "the index has no record of it any more"
 		return nil
 	}
-	if r.State, r.Reason = judge(rec, c); r.State != InFlight {
+	if r.State, r.Reason = judge(rec, c); r.State != report.UpgradeInFlight {
 		return nil
 	}
 	t, ok := u.Targets(rec.Director)
 	if !ok {
-		r.State, r.Reason = Skipped, fmt.Sprintf("its Director %q is not configured to deploy", c.Director)
+		r.State, r.Reason = report.UpgradeSkipped, fmt.Sprintf("its Director %q is not configured to deploy", c.Director)
 		return nil
 	}
 	running, why := u.running(ctx, c, t)
 	if why != "" {
-		r.State, r.Reason = Skipped, why
+		r.State, r.Reason = report.UpgradeSkipped, why
 		return nil
 	}
 	rendered, err := u.Renderer.RenderHeld(ctx, c.InstanceID, rec)
@@ -215,14 +217,14 @@ func (u *Upgrader) prepare(ctx context.Context, c Candidate, r *Result) *prepare
 		err = redeploy.Check(rendered, c.Deployment, "the rendered manifest")
 	}
 	if err != nil {
-		r.State, r.Reason = Failed, "the plan's templates do not render for its recorded parameters: "+err.Error()+"; nothing deployed"
+		r.State, r.Reason = report.UpgradeFailed, "the plan's templates do not render for its recorded parameters: "+err.Error()+"; nothing deployed"
 		return nil
 	}
 	p, err := operation.Prepare(ctx, t.Deployer, operation.Deploy{Operation: "upgrade", Instance: c.InstanceID,
 		Deployment: c.Deployment, Manifest: rendered, KeepVariables: true, Guard: operation.Guard{Allow: allowed(ctx, u, c.InstanceID)},
 		RunningRead: &running})
 	if why := notPrepared(err, p); why != "" {
-		r.State, r.Reason = Skipped, why
+		r.State, r.Reason = report.UpgradeSkipped, why
 		var refused *operation.RefusedError
 		if errors.As(err, &refused) && !u.DryRun {
 			u.event(ctx, c.InstanceID, vault.Event{Kind: "refused", Deployment: c.Deployment, Message: refused.Error(),
@@ -267,19 +269,19 @@ func notPrepared(err error, p *operation.Preview) string {
 func judge(rec *vault.Record, c Candidate) (string, string) {
 	switch {
 	case rec.Orphaned:
-		return Skipped, "orphaned: its deployment is gone"
+		return report.UpgradeSkipped, "orphaned: its deployment is gone"
 	case rec.Adopted:
-		return Skipped, "adopted from BOSH and not confirmed by an operator: confirm the adoption first"
+		return report.UpgradeSkipped, "adopted from BOSH and not confirmed by an operator: confirm the adoption first"
 	case rec.Retiring != nil:
-		return Skipped, "retiring: its VMs are stopped because the platform does not list it; it is upgraded once the platform lists it again"
+		return report.UpgradeSkipped, "retiring: its VMs are stopped because the platform does not list it; it is upgraded once the platform lists it again"
 	case rec.OperationInProgress():
 		return busy, fmt.Sprintf("its %s operation is in progress", rec.LastOperation.Type)
 	case rec.PlanID != c.PlanID:
-		return Skipped, fmt.Sprintf("its plan changed to %s since the fleet upgrade started", rec.PlanID)
+		return report.UpgradeSkipped, fmt.Sprintf("its plan changed to %s since the fleet upgrade started", rec.PlanID)
 	case rec.MaintenanceVersion != "" && catalog.CompareVersions(rec.MaintenanceVersion, c.To) >= 0:
-		return Current, ""
+		return report.UpgradeCurrent, ""
 	}
-	return InFlight, ""
+	return report.UpgradeInFlight, ""
 }
 
 // running is what the instance's Director runs, when it is what Vault
@@ -350,7 +352,7 @@ func skipOrBusy(err error, what string) (string, string) {
 	if errors.Is(err, ErrBusy) || errors.Is(err, operation.ErrRaced) {
 		return busy, what + ": " + err.Error()
 	}
-	return Skipped, what + ": " + err.Error()
+	return report.UpgradeSkipped, what + ": " + err.Error()
 }
 
 func orUnknown(v string) string {

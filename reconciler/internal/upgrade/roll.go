@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // Attempt upgrades one candidate; canary says it is one of the canaries.
@@ -13,7 +15,7 @@ import (
 // and a rollback's ended). It answers a Result whose State is busy when the
 // instance's operation was in progress (it is tried again later), or
 // Pending when no slot could be taken any more (the fleet stopped).
-type Attempt func(ctx context.Context, c Candidate, canary bool, slot Slot) Result
+type Attempt func(ctx context.Context, c Candidate, canary bool, slot Slot) report.UpgradeResult
 
 // Slot is a deploy's place among the max_in_flight.
 type Slot interface {
@@ -29,7 +31,7 @@ type Slot interface {
 // Roll applies the fleet rules to a list of candidates.
 type Roll struct {
 	// Rules are the fleet rules.
-	Rules Rules
+	Rules report.UpgradeRules
 	// Attempt upgrades one candidate. Required.
 	Attempt Attempt
 	// Gate says why no upgrade may start now ("" when one may): outside
@@ -37,14 +39,14 @@ type Roll struct {
 	Gate func() string
 	// Progress is told of each candidate whose state changed, by its
 	// index in the list, from the Roll's own goroutine. Nil: nobody.
-	Progress func(i int, r Result)
+	Progress func(i int, r report.UpgradeResult)
 }
 
 // Run upgrades cands in their order under the fleet rules and returns
 // their results in that order, with why it stopped starting upgrades
 // before the end ("" when it went through the list). Upgrades under way
 // always finish: Run returns once none is.
-func (r Roll) Run(ctx context.Context, cands []Candidate) ([]Result, string) {
+func (r Roll) Run(ctx context.Context, cands []Candidate) ([]report.UpgradeResult, string) {
 	ro := newRolling(r, cands)
 	for {
 		ro.startWhatMay(ctx)
@@ -58,7 +60,7 @@ func (r Roll) Run(ctx context.Context, cands []Candidate) ([]Result, string) {
 		ro.waitEnd()
 	}
 	for i, res := range ro.res {
-		if res.State == Pending && ro.stopped != "" {
+		if res.State == report.UpgradePending && ro.stopped != "" {
 			ro.res[i].Reason = ro.stopped
 		}
 	}
@@ -69,7 +71,7 @@ func (r Roll) Run(ctx context.Context, cands []Candidate) ([]Result, string) {
 type rolling struct {
 	Roll
 	cands    []Candidate
-	res      []Result
+	res      []report.UpgradeResult
 	queue    []int // candidates not tried yet, in order
 	retries  []later
 	done     chan ended
@@ -140,14 +142,14 @@ type later struct {
 
 type ended struct {
 	i int
-	r Result
+	r report.UpgradeResult
 	t *ticket
 }
 
 func newRolling(r Roll, cands []Candidate) *rolling {
-	ro := &rolling{Roll: r, cands: cands, res: make([]Result, len(cands)), done: make(chan ended)}
+	ro := &rolling{Roll: r, cands: cands, res: make([]report.UpgradeResult, len(cands)), done: make(chan ended)}
 	for i, c := range cands {
-		ro.res[i] = c.result(Pending)
+		ro.res[i] = c.result(report.UpgradePending)
 		ro.queue = append(ro.queue, i)
 	}
 	ro.Rules.MaxInFlight = max(ro.Rules.MaxInFlight, 1)
@@ -191,7 +193,7 @@ func (ro *rolling) startWhatMay(ctx context.Context) {
 			ro.tried++
 		}
 		ro.res[i].Attempts++
-		ro.res[i].State, ro.res[i].Reason = InFlight, ""
+		ro.res[i].State, ro.res[i].Reason = report.UpgradeInFlight, ""
 		canary := ro.canaryPhase()
 		ro.res[i].Canary = canary
 		ro.tell(i)
@@ -261,37 +263,37 @@ func (ro *rolling) waitRetry(ctx context.Context) {
 }
 
 // ended takes candidate i's attempt in.
-func (ro *rolling) ended(i int, r Result) {
+func (ro *rolling) ended(i int, r report.UpgradeResult) {
 	ro.inFlight--
 	prev := ro.res[i]
 	r.Attempts, r.Canary = prev.Attempts, prev.Canary
-	if r.State == Pending { // prepared, but the fleet stopped before its deploy
+	if r.State == report.UpgradePending { // prepared, but the fleet stopped before its deploy
 		ro.res[i] = r
 		ro.tell(i)
 		return
 	}
 	if r.State == busy {
 		if prev.Attempts < ro.Rules.AttemptLimit {
-			prev.State, prev.Reason = Pending, r.Reason+"; tried again later"
+			prev.State, prev.Reason = report.UpgradePending, r.Reason+"; tried again later"
 			ro.res[i] = prev
 			ro.retries = append(ro.retries, later{i, time.Now().Add(ro.Rules.RetryDelay)})
 			ro.tell(i)
 			return
 		}
-		r.State, r.Reason = Skipped, fmt.Sprintf("busy at each of %d attempts: %s", prev.Attempts, r.Reason)
+		r.State, r.Reason = report.UpgradeSkipped, fmt.Sprintf("busy at each of %d attempts: %s", prev.Attempts, r.Reason)
 	}
 	ro.res[i] = r
 	ro.tell(i)
 	switch {
-	case r.Canary && Failure(r.State):
+	case r.Canary && report.UpgradeFailure(r.State):
 		ro.failures++
 		ro.stop(fmt.Sprintf("canary %s %s: no other upgrade starts", r.InstanceID, r.State))
-	case Failure(r.State):
+	case report.UpgradeFailure(r.State):
 		ro.failures++
 		if ro.Rules.MaxFailures > 0 && ro.failures >= ro.Rules.MaxFailures && ro.stopped == "" {
 			ro.stop(fmt.Sprintf("%d upgrades failed (max_failures %d): no other upgrade starts", ro.failures, ro.Rules.MaxFailures))
 		}
-	case r.Canary && r.State == Upgraded:
+	case r.Canary && r.State == report.UpgradeUpgraded:
 		ro.canaries++
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/upgrade"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -43,7 +44,7 @@ var _ = Describe("selecting the instances of a fleet upgrade", func() {
 		}
 		return out
 	}
-	settled := func(rs []upgrade.Result) map[string]string {
+	settled := func(rs []report.UpgradeResult) map[string]string {
 		out := map[string]string{}
 		for _, r := range rs {
 			out[r.InstanceID] = r.State + ": " + r.Reason
@@ -52,7 +53,7 @@ var _ = Describe("selecting the instances of a fleet upgrade", func() {
 	}
 
 	DescribeTable("takes the outdated ones in scope, oldest version first, and says why it sets others aside",
-		func(scope upgrade.Scope, want []string, aside map[string]string) {
+		func(scope report.UpgradeScope, want []string, aside map[string]string) {
 			sel := upgrade.Select(index, cat, scope, "one", quarantined)
 			Expect(ids(sel.Candidates)).To(Equal(want))
 			got := settled(sel.Settled)
@@ -61,21 +62,21 @@ var _ = Describe("selecting the instances of a fleet upgrade", func() {
 				Expect(got).To(HaveKeyWithValue(id, HavePrefix(prefix)))
 			}
 		},
-		Entry("everything", upgrade.Scope{}, []string{"a-none", "j-pg", "c-older", "b-old"},
+		Entry("everything", report.UpgradeScope{}, []string{"a-none", "j-pg", "c-older", "b-old"},
 			map[string]string{"g-orphan": "skipped: orphaned", "h-adopted": "skipped: adopted", "i-quar": "skipped: quarantined until later"}),
-		Entry("a service", upgrade.Scope{Service: "pg"}, []string{"j-pg"}, map[string]string{}),
-		Entry("a plan", upgrade.Scope{Plan: "small"}, []string{"a-none", "c-older", "b-old"},
+		Entry("a service", report.UpgradeScope{Service: "pg"}, []string{"j-pg"}, map[string]string{}),
+		Entry("a plan", report.UpgradeScope{Plan: "small"}, []string{"a-none", "c-older", "b-old"},
 			map[string]string{"g-orphan": "skipped", "h-adopted": "skipped", "i-quar": "skipped"}),
-		Entry("a Director (a record naming none lives on the first)", upgrade.Scope{Director: "two"}, []string{"c-older"}, map[string]string{}),
-		Entry("the first Director", upgrade.Scope{Director: "one", Service: "pg"}, []string{"j-pg"}, map[string]string{}),
+		Entry("a Director (a record naming none lives on the first)", report.UpgradeScope{Director: "two"}, []string{"c-older"}, map[string]string{}),
+		Entry("the first Director", report.UpgradeScope{Director: "one", Service: "pg"}, []string{"j-pg"}, map[string]string{}),
 		Entry("named ids: tried whatever their quarantine, the others said why",
-			upgrade.Scope{Instances: []string{"i-quar", "d-current", "f-plain", "k-gone-cat", "z-none"}}, []string{"i-quar"},
+			report.UpgradeScope{Instances: []string{"i-quar", "d-current", "f-plain", "k-gone-cat", "z-none"}}, []string{"i-quar"},
 			map[string]string{"d-current": "current", "f-plain": "skipped: its plan declares no maintenance_info",
 				"k-gone-cat": "skipped: its plan is not in the catalog", "z-none": "skipped: the index has no record"}),
 	)
 
 	It("carries what the index says of each", func() {
-		sel := upgrade.Select(index, cat, upgrade.Scope{Instances: []string{"c-older"}}, "one", nil)
+		sel := upgrade.Select(index, cat, report.UpgradeScope{Instances: []string{"c-older"}}, "one", nil)
 		Expect(sel.Candidates).To(Equal([]upgrade.Candidate{{InstanceID: "c-older", Deployment: "small-c-older", Director: "two",
 			ServiceID: "redis", PlanID: "small", From: "0.9.0", To: "2.0.0"}}))
 	})

@@ -9,8 +9,8 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/match"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/report"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/versions"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 // uploads is a Director with redis 16.0.0 to 16.10.0 and 17.0.0-rc.1, and

@@ -1,9 +1,11 @@
-package healthloop
+package report
 
 import "time"
 
-// Status is what the loop is doing, for the reconciler's status.
-type Status struct {
+// HealthLoopStatus is what the health loop (the loop beside the runs that
+// asks the Directors for the VM states) is doing, for the reconciler's
+// status.
+type HealthLoopStatus struct {
 	// Leading says the loop works (its daemon leads).
 	Leading bool `json:"leading"`
 	// HandedAt is when the run whose handover it works from started.
@@ -11,7 +13,7 @@ type Status struct {
 	// TasksAtOnce is the budget of vm-state tasks at once, per Director.
 	TasksAtOnce int `json:"tasks_at_once"`
 	// Directors are each Director's figures.
-	Directors []DirectorStatus `json:"directors"`
+	Directors []HealthLoopDirector `json:"directors"`
 	// Idle says the newest handover is taken, nothing is due or running
 	// and what was learnt is written, as of tick Ticks (how many times the
 	// loop looked since the daemon started).
@@ -19,9 +21,9 @@ type Status struct {
 	Ticks uint64 `json:"ticks"`
 }
 
-// DirectorStatus is the loop's figures for one Director, counted since
-// the daemon started.
-type DirectorStatus struct {
+// HealthLoopDirector is the health loop's figures for one Director,
+// counted since the daemon started.
+type HealthLoopDirector struct {
 	Director string `json:"director"`
 	// First is how many deployments wait to be asked first; Sweep how many
 	// of the slot's share are left (SlotShare were in it at its start).

@@ -32,6 +32,9 @@ const (
 	// the platform lists for this broker, or its record says another
 	// platform made it (its context). Reported, never retired.
 	NotPlatforms = "not_the_platforms"
+	// Absent: an orphan the platform does not have either: its records
+	// are Vault's alone (safe to purge, as far as the platform goes).
+	Absent = "absent"
 )
 
 // MaxPlatformListed bounds each list of a PlatformReport; the counts are whole.

@@ -9,5 +9,5 @@ import (
 
 func TestReport(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "reconciler/internal/report")
+	RunSpecs(t, "reconciler/report")
 }
