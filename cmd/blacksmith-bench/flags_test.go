@@ -50,6 +50,26 @@ var _ = Describe("a steady run's target", func() {
 	})
 })
 
+var _ = Describe("the footprint's target", func() {
+	It("holds its counts apart from its bounds of time", func() {
+		r := result{footprintFigures: &footprintFigures{BrokerDeploys: 24, QueueWaitP99MS: 0.2, OutOfBandS: 55, UnresponsiveS: 73,
+			MostSweepTasksAtOnce: []int{1}}}
+		r.judgeFootprint()
+		Expect(r.CountsMet).To(BeTrue())
+		Expect(r.TargetMet).To(BeTrue())
+
+		r.OutOfBandS = 120 // seen, but late: a busy machine
+		r.judgeFootprint()
+		Expect(r.CountsMet).To(BeTrue())
+		Expect(r.TargetMet).To(BeFalse())
+
+		r.OutOfBandS, r.MostSweepTasksAtOnce = 55, []int{2} // two vm-state tasks at once
+		r.judgeFootprint()
+		Expect(r.CountsMet).To(BeFalse())
+		Expect(r.TargetMet).To(BeFalse())
+	})
+})
+
 var _ = Describe("the scenarios a bench runs", func() {
 	It("runs cold alone before footprint, and every reconciler scenario before a later one", func() {
 		f, err := parseFlags([]string{"-scenarios", "footprint"}, GinkgoWriter)
