@@ -161,7 +161,7 @@ func New(opts Options) (*Manager, error) {
 	m.watcher = &watcher{directors: directors, store: s.State, every: opts.Config.WatchInterval, leading: m.elector.leading,
 		idle: func() bool { return len(m.runLock) == 0 && m.queue.idle() },
 		ask:  func(reason string) { _, _, _ = m.queue.add(report.RunOptions{Reason: reason}) }, log: opts.Logger.With("part", "watch"), looks: looks}
-	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease,
+	m.upgrades = newUpgrades(upgradeParts{cfg: m.cfg, lead: m.elector, holdLease: m.holdLease, fence: m.parts.Fence,
 		runLock: m.runLock, state: m.stores.state, index: m.stores.index, catalog: m.parts.Catalog, directors: m.parts.Directors,
 		now: m.now, log: m.log, metrics: m.metrics}, opts, window)
 	m.runs = &runLoop{cfg: m.cfg, log: m.log, now: m.now, parts: &m.parts, queue: m.queue, runLock: m.runLock, lead: m.lead,

@@ -100,6 +100,7 @@ type upgradeParts struct {
 	cfg       config.ReconcilerConfig
 	lead      leadership
 	holdLease func(context.Context) (release func(), err error)
+	fence     func() error // the journal's writes once this daemon lost the lease (nil: no HA)
 	runLock   chan struct{}
 	state     memory.StateStore
 	index     records.Index
@@ -120,7 +121,10 @@ type leadership interface {
 // newUpgrades are the fleet upgrades over p.
 func newUpgrades(p upgradeParts, opts Options, window config.Window) *Upgrades {
 	u := &Upgrades{upgradeParts: p, window: window, start: make(chan *upgrade.Live, 1)} // claim lets one in at a time
-	u.journal = upgrade.NewJournal(opts.Store.State, opts.Config.Quarantine, opts.Now)
+	// The journal is the leader's: a daemon that lost the lease mid-upgrade
+	// leaves its entries for the new leader's fleet upgrade to finish,
+	// rather than write over what that one keeps there.
+	u.journal = upgrade.NewJournal(fencedState{opts.Store.State, p.fence}, opts.Config.Quarantine, opts.Now)
 	s := opts.Store
 	u.upgrader = upgrade.Upgrader{Records: s.Indexes, Documents: s.Documents, Backups: s.Archive, History: s.History, Journal: u.journal,
 		Renderer: opts.Renderer, Hold: opts.Hold, Poll: opts.UpgradePoll, TaskTimeout: opts.Config.Upgrades.TaskTimeout,
