@@ -12,6 +12,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/testvault"
 	"github.com/blacksmith-reconciler/blacksmith/internal/vaultserver"
+	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
 var _ = Describe("judging a run", func() {
@@ -61,7 +62,7 @@ var _ = Describe("judging a run", func() {
 	upgraded := func(wall float64, injected int, change func(*upgradeFigures)) result {
 		u := &upgradeFigures{Instances: 1000, TaskDurationMS: 200, MaxInFlight: 10, Canaries: 1, Injected: injected,
 			MaxOverlap: 10, CanaryFirst: true, RolledBack: injected,
-			Counts: map[string]int{stateUpgraded: 1000 - injected, stateRolledBack: injected}}
+			Counts: map[string]int{report.UpgradeUpgraded: 1000 - injected, report.UpgradeRolledBack: injected}}
 		if change != nil {
 			change(u)
 		}
@@ -82,7 +83,7 @@ var _ = Describe("judging a run", func() {
 		Entry("the failed ones rolled back; their rollbacks count in the bound", upgraded(22, 30, nil), "upgrade-faults", 20.6, 22/20.6, true),
 		Entry("a rollback failed", upgraded(22, 30, func(u *upgradeFigures) {
 			u.RolledBack, u.RollbackFailed = 29, 1
-			u.Counts[stateRolledBack], u.Counts[stateRollbackFailed] = 29, 1
+			u.Counts[report.UpgradeRolledBack], u.Counts[report.UpgradeRollbackFailed] = 29, 1
 		}), "upgrade-faults", 20.6, 22/20.6, false),
 		Entry("one left in progress", upgraded(22, 30, func(u *upgradeFigures) { u.InProgress, u.HalfState = 1, 1 }), "upgrade-faults", 20.6, 22/20.6, false),
 	)

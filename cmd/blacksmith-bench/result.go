@@ -186,13 +186,13 @@ func (r *result) judgeUpgrade(scenario string) {
 	case "upgrade":
 		r.Target = "ratio <= 1.2 against N x task / max_in_flight; every instance upgraded by one task; " +
 			"at most max_in_flight tasks at once, the canary's first; none in progress or half-upgraded"
-		r.TargetMet = ok && u.Counts[stateUpgraded] == u.Instances && r.DirectorTasks == u.Instances
+		r.TargetMet = ok && u.Counts[report.UpgradeUpgraded] == u.Instances && r.DirectorTasks == u.Instances
 	case "upgrade-faults":
 		r.Target = "ratio <= 1.2 against (N + failed) x task / max_in_flight; each failed upgrade rolled back " +
 			"(a second task ended done, the manifest of before running), the others upgraded; " +
 			"at most max_in_flight tasks at once, the canary's first; half_state 0"
 		r.TargetMet = ok && u.RolledBack == u.Injected && u.RollbackFailed == 0 &&
-			u.Counts[stateUpgraded] == u.Instances-u.Injected && r.DirectorTasks == u.Instances+u.Injected
+			u.Counts[report.UpgradeUpgraded] == u.Instances-u.Injected && r.DirectorTasks == u.Instances+u.Injected
 	}
 }
 

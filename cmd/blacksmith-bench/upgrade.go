@@ -42,13 +42,6 @@ const (
 	upgradeRatio = 1.2
 )
 
-// States of an instance in a fleet upgrade's report (report.UpgradeResult.State).
-const (
-	stateUpgraded       = "upgraded"
-	stateRolledBack     = "rolled_back"
-	stateRollbackFailed = "rollback_failed"
-)
-
 // upgradeOrder are the upgrade scenarios, each on a setup of its own.
 var upgradeOrder = []string{"upgrade", "upgrade-faults"}
 
@@ -196,7 +189,7 @@ func (b *bench) upgrade(ctx context.Context, sc string, n int) (result, error) {
 	}
 	u.DirectorRequestsPerUpgrade = float64(u.DirectorRequestsTotal) / float64(n)
 	u.VaultReadsPerUpgrade, u.VaultWritesPerUpgrade = float64(r.VaultReads)/float64(n), float64(r.VaultWrites)/float64(n)
-	u.RolledBack, u.RollbackFailed = rep.Counts[stateRolledBack], rep.Counts[stateRollbackFailed]
+	u.RolledBack, u.RollbackFailed = rep.Counts[report.UpgradeRolledBack], rep.Counts[report.UpgradeRollbackFailed]
 	u.timing(rep, log)
 
 	// The checks, against what the Director and Vault hold now (latency off again: not measured).

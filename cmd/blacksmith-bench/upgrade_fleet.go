@@ -54,7 +54,7 @@ func (u *upgradeFigures) timing(rep report.UpgradeReport, log []sim.TaskEntry) {
 	k := 0
 	for _, i := range rep.Instances {
 		t, ok := tasks[i.TaskID]
-		if i.State != stateUpgraded || !ok || t.Began.IsZero() || t.Ended.IsZero() {
+		if i.State != report.UpgradeUpgraded || !ok || t.Began.IsZero() || t.Ended.IsZero() {
 			continue
 		}
 		pre, task, post = pre+t.Began.Sub(i.StartedAt), task+t.Ended.Sub(t.Began), post+i.EndedAt.Sub(t.Ended)
@@ -126,7 +126,7 @@ func (u *upgradeFigures) check(ctx context.Context, s *simProcess, store *vault.
 		res, ts := results[id], tasks[name]
 		if faulty[id] {
 			switch {
-			case res.State != stateRolledBack:
+			case res.State != report.UpgradeRolledBack:
 				problem(id, "made to fail: %s, not rolled_back (%s)", res.State, res.Reason)
 			case len(ts) != 2 || ts[0].State != "error" || ts[1].Description != "create deployment" || ts[1].State != "done":
 				problem(id, "made to fail: its tasks are not a failed deploy and a rollback deploy that ended done: %+v", ts)
@@ -138,7 +138,7 @@ func (u *upgradeFigures) check(ctx context.Context, s *simProcess, store *vault.
 			continue
 		}
 		switch {
-		case res.State != stateUpgraded:
+		case res.State != report.UpgradeUpgraded:
 			problem(id, "%s, not upgraded (%s)", res.State, res.Reason)
 		case len(ts) != 1 || ts[0].State != "done":
 			problem(id, "upgraded, but its tasks are not one deploy that ended done: %+v", ts)

@@ -139,8 +139,9 @@ func printUpgradeTable(w io.Writer, rep report.UpgradeReport) error {
 		fmt.Fprint(w, ", dry run")
 	}
 	fmt.Fprintf(w, "): %d instance(s)", len(rep.Instances))
-	for _, s := range []string{"upgraded", "unchanged", "current", "would_upgrade", "would_record", "skipped", "failed",
-		"rolled_back", "rollback_failed", "errand_failed", "interrupted", "pending"} {
+	for _, s := range []string{report.UpgradeUpgraded, report.UpgradeUnchanged, report.UpgradeCurrent, report.UpgradeWouldUpgrade,
+		report.UpgradeWouldRecord, report.UpgradeSkipped, report.UpgradeFailed, report.UpgradeRolledBack, report.UpgradeRollbackFailed,
+		report.UpgradeErrandFailed, report.UpgradeInterrupted, report.UpgradePending} {
 		if n := rep.Counts[s]; n > 0 {
 			fmt.Fprintf(w, ", %d %s", n, s)
 		}
