@@ -21,17 +21,20 @@
 // whole run makes (not a dry run, not a scoped one) says so in the list,
 // and do skips it in others. Most phases are types given their input and
 // answering their section of the summary (and the run's errors, which the
-// list puts in the ledger): the index growth (growth.go: growthIn), the
-// health handover (health.go: handingIn), the platform cross-check and the
+// list puts in the ledger): the choice (choice.go: choiceIn), the index
+// growth (growth.go: growthIn), the health handover (health.go: handingIn), the platform cross-check and the
 // retirement it carries on (crosscheck.go, retire.go: crossIn, retireIn),
 // the bindings' check (bindings.go: bindingsIn), the outdated look
-// (outdated.go, behind.go: outdatedIn), the stuck-operation settler, the
-// orphaner and the remediation (stuck.go, orphans.go, remedy.go); the pure
-// parts of each (what a phase decides from its input) are tested alone
-// with tables. The event feeds, the listing, the choice, the reconcile, the
-// quarantine and the feed marks are the run's own methods: they set what
-// the run holds (the feeds' view, the listing, which copies to trust, the
-// writer). No other function takes the run.
+// (outdated.go, behind.go: outdatedIn), the quarantine (quarantining.go:
+// quarantineIn), the feed marks (feedmarks.go: feedMarksIn), the
+// stuck-operation settler, the orphaner and the remediation (stuck.go,
+// orphans.go, remedy.go); the pure parts of each (what a phase decides
+// from its input) are tested alone with tables, and what needs Vault (the
+// quarantine's write) is left to the phase's entry. The event feeds, the
+// listing and the reconcile are the run's own methods: they set what the
+// run holds (the feeds' view, the listing, the writer); the choice's entry
+// sets which cached copies the run trusts. No other function takes the
+// run.
 //
 // It owns one run from start to Summary; it must not keep anything across
 // runs but through its Parts (the cache of fetched answers, Vault) and must

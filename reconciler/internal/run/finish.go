@@ -2,98 +2,12 @@ package run
 
 import (
 	"cmp"
-	"context"
-	"fmt"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/memory"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
-	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
-
-// settleQuarantine quarantines what failed in this (complete) run and
-// releases what is in step again, and writes the quarantine when it
-// changed (not in a dry run). A run stopped part-way quarantines nothing:
-// its failures may be the outage's. An item that may live on a Director
-// the run could not list (or lost part-way) is neither quarantined nor
-// released: its failures may be that Director's.
-func (r *run) settleQuarantine(ctx context.Context) {
-	if !r.quar.Loaded() {
-		return
-	}
-	// An item (key "deployment NAME" or "instance ID") that may belong to
-	// a Director this run could not list was not looked at.
-	mayBeOut := func(key string) bool {
-		kind, name := splitKey(key)
-		if kind == "instance" {
-			return r.fleet.MayHold("", r.seen.index[name], true)
-		}
-		return r.fleet.MayHold(name, nil, false)
-	}
-	considered := func(key string) bool { return r.owners.covers(key) && !mayBeOut(key) }
-	failed := r.ledger.Failures()
-	maps.DeleteFunc(failed, func(key, _ string) bool { return mayBeOut(key) })
-	// A storm of the Directors' transient faults is theirs, not the
-	// deployments': a healthy deployment that met one must not wait the
-	// quarantine's backoff (the next run tries it again).
-	excused := r.ledger.TransientFailures()
-	if memory.Storm(len(excused), len(r.seen.listed)) {
-		r.log.Warn("the Directors were failing: transient faults hit many deployments; they are not quarantined and the next run tries them again",
-			"failed", len(excused), "listed", len(r.seen.listed))
-		r.ledger.Count(func(s *report.Summary) { s.Excused = len(excused) })
-	} else {
-		excused = nil
-	}
-	ch := r.quar.Settle(r.p.Now(), failed, excused, r.seen.listed, r.owners.instanceOf, considered)
-	r.ledger.Count(func(s *report.Summary) {
-		s.Quarantined, s.NewlyQuarantined, s.Released = r.quar.Skipped(), ch.Added, ch.Released
-		s.QuarantinedTotal = len(r.quar.List())
-	})
-	for _, q := range ch.Added {
-		transition := "yes" // notified when it enters the quarantine, not at each failed retry
-		if q.Failures > 1 {
-			transition = "no"
-		}
-		r.hist.Add(q.InstanceID, vault.Event{Kind: "quarantined", Deployment: q.Deployment,
-			Message: fmt.Sprintf("failed in %d runs in a row; skipped until %s: %s", q.Failures,
-				q.NextAttempt.UTC().Format(time.RFC3339), q.LastError), Details: map[string]string{"transition": transition}})
-		r.log.Warn("quarantined: later runs skip it until its backoff expires", "deployment", q.Deployment,
-			"instance", q.InstanceID, "failures", q.Failures, "next_attempt", q.NextAttempt, "error", q.LastError)
-	}
-	for _, q := range ch.Released {
-		r.hist.Add(q.InstanceID, vault.Event{Kind: "released", Deployment: q.Deployment,
-			Message: "left the quarantine: in step again, or its deployment is gone"})
-		r.log.Info("released from quarantine", "deployment", q.Deployment, "instance", q.InstanceID)
-	}
-	if ch.Empty() || r.opts.DryRun {
-		return
-	}
-	if err := r.quar.Save(ctx, r.vault.Memory); err != nil {
-		r.ledger.FailUnlessStopped(ctx, "", err)
-	}
-}
-
-// saveFeeds keeps each Director's feed mark for the next run, with the
-// deployments its events named that are still listed and that the run
-// could not fetch (quarantined, failing): the next runs fetch them as if
-// named again.
-func (r *run) saveFeeds(ctx context.Context) {
-	pending := func(named map[string]bool) []string {
-		var out []string
-		for name := range named {
-			if r.seen.listed[name] && !r.ledger.WasFetched(name) {
-				out = append(out, name)
-			}
-		}
-		slices.Sort(out)
-		return out
-	}
-	if err := r.fleet.Feeds().Save(ctx, r.vault.Memory, r.p.Now(), pending); err != nil {
-		r.log.Warn("could not keep the event feed's mark; the next run reads the same events again", "error", err)
-	}
-}
 
 // finish sums the run up: the summary, with each Director's report and
 // errors, and what the Manager publishes.

@@ -6,8 +6,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/internal/fleet"
-	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -83,26 +81,4 @@ func (r *run) list(ctx context.Context) ([]bosh.Deployment, error) {
 	r.owners = owners{scope: r.opts.Scope, matcher: r.p.Matcher, index: r.seen.index, byDep: r.seen.byDep}
 	r.p.Cache.Purge(deps)
 	return deps, nil
-}
-
-// choose is the listed deployments the run deals with: not ignored, within
-// its scope. The cached copies of a Director that resyncs alone are
-// dropped, and, in a scoped run that is forced or a resync, those of its
-// deployments.
-func (r *run) choose(deps []bosh.Deployment) []bosh.Deployment {
-	out := notIgnored(deps, r.p.Ignore)
-	considered := len(out)
-	out = r.owners.deployments(out)
-	fallback := r.fleet.Feeds().Apply(r.view, out, r.p.Cache)
-	r.trust = fleet.TrustRule(r.view.Report.Mode, fallback, r.p.Config.CacheTTL, r.start)
-	if !r.opts.Scope.Empty() && (r.opts.Force || r.view.Report.Mode == report.FeedResync) {
-		for _, d := range out {
-			r.p.Cache.Forget(d.Name)
-		}
-	}
-	r.progress.SetTotal(len(out))
-	r.ledger.Count(func(s *report.Summary) {
-		s.DeploymentsSeen, s.Ignored, s.OutOfScope = len(deps), len(deps)-considered, considered-len(out)
-	})
-	return out
 }

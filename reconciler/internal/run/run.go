@@ -163,7 +163,17 @@ var phases = []phase{
 		return nil
 	}},
 	{"choice and claims", "", false, func(_ context.Context, r *run, b *between) error {
-		b.chosen = r.choose(b.deps)
+		ch := choice{ignore: r.p.Ignore}.Run(choiceIn{deps: b.deps, owners: r.owners, force: r.opts.Force, mode: r.view.Report.Mode})
+		// The copies of a Director that resyncs alone go too; those of a
+		// Director whose feed was not read go by cache_ttl.
+		fallback := r.fleet.Feeds().Apply(r.view, ch.deps, r.p.Cache)
+		r.trust = fleet.TrustRule(r.view.Report.Mode, fallback, r.p.Config.CacheTTL, r.start)
+		for _, name := range ch.forget {
+			r.p.Cache.Forget(name)
+		}
+		r.progress.SetTotal(len(ch.deps))
+		r.ledger.Count(ch.count)
+		b.chosen = ch.deps
 		b.claims = match.NewClaims[*held](r.seen.index, b.chosen)
 		b.claims.Preclaim(r.p.Matcher, b.chosen)
 		return nil
@@ -217,9 +227,27 @@ var phases = []phase{
 		}
 		return nil
 	}},
-	{"quarantine", report.PhaseQuarantine, false, func(ctx context.Context, r *run, _ *between) error { r.settleQuarantine(ctx); return nil }},
+	{"quarantine", report.PhaseQuarantine, false, func(ctx context.Context, r *run, _ *between) error {
+		q := quarantining{quar: r.quar, record: r.hist.Add, now: r.p.Now, log: r.log}
+		out := q.Run(quarantineIn{seen: r.seen, owners: r.owners, failed: r.ledger.Failures(), transient: r.ledger.TransientFailures(),
+			mayHold: r.fleet.MayHold, loaded: r.quar.Loaded(), dryRun: r.opts.DryRun})
+		if out == nil {
+			return nil
+		}
+		r.ledger.Count(out.count)
+		if out.save {
+			if err := r.quar.Save(ctx, r.vault.Memory); err != nil {
+				r.ledger.FailUnlessStopped(ctx, "", err)
+			}
+		}
+		return nil
+	}},
 	// A scoped run did not deal with every named deployment.
-	{"feed marks", "", true, func(ctx context.Context, r *run, _ *between) error { r.saveFeeds(ctx); return nil }},
+	{"feed marks", "", true, func(ctx context.Context, r *run, _ *between) error {
+		marks := feedMarks{feeds: r.fleet.Feeds(), state: r.vault.Memory, now: r.p.Now, log: r.log}
+		marks.Run(ctx, feedMarksIn{seen: r.seen, fetched: r.ledger.WasFetched})
+		return nil
+	}},
 	// Last, what does not change records: a slow Director or a failing
 	// check holds up nothing above.
 	{"health", report.PhaseHealth, true, func(_ context.Context, r *run, _ *between) error {
