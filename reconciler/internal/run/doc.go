@@ -5,8 +5,8 @@
 // cross-check, bindings, quarantine, feed marks, health, outdated; then the
 // run is summed up (the health phase only hands the health loop what the
 // run saw: the loop asks the Directors beside the runs, health.go). One
-// deployment goes through one
-// function, reconcile (deployment.go), top to bottom: skip rules, fetch,
+// deployment goes through one function, reconcile (deployment.go), top to
+// bottom: skip rules, fetch,
 // match, claim, desired records, in step?, write, index change; workers
 // call it, and the claimants held until every deployment is observed come
 // back through it.
@@ -33,8 +33,9 @@
 // quarantine's write) is left to the phase's entry. The event feeds, the
 // listing and the reconcile are the run's own methods: they set what the
 // run holds (the feeds' view, the listing, the writer); the choice's entry
-// sets which cached copies the run trusts. No other function takes the
-// run.
+// sets which cached copies the run trusts. Besides those methods, only the
+// entries of the phases list take the run: each gives its phase the input
+// it reads of the run and puts the answer in the ledger.
 //
 // It owns one run from start to Summary; it must not keep anything across
 // runs but through its Parts (the cache of fetched answers, Vault) and must
