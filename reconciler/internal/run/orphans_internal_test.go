@@ -82,8 +82,13 @@ func TestOrphanerFlagsOnlyWhatIsSurelyGone(t *testing.T) {
 			for _, id := range waiting {
 				got[id] = orphanTask
 			}
-			if !maps.Equal(got, tc.want) || unknown != tc.unknown {
-				t.Fatalf("why %v, %d unknown;\nwant %v, %d unknown", got, unknown, tc.want, tc.unknown)
+			for id := range index {
+				if got[id] != tc.want[id] {
+					t.Errorf("%s: %q, want %q", id, got[id], tc.want[id])
+				}
+			}
+			if unknown != tc.unknown {
+				t.Errorf("%d unknown, want %d", unknown, tc.unknown)
 			}
 			var want []string
 			for id, why := range tc.want {
