@@ -32,7 +32,7 @@ type remedy struct {
 	directors *fleet.Directors
 	renderer  ports.Renderer                                                        // nil: no rendering
 	hold      func(ctx context.Context, id string) (context.Context, func(), error) // nil: not held
-	fleet     *fleet.Fleet
+	outOfRun  func(*vault.Record) bool                                              // whether a record's Director is out of the run
 	vault     guard.Guarded
 	scope     report.Scope
 	index     map[string]*vault.Record
@@ -47,8 +47,9 @@ type remedy struct {
 
 // remedy is the run's remediation.
 func (r *run) remedy() *remedy {
-	return &remedy{cfg: r.p.Config.Remediation, directors: r.p.Directors, renderer: r.p.Renderer, hold: r.p.Hold, fleet: r.fleet, vault: r.vault, scope: r.opts.Scope,
-		index: r.seen.index, listed: r.seen.listed, id: r.id, start: r.start, dryRun: r.opts.DryRun, ledger: r.ledger, hist: r.hist, log: r.log}
+	return &remedy{cfg: r.p.Config.Remediation, directors: r.p.Directors, renderer: r.p.Renderer, hold: r.p.Hold,
+		outOfRun: r.fleet.Unknown, vault: r.vault, scope: r.opts.Scope, index: r.seen.index, listed: r.seen.listed, id: r.id,
+		start: r.start, dryRun: r.opts.DryRun, ledger: r.ledger, hist: r.hist, log: r.log}
 }
 
 // remediable lists the orphans the run may remediate, oldest orphan first,
@@ -62,7 +63,7 @@ func (m *remedy) remediable() []string {
 	}
 	var out []cand
 	for id, rec := range m.index {
-		if !rec.Orphaned || rec.OperationInProgress() || m.listed[rec.Deployment(id)] || m.fleet.Unknown(rec) ||
+		if !rec.Orphaned || rec.OperationInProgress() || m.listed[rec.Deployment(id)] || m.outOfRun(rec) ||
 			!m.scope.CoversRecord(id, rec) {
 			continue
 		}

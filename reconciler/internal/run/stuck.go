@@ -23,20 +23,35 @@ const maxSettledPerRun = 100
 // settler settles the broker's operations that stay in progress past
 // Config.StuckOperationAfter, through the broker (Operations).
 type settler struct {
+	in     stuckIn
 	ops    ports.Operations // nil: listed, not settled
-	after  time.Duration
-	start  time.Time
-	index  map[string]*vault.Record
-	dryRun bool
 	ledger *memory.Ledger
 	hist   *memory.Historian
 	log    *slog.Logger
 }
 
+// stuckIn is what the settler decides from: the index as read at the
+// run's start, the bound past which an operation is stuck, and whether the
+// run may settle (not a dry run, the broker at hand).
+type stuckIn struct {
+	index  map[string]*vault.Record
+	start  time.Time
+	after  time.Duration
+	dryRun bool
+	broker bool // the run has the broker (Operations) to settle through
+}
+
+// stuckStep is one stuck operation as the summary lists it, and whether
+// the run asks the broker to settle it.
+type stuckStep struct {
+	report.Settled
+	settle bool
+}
+
 // stuck is the run's settler.
 func (r *run) stuck() *settler {
-	return &settler{ops: r.p.Ops, after: r.p.Config.StuckOperationAfter, start: r.start, index: r.seen.index, dryRun: r.opts.DryRun,
-		ledger: r.ledger, hist: r.hist, log: r.log}
+	return &settler{in: stuckIn{index: r.seen.index, start: r.start, after: r.p.Config.StuckOperationAfter, dryRun: r.opts.DryRun,
+		broker: r.p.Ops != nil}, ops: r.p.Ops, ledger: r.ledger, hist: r.hist, log: r.log}
 }
 
 // StuckOperations lists the instances whose broker operation has been in
@@ -71,29 +86,45 @@ func StuckOperations(index map[string]*vault.Record, start time.Time, after time
 // settles at most maxSettledPerRun of them).
 const maxSettledListed = 2 * maxSettledPerRun
 
-// settle settles the stuck operations (at most maxSettledPerRun), not in a
-// dry run, which lists them (at most maxSettledListed, oldest first); each
-// outcome goes to the summary and the instance's history.
+// plan is what the run does with the stuck operations, oldest first: it
+// lists at most maxSettledListed of them (the others wait for the next
+// runs, unlisted) and settles the first maxSettledPerRun, none in a dry run
+// or without the broker; a step not settled says why in its description.
+func (in stuckIn) plan() []stuckStep {
+	ids := StuckOperations(in.index, in.start, in.after)
+	steps := make([]stuckStep, 0, min(len(ids), maxSettledListed))
+	for i, id := range ids[:min(len(ids), maxSettledListed)] {
+		op := in.index[id].LastOperation
+		st := stuckStep{Settled: report.Settled{InstanceID: id, Type: op.Type, StartedAt: op.StartedAt, State: vault.OperationInProgress,
+			Description: "not settled: a dry run, or more stuck operations than one run settles"}}
+		switch {
+		case in.dryRun:
+		case !in.broker:
+			st.Description = "not settled: the reconciler runs without the broker"
+		case i < maxSettledPerRun:
+			st.settle = true
+		}
+		steps = append(steps, st)
+	}
+	return steps
+}
+
+// settle settles the stuck operations the plan settles and lists the
+// others; each outcome goes to the summary and the instance's history.
 func (s *settler) settle(ctx context.Context) {
-	ids := StuckOperations(s.index, s.start, s.after)
-	if len(ids) == 0 {
+	steps := s.in.plan()
+	if len(steps) == 0 {
 		return
 	}
 	var settled []report.Settled
-	for i, id := range ids[:min(len(ids), maxSettledListed)] { // the others wait for the next runs, unlisted
-
-		op := s.index[id].LastOperation
-		st := report.Settled{InstanceID: id, Type: op.Type, StartedAt: op.StartedAt, State: vault.OperationInProgress,
-			Description: "not settled: a dry run, or more stuck operations than one run settles"}
+	for _, st := range steps {
 		if ctx.Err() != nil {
 			break
 		}
-		if !s.dryRun && s.ops != nil && i < maxSettledPerRun {
-			s.settleOne(ctx, id, &st)
-		} else if s.ops == nil && !s.dryRun {
-			st.Description = "not settled: the reconciler runs without the broker"
+		if st.settle {
+			s.settleOne(ctx, st.InstanceID, &st.Settled)
 		}
-		settled = append(settled, st)
+		settled = append(settled, st.Settled)
 	}
 	s.ledger.Count(func(sum *report.Summary) { sum.Settled = settled })
 }
@@ -113,7 +144,7 @@ func (s *settler) settleOne(ctx context.Context, id string, st *report.Settled) 
 	s.log.Info("stuck operation settled from the Director", "instance", id, "operation", st.Type,
 		"started_at", st.StartedAt, "state", state, "description", desc)
 	if state != vault.OperationInProgress && !errors.Is(ctx.Err(), context.Canceled) {
-		s.hist.Add(id, vault.Event{Kind: "operation_settled", Deployment: s.index[id].Deployment(id),
+		s.hist.Add(id, vault.Event{Kind: "operation_settled", Deployment: s.in.index[id].Deployment(id),
 			Message: fmt.Sprintf("%s in progress since %s settled by the reconciler: %s (%s)", st.Type, st.StartedAt, state, desc),
 			Details: map[string]string{"type": st.Type, "state": state}})
 	}
