@@ -27,8 +27,8 @@
 // the bindings' check (bindings.go: bindingsIn), the outdated look
 // (outdated.go, behind.go: outdatedIn), the quarantine (quarantining.go:
 // quarantineIn), the feed marks (feedmarks.go: feedMarksIn), the
-// stuck-operation settler, the orphaner and the remediation (stuck.go,
-// orphans.go, remedy.go); the pure parts of each (what a phase decides
+// stuck-operation settler, the orphaner and the remediation (stuck.go:
+// stuckIn, orphans.go: orphanIn, remedy.go: its remediable orphans); the pure parts of each (what a phase decides
 // from its input) are tested alone with tables, and what needs Vault (the
 // quarantine's write) is left to the phase's entry. The event feeds, the
 // listing and the reconcile are the run's own methods: they set what the
