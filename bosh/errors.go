@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // Director error codes that the client maps to sentinel errors.
@@ -129,6 +130,6 @@ func parseAPIError(director, method, path string, status int, body []byte) *APIE
 func quote(s string) string { return shorten(strconv.Quote(s)) }
 
 // shorten cuts s to at most maxErrorText bytes, "..." that marks the cut
-// included, at a rune boundary (httpkit.Cut); a text it returns is
+// included, at a rune boundary (textcut.Marked); a text it returns is
 // returned unchanged.
-func shorten(s string) string { return httpkit.Cut(s, maxErrorText) }
+func shorten(s string) string { return textcut.Marked(s, maxErrorText, "...") }

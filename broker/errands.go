@@ -10,6 +10,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
 	"github.com/blacksmith-reconciler/blacksmith/catalog"
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
 
@@ -132,7 +133,7 @@ func (p *postDeploy) settle(ctx context.Context, id string, rec *vault.Record, t
 	}
 	if !task.Succeeded() {
 		return p.fail(ctx, id, op, fmt.Sprintf("%s failed: %s errand %s: BOSH task %d ended %s: %s%s", op.Type, step(op), op.Errand,
-			task.ID, task.State, truncate(task.Result, 300), kept), task.ID)
+			task.ID, task.State, textcut.Marked(task.Result, 300, "..."), kept), task.ID)
 	}
 	runner, err := p.runner(rec)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 	"github.com/blacksmith-reconciler/blacksmith/operation"
 	"github.com/blacksmith-reconciler/blacksmith/vault"
 )
@@ -150,7 +151,7 @@ func taskDescription(opType string, t bosh.Task) string {
 	case t.Terminal():
 		desc := fmt.Sprintf("%s failed: BOSH task %d ended %s", opType, t.ID, t.State)
 		if t.Result != "" {
-			desc += ": " + truncate(t.Result, 300)
+			desc += ": " + textcut.Marked(t.Result, 300, "...")
 		}
 		return desc
 	case t.State == "":
@@ -159,16 +160,3 @@ func taskDescription(opType string, t bosh.Task) string {
 		return fmt.Sprintf("%s in progress (BOSH task %d is %s)", opType, t.ID, t.State)
 	}
 }
-
-// truncate cuts s to at most n bytes (on a rune boundary), marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !runeStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
-
-func runeStart(c byte) bool { return c&0xC0 != 0x80 }

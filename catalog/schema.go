@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 )
@@ -132,9 +133,7 @@ func problemsOf(out *jsonschema.OutputUnit) []string {
 			where = "parameters"
 		}
 		line := where + ": " + msg
-		if len(line) > maxProblemLen {
-			line = strings.ToValidUTF8(line[:maxProblemLen], "") + "..."
-		}
+		line = textcut.Marked(line, maxProblemLen, "...")
 		if !slices.Contains(list, line) {
 			list = append(list, line)
 		}

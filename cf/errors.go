@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/httpkit"
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 var (
@@ -119,8 +120,10 @@ func resetTime(h http.Header, now time.Time) time.Time {
 }
 
 // clean makes s valid UTF-8 and cuts it to maxErrorText bytes at a rune
-// boundary (httpkit.Cut).
-func clean(s string) string { return httpkit.Cut(strings.ToValidUTF8(s, "\uFFFD"), maxErrorText) }
+// boundary, "..." that marks the cut included (textcut.Marked).
+func clean(s string) string {
+	return textcut.Marked(strings.ToValidUTF8(s, "\uFFFD"), maxErrorText, "...")
+}
 
 // unavailable wraps a cause that leaves the platform's view unknown.
 type unavailable struct{ err error }

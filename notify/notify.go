@@ -11,11 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // Event types.
@@ -78,23 +78,11 @@ const (
 
 // bounded is e with its texts cut on a character boundary.
 func (e Event) bounded() Event {
-	e.Reason = cut(e.Reason, maxReason)
-	e.InstanceID, e.Deployment, e.Director, e.RunID = cut(e.InstanceID, maxName), cut(e.Deployment, maxName),
-		cut(e.Director, maxName), cut(e.RunID, maxName)
+	e.Reason = textcut.Marked(e.Reason, maxReason, "...")
+	for _, f := range []*string{&e.InstanceID, &e.Deployment, &e.Director, &e.RunID} {
+		*f = textcut.Marked(*f, maxName, "...")
+	}
 	return e
-}
-
-// cut keeps at most n bytes of s, "..." marking a cut, on a character
-// boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	end := n - len("...")
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:end] + "..."
 }
 
 // Webhook is one receiver.

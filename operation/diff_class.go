@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // groups are the instance groups a diff removes (errands among them) and adds.
@@ -121,8 +123,5 @@ func describe(e entry) string {
 	if variableRef.MatchString(s) {
 		return s
 	}
-	if len(s) > 80 {
-		s = s[:80] + "..."
-	}
-	return strings.ToValidUTF8(s, "?")
+	return strings.ToValidUTF8(textcut.Marked(s, 80, "..."), "?")
 }

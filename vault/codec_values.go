@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // unmarshalNumbers decodes like json.Unmarshal but keeps numbers inside
@@ -86,11 +88,6 @@ func trimSpace(data []byte) []byte {
 	return bytes.Trim(data, " \t\r\n")
 }
 
-// snippet shortens data for an error message.
-func snippet(data []byte) string {
-	const limit = 60
-	if len(data) > limit {
-		return string(data[:limit]) + "..."
-	}
-	return string(data)
-}
+// snippet shortens data for an error message: 60 bytes at most, cut at a
+// character boundary, "..." that marks the cut included.
+func snippet(data []byte) string { return textcut.Marked(string(data), 60, "...") }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // History keeps each instance's append-only history: one document per
@@ -154,11 +156,11 @@ func (e Event) normalized() (Event, error) {
 		e.Time = now()
 	}
 	e.Time = e.Time.UTC()
-	e.Message = cut(e.Message, MaxEventMessageBytes)
+	e.Message = textcut.Prefix(strings.ToValidUTF8(e.Message, "\uFFFD"), MaxEventMessageBytes)
 	if e.Details != nil {
 		d := make(map[string]string, len(e.Details))
 		for k, v := range e.Details {
-			d[k] = cut(v, MaxEventDetailBytes)
+			d[k] = textcut.Prefix(strings.ToValidUTF8(v, "\uFFFD"), MaxEventDetailBytes)
 		}
 		e.Details = d
 	}
@@ -167,21 +169,6 @@ func (e Event) normalized() (Event, error) {
 	}
 	return e, e.check()
 }
-
-// cut returns s as valid UTF-8 of at most limit bytes, cut at a character
-// boundary.
-func cut(s string, limit int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= limit {
-		return s
-	}
-	for limit > 0 && !isRuneStart(s[limit]) {
-		limit--
-	}
-	return s[:limit]
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // check reports the first way e breaks the bounds of a stored event
 // (ErrInvalid).

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // readParallelism bounds the concurrent shard reads of one call.
@@ -282,14 +284,14 @@ func (d *indexDocs) readShard(ctx context.Context, count, n int) (*shard, error)
 		var to int
 		if len(entries) != 1 || json.Unmarshal(raw, &to) != nil || !validGrowth(count, to) {
 			return nil, fmt.Errorf("index shard %s: %w: a moved shard must hold only %q with a larger power-of-two multiple of %d, at most %d; it holds %d entries, %s",
-				d.kv.display(p), ErrCorrupt, movedKey, count, maxShards, len(entries), truncate(string(raw), 40))
+				d.kv.display(p), ErrCorrupt, movedKey, count, maxShards, len(entries), textcut.Marked(string(raw), 40, "..."))
 		}
 		sh.movedTo, sh.entries = to, map[string]json.RawMessage{}
 	}
 	if raw, ok := entries[originKey]; ok {
 		var o origin
 		if err := json.Unmarshal(raw, &o); err != nil || o.Count < 1 || o.Version < 0 {
-			return nil, fmt.Errorf("index shard %s: %w: %q is not an origin: %s", d.kv.display(p), ErrCorrupt, originKey, truncate(string(raw), 60))
+			return nil, fmt.Errorf("index shard %s: %w: %q is not an origin: %s", d.kv.display(p), ErrCorrupt, originKey, textcut.Marked(string(raw), 60, "..."))
 		}
 		sh.origin = &o
 		delete(sh.entries, originKey) // a writer's write drops it

@@ -362,11 +362,3 @@ func (rs *resharder) finishReshard(ctx context.Context, from, to int, rep *Resha
 	}
 	return nil
 }
-
-// truncate shortens s to at most n bytes, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}

@@ -12,5 +12,5 @@
 // answers with, and the errors: each client turns ErrNoSlot, a
 // *TooLargeError and a request that got no answer into its own (matching
 // its own sentinels with errors.Is) and parses its API's error answers. It
-// imports nothing of the project.
+// imports nothing of the project but textcut.
 package httpkit

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // ErrNoSlot is matched by a Send whose context ended before a slot was free.
@@ -33,22 +34,9 @@ const MaxErrorText = 512
 // bytes: encoding/json quotes parts of the input, a long number for one.
 func DecodeJSON(body []byte, out any) error {
 	if err := json.Unmarshal(body, out); err != nil {
-		return errors.New(Cut(err.Error(), MaxErrorText))
+		return errors.New(textcut.Marked(err.Error(), MaxErrorText, "..."))
 	}
 	return nil
-}
-
-// Cut returns s when it is at most limit bytes long, else its start, cut
-// where a character starts, and "...", limit bytes at most in all.
-func Cut(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := max(limit-len("..."), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }
 
 // CodeClass turns a status into its class for a metric's label: 404 into

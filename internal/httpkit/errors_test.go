@@ -11,20 +11,6 @@ import (
 )
 
 var _ = Describe("texts", func() {
-	DescribeTable("Cut",
-		func(s string, limit int, want string) {
-			got := httpkit.Cut(s, limit)
-			Expect(got).To(Equal(want))
-			Expect(len(got)).To(BeNumerically("<=", max(limit, 3)))
-			Expect(httpkit.Cut(got, limit)).To(Equal(got), "a cut text is kept")
-		},
-		Entry("short", "abc", 10, "abc"),
-		Entry("at the limit", "abcdefghij", 10, "abcdefghij"),
-		Entry("over the limit", "abcdefghijk", 10, "abcdefg..."),
-		Entry("a character across the cut", "abcdef\u00e9ghijk", 10, "abcdef..."),
-		Entry("a three-byte character across the cut", "abcde\u20acghijk", 10, "abcde..."),
-	)
-
 	DescribeTable("CodeClass",
 		func(status int, want string) { Expect(httpkit.CodeClass(status)).To(Equal(want)) },
 		Entry("no answer", 0, "error"),

@@ -3,7 +3,8 @@ package report
 import (
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 )
 
 // UnhealthyInstance is an instance whose VMs do not all run, since when
@@ -30,7 +31,7 @@ func (e UnhealthyInstance) Reason() string {
 	for _, v := range e.VMs {
 		parts = append(parts, v.String())
 	}
-	return cut(strings.Join(parts, "; "), maxReason)
+	return textcut.Prefix(strings.Join(parts, "; "), maxReason)
 }
 
 // UnhealthyVM is a VM of an unhealthy instance that does not run as it
@@ -54,15 +55,4 @@ func (v UnhealthyVM) String() string {
 		s += " (" + strings.Join(v.Failing, ", ") + ")"
 	}
 	return s
-}
-
-// cut is s cut to at most n bytes, at a rune's start.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

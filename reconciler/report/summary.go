@@ -1,6 +1,10 @@
 package report
 
-import "time"
+import (
+	"time"
+
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
+)
 
 // Phases of a run, as Status reports them.
 const (
@@ -260,18 +264,9 @@ type Conflict struct {
 	LoserDirector string `json:"loser_director,omitempty"`
 }
 
-// Truncate cuts s to at most n bytes (on a rune boundary), marking the cut
-// with "...": what a report keeps of an error.
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 { // not the start of a rune
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// Truncate cuts s to at most n bytes at a character's start, "..." that
+// marks the cut included (textcut.Marked): what a report keeps of an error.
+func Truncate(s string, n int) string { return textcut.Marked(s, n, "...") }
 
 // HealthReport is what a run handed the health loop (the loop asks the
 // Directors on its own, never within the run; its figures are the

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/blacksmith-reconciler/blacksmith/bosh"
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
@@ -73,14 +73,14 @@ func Judge(states []bosh.VMState) map[string][]report.UnhealthyVM {
 		if s.State != "started" || (s.Active != nil && !*s.Active) || s.Running() || s.JobState == "starting" {
 			continue // stopped on purpose, not its VM, running, or being updated
 		}
-		v := report.UnhealthyVM{Instance: cut(fmt.Sprintf("%s/%d (%s)", s.Job, s.Index, s.ID), maxText), CID: cut(s.CID, maxText),
-			JobState: cut(s.JobState, maxText)}
+		v := report.UnhealthyVM{Instance: textcut.Prefix(fmt.Sprintf("%s/%d (%s)", s.Job, s.Index, s.ID), maxText),
+			CID: textcut.Prefix(s.CID, maxText), JobState: textcut.Prefix(s.JobState, maxText)}
 		if v.JobState == "" {
 			v.JobState = "unknown"
 		}
 		for _, p := range s.Processes {
 			if p.State != bosh.JobRunning && len(v.Failing) < maxFailing {
-				v.Failing = append(v.Failing, cut(p.Name, maxText))
+				v.Failing = append(v.Failing, textcut.Prefix(p.Name, maxText))
 			}
 		}
 		if len(out[s.ID]) < maxListed {
@@ -88,18 +88,6 @@ func Judge(states []bosh.VMState) map[string][]report.UnhealthyVM {
 		}
 	}
 	return out
-}
-
-// cut keeps at most n bytes of s, on a character boundary, so that what is
-// kept reads back the same from JSON.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // Sweep spreads the check of every deployment over Period: each run checks

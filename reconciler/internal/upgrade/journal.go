@@ -12,6 +12,7 @@ import (
 
 	"github.com/blacksmith-reconciler/blacksmith/config"
 	"github.com/blacksmith-reconciler/blacksmith/internal/retry"
+	"github.com/blacksmith-reconciler/blacksmith/internal/textcut"
 	"github.com/blacksmith-reconciler/blacksmith/reconciler/report"
 )
 
@@ -210,11 +211,6 @@ func trimQuarantine(m map[string]*report.UpgradeQuarantined) {
 	}
 }
 
-// cut bounds a reason on a character boundary.
-func cut(s string) string {
-	if len(s) <= maxReason {
-		return s
-	}
-	r := []rune(s[:maxReason])
-	return string(r[:len(r)-1]) + "…"
-}
+// cut bounds a reason to maxReason bytes, "…" that marks the cut included,
+// on a character boundary.
+func cut(s string) string { return textcut.Marked(s, maxReason, "…") }
