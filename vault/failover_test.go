@@ -127,22 +127,9 @@ var _ = Describe("a lease whose write landed as the active node went away", func
 		mount := newMount(srv, 2)
 		px := newProxy(srv.Addr, mount)
 		store := openStore(px.URL(), srv.Token, mount)
-		target, err := url.Parse(srv.Addr)
-		Expect(err).NotTo(HaveOccurred())
-		vaultProxy := httputil.NewSingleHostReverseProxy(target)
-		var cut atomic.Int64
 		// The first write of the lease reaches Vault and is committed, but
 		// its answer is the one of a leader that lost its leadership.
-		px.setFault(func(w http.ResponseWriter, r *http.Request) bool {
-			if r.Method == http.MethodGet || !strings.Contains(r.URL.Path, "/leases/op") || !cut.CompareAndSwap(0, 1) {
-				return false
-			}
-			vaultProxy.ServeHTTP(httptest.NewRecorder(), r)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write([]byte(`{"errors":["1 error occurred:\n\t* leadership lost while committing log\n\n"]}`))
-			return true
-		})
+		cut := landedThenLost(px, srv.Addr, "/leases/op")
 		now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 		l, err := store.Leases.AcquireLease(ctx, "op", "vm-a", time.Minute, now)
 		Expect(err).NotTo(HaveOccurred())
@@ -160,22 +147,9 @@ var _ = Describe("a check-and-set write whose first try landed as the active nod
 		mount := newMount(srv, 2)
 		px := newProxy(srv.Addr, mount)
 		store := openStore(px.URL(), srv.Token, mount)
-		target, err := url.Parse(srv.Addr)
-		Expect(err).NotTo(HaveOccurred())
-		vaultProxy := httputil.NewSingleHostReverseProxy(target)
-		var cut atomic.Int64
 		// The first write of each secret reaches Vault and is committed,
 		// but its answer is the one of a leader that lost its leadership.
-		px.setFault(func(w http.ResponseWriter, r *http.Request) bool {
-			if r.Method == http.MethodGet || !strings.Contains(r.URL.Path, "/credentials") || !cut.CompareAndSwap(0, 1) {
-				return false
-			}
-			vaultProxy.ServeHTTP(httptest.NewRecorder(), r)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusInternalServerError)
-			_, _ = w.Write([]byte(`{"errors":["1 error occurred:\n\t* leadership lost while committing log\n\n"]}`))
-			return true
-		})
+		cut := landedThenLost(px, srv.Addr, "/credentials")
 		creds := map[string]any{"password": "s3cret", "port": 6379, "hosts": []any{"10.0.0.1"}}
 		Expect(store.CreateSecret(ctx, "inst-1/credentials", creds)).To(Succeed(), "its own write, found by the retry")
 		Expect(cut.Load()).To(BeEquivalentTo(1))
@@ -191,3 +165,25 @@ var _ = Describe("a check-and-set write whose first try landed as the active nod
 		Expect(got).To(HaveKeyWithValue("password", "s3cret"), "nothing overwritten")
 	})
 })
+
+// landedThenLost makes the first write through px to a path holding part
+// reach Vault (at addr) and be committed, then answers it as a leader that
+// lost its leadership while committing; the counter is 1 once it did.
+func landedThenLost(px *proxy, addr, part string) *atomic.Int64 {
+	GinkgoHelper()
+	target, err := url.Parse(addr)
+	Expect(err).NotTo(HaveOccurred())
+	vaultProxy := httputil.NewSingleHostReverseProxy(target)
+	var cut atomic.Int64
+	px.setFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodGet || !strings.Contains(r.URL.Path, part) || !cut.CompareAndSwap(0, 1) {
+			return false
+		}
+		vaultProxy.ServeHTTP(httptest.NewRecorder(), r)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"errors":["1 error occurred:\n\t* leadership lost while committing log\n\n"]}`))
+		return true
+	})
+	return &cut
+}
