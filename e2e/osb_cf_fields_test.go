@@ -40,19 +40,6 @@ var _ = Describe("OSB fields Cloud Foundry reads, as the Cloud Controller asks",
 		Expect(code).To(Equal(http.StatusOK), body)
 		return strings.Count(body, `"id":`)
 	}
-	// settled polls last_operation until it is no longer in progress.
-	settled := func(path string) osbAnswer {
-		GinkgoHelper()
-		var a osbAnswer
-		Eventually(func() any {
-			a = c.do("GET", path, nil)
-			if a.Status != http.StatusOK {
-				return a.Status
-			}
-			return a.Body["state"]
-		}).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).ShouldNot(Equal("in progress"))
-		return a
-	}
 	// oneShape expects a's body to be the one error object.
 	oneShape := func(a osbAnswer) {
 		GinkgoHelper()
@@ -100,7 +87,7 @@ var _ = Describe("OSB fields Cloud Foundry reads, as the Cloud Controller asks",
 		poll := c.do("GET", instance+"/last_operation?service_id=redis&plan_id=redis-large&operation=provision", nil)
 		Expect(poll.Body).To(HaveKeyWithValue("state", "in progress"), poll.Raw)
 		Expect(poll.Header.Get("Retry-After")).To(Equal("15"), "redis-large's polling_interval")
-		done := settled(instance + "/last_operation?service_id=redis&plan_id=redis-large&operation=provision")
+		done := c.settled(instance + "/last_operation?service_id=redis&plan_id=redis-large&operation=provision")
 		Expect(done.Body).To(HaveKeyWithValue("state", "succeeded"), done.Raw)
 		Expect(done.Header).NotTo(HaveKey("Retry-After"))
 		_, view := d.get("/b/instances/"+id, opUser, opPass)
@@ -128,12 +115,12 @@ var _ = Describe("OSB fields Cloud Foundry reads, as the Cloud Controller asks",
 		change := map[string]any{"service_id": "redis", "plan_id": "redis-large", "parameters": map[string]any{"maxmemory": "512mb"},
 			"previous_values": map[string]any{"plan_id": "redis-large"}, "context": ccContext("renamed-in-cf")}
 		Expect(c.do("PATCH", instance+"?accepts_incomplete=true", change).Status).To(Equal(http.StatusAccepted))
-		failed := settled(instance + "/last_operation?operation=update")
+		failed := c.settled(instance + "/last_operation?operation=update")
 		Expect(failed.Body).To(HaveKeyWithValue("state", "failed"), failed.Raw)
 		Expect(failed.Body).To(HaveKeyWithValue("instance_usable", true))
 		Expect(failed.Body).To(HaveKeyWithValue("update_repeatable", true))
 		Expect(c.do("PATCH", instance+"?accepts_incomplete=true", change).Status).To(Equal(http.StatusAccepted))
-		Expect(settled(instance + "/last_operation?operation=update").Body).To(HaveKeyWithValue("state", "succeeded"))
+		Expect(c.settled(instance + "/last_operation?operation=update").Body).To(HaveKeyWithValue("state", "succeeded"))
 	})
 
 	It("bind: a body sent as a form (curl -d) is read as JSON; the binding's last_operation is 410 once unbound, with or without the operation", func() {
@@ -142,7 +129,7 @@ var _ = Describe("OSB fields Cloud Foundry reads, as the Cloud Controller asks",
 		a := with.do("PUT", binding+"?accepts_incomplete=true", map[string]any{"service_id": "redis", "plan_id": "redis-large",
 			"bind_resource": map[string]any{"app_guid": "app-cf"}, "context": ccContext("renamed-in-cf")})
 		Expect(a.Status).To(Equal(http.StatusAccepted), a.Raw)
-		Expect(settled(binding + "/last_operation?operation=bind").Body).To(HaveKeyWithValue("state", "succeeded"))
+		Expect(c.settled(binding + "/last_operation?operation=bind").Body).To(HaveKeyWithValue("state", "succeeded"))
 		Expect(c.do("DELETE", binding+"?accepts_incomplete=true&service_id=redis&plan_id=redis-large", nil).Status).To(Equal(http.StatusAccepted))
 		Eventually(func() int { return c.do("GET", binding+"/last_operation?operation=unbind", nil).Status }).
 			WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Equal(http.StatusGone))
@@ -168,7 +155,7 @@ var _ = Describe("OSB fields Cloud Foundry reads, as the Cloud Controller asks",
 
 	It("deprovision: 202, then last_operation succeeded (remembered for an hour), the deployment gone", func() {
 		Expect(c.do("DELETE", instance+"?accepts_incomplete=true&service_id=redis&plan_id=redis-large", nil).Status).To(Equal(http.StatusAccepted))
-		Expect(settled(instance + "/last_operation?operation=deprovision").Body).To(HaveKeyWithValue("state", "succeeded"))
+		Expect(c.settled(instance + "/last_operation?operation=deprovision").Body).To(HaveKeyWithValue("state", "succeeded"))
 		Expect(c.do("GET", instance+"/last_operation", nil).Body).To(HaveKeyWithValue("state", "succeeded"), "remembered")
 		code, _ := simGet(sim.url, "/deployments/"+deployment)
 		Expect(code).To(Equal(http.StatusNotFound))

@@ -68,6 +68,21 @@ func (c osbCall) do(method, path string, body any) osbAnswer {
 	return a
 }
 
+// settled polls the last_operation at path until it is no longer in
+// progress (or answers other than 200) and returns its last answer.
+func (c osbCall) settled(path string) osbAnswer {
+	GinkgoHelper()
+	var a osbAnswer
+	Eventually(func() any {
+		a = c.do("GET", path, nil)
+		if a.Status != http.StatusOK {
+			return a.Status
+		}
+		return a.Body["state"]
+	}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).ShouldNot(Equal("in progress"))
+	return a
+}
+
 // semver2 is semver.org 2.0's grammar.
 var semver2 = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
@@ -80,18 +95,6 @@ var _ = Describe("OSB conformance: the spec's MUSTs over HTTP", Ordered, func() 
 	)
 	instance := "/v2/service_instances/" + id
 	binding := instance + "/service_bindings/" + bid
-	poll := func(path string) osbAnswer {
-		GinkgoHelper()
-		var a osbAnswer
-		Eventually(func() any {
-			a = c.do("GET", path, nil)
-			if a.Status != http.StatusOK {
-				return a.Status
-			}
-			return a.Body["state"]
-		}).WithTimeout(60 * time.Second).WithPolling(200 * time.Millisecond).ShouldNot(Equal("in progress"))
-		return a
-	}
 
 	BeforeAll(func() {
 		sim = startSim("-task-duration", "1500ms")
@@ -208,7 +211,7 @@ var _ = Describe("OSB conformance: the spec's MUSTs over HTTP", Ordered, func() 
 	})
 
 	It("last_operation: 200 in progress then succeeded (an operation value the broker did not give is no error); a re-sent identical PUT is then 200", func() {
-		a := poll(instance + "/last_operation?operation=provision&service_id=redis&plan_id=redis-small")
+		a := c.settled(instance + "/last_operation?operation=provision&service_id=redis&plan_id=redis-small")
 		Expect(a.Status).To(Equal(http.StatusOK), a.Raw)
 		Expect(a.Body).To(HaveKeyWithValue("state", "succeeded"))
 		Expect(c.do("PUT", instance+"?accepts_incomplete=true", provisioned).Status).To(Equal(http.StatusOK))
@@ -238,7 +241,7 @@ var _ = Describe("OSB conformance: the spec's MUSTs over HTTP", Ordered, func() 
 		get := c.do("GET", instance, nil)
 		Expect(get.Status).To(Equal(http.StatusUnprocessableEntity))
 		Expect(get.Body).To(HaveKeyWithValue("error", "ConcurrencyError"))
-		Expect(poll(instance + "/last_operation?operation=update").Body).To(HaveKeyWithValue("state", "succeeded"))
+		Expect(c.settled(instance + "/last_operation?operation=update").Body).To(HaveKeyWithValue("state", "succeeded"))
 		Expect(c.do("PATCH", instance+"?accepts_incomplete=true", change).Status).To(Equal(http.StatusOK), "no effect: 200")
 	})
 
@@ -291,7 +294,7 @@ var _ = Describe("OSB conformance: the spec's MUSTs over HTTP", Ordered, func() 
 		again := c.do("DELETE", instance+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil)
 		Expect(again.Status).To(Equal(http.StatusAccepted), again.Raw)
 		Expect(again.Body["operation"]).To(Equal(first.Body["operation"]))
-		Expect(poll(instance + "/last_operation?operation=deprovision").Body).To(HaveKeyWithValue("state", "succeeded"))
+		Expect(c.settled(instance + "/last_operation?operation=deprovision").Body).To(HaveKeyWithValue("state", "succeeded"))
 		code, _ := director("/deployments/redis-small-" + id)
 		Expect(code).To(Equal(http.StatusNotFound))
 		Expect(c.do("GET", instance+"/last_operation", nil).Body).To(HaveKeyWithValue("state", "succeeded"), "remembered")
@@ -311,11 +314,11 @@ var _ = Describe("OSB conformance: the spec's MUSTs over HTTP", Ordered, func() 
 		res.Body.Close()
 		Expect(res.StatusCode).To(Equal(http.StatusNoContent))
 		Expect(c.do("PUT", "/v2/service_instances/"+failing+"?accepts_incomplete=true", provisioned).Status).To(Equal(http.StatusAccepted))
-		Expect(poll("/v2/service_instances/" + failing + "/last_operation").Body).To(HaveKeyWithValue("state", "failed"))
+		Expect(c.settled("/v2/service_instances/" + failing + "/last_operation").Body).To(HaveKeyWithValue("state", "failed"))
 		del := c.do("DELETE", "/v2/service_instances/"+failing+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil)
 		Expect(del.Status).To(BeElementOf(http.StatusOK, http.StatusAccepted), del.Raw)
 		if del.Status == http.StatusAccepted {
-			Expect(poll("/v2/service_instances/" + failing + "/last_operation").Body).To(HaveKeyWithValue("state", "succeeded"))
+			Expect(c.settled("/v2/service_instances/" + failing + "/last_operation").Body).To(HaveKeyWithValue("state", "succeeded"))
 		}
 		Expect(c.do("DELETE", "/v2/service_instances/"+failing+"?accepts_incomplete=true&service_id=redis&plan_id=redis-small", nil).Status).
 			To(Equal(http.StatusGone), "nothing left to delete")
